@@ -1,0 +1,37 @@
+# The commands the README tells a newcomer to type. CMake does the building.
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+ZCOR_DIR   ?= zcor-data
+
+.PHONY: all build run test unit asan e2e bench clean deps
+
+all: build
+
+deps:
+	@scripts/deps build
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+# Creates (or reuses) a memory directory and shows the tools working.
+run: build
+	@scripts/demo $(BUILD)/zcor $(ZCOR_DIR)
+
+test:
+	@scripts/deps test
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZCOR_WERROR=ON >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DZCOR_SANITIZE=ON -DZCOR_WERROR=ON >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+	@echo "== unit tests under ASan + UBSan =="
+	@cd $(ASAN_BUILD) && ctest --output-on-failure -L unit -j $(JOBS)
+	@echo "== all tests on the release build (unit, crash, end-to-end) =="
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	@bench/run $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,134 @@
+/*
+ * zcor.h — the public interface of libzcor, long-term memory for chat bots.
+ *
+ * This is the only header outside src/ may include. The CLI, the server and
+ * the black-box tests speak to zcor through it. Every operation takes and
+ * returns JSON text, so the same call serves a model's tool call, a REST
+ * route and a command line.
+ *
+ * Ownership: every `char *` this API hands out is the caller's, released
+ * with zcor_free(). Every `const char *` stays owned by zcor and is valid
+ * until the next call on the same handle.
+ *
+ * Threads: a handle is one SQLite connection; use one handle per thread.
+ * Any number of handles (in any number of processes) may open the same
+ * memory directory at once.
+ */
+#ifndef ZCOR_H
+#define ZCOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct zcor zcor;
+
+/* Result codes. Their names (zcor_code_name) are what JSON errors carry. */
+enum zcor_code {
+	ZCOR_OK = 0,
+	ZCOR_EINVAL,      /* "invalid_argument": bad tool argument, body or file */
+	ZCOR_ENOTFOUND,   /* "not_found": no such memory, person, tool, file */
+	ZCOR_ECONFLICT,   /* "conflict": refused by a rule (delete with children…) */
+	ZCOR_EFORBIDDEN,  /* "forbidden": not allowed from this conversation */
+	ZCOR_EIO,         /* "io_error": the disk failed; see the message */
+	ZCOR_EFULL,       /* "disk_full" */
+	ZCOR_EREADONLY,   /* "read_only": the memory directory cannot be written */
+	ZCOR_EBUSY,       /* "busy": another process held the store too long */
+	ZCOR_ENOPROVIDER, /* "no_provider": an LLM is needed and none is set up */
+	ZCOR_EPROVIDER,   /* "provider_error": the LLM failed or answered badly */
+	ZCOR_EINTERNAL,   /* "internal": a bug in zcor; please report it */
+	ZCOR_EUNCERTAIN,  /* "maybe_applied": the change may have taken effect */
+};
+
+/* The stable, snake_case name of a code ("not_found"). */
+const char *zcor_code_name(int code);
+
+/* Who is calling. Recorded in history; the conversation decides scope. */
+enum zcor_actor {
+	ZCOR_ACTOR_MODEL = 0,
+	ZCOR_ACTOR_UI,
+	ZCOR_ACTOR_CLI,
+	ZCOR_ACTOR_DIGEST,
+};
+
+struct zcor_ctx {
+	enum zcor_actor actor;
+	/* NULL for the host plane (operator: CLI, web page); otherwise a key
+	 * "group:<id>", "private:<qq>" or "console:<name>". */
+	const char *conversation;
+};
+
+/*
+ * Opens the memory directory `dir`, creating it and memory.db if needed.
+ * On failure returns a code and, if `errmsg` is not NULL, sets *errmsg to a
+ * message the caller frees with zcor_free(). *out is NULL then.
+ */
+int zcor_open(zcor **out, const char *dir, char **errmsg);
+
+/* Closes the handle. Accepts NULL. */
+void zcor_close(zcor *z);
+
+/* The message of the last failed call on this handle ("" if none). */
+const char *zcor_errmsg(zcor *z);
+
+/* The memory directory this handle was opened on. */
+const char *zcor_dir(zcor *z);
+
+/* Releases memory this API handed out. Accepts NULL. */
+void zcor_free(void *p);
+
+/* Checks a conversation key; returns ZCOR_OK or ZCOR_EINVAL with *errmsg. */
+int zcor_check_conversation(const char *key, char **errmsg);
+
+/* ---- tools ---------------------------------------------------------- */
+
+/*
+ * Calls the tool `name` with `args_json` (a JSON object as text; NULL or ""
+ * means {}). On success returns ZCOR_OK and sets *out_json to the result.
+ * On failure returns the error code and sets *out_json to
+ * {"error":{"code":"…","message":"…"}}. Either way the caller frees
+ * *out_json. Every call, failed ones included, is recorded in history.
+ */
+int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name,
+		   const char *args_json, char **out_json);
+
+/* Flags for zcor_tools_json. */
+#define ZCOR_TOOLS_ALL      0x1  /* include tools the config hides from models */
+#define ZCOR_TOOLS_ENGLISH  0x2  /* English descriptions instead of Chinese */
+
+/*
+ * The tool list as a JSON array of {name, title, description,
+ * descriptionEn, inputSchema} in a deterministic order. Caller frees.
+ */
+char *zcor_tools_json(zcor *z, unsigned flags);
+
+/* ---- LLM provider --------------------------------------------------- */
+
+/*
+ * What zcor_memory_search's second stage calls. complete() returns 0 and
+ * sets *reply (malloc'ed, zcor frees it with free()), or returns nonzero
+ * and sets *errmsg (malloc'ed, freed with free(); may stay NULL).
+ */
+struct zcor_provider {
+	int (*complete)(void *ud, const char *system, const char *user,
+			char **reply, char **errmsg);
+	void *ud;
+};
+
+/* Sets (or with NULL clears) the provider. zcor keeps a copy of *p. */
+void zcor_set_provider(zcor *z, const struct zcor_provider *p);
+
+/* ---- time ----------------------------------------------------------- */
+
+/* Replaces the clock (milliseconds since the epoch, UTC). NULL restores
+ * the system clock. Tests use it for recency, history and digest days. */
+void zcor_set_clock(zcor *z, int64_t (*now_ms)(void *ud), void *ud);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ZCOR_H */

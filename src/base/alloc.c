@@ -1,0 +1,65 @@
+/*
+ * alloc.c — allocation wrappers: abort on out-of-memory (see alloc.h).
+ * The only place zcor calls malloc/realloc/free directly.
+ */
+#include "base/alloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static long fail_after = -1;
+
+void zc_alloc_fail_after(long n) { fail_after = n; }
+
+static void *check(void *p, size_t n)
+{
+	if (p == NULL && n != 0) {
+		fputs("zcor: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+static int injected(void)
+{
+	if (fail_after < 0)
+		return 0;
+	if (fail_after == 0)
+		return 1;
+	fail_after--;
+	return 0;
+}
+
+void *zc_malloc(size_t n)
+{
+	if (injected())
+		return check(NULL, n ? n : 1);
+	return check(malloc(n ? n : 1), n ? n : 1);
+}
+
+void *zc_calloc(size_t n, size_t size)
+{
+	if (injected())
+		return check(NULL, 1);
+	return check(calloc(n ? n : 1, size ? size : 1), 1);
+}
+
+void *zc_realloc(void *p, size_t n)
+{
+	if (injected())
+		return check(NULL, n ? n : 1);
+	return check(realloc(p, n ? n : 1), n ? n : 1);
+}
+
+char *zc_strdup(const char *s) { return zc_strndup(s, strlen(s)); }
+
+char *zc_strndup(const char *s, size_t n)
+{
+	char *p = zc_malloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+void zc_free(void *p) { free(p); }

@@ -1,0 +1,168 @@
+/*
+ * fs.c — bounded reads and atomic writes (see fs.h). Base layer: knows
+ * nothing of memories.
+ */
+#include "base/fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "base/buf.h"
+
+int zc_errno_code(int err)
+{
+	switch (err) {
+	case ENOSPC:
+	case EDQUOT:
+	case EFBIG:
+		return ZCOR_EFULL;
+	case EROFS:
+	case EACCES:
+	case EPERM:
+		return ZCOR_EREADONLY;
+	case ENOENT:
+		return ZCOR_ENOTFOUND;
+	default:
+		return ZCOR_EIO;
+	}
+}
+
+char *zc_path_join(const char *dir, const char *name)
+{
+	struct zc_buf b = ZC_BUF_INIT;
+	zc_buf_adds(&b, dir);
+	if (b.len && b.p[b.len - 1] != '/')
+		zc_buf_addc(&b, '/');
+	zc_buf_adds(&b, name);
+	return zc_buf_detach(&b);
+}
+
+int zc_file_exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+int zc_read_file(const char *path, size_t max, char **data, size_t *len, struct zc_err *e)
+{
+	*data = NULL;
+	if (len)
+		*len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return zc_fail(e, zc_errno_code(errno), "cannot open '%s': %s", path, strerror(errno));
+	struct zc_buf b = ZC_BUF_INIT;
+	char chunk[65536];
+	int rc = ZCOR_OK;
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = zc_fail(e, ZCOR_EIO, "cannot read '%s': %s", path, strerror(errno));
+			break;
+		}
+		if (n == 0)
+			break;
+		if (b.len + (size_t)n > max) {
+			rc = zc_fail(e, ZCOR_EINVAL, "'%s' is larger than the limit of %zu bytes", path, max);
+			break;
+		}
+		zc_buf_add(&b, chunk, (size_t)n);
+	}
+	close(fd);
+	if (rc) {
+		zc_buf_release(&b);
+		return rc;
+	}
+	if (len)
+		*len = b.len;
+	*data = zc_buf_detach(&b);
+	return ZCOR_OK;
+}
+
+static int fsync_dir(const char *path)
+{
+	char *dir = zc_strdup(path);
+	char *slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	else {
+		zc_free(dir);
+		dir = zc_strdup(".");
+	}
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	zc_free(dir);
+	if (fd < 0)
+		return -1;
+	int r = fsync(fd);
+	close(fd);
+	return r;
+}
+
+int zc_write_file_atomic(const char *path, const void *data, size_t len, struct zc_err *e)
+{
+	struct zc_buf tmp = ZC_BUF_INIT;
+	zc_buf_addf(&tmp, "%s.tmp-%ld", path, (long)getpid());
+	int rc = ZCOR_OK;
+	int fd = open(tmp.p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rc = zc_fail(e, zc_errno_code(errno), "cannot write '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	const char *p = data;
+	size_t left = len;
+	while (left > 0) {
+		ssize_t n = write(fd, p, left);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = zc_fail(e, zc_errno_code(errno), "cannot write '%s': %s", path, strerror(errno));
+			break;
+		}
+		p += n;
+		left -= (size_t)n;
+	}
+	if (!rc && fsync(fd) != 0)
+		rc = zc_fail(e, zc_errno_code(errno), "cannot write '%s': %s", path, strerror(errno));
+	if (close(fd) != 0 && !rc)
+		rc = zc_fail(e, zc_errno_code(errno), "cannot write '%s': %s", path, strerror(errno));
+	if (!rc && rename(tmp.p, path) != 0)
+		rc = zc_fail(e, zc_errno_code(errno), "cannot write '%s': %s", path, strerror(errno));
+	if (rc)
+		unlink(tmp.p);
+	else
+		fsync_dir(path);
+out:
+	zc_buf_release(&tmp);
+	return rc;
+}
+
+int zc_mkdir_p(const char *path, struct zc_err *e)
+{
+	char *p = zc_strdup(path);
+	int rc = ZCOR_OK;
+	for (char *s = p + 1;; s++) {
+		if (*s == '/' || *s == '\0') {
+			char c = *s;
+			*s = '\0';
+			if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+				rc = zc_fail(e, zc_errno_code(errno), "cannot create directory '%s': %s", p,
+					     strerror(errno));
+				break;
+			}
+			*s = c;
+			if (c == '\0')
+				break;
+		}
+	}
+	zc_free(p);
+	return rc;
+}

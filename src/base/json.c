@@ -1,0 +1,78 @@
+/*
+ * json.c — jansson helpers (see json.h).
+ */
+#include "base/json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/alloc.h"
+#include "base/timeutil.h"
+
+int zc_json_parse(const char *text, size_t len, const char *what, json_t **out, struct zc_err *e)
+{
+	json_error_t je;
+	*out = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
+	if (!*out)
+		return zc_fail(e, ZCOR_EINVAL, "invalid JSON in %s at line %d column %d: %s", what,
+			       je.line, je.column, je.text);
+	return ZCOR_OK;
+}
+
+char *zc_json_dump(const json_t *v)
+{
+	char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	if (!s) {
+		fputs("zcor: out of memory\n", stderr); /* the one policy: alloc.h */
+		abort();
+	}
+	return s;
+}
+
+const char *zc_json_str(const json_t *obj, const char *key)
+{
+	json_t *v = json_object_get(obj, key);
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+void zc_json_set_str(json_t *obj, const char *key, const char *s)
+{
+	json_object_set_new(obj, key, s ? json_string(s) : json_null());
+}
+
+void zc_json_set_time(json_t *obj, const char *key, long long ms)
+{
+	if (ms < 0) {
+		json_object_set_new(obj, key, json_null());
+		return;
+	}
+	char t[ZC_TIME_LEN];
+	zc_time_format(ms, t);
+	json_object_set_new(obj, key, json_string(t));
+}
+
+int zc_json_depth(const json_t *v)
+{
+	int max = 0;
+	if (json_is_object(v)) {
+		const char *k;
+		json_t *x;
+		json_object_foreach((json_t *)v, k, x) {
+			int d = zc_json_depth(x);
+			if (d > max)
+				max = d;
+		}
+		return max + 1;
+	}
+	if (json_is_array(v)) {
+		size_t i;
+		json_t *x;
+		json_array_foreach(v, i, x) {
+			int d = zc_json_depth(x);
+			if (d > max)
+				max = d;
+		}
+		return max + 1;
+	}
+	return 0;
+}

@@ -1,0 +1,25 @@
+/*
+ * json.h — small helpers over jansson used across layers.
+ */
+#ifndef ZC_JSON_H
+#define ZC_JSON_H
+
+#include <jansson.h>
+
+#include "base/err.h"
+
+/* Parses text as JSON; errors give line and column. what names the input
+ * ("arguments", "synonyms.json"). */
+int zc_json_parse(const char *text, size_t len, const char *what, json_t **out, struct zc_err *e);
+/* Compact UTF-8 text; caller frees with zc_free. */
+char *zc_json_dump(const json_t *v);
+/* Member string or NULL if absent / not a string. */
+const char *zc_json_str(const json_t *obj, const char *key);
+/* Sets key to a string, or null when s is NULL. */
+void zc_json_set_str(json_t *obj, const char *key, const char *s);
+/* Sets key to the ISO-8601 text of ms, or null when ms < 0. */
+void zc_json_set_time(json_t *obj, const char *key, long long ms);
+/* Depth of nesting (0 for a scalar). */
+int zc_json_depth(const json_t *v);
+
+#endif

@@ -1,0 +1,48 @@
+/*
+ * cli.h — the zcor command line: a table of subcommands, one file each.
+ * CLI layer: argument parsing and printing only; everything else goes
+ * through include/zcor.h.
+ */
+#ifndef ZC_CLI_H
+#define ZC_CLI_H
+
+#include "zcor.h"
+
+/* Exit statuses shared by every command. */
+#define CLI_OK 0
+#define CLI_FAILED 1 /* the operation failed (tool error, I/O) */
+#define CLI_USAGE 2  /* bad usage */
+
+struct cli {
+	const char *dir;          /* --dir, $ZCOR_DIR, ./zcor-data */
+	const char *conversation; /* --conversation, or NULL for the host plane */
+	const char *prog;
+};
+
+struct cli_cmd {
+	const char *name;
+	const char *usage;
+	const char *help; /* a paragraph: what it does, its options */
+	int (*run)(struct cli *c, int argc, char **argv);
+};
+
+extern const struct cli_cmd cli_cmds[];
+
+/* Opens the memory directory; prints the error and returns NULL on failure. */
+zcor *cli_open(struct cli *c);
+/* Prints "usage: …" for cmd to stderr and returns CLI_USAGE. */
+int cli_usage(const struct cli_cmd *cmd);
+const struct cli_cmd *cli_find(const char *name);
+/* True if argv has -h or --help. */
+int cli_wants_help(int argc, char **argv);
+void cli_print_help(const struct cli_cmd *cmd);
+/* Calls a tool as the CLI actor and prints its JSON; returns the exit status. */
+int cli_call_tool(struct cli *c, zcor *z, const char *name, const char *args);
+
+int cmd_tool(struct cli *c, int argc, char **argv);
+int cmd_tools(struct cli *c, int argc, char **argv);
+int cmd_backup(struct cli *c, int argc, char **argv);
+int cmd_restore(struct cli *c, int argc, char **argv);
+int cmd_help(struct cli *c, int argc, char **argv);
+
+#endif

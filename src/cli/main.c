@@ -1,0 +1,159 @@
+/*
+ * main.c — `zcor`: global options, then one subcommand from the table.
+ * CLI layer: parses and prints; never holds a rule of the seeds.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+const struct cli_cmd cli_cmds[] = {
+	{"tool", "zcor [--dir D] [--conversation KEY] tool NAME [JSON|-]",
+	 "Calls one tool with a JSON object of arguments (from the command line, or from\n"
+	 "standard input with -; none means {}) and prints the result as JSON.\n"
+	 "A tool error prints {\"error\":{\"code\":…,\"message\":…}} and exits 1; bad usage exits 2.\n"
+	 "With --conversation KEY the call acts inside that conversation (group:<id>,\n"
+	 "private:<qq>, console:<name>): its writes get that scope. Without it the call is\n"
+	 "the operator's (host plane). `zcor tools` lists the tools.",
+	 cmd_tool},
+	{"tools", "zcor tools [--json] [--en]",
+	 "Lists the tools with their descriptions, or with --json as a JSON array of\n"
+	 "{name, title, description, descriptionEn, inputSchema}. --en prints English.",
+	 cmd_tools},
+	{"backup", "zcor [--dir D] backup",
+	 "Writes the whole memory state to backups/memory-state-<time>.json (format 3)\n"
+	 "and prints {\"file\":…, \"nodes\":…, \"people\":…}.",
+	 cmd_backup},
+	{"restore", "zcor [--dir D] restore FILE",
+	 "Restores the memory state from FILE in backups/ (format 1, 2 or 3). The current\n"
+	 "state is backed up first; the result names that backup.",
+	 cmd_restore},
+	{"help", "zcor help [COMMAND]", "Shows the commands, or the help of one command.", cmd_help},
+	{NULL, NULL, NULL, NULL},
+};
+
+const struct cli_cmd *cli_find(const char *name)
+{
+	for (const struct cli_cmd *c = cli_cmds; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+int cli_usage(const struct cli_cmd *cmd)
+{
+	fprintf(stderr, "usage: %s\n", cmd->usage);
+	return CLI_USAGE;
+}
+
+int cli_wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+			return 1;
+	return 0;
+}
+
+void cli_print_help(const struct cli_cmd *cmd) { printf("usage: %s\n\n%s\n", cmd->usage, cmd->help); }
+
+static void print_main_help(void)
+{
+	printf("zcor — long-term memory for chat bots\n\n"
+	       "usage: zcor [--dir D] [--conversation KEY] <command> [arguments]\n\n"
+	       "global options:\n"
+	       "  --dir D             memory directory (default: $ZCOR_DIR, then ./zcor-data)\n"
+	       "  --conversation KEY  act inside a conversation: group:<id>, private:<qq>, console:<name>\n"
+	       "  -h, --help          this help; `zcor help COMMAND` for one command\n\n"
+	       "commands:\n");
+	for (const struct cli_cmd *c = cli_cmds; c->name; c++)
+		printf("  %-9s %s\n", c->name, c->usage);
+}
+
+int cmd_help(struct cli *c, int argc, char **argv)
+{
+	if (argc < 2) {
+		print_main_help();
+		return CLI_OK;
+	}
+	const struct cli_cmd *cmd = cli_find(argv[1]);
+	if (!cmd) {
+		fprintf(stderr, "zcor: no command '%s'; `zcor help` lists them\n", argv[1]);
+		return CLI_USAGE;
+	}
+	cli_print_help(cmd);
+	return CLI_OK;
+}
+
+zcor *cli_open(struct cli *c)
+{
+	zcor *z = NULL;
+	char *err = NULL;
+	if (zcor_open(&z, c->dir, &err) != ZCOR_OK) {
+		fprintf(stderr, "zcor: cannot open memory directory '%s': %s\n", c->dir, err ? err : "");
+		zcor_free(err);
+		return NULL;
+	}
+	return z;
+}
+
+int cli_call_tool(struct cli *c, zcor *z, const char *name, const char *args)
+{
+	struct zcor_ctx ctx = {ZCOR_ACTOR_CLI, c->conversation};
+	char *out = NULL;
+	int rc = zcor_tool_call(z, &ctx, name, args, &out);
+	puts(out);
+	zcor_free(out);
+	if (rc == ZCOR_ENOTFOUND && strstr(zcor_errmsg(z), "no tool named"))
+		return CLI_USAGE;
+	return rc == ZCOR_OK ? CLI_OK : CLI_FAILED;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli c = {.prog = argv[0]};
+	c.dir = getenv("ZCOR_DIR");
+	if (!c.dir || !*c.dir)
+		c.dir = "zcor-data";
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			print_main_help();
+			return CLI_OK;
+		} else if (strcmp(a, "--dir") == 0 && i + 1 < argc) {
+			c.dir = argv[++i];
+		} else if (strncmp(a, "--dir=", 6) == 0) {
+			c.dir = a + 6;
+		} else if (strcmp(a, "--conversation") == 0 && i + 1 < argc) {
+			c.conversation = argv[++i];
+		} else if (strncmp(a, "--conversation=", 15) == 0) {
+			c.conversation = a + 15;
+		} else {
+			fprintf(stderr, "zcor: unknown option '%s'; `zcor --help` lists them\n", a);
+			return CLI_USAGE;
+		}
+	}
+	if (i >= argc) {
+		print_main_help();
+		return CLI_USAGE;
+	}
+	if (c.conversation) {
+		char *err = NULL;
+		if (zcor_check_conversation(c.conversation, &err)) {
+			fprintf(stderr, "zcor: %s\n", err);
+			zcor_free(err);
+			return CLI_USAGE;
+		}
+	}
+	const struct cli_cmd *cmd = cli_find(argv[i]);
+	if (!cmd) {
+		fprintf(stderr, "zcor: no command '%s'; `zcor help` lists them\n", argv[i]);
+		return CLI_USAGE;
+	}
+	if (cmd->run != cmd_help && cli_wants_help(argc - i, argv + i)) {
+		cli_print_help(cmd);
+		return CLI_OK;
+	}
+	return cmd->run(&c, argc - i, argv + i);
+}

@@ -1,0 +1,156 @@
+/*
+ * memory.h — the rules of the seeds, over one store.
+ *
+ * Memory layer. One operation = one zc_opdef = one transaction: the body
+ * runs inside BEGIN IMMEDIATE together with its history record, so a
+ * change and its trace are both durable or both absent. Slow work that
+ * must not hold the write lock (an LLM call) goes in the optional `pre`
+ * step, which runs before the transaction. Adapters (tools, REST, CLI)
+ * only map their input onto these operations; no rule lives in them.
+ */
+#ifndef ZC_MEMORY_H
+#define ZC_MEMORY_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "store/store.h"
+#include "text/synonyms.h"
+#include "zcor.h"
+
+struct zc_mem {
+	struct zc_store store;
+	struct zc_syn syn;
+	char *dir;
+	int64_t (*now_ms)(void *ud);
+	void *clock_ud;
+	struct zcor_provider provider;
+	int has_provider;
+	int migration_checked;
+};
+
+/* One running operation. */
+struct zc_op {
+	struct zc_mem *m;
+	const struct zcor_ctx *ctx;
+	const char *name;
+	int64_t now;
+	json_t *before;  /* array of snapshots taken before the change, or NULL */
+	json_t *after;   /* array of snapshots after the change, or NULL */
+	json_t *receipt; /* what the caller must be told (important-mark replacement) */
+	int side_effect; /* something outside memory.db changed (a file) */
+	json_t *state;   /* handed from pre to body */
+};
+
+typedef int (*zc_op_fn)(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e);
+
+struct zc_opdef {
+	const char *name;
+	zc_op_fn pre;  /* optional, outside the write transaction */
+	zc_op_fn body; /* inside it */
+};
+
+int zc_mem_open(struct zc_mem *m, const char *dir, struct zc_err *e);
+void zc_mem_close(struct zc_mem *m);
+int64_t zc_mem_now(struct zc_mem *m);
+
+/*
+ * Runs def with args (borrowed) for ctx and records it in history. On
+ * success *out is the result (new reference). On failure nothing changed,
+ * except with ZCOR_EUNCERTAIN, whose message says the change may have
+ * taken effect.
+ */
+int zc_mem_run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opdef *def,
+	       json_t *args, json_t **out, struct zc_err *e);
+/* Records a call that failed before any operation ran (bad arguments).
+ * args may be NULL (then raw is recorded as text). */
+void zc_mem_record_failure(struct zc_mem *m, const struct zcor_ctx *ctx, const char *name,
+			   json_t *args, const char *raw, const struct zc_err *failure);
+
+/* Snapshot helpers for bodies. */
+void zc_op_before(struct zc_op *op, json_t *snap); /* steals snap */
+void zc_op_after(struct zc_op *op, json_t *snap);  /* steals snap */
+
+/* ---- scope (Q-SCOPE), written once ---------------------------------- */
+
+/* Can ctx see a record of this scope? (host: all; else global + own) */
+int zc_scope_visible(const struct zcor_ctx *ctx, const char *scope);
+/* Can ctx change a record of this scope? A private conversation never
+ * changes global records: what it learned stays in its own scope. */
+int zc_scope_writable(const struct zcor_ctx *ctx, const char *scope);
+/* The scope of a record ctx creates. */
+const char *zc_scope_of_new(const struct zcor_ctx *ctx);
+int zc_scope_is_private(const struct zcor_ctx *ctx);
+/* The visible-scope filter for SQL over nodes; bind ?9 to the
+ * conversation (NULL for the host plane). */
+#define ZC_SCOPE_VISIBLE_SQL "(?9 IS NULL OR scope = 'global' OR scope = ?9)"
+
+/* ---- nodes ----------------------------------------------------------- */
+
+#define ZC_NODE_COLS                                                                       \
+	"id, title, content, keywords, parent_id, source_message, important_seq, "        \
+	"superseded_by, superseded_reason, merged_from, merged_reason, scope, kind, "     \
+	"section, pinned, date, expires, confidence, tier, archive_month, attrs, "        \
+	"created_at, updated_at, hits, last_hit_at"
+
+/* The JSON form of a row selected with ZC_NODE_COLS first. */
+json_t *zc_node_from_row(sqlite3_stmt *st);
+/* Loads a node visible to op->ctx; ZCOR_ENOTFOUND otherwise. */
+int zc_node_load(struct zc_op *op, const char *id, json_t **node, struct zc_err *e);
+/* Inserts or updates every stored column of node (not important/hits). */
+int zc_node_save(struct zc_op *op, const json_t *node, struct zc_err *e);
+/* A new id in creation order. */
+int zc_node_new_id(struct zc_op *op, char out[16], struct zc_err *e);
+/* Moves the important mark of `from` to `to` (keeping its order). */
+int zc_node_move_important(struct zc_op *op, const char *from, const char *to, struct zc_err *e);
+
+/* ---- arguments shared by the listing operations ----------------------- */
+
+/* limit (default 20, 1..100) and offset (default 0, >= 0). */
+int zc_page_args(json_t *args, long long *limit, long long *offset, struct zc_err *e);
+/* Optional ISO-8601 argument `key` with a zone -> *ms (-1 when absent). */
+int zc_time_arg(json_t *args, const char *key, int64_t *ms, struct zc_err *e);
+/* A JSON array text of the NFKC + case-folded keywords (caller frees). */
+char *zc_norm_keywords(json_t *keywords);
+/* Binds ?9 of ZC_SCOPE_VISIBLE_SQL for op's conversation. */
+void zc_bind_scope(struct zc_op *op, sqlite3_stmt *st);
+
+/* ---- people ---------------------------------------------------------- */
+
+json_t *zc_person_from_row(sqlite3_stmt *st);
+#define ZC_PERSON_COLS                                                                    \
+	"person_id, name, aliases, relationship, affinity, reason, memory_node_id, "      \
+	"first_seen, confidence, created_at, updated_at"
+int zc_person_save(struct zc_op *op, const json_t *p, struct zc_err *e);
+
+/* ---- state files (backup, restore, migration) ------------------------ */
+
+/* The whole state as format 3 (new reference). */
+int zc_state_export(struct zc_op *op, json_t **state, struct zc_err *e);
+/* Checks a state document of format 1, 2 or 3 (or a legacy memories.json
+ * array) and converts it to format 3 (new reference); names the bad field. */
+int zc_state_convert(const json_t *doc, int64_t now, json_t **v3, int *version, struct zc_err *e);
+/* Replaces nodes, important marks and people with a format-3 state. */
+int zc_state_replace(struct zc_op *op, const json_t *v3, struct zc_err *e);
+/* X-MIGRATE: imports memory-state.json / memories.json into an empty store. */
+int zc_migrate_if_needed(struct zc_mem *m, struct zc_err *e);
+
+/* ---- operations (one per tool; tools/ adds the schema) ---------------- */
+
+extern const struct zc_opdef zc_op_memory_write, zc_op_memory_read, zc_op_memory_delete,
+	zc_op_memory_children, zc_op_memory_trace, zc_op_memory_important, zc_op_memory_query,
+	zc_op_memory_merge, zc_op_memory_supersede, zc_op_memory_history, zc_op_memory_backup,
+	zc_op_memory_restore, zc_op_memory_search, zc_op_relationship_read,
+	zc_op_relationship_query, zc_op_relationship_write, zc_op_relationship_delete,
+	zc_op_synonyms_add;
+
+/* Limits of the data model (documented in docs/FORMATS.md). */
+#define ZC_SOURCE_MESSAGE_MAX 20000
+#define ZC_IMPORTANT_MAX 5
+#define ZC_QUERY_LIMIT_DEFAULT 20
+#define ZC_QUERY_LIMIT_MAX 100
+#define ZC_SEARCH_CANDIDATES 20
+#define ZC_SEARCH_PICK 5
+
+#endif

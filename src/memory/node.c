@@ -1,0 +1,904 @@
+/*
+ * node.c — memory nodes: the tree, importance, merge and supersede
+ * (seed 000, SPEC §3.1). Memory layer: every rule about a node lives here;
+ * callers get JSON in and JSON out.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/json.h"
+#include "base/timeutil.h"
+#include "memory/memory.h"
+#include "text/norm.h"
+
+/* ---- rows <-> JSON -------------------------------------------------- */
+
+static json_t *col_json(sqlite3_stmt *st, int i, json_t *fallback)
+{
+	const char *s = (const char *)sqlite3_column_text(st, i);
+	json_t *v = s ? json_loads(s, 0, NULL) : NULL;
+	return v ? v : fallback;
+}
+
+static void set_col_str(json_t *o, const char *key, sqlite3_stmt *st, int i)
+{
+	zc_json_set_str(o, key, (const char *)sqlite3_column_text(st, i));
+}
+
+static void set_col_time(json_t *o, const char *key, sqlite3_stmt *st, int i)
+{
+	zc_json_set_time(o, key, sqlite3_column_type(st, i) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, i));
+}
+
+json_t *zc_node_from_row(sqlite3_stmt *st)
+{
+	json_t *n = json_object();
+	set_col_str(n, "id", st, 0);
+	set_col_str(n, "title", st, 1);
+	set_col_str(n, "content", st, 2);
+	json_object_set_new(n, "keywords", col_json(st, 3, json_array()));
+	set_col_str(n, "parentId", st, 4);
+	set_col_str(n, "sourceMessage", st, 5);
+	json_object_set_new(n, "important", json_boolean(sqlite3_column_type(st, 6) != SQLITE_NULL));
+	set_col_str(n, "supersededBy", st, 7);
+	set_col_str(n, "supersededReason", st, 8);
+	json_object_set_new(n, "mergedFrom", col_json(st, 9, json_null()));
+	set_col_str(n, "mergedReason", st, 10);
+	set_col_str(n, "scope", st, 11);
+	set_col_str(n, "kind", st, 12);
+	set_col_str(n, "section", st, 13);
+	json_object_set_new(n, "pinned", json_boolean(sqlite3_column_int(st, 14)));
+	set_col_str(n, "date", st, 15);
+	set_col_str(n, "expires", st, 16);
+	set_col_str(n, "confidence", st, 17);
+	set_col_str(n, "tier", st, 18);
+	set_col_str(n, "archiveMonth", st, 19);
+	json_object_set_new(n, "attrs", col_json(st, 20, json_object()));
+	set_col_time(n, "createdAt", st, 21);
+	set_col_time(n, "updatedAt", st, 22);
+	json_object_set_new(n, "hits", json_integer(sqlite3_column_int64(st, 23)));
+	set_col_time(n, "lastHitAt", st, 24);
+	return n;
+}
+
+static int load_any(struct zc_op *op, const char *id, json_t **node, struct zc_err *e)
+{
+	*node = NULL;
+	sqlite3_stmt *st = zc_stmt(&op->m->store, "SELECT " ZC_NODE_COLS " FROM nodes WHERE id = ?1", e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*node = zc_node_from_row(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return zc_store_fail(&op->m->store, rc, e, "reading a memory");
+	return ZCOR_OK;
+}
+
+int zc_node_load(struct zc_op *op, const char *id, json_t **node, struct zc_err *e)
+{
+	int rc = load_any(op, id, node, e);
+	if (rc)
+		return rc;
+	if (!*node || !zc_scope_visible(op->ctx, zc_json_str(*node, "scope"))) {
+		json_decref(*node);
+		*node = NULL;
+		return zc_fail(e, ZCOR_ENOTFOUND,
+			       "no memory with id '%s'; find ids with zcor_memory_query or "
+			       "zcor_memory_children",
+			       id);
+	}
+	return ZCOR_OK;
+}
+
+/* Loads a node op->ctx may change. */
+static int load_writable(struct zc_op *op, const char *id, json_t **node, struct zc_err *e)
+{
+	int rc = zc_node_load(op, id, node, e);
+	if (rc)
+		return rc;
+	if (!zc_scope_writable(op->ctx, zc_json_str(*node, "scope"))) {
+		json_decref(*node);
+		*node = NULL;
+		return zc_fail(e, ZCOR_EFORBIDDEN,
+			       "memory '%s' is shared with every conversation and a private conversation "
+			       "cannot change it; save what you learned here as a new memory with "
+			       "zcor_memory_write (it stays in this conversation)",
+			       id);
+	}
+	return ZCOR_OK;
+}
+
+static void bind_str_or_null(sqlite3_stmt *st, int i, const json_t *v)
+{
+	if (json_is_string(v))
+		sqlite3_bind_text(st, i, json_string_value(v), -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void bind_json_col(sqlite3_stmt *st, int i, const json_t *v, const char *dflt)
+{
+	if (!v || json_is_null(v)) {
+		if (dflt)
+			sqlite3_bind_text(st, i, dflt, -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(st, i);
+		return;
+	}
+	sqlite3_bind_text(st, i, zc_json_dump(v), -1, zc_free);
+}
+
+static int64_t time_of(const json_t *n, const char *key, int64_t dflt)
+{
+	const char *s = zc_json_str(n, key);
+	int64_t ms;
+	if (s && zc_time_parse(s, key, &ms, NULL) == ZCOR_OK)
+		return ms;
+	return dflt;
+}
+
+int zc_node_save(struct zc_op *op, const json_t *n, struct zc_err *e)
+{
+	sqlite3_stmt *st = zc_stmt(
+		&op->m->store,
+		"INSERT INTO nodes(id, title, content, keywords, parent_id, source_message, "
+		"superseded_by, superseded_reason, merged_from, merged_reason, scope, kind, section, "
+		"pinned, date, expires, confidence, tier, archive_month, attrs, created_at, updated_at, "
+		"title_norm, content_norm) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?10, ?11, ?12, ?13, "
+		"?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25) "
+		"ON CONFLICT(id) DO UPDATE SET title = excluded.title, content = excluded.content, "
+		"keywords = excluded.keywords, parent_id = excluded.parent_id, "
+		"source_message = excluded.source_message, superseded_by = excluded.superseded_by, "
+		"superseded_reason = excluded.superseded_reason, merged_from = excluded.merged_from, "
+		"merged_reason = excluded.merged_reason, scope = excluded.scope, kind = excluded.kind, "
+		"section = excluded.section, pinned = excluded.pinned, date = excluded.date, "
+		"expires = excluded.expires, confidence = excluded.confidence, tier = excluded.tier, "
+		"archive_month = excluded.archive_month, attrs = excluded.attrs, "
+		"updated_at = excluded.updated_at, title_norm = excluded.title_norm, "
+		"content_norm = excluded.content_norm",
+		e);
+	if (!st)
+		return e->code;
+	const char *title = zc_json_str(n, "title"), *content = zc_json_str(n, "content");
+	sqlite3_bind_text(st, 1, zc_json_str(n, "id"), -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, title, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, content, -1, SQLITE_TRANSIENT);
+	bind_json_col(st, 4, json_object_get(n, "keywords"), "[]");
+	bind_str_or_null(st, 5, json_object_get(n, "parentId"));
+	bind_str_or_null(st, 6, json_object_get(n, "sourceMessage"));
+	bind_str_or_null(st, 7, json_object_get(n, "supersededBy"));
+	bind_str_or_null(st, 8, json_object_get(n, "supersededReason"));
+	bind_json_col(st, 10, json_object_get(n, "mergedFrom"), NULL);
+	bind_str_or_null(st, 11, json_object_get(n, "mergedReason"));
+	const char *scope = zc_json_str(n, "scope"), *kind = zc_json_str(n, "kind");
+	const char *tier = zc_json_str(n, "tier");
+	sqlite3_bind_text(st, 12, scope ? scope : "global", -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 13, kind ? kind : "memory", -1, SQLITE_TRANSIENT);
+	bind_str_or_null(st, 14, json_object_get(n, "section"));
+	sqlite3_bind_int(st, 15, json_is_true(json_object_get(n, "pinned")));
+	bind_str_or_null(st, 16, json_object_get(n, "date"));
+	bind_str_or_null(st, 17, json_object_get(n, "expires"));
+	bind_str_or_null(st, 18, json_object_get(n, "confidence"));
+	sqlite3_bind_text(st, 19, tier ? tier : "hot", -1, SQLITE_TRANSIENT);
+	bind_str_or_null(st, 20, json_object_get(n, "archiveMonth"));
+	bind_json_col(st, 21, json_object_get(n, "attrs"), "{}");
+	sqlite3_bind_int64(st, 22, time_of(n, "createdAt", op->now));
+	sqlite3_bind_int64(st, 23, time_of(n, "updatedAt", op->now));
+	sqlite3_bind_text(st, 24, zc_norm(title), -1, zc_free);
+	sqlite3_bind_text(st, 25, zc_norm(content), -1, zc_free);
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&op->m->store, rc, e, "saving a memory");
+}
+
+/* Ids: 'm' + 6 base-36 digits from a counter, so generated ids sort in
+ * creation order as strings too; an id taken by an import is skipped. */
+int zc_node_new_id(struct zc_op *op, char out[16], struct zc_err *e)
+{
+	static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+	long long next;
+	int rc = zc_meta_get_int(&op->m->store, "next_node", &next, e);
+	if (rc)
+		return rc;
+	for (;;) {
+		next++;
+		unsigned long long v = (unsigned long long)next;
+		char d[7];
+		for (int i = 5; i >= 0; i--) {
+			d[i] = digits[v % 36];
+			v /= 36;
+		}
+		d[6] = '\0';
+		snprintf(out, 16, "m%s", d);
+		json_t *n = NULL;
+		if ((rc = load_any(op, out, &n, e)))
+			return rc;
+		if (!n)
+			break;
+		json_decref(n);
+	}
+	return zc_meta_set_int(&op->m->store, "next_node", next, e);
+}
+
+static int step_done(struct zc_op *op, sqlite3_stmt *st, struct zc_err *e, const char *what)
+{
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&op->m->store, rc, e, what);
+}
+
+static long long important_seq_of(struct zc_op *op, const char *id, struct zc_err *e)
+{
+	sqlite3_stmt *st = zc_stmt(&op->m->store,
+				   "SELECT important_seq FROM nodes WHERE id = ?1 AND important_seq "
+				   "IS NOT NULL",
+				   e);
+	if (!st)
+		return -2;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+	long long v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+	sqlite3_reset(st);
+	return v;
+}
+
+static int set_important_seq(struct zc_op *op, const char *id, long long seq, struct zc_err *e)
+{
+	sqlite3_stmt *st = zc_stmt(&op->m->store, "UPDATE nodes SET important_seq = ?2 WHERE id = ?1", e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+	if (seq >= 0)
+		sqlite3_bind_int64(st, 2, seq);
+	else
+		sqlite3_bind_null(st, 2);
+	return step_done(op, st, e, "changing an important mark");
+}
+
+int zc_node_move_important(struct zc_op *op, const char *from, const char *to, struct zc_err *e)
+{
+	long long seq_from = important_seq_of(op, from, e);
+	if (seq_from == -2)
+		return e->code;
+	if (seq_from < 0)
+		return ZCOR_OK;
+	long long seq_to = important_seq_of(op, to, e);
+	if (seq_to == -2)
+		return e->code;
+	/* `to` keeps the earlier place in the marking order */
+	long long keep = seq_to >= 0 && seq_to < seq_from ? seq_to : seq_from;
+	int rc = set_important_seq(op, from, -1, e);
+	if (!rc)
+		rc = set_important_seq(op, to, keep, e);
+	return rc;
+}
+
+/* ---- zcor_memory_write ---------------------------------------------- */
+
+static int check_parent(struct zc_op *op, const char *id, const char *parent, struct zc_err *e)
+{
+	json_t *p = NULL;
+	int rc = zc_node_load(op, parent, &p, e);
+	if (rc) {
+		if (rc == ZCOR_ENOTFOUND)
+			zc_fail(e, ZCOR_ENOTFOUND,
+				"argument 'parentId': no memory with id '%s'; omit parentId (or pass "
+				"null) for a root memory",
+				parent);
+		return rc;
+	}
+	json_decref(p);
+	if (!id)
+		return ZCOR_OK;
+	/* walk up from the new parent: meeting id means a cycle */
+	char *cur = zc_strdup(parent);
+	int depth = 0;
+	while (cur) {
+		if (strcmp(cur, id) == 0) {
+			zc_free(cur);
+			return zc_fail(e, ZCOR_ECONFLICT,
+				       "argument 'parentId': '%s' is '%s' itself or one of its "
+				       "descendants, which would make a cycle",
+				       parent, id);
+		}
+		if (++depth > 100000)
+			break;
+		sqlite3_stmt *st = zc_stmt(&op->m->store, "SELECT parent_id FROM nodes WHERE id = ?1", e);
+		if (!st) {
+			zc_free(cur);
+			return e->code;
+		}
+		sqlite3_bind_text(st, 1, cur, -1, SQLITE_TRANSIENT);
+		char *next = NULL;
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+			next = zc_strdup((const char *)sqlite3_column_text(st, 0));
+		sqlite3_reset(st);
+		zc_free(cur);
+		cur = next;
+	}
+	return ZCOR_OK;
+}
+
+static int memory_write(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	const char *id = zc_json_str(args, "id");
+	json_t *parent = json_object_get(args, "parentId");
+	json_t *node = NULL;
+	int rc, created = id == NULL;
+	if (id) {
+		if ((rc = load_writable(op, id, &node, e)))
+			goto out;
+		zc_op_before(op, json_deep_copy(node));
+	} else {
+		char newid[16];
+		if ((rc = zc_node_new_id(op, newid, e)))
+			goto out;
+		node = json_object();
+		json_object_set_new(node, "id", json_string(newid));
+		json_object_set_new(node, "parentId", json_null());
+		json_object_set_new(node, "scope", json_string(zc_scope_of_new(op->ctx)));
+		json_object_set_new(node, "kind", json_string("memory"));
+		zc_json_set_time(node, "createdAt", op->now);
+	}
+	if (json_is_string(parent)) {
+		if ((rc = check_parent(op, created ? NULL : id, json_string_value(parent), e)))
+			goto out;
+		json_object_set(node, "parentId", parent);
+	} else if (json_is_null(parent)) {
+		json_object_set_new(node, "parentId", json_null());
+	}
+	json_object_set(node, "title", json_object_get(args, "title"));
+	json_object_set(node, "content", json_object_get(args, "content"));
+	json_t *kw = json_object_get(args, "keywords");
+	if (kw)
+		json_object_set(node, "keywords", kw);
+	else if (created)
+		json_object_set_new(node, "keywords", json_array());
+	json_t *src = json_object_get(args, "sourceMessage");
+	if (src)
+		json_object_set(node, "sourceMessage", src);
+	zc_json_set_time(node, "updatedAt", op->now);
+	if ((rc = zc_node_save(op, node, e)))
+		goto out;
+	char *nid = zc_strdup(zc_json_str(node, "id"));
+	json_decref(node);
+	rc = zc_node_load(op, nid, &node, e);
+	zc_free(nid);
+out:
+	if (rc) {
+		json_decref(node);
+		return rc;
+	}
+	zc_op_after(op, json_deep_copy(node));
+	*out = json_pack("{s:b, s:o}", "created", created, "node", node);
+	return ZCOR_OK;
+}
+
+/* ---- read, children, trace ------------------------------------------ */
+
+static int memory_read(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	json_t *node = NULL;
+	int rc = zc_node_load(op, zc_json_str(args, "id"), &node, e);
+	if (rc)
+		return rc;
+	*out = json_pack("{s:o}", "node", node);
+	return ZCOR_OK;
+}
+
+/* Runs st (already bound) and collects visible nodes into an array. */
+static int collect_nodes(struct zc_op *op, sqlite3_stmt *st, json_t *arr, struct zc_err *e)
+{
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		json_array_append_new(arr, zc_node_from_row(st));
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&op->m->store, rc, e, "reading memories");
+}
+
+void zc_bind_scope(struct zc_op *op, sqlite3_stmt *st)
+{
+	if (op->ctx->conversation)
+		sqlite3_bind_text(st, 9, op->ctx->conversation, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, 9);
+}
+
+static int children_of(struct zc_op *op, const char *parent, json_t *arr, struct zc_err *e)
+{
+	sqlite3_stmt *st = zc_stmt(&op->m->store,
+				   "SELECT " ZC_NODE_COLS " FROM nodes WHERE parent_id IS ?1 AND "
+				   ZC_SCOPE_VISIBLE_SQL " ORDER BY seq",
+				   e);
+	if (!st)
+		return e->code;
+	if (parent)
+		sqlite3_bind_text(st, 1, parent, -1, SQLITE_TRANSIENT);
+	zc_bind_scope(op, st);
+	return collect_nodes(op, st, arr, e);
+}
+
+static int memory_children(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	const char *parent = zc_json_str(args, "parentId");
+	int rc;
+	if (parent) {
+		json_t *p = NULL;
+		if ((rc = zc_node_load(op, parent, &p, e)))
+			return rc;
+		json_decref(p);
+	}
+	json_t *items = json_array();
+	if ((rc = children_of(op, parent, items, e))) {
+		json_decref(items);
+		return rc;
+	}
+	*out = json_pack("{s:s?, s:o}", "parentId", parent, "items", items);
+	return ZCOR_OK;
+}
+
+static int memory_trace(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	const char *id = zc_json_str(args, "id");
+	json_t *node = NULL, *path = json_array(), *children = json_array();
+	int rc = zc_node_load(op, id, &node, e);
+	if (rc)
+		goto fail;
+	json_array_append(path, node);
+	const char *parent = zc_json_str(node, "parentId");
+	char *cur = parent ? zc_strdup(parent) : NULL;
+	while (cur && json_array_size(path) < 10000) {
+		json_t *p = NULL;
+		rc = load_any(op, cur, &p, e);
+		zc_free(cur);
+		cur = NULL;
+		if (rc)
+			goto fail;
+		if (!p)
+			break;
+		/* an ancestor this conversation may not see ends the path */
+		if (!zc_scope_visible(op->ctx, zc_json_str(p, "scope"))) {
+			json_decref(p);
+			break;
+		}
+		json_array_insert_new(path, 0, p);
+		parent = zc_json_str(p, "parentId");
+		cur = parent ? zc_strdup(parent) : NULL;
+	}
+	zc_free(cur);
+	if ((rc = children_of(op, id, children, e)))
+		goto fail;
+	json_decref(node);
+	*out = json_pack("{s:o, s:o}", "path", path, "children", children);
+	return ZCOR_OK;
+fail:
+	json_decref(node);
+	json_decref(path);
+	json_decref(children);
+	return rc;
+}
+
+/* ---- delete --------------------------------------------------------- */
+
+/* First id (or person) that refers to id through `sql`, or NULL. */
+static char *first_ref(struct zc_op *op, const char *sql, const char *id, long long *count,
+		       struct zc_err *e)
+{
+	sqlite3_stmt *st = zc_stmt(&op->m->store, sql, e);
+	if (!st)
+		return NULL;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+	char *first = NULL;
+	*count = 0;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
+		*count = sqlite3_column_int64(st, 0);
+		first = zc_strdup((const char *)sqlite3_column_text(st, 1));
+	}
+	sqlite3_reset(st);
+	return first;
+}
+
+static int memory_delete(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	const char *id = zc_json_str(args, "id");
+	json_t *node = NULL;
+	int rc = load_writable(op, id, &node, e);
+	if (rc)
+		return rc;
+	long long n;
+	char *ref;
+	zc_err_clear(e);
+	if ((ref = first_ref(op, "SELECT count(*), min(id) FROM nodes WHERE parent_id = ?1", id, &n, e))) {
+		rc = zc_fail(e, ZCOR_ECONFLICT,
+			     "memory '%s' has %lld child memories (e.g. '%s'); delete them or move them "
+			     "elsewhere with zcor_memory_write parentId first",
+			     id, n, ref);
+		goto out;
+	}
+	if (e->code) {
+		rc = e->code;
+		goto out;
+	}
+	if ((ref = first_ref(op, "SELECT count(*), min(person_id) FROM people WHERE memory_node_id = ?1",
+			     id, &n, e))) {
+		rc = zc_fail(e, ZCOR_ECONFLICT,
+			     "memory '%s' is linked from the relationship of person '%s'; change that "
+			     "link with zcor_relationship_write or delete the relationship first",
+			     id, ref);
+		goto out;
+	}
+	if (e->code) {
+		rc = e->code;
+		goto out;
+	}
+	if ((ref = first_ref(op, "SELECT count(*), min(id) FROM nodes WHERE superseded_by = ?1", id, &n,
+			     e))) {
+		rc = zc_fail(e, ZCOR_ECONFLICT,
+			     "memory '%s' replaces %lld superseded memories (e.g. '%s'); a supersede "
+			     "target cannot be deleted",
+			     id, n, ref);
+		goto out;
+	}
+	if (e->code) {
+		rc = e->code;
+		goto out;
+	}
+	sqlite3_stmt *st = zc_stmt(&op->m->store, "DELETE FROM nodes WHERE id = ?1", e);
+	if (!st) {
+		rc = e->code;
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+	if ((rc = step_done(op, st, e, "deleting a memory")))
+		goto out;
+	zc_op_before(op, json_incref(node));
+	*out = json_pack("{s:s, s:b, s:b}", "id", id, "deleted", 1, "wasImportant",
+			 json_is_true(json_object_get(node, "important")));
+out:
+	zc_free(ref);
+	json_decref(node);
+	return rc;
+}
+
+/* ---- important ------------------------------------------------------ */
+
+static int important_list(struct zc_op *op, json_t **arr, struct zc_err *e)
+{
+	*arr = json_array();
+	sqlite3_stmt *st = zc_stmt(&op->m->store,
+				   "SELECT " ZC_NODE_COLS " FROM nodes WHERE important_seq IS NOT NULL "
+				   "ORDER BY important_seq",
+				   e);
+	if (!st)
+		return e->code;
+	return collect_nodes(op, st, *arr, e);
+}
+
+static int memory_important(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	const char *id = zc_json_str(args, "id");
+	int want = json_is_true(json_object_get(args, "important"));
+	json_t *node = NULL, *marked = NULL;
+	int rc = load_writable(op, id, &node, e);
+	if (rc)
+		return rc;
+	int was = json_is_true(json_object_get(node, "important"));
+	if (want && !was) {
+		if (json_is_string(json_object_get(node, "supersededBy"))) {
+			rc = zc_fail(e, ZCOR_ECONFLICT,
+				     "memory '%s' is superseded by '%s'; mark that one instead", id,
+				     zc_json_str(node, "supersededBy"));
+			goto out;
+		}
+		if ((rc = important_list(op, &marked, e)))
+			goto out;
+		if (json_array_size(marked) >= ZC_IMPORTANT_MAX) {
+			json_t *old = json_array_get(marked, 0);
+			const char *old_id = zc_json_str(old, "id");
+			if ((rc = set_important_seq(op, old_id, -1, e)))
+				goto out;
+			op->receipt = json_pack(
+				"{s:s, s:s, s:s}", "replacedId", old_id, "replacedTitle",
+				zc_json_str(old, "title"), "reminder",
+				"重要记忆最多 5 条：最早标记的这一条已取消重要标记，记忆本身保留。如仍需要，"
+				"请取消另一条后重新标记。 / At most 5 important memories: the earliest "
+				"mark was removed; the memory itself is kept.");
+			zc_op_before(op, json_deep_copy(old));
+			json_object_set_new(old, "important", json_false());
+			zc_op_after(op, json_deep_copy(old));
+		}
+		long long seq;
+		if ((rc = zc_meta_get_int(&op->m->store, "important_seq", &seq, e)) ||
+		    (rc = zc_meta_set_int(&op->m->store, "important_seq", seq + 1, e)) ||
+		    (rc = set_important_seq(op, id, seq + 1, e)))
+			goto out;
+	} else if (!want && was) {
+		if ((rc = set_important_seq(op, id, -1, e)))
+			goto out;
+	}
+	if (want != was) {
+		zc_op_before(op, json_deep_copy(node));
+		json_object_set_new(node, "important", json_boolean(want));
+		zc_op_after(op, json_deep_copy(node));
+	}
+	json_decref(marked);
+	if ((rc = important_list(op, &marked, e)))
+		goto out;
+	json_t *order = json_array();
+	size_t i;
+	json_t *v;
+	json_array_foreach(marked, i, v) {
+		if (zc_scope_visible(op->ctx, zc_json_str(v, "scope")))
+			json_array_append_new(order, json_pack("{s:O, s:O}", "id", json_object_get(v, "id"),
+							       "title", json_object_get(v, "title")));
+	}
+	*out = json_pack("{s:s, s:b, s:b, s:o}", "id", id, "important", want, "changed", want != was,
+			 "importantOrder", order);
+out:
+	json_decref(node);
+	json_decref(marked);
+	return rc;
+}
+
+/* ---- query ---------------------------------------------------------- */
+
+/* Parses from/to (optional ISO-8601 with zone) into *ms (-1 if absent). */
+int zc_time_arg(json_t *args, const char *key, int64_t *ms, struct zc_err *e)
+{
+	*ms = -1;
+	const char *s = zc_json_str(args, key);
+	return s ? zc_time_parse(s, key, ms, e) : ZCOR_OK;
+}
+
+char *zc_norm_keywords(json_t *kw)
+{
+	json_t *arr = json_array();
+	size_t i;
+	json_t *k;
+	json_array_foreach(kw, i, k) json_array_append_new(arr, json_string_nocheck(zc_norm(json_string_value(k))));
+	char *s = zc_json_dump(arr);
+	json_decref(arr);
+	return s;
+}
+
+int zc_page_args(json_t *args, long long *limit, long long *offset, struct zc_err *e)
+{
+	json_t *l = json_object_get(args, "limit"), *o = json_object_get(args, "offset");
+	*limit = l ? json_integer_value(l) : ZC_QUERY_LIMIT_DEFAULT;
+	*offset = o ? json_integer_value(o) : 0;
+	if (*limit < 1 || *limit > ZC_QUERY_LIMIT_MAX)
+		return zc_fail(e, ZCOR_EINVAL, "argument 'limit': must be between 1 and %d",
+			       ZC_QUERY_LIMIT_MAX);
+	if (*offset < 0)
+		return zc_fail(e, ZCOR_EINVAL, "argument 'offset': must be 0 or more");
+	return ZCOR_OK;
+}
+
+#define QUERY_WHERE                                                                       \
+	" FROM nodes WHERE (?1 OR superseded_by IS NULL) AND " ZC_SCOPE_VISIBLE_SQL           \
+	" AND (?2 IS NULL OR updated_at >= ?2) AND (?3 IS NULL OR updated_at <= ?3)"        \
+	" AND NOT EXISTS (SELECT 1 FROM json_each(?4) k WHERE instr(title_norm, k.value) = 0" \
+	" AND instr(content_norm, k.value) = 0)"
+
+static void bind_query(struct zc_op *op, sqlite3_stmt *st, int superseded, int64_t from, int64_t to,
+		       const char *kw)
+{
+	sqlite3_bind_int(st, 1, superseded);
+	if (from >= 0)
+		sqlite3_bind_int64(st, 2, from);
+	if (to >= 0)
+		sqlite3_bind_int64(st, 3, to);
+	sqlite3_bind_text(st, 4, kw, -1, SQLITE_TRANSIENT);
+	zc_bind_scope(op, st);
+}
+
+static int memory_query(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	int64_t from, to;
+	long long limit, offset;
+	int rc;
+	if ((rc = zc_time_arg(args, "from", &from, e)) || (rc = zc_time_arg(args, "to", &to, e)) ||
+	    (rc = zc_page_args(args, &limit, &offset, e)))
+		return rc;
+	int superseded = json_is_true(json_object_get(args, "includeSuperseded"));
+	json_t *kwj = json_object_get(args, "keywords");
+	char *kw = kwj ? zc_norm_keywords(kwj) : zc_strdup("[]");
+	json_t *items = json_array();
+	long long total = 0;
+	sqlite3_stmt *st = zc_stmt(&op->m->store, "SELECT count(*)" QUERY_WHERE, e);
+	if (!st) {
+		rc = e->code;
+		goto out;
+	}
+	bind_query(op, st, superseded, from, to, kw);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		total = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	st = zc_stmt(&op->m->store,
+		     "SELECT " ZC_NODE_COLS QUERY_WHERE " ORDER BY updated_at DESC, seq DESC "
+		     "LIMIT ?5 OFFSET ?6",
+		     e);
+	if (!st) {
+		rc = e->code;
+		goto out;
+	}
+	bind_query(op, st, superseded, from, to, kw);
+	sqlite3_bind_int64(st, 5, limit);
+	sqlite3_bind_int64(st, 6, offset);
+	if ((rc = collect_nodes(op, st, items, e)))
+		goto out;
+	long long next = offset + (long long)json_array_size(items);
+	*out = json_pack("{s:O, s:I, s:o}", "items", items, "total", (json_int_t)total, "nextOffset",
+			 next < total ? json_integer(next) : json_null());
+out:
+	zc_free(kw);
+	json_decref(items);
+	return rc;
+}
+
+/* ---- merge and supersede -------------------------------------------- */
+
+/* Loads every id as a current (not superseded) node ctx may change. */
+static int load_sources(struct zc_op *op, json_t *ids, json_t **nodes, struct zc_err *e)
+{
+	*nodes = json_array();
+	json_t *seen = json_object();
+	size_t i;
+	json_t *v;
+	int rc = ZCOR_OK;
+	json_array_foreach(ids, i, v) {
+		const char *id = json_string_value(v);
+		if (json_object_get(seen, id)) {
+			rc = zc_fail(e, ZCOR_EINVAL, "argument 'ids': '%s' is listed twice", id);
+			break;
+		}
+		json_object_set_new(seen, id, json_true());
+		json_t *n = NULL;
+		if ((rc = load_writable(op, id, &n, e))) {
+			zc_err_prefix(e, "argument 'ids'");
+			break;
+		}
+		json_array_append_new(*nodes, n);
+		if (json_is_string(json_object_get(n, "supersededBy"))) {
+			rc = zc_fail(e, ZCOR_ECONFLICT,
+				     "argument 'ids': memory '%s' is already superseded by '%s'", id,
+				     zc_json_str(n, "supersededBy"));
+			break;
+		}
+	}
+	json_decref(seen);
+	if (rc) {
+		json_decref(*nodes);
+		*nodes = NULL;
+	}
+	return rc;
+}
+
+/* Marks each source superseded by `by` and moves its important mark. */
+static int supersede_all(struct zc_op *op, json_t *sources, const char *by, const char *reason,
+			 struct zc_err *e)
+{
+	size_t i;
+	json_t *n;
+	int rc;
+	json_array_foreach(sources, i, n) {
+		const char *id = zc_json_str(n, "id");
+		zc_op_before(op, json_deep_copy(n));
+		json_object_set_new(n, "supersededBy", json_string(by));
+		json_object_set_new(n, "supersededReason", json_string(reason));
+		zc_json_set_time(n, "updatedAt", op->now);
+		if ((rc = zc_node_save(op, n, e)) || (rc = zc_node_move_important(op, id, by, e)))
+			return rc;
+		json_object_set_new(n, "important", json_false());
+		zc_op_after(op, json_deep_copy(n));
+	}
+	return ZCOR_OK;
+}
+
+/* The scope of a record made from sources: their common scope, or this
+ * conversation's own when it mixes its records with global ones. */
+static int merged_scope(struct zc_op *op, json_t *sources, const char **scope, struct zc_err *e)
+{
+	const char *first = zc_json_str(json_array_get(sources, 0), "scope");
+	size_t i;
+	json_t *n;
+	json_array_foreach(sources, i, n) {
+		if (strcmp(zc_json_str(n, "scope"), first) != 0) {
+			if (op->ctx->conversation) {
+				*scope = op->ctx->conversation;
+				return ZCOR_OK;
+			}
+			return zc_fail(e, ZCOR_ECONFLICT,
+				       "argument 'ids': the memories belong to different scopes ('%s' and "
+				       "'%s') and a merge would expose one to the other",
+				       first, zc_json_str(n, "scope"));
+		}
+	}
+	*scope = first;
+	return ZCOR_OK;
+}
+
+static int memory_merge(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	json_t *sources = NULL, *node = NULL;
+	const char *reason = zc_json_str(args, "reason"), *scope = NULL;
+	char id[16];
+	int rc;
+	if ((rc = load_sources(op, json_object_get(args, "ids"), &sources, e)) ||
+	    (rc = merged_scope(op, sources, &scope, e)) || (rc = zc_node_new_id(op, id, e)))
+		goto out;
+	/* the merged record stays where its sources were when they agree */
+	json_t *parent = json_object_get(json_array_get(sources, 0), "parentId");
+	size_t i;
+	json_t *n;
+	json_array_foreach(sources, i, n) {
+		if (!json_equal(json_object_get(n, "parentId"), parent))
+			parent = json_null();
+	}
+	json_t *kw = json_object_get(args, "keywords");
+	node = json_pack("{s:s, s:O, s:O, s:o, s:O, s:s, s:s, s:O, s:s}", "id", id, "title",
+			 json_object_get(args, "title"), "content", json_object_get(args, "content"),
+			 "keywords", kw ? json_incref(kw) : json_array(), "parentId", parent, "scope",
+			 scope, "kind", "memory", "mergedFrom", json_object_get(args, "ids"),
+			 "mergedReason", reason);
+	if ((rc = zc_node_save(op, node, e)) || (rc = supersede_all(op, sources, id, reason, e)))
+		goto out;
+	json_decref(node);
+	if ((rc = zc_node_load(op, id, &node, e)))
+		goto out;
+	zc_op_after(op, json_deep_copy(node));
+	*out = json_pack("{s:O, s:O}", "node", node, "superseded", json_object_get(args, "ids"));
+out:
+	json_decref(sources);
+	json_decref(node);
+	return rc;
+}
+
+static int memory_supersede(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	const char *by = zc_json_str(args, "replacementId");
+	const char *reason = zc_json_str(args, "reason");
+	json_t *sources = NULL, *repl = NULL;
+	int rc;
+	if ((rc = zc_node_load(op, by, &repl, e))) {
+		zc_err_prefix(e, "argument 'replacementId'");
+		goto out;
+	}
+	if (json_is_string(json_object_get(repl, "supersededBy"))) {
+		rc = zc_fail(e, ZCOR_ECONFLICT,
+			     "argument 'replacementId': '%s' is itself superseded by '%s'; use that one",
+			     by, zc_json_str(repl, "supersededBy"));
+		goto out;
+	}
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(args, "ids"), i, v) {
+		if (strcmp(json_string_value(v), by) == 0) {
+			rc = zc_fail(e, ZCOR_EINVAL,
+				     "argument 'ids': '%s' cannot supersede itself", by);
+			goto out;
+		}
+	}
+	if ((rc = load_sources(op, json_object_get(args, "ids"), &sources, e)) ||
+	    (rc = supersede_all(op, sources, by, reason, e)))
+		goto out;
+	*out = json_pack("{s:O, s:s}", "superseded", json_object_get(args, "ids"), "replacementId", by);
+out:
+	json_decref(sources);
+	json_decref(repl);
+	return rc;
+}
+
+const struct zc_opdef zc_op_memory_write = {"zcor_memory_write", NULL, memory_write};
+const struct zc_opdef zc_op_memory_read = {"zcor_memory_read", NULL, memory_read};
+const struct zc_opdef zc_op_memory_delete = {"zcor_memory_delete", NULL, memory_delete};
+const struct zc_opdef zc_op_memory_children = {"zcor_memory_children", NULL, memory_children};
+const struct zc_opdef zc_op_memory_trace = {"zcor_memory_trace", NULL, memory_trace};
+const struct zc_opdef zc_op_memory_important = {"zcor_memory_important", NULL, memory_important};
+const struct zc_opdef zc_op_memory_query = {"zcor_memory_query", NULL, memory_query};
+const struct zc_opdef zc_op_memory_merge = {"zcor_memory_merge", NULL, memory_merge};
+const struct zc_opdef zc_op_memory_supersede = {"zcor_memory_supersede", NULL, memory_supersede};

@@ -1,0 +1,251 @@
+/*
+ * op.c — opening a memory directory, running an operation as one
+ * transaction with its history record, and the scope rule (Q-SCOPE).
+ *
+ * Memory layer. This file is where "every call is recorded" and "a change
+ * and its history are one transaction" are enforced; operations never
+ * begin or commit transactions themselves.
+ */
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/fs.h"
+#include "base/json.h"
+#include "base/timeutil.h"
+#include "memory/memory.h"
+#include "text/norm.h"
+
+/* ---- scope ---------------------------------------------------------- */
+
+int zc_scope_is_private(const struct zcor_ctx *ctx)
+{
+	return ctx->conversation && strncmp(ctx->conversation, "private:", 8) == 0;
+}
+
+int zc_scope_visible(const struct zcor_ctx *ctx, const char *scope)
+{
+	return !ctx->conversation || strcmp(scope, "global") == 0 ||
+	       strcmp(scope, ctx->conversation) == 0;
+}
+
+int zc_scope_writable(const struct zcor_ctx *ctx, const char *scope)
+{
+	if (!ctx->conversation || strcmp(scope, ctx->conversation) == 0)
+		return 1;
+	return strcmp(scope, "global") == 0 && !zc_scope_is_private(ctx);
+}
+
+const char *zc_scope_of_new(const struct zcor_ctx *ctx)
+{
+	return ctx->conversation ? ctx->conversation : "global";
+}
+
+/* ---- the directory -------------------------------------------------- */
+
+static int64_t system_clock(void *ud) { return zc_time_now_ms(); }
+
+int zc_mem_open(struct zc_mem *m, const char *dir, struct zc_err *e)
+{
+	memset(m, 0, sizeof(*m));
+	int rc = zc_mkdir_p(dir, e);
+	if (rc)
+		return rc;
+	m->dir = zc_strdup(dir);
+	m->now_ms = system_clock;
+	char *db = zc_path_join(dir, "memory.db");
+	char *syn = zc_path_join(dir, "synonyms.json");
+	zc_syn_init(&m->syn, syn);
+	rc = zc_store_open(&m->store, db, e);
+	zc_free(db);
+	zc_free(syn);
+	if (rc)
+		zc_mem_close(m);
+	return rc;
+}
+
+void zc_mem_close(struct zc_mem *m)
+{
+	if (!m)
+		return;
+	zc_store_close(&m->store);
+	zc_syn_release(&m->syn);
+	zc_free(m->dir);
+	m->dir = NULL;
+}
+
+int64_t zc_mem_now(struct zc_mem *m) { return m->now_ms(m->clock_ud); }
+
+/* ---- history -------------------------------------------------------- */
+
+static const char *actor_name(enum zcor_actor a)
+{
+	switch (a) {
+	case ZCOR_ACTOR_UI:
+		return "ui";
+	case ZCOR_ACTOR_CLI:
+		return "cli";
+	case ZCOR_ACTOR_DIGEST:
+		return "digest";
+	default:
+		return "model";
+	}
+}
+
+void zc_op_before(struct zc_op *op, json_t *snap)
+{
+	if (!op->before)
+		op->before = json_array();
+	json_array_append_new(op->before, snap);
+}
+
+void zc_op_after(struct zc_op *op, json_t *snap)
+{
+	if (!op->after)
+		op->after = json_array();
+	json_array_append_new(op->after, snap);
+}
+
+static void bind_json(sqlite3_stmt *st, int i, const json_t *v, struct zc_buf *all)
+{
+	if (!v) {
+		sqlite3_bind_null(st, i);
+		return;
+	}
+	char *s = zc_json_dump(v);
+	zc_buf_adds(all, s);
+	zc_buf_addc(all, '\n');
+	sqlite3_bind_text(st, i, s, -1, zc_free);
+}
+
+static int insert_history(struct zc_mem *m, const struct zcor_ctx *ctx, const char *name,
+			  int64_t at, const json_t *args, const char *raw, const struct zc_err *failure,
+			  const json_t *before, const json_t *after, const json_t *receipt,
+			  struct zc_err *e)
+{
+	sqlite3_stmt *st = zc_stmt(&m->store,
+				   "INSERT INTO history(at, operation, actor, conversation, arguments, "
+				   "status, error, before, after, receipt, search_norm) "
+				   "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+				   e);
+	if (!st)
+		return e->code;
+	struct zc_buf all = ZC_BUF_INIT;
+	const char *actor = actor_name(ctx->actor);
+	zc_buf_addf(&all, "%s\n%s\n%s\n", name, actor, ctx->conversation ? ctx->conversation : "");
+	sqlite3_bind_int64(st, 1, at);
+	sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, actor, -1, SQLITE_STATIC);
+	if (ctx->conversation)
+		sqlite3_bind_text(st, 4, ctx->conversation, -1, SQLITE_TRANSIENT);
+	if (args) {
+		bind_json(st, 5, args, &all);
+	} else {
+		json_t *s = json_string(raw ? raw : "");
+		bind_json(st, 5, s, &all);
+		json_decref(s);
+	}
+	sqlite3_bind_text(st, 6, failure ? "error" : "ok", -1, SQLITE_STATIC);
+	if (failure) {
+		struct zc_buf msg = ZC_BUF_INIT;
+		zc_buf_addf(&msg, "%s: %s", zcor_code_name(failure->code), failure->msg);
+		zc_buf_addf(&all, "error\n%s\n", msg.p);
+		sqlite3_bind_text(st, 7, zc_buf_detach(&msg), -1, zc_free);
+	} else {
+		zc_buf_adds(&all, "ok\n");
+	}
+	bind_json(st, 8, before, &all);
+	bind_json(st, 9, after, &all);
+	bind_json(st, 10, receipt, &all);
+	sqlite3_bind_text(st, 11, zc_norm(zc_buf_str(&all)), -1, zc_free);
+	zc_buf_release(&all);
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&m->store, rc, e, "recording history");
+}
+
+void zc_mem_record_failure(struct zc_mem *m, const struct zcor_ctx *ctx, const char *name,
+			   json_t *args, const char *raw, const struct zc_err *failure)
+{
+	struct zc_err e2 = {0};
+	if (zc_store_begin(&m->store, 1, &e2))
+		return;
+	if (insert_history(m, ctx, name, zc_mem_now(m), args, raw, failure, NULL, NULL, NULL, &e2) ||
+	    zc_store_commit(&m->store, &e2))
+		zc_store_rollback(&m->store);
+}
+
+/* ---- running an operation ------------------------------------------- */
+
+static void op_release(struct zc_op *op)
+{
+	json_decref(op->before);
+	json_decref(op->after);
+	json_decref(op->receipt);
+	json_decref(op->state);
+}
+
+int zc_mem_run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opdef *def,
+	       json_t *args, json_t **out, struct zc_err *e)
+{
+	struct zc_op op = {.m = m, .ctx = ctx, .name = def->name, .now = zc_mem_now(m)};
+	json_t *result = NULL;
+	int rc;
+	*out = NULL;
+
+	if (!m->migration_checked) {
+		if ((rc = zc_migrate_if_needed(m, e)))
+			goto failed;
+		m->migration_checked = 1;
+	}
+	if (def->pre && (rc = def->pre(&op, args, &result, e)))
+		goto failed;
+	if (result) /* pre answered alone (nothing for the body to do) */
+		goto record;
+	if ((rc = zc_store_begin(&m->store, 1, e)))
+		goto failed;
+	op.now = zc_mem_now(m);
+	if ((rc = def->body(&op, args, &result, e))) {
+		zc_store_rollback(&m->store);
+		goto failed;
+	}
+	goto insert;
+record:
+	if ((rc = zc_store_begin(&m->store, 1, e)))
+		goto uncertain_or_failed;
+insert:
+	/* The history record goes in after the result exists, so a history
+	 * query never sees its own call. */
+	if ((rc = insert_history(m, ctx, def->name, op.now, args, NULL, NULL, op.before, op.after,
+				 op.receipt, e))) {
+		zc_store_rollback(&m->store);
+		goto uncertain_or_failed;
+	}
+	if ((rc = zc_store_commit(&m->store, e)))
+		goto uncertain_or_failed;
+	if (op.receipt && json_is_object(result))
+		json_object_set(result, "receipt", op.receipt);
+	*out = result;
+	op_release(&op);
+	return ZCOR_OK;
+
+uncertain_or_failed:
+	json_decref(result);
+	result = NULL;
+	if (op.side_effect) {
+		/* A file outside memory.db (a backup, synonyms.json) was already
+		 * written: the caller must not assume nothing happened. */
+		zc_err_prefix(e, "the operation may have taken effect, but its history could not be "
+				 "recorded");
+		rc = e->code = ZCOR_EUNCERTAIN;
+		op_release(&op);
+		return rc;
+	}
+	zc_err_prefix(e, "nothing was changed");
+failed:
+	json_decref(result);
+	op_release(&op);
+	if (rc != ZCOR_EBUSY && rc != ZCOR_EFULL && rc != ZCOR_EREADONLY && rc != ZCOR_EIO)
+		zc_mem_record_failure(m, ctx, def->name, args, NULL, e);
+	return rc;
+}

@@ -1,0 +1,305 @@
+/*
+ * store.c — the SQLite side of memory.db (see store.h): pragmas, forward
+ * schema migrations keyed on PRAGMA user_version, transactions, and the
+ * statement cache. Never holds a rule of the seeds.
+ */
+#include "store/store.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+
+/* Each entry moves the schema from version i to i+1. Never edit a
+ * released entry: add a new one. */
+static const char *const migrations[] = {
+	/* 0 -> 1: nodes, people, history, meta */
+	"CREATE TABLE meta(\n"
+	"  key   TEXT PRIMARY KEY,\n"
+	"  value TEXT NOT NULL\n"
+	") STRICT;\n"
+	"CREATE TABLE nodes(\n"
+	"  seq            INTEGER PRIMARY KEY,\n" /* creation order: 'id ascending' */
+	"  id             TEXT NOT NULL UNIQUE,\n"
+	"  title          TEXT NOT NULL,\n"
+	"  content        TEXT NOT NULL,\n"
+	"  keywords       TEXT NOT NULL DEFAULT '[]',\n" /* JSON array */
+	"  parent_id      TEXT REFERENCES nodes(id),\n"
+	"  source_message TEXT,\n"
+	"  important_seq  INTEGER UNIQUE,\n" /* order of first marking; NULL = not */
+	"  superseded_by  TEXT REFERENCES nodes(id),\n"
+	"  superseded_reason TEXT,\n"
+	"  merged_from    TEXT,\n" /* JSON array of ids */
+	"  merged_reason  TEXT,\n"
+	"  scope          TEXT NOT NULL DEFAULT 'global',\n"
+	"  kind           TEXT NOT NULL DEFAULT 'memory',\n"
+	"  section        TEXT,\n"
+	"  pinned         INTEGER NOT NULL DEFAULT 0,\n"
+	"  date           TEXT,\n"
+	"  expires        TEXT,\n"
+	"  confidence     TEXT,\n"
+	"  tier           TEXT NOT NULL DEFAULT 'hot',\n"
+	"  archive_month  TEXT,\n"
+	"  attrs          TEXT NOT NULL DEFAULT '{}',\n" /* JSON object */
+	"  created_at     INTEGER NOT NULL,\n"
+	"  updated_at     INTEGER NOT NULL,\n"
+	"  hits           INTEGER NOT NULL DEFAULT 0,\n"
+	"  last_hit_at    INTEGER,\n"
+	"  title_norm     TEXT NOT NULL,\n" /* NFKC + case fold, for matching */
+	"  content_norm   TEXT NOT NULL\n"
+	") STRICT;\n"
+	"CREATE INDEX nodes_parent ON nodes(parent_id);\n"
+	"CREATE INDEX nodes_superseded_by ON nodes(superseded_by);\n"
+	"CREATE INDEX nodes_updated ON nodes(updated_at, seq);\n"
+	"CREATE INDEX nodes_scope ON nodes(scope);\n"
+	"CREATE TABLE people(\n"
+	"  seq            INTEGER PRIMARY KEY,\n"
+	"  person_id      TEXT NOT NULL UNIQUE,\n"
+	"  name           TEXT NOT NULL,\n"
+	"  aliases        TEXT NOT NULL DEFAULT '[]',\n"
+	"  relationship   TEXT NOT NULL DEFAULT '',\n"
+	"  affinity       INTEGER NOT NULL DEFAULT 0 CHECK (affinity BETWEEN -100 AND 100),\n"
+	"  reason         TEXT NOT NULL DEFAULT '',\n"
+	"  memory_node_id TEXT REFERENCES nodes(id),\n"
+	"  first_seen     INTEGER,\n"
+	"  confidence     TEXT,\n"
+	"  created_at     INTEGER NOT NULL,\n"
+	"  updated_at     INTEGER NOT NULL,\n"
+	"  search_norm    TEXT NOT NULL\n"
+	") STRICT;\n"
+	"CREATE INDEX people_node ON people(memory_node_id);\n"
+	"CREATE TABLE history(\n"
+	"  seq          INTEGER PRIMARY KEY,\n"
+	"  at           INTEGER NOT NULL,\n"
+	"  operation    TEXT NOT NULL,\n"
+	"  actor        TEXT NOT NULL,\n"
+	"  conversation TEXT,\n"
+	"  arguments    TEXT NOT NULL,\n"
+	"  status       TEXT NOT NULL CHECK (status IN ('ok', 'error')),\n"
+	"  error        TEXT,\n"
+	"  before       TEXT,\n"
+	"  after        TEXT,\n"
+	"  receipt      TEXT,\n"
+	"  search_norm  TEXT NOT NULL\n"
+	") STRICT;\n"
+	"CREATE INDEX history_at ON history(at);\n",
+};
+
+int zc_store_fail(struct zc_store *s, int rc, struct zc_err *e, const char *what)
+{
+	const char *msg = s && s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
+	switch (rc & 0xff) {
+	case SQLITE_FULL:
+		return zc_fail(e, ZCOR_EFULL, "%s: the disk is full (%s); free space and try again", what,
+			       msg);
+	case SQLITE_READONLY:
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+		return zc_fail(e, ZCOR_EREADONLY,
+			       "%s: the memory directory cannot be written (%s); check its permissions",
+			       what, msg);
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return zc_fail(e, ZCOR_EBUSY, "%s: another process kept memory.db busy (%s); try again",
+			       what, msg);
+	case SQLITE_IOERR:
+	case SQLITE_CANTOPEN:
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+		if (rc == SQLITE_IOERR_WRITE || rc == SQLITE_IOERR_FSYNC)
+			return zc_fail(e, ZCOR_EIO, "%s: cannot write memory.db (%s)", what, msg);
+		return zc_fail(e, ZCOR_EIO, "%s: memory.db failed (%s)", what, msg);
+	case SQLITE_NOMEM:
+		return zc_fail(e, ZCOR_EINTERNAL, "%s: out of memory", what);
+	default:
+		return zc_fail(e, ZCOR_EINTERNAL, "%s: %s", what, msg);
+	}
+}
+
+static int migrate(struct zc_store *s, struct zc_err *e)
+{
+	int nmig = (int)(sizeof(migrations) / sizeof(migrations[0]));
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL);
+	if (rc)
+		return zc_store_fail(s, rc, e, "reading the schema version");
+	int version = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+	sqlite3_finalize(st);
+	if (version > nmig)
+		return zc_fail(e, ZCOR_EINVAL,
+			       "memory.db has schema version %d, newer than this zcor knows (%d); "
+			       "upgrade zcor",
+			       version, nmig);
+	if (version == nmig)
+		return ZCOR_OK;
+	if ((rc = zc_store_begin(s, 1, e)))
+		return rc;
+	/* re-read under the write lock: another process may have migrated */
+	rc = sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL);
+	version = rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+	sqlite3_finalize(st);
+	for (int v = version; v < nmig; v++) {
+		char *msg = NULL;
+		rc = sqlite3_exec(s->db, migrations[v], NULL, NULL, &msg);
+		sqlite3_free(msg);
+		if (rc) {
+			rc = zc_store_fail(s, rc, e, "upgrading memory.db");
+			zc_store_rollback(s);
+			return rc;
+		}
+	}
+	char sql[64];
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", nmig);
+	rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+	if (rc) {
+		rc = zc_store_fail(s, rc, e, "upgrading memory.db");
+		zc_store_rollback(s);
+		return rc;
+	}
+	return zc_store_commit(s, e);
+}
+
+int zc_store_open(struct zc_store *s, const char *path, struct zc_err *e)
+{
+	memset(s, 0, sizeof(*s));
+	int rc = sqlite3_open_v2(path, &s->db,
+				 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc) {
+		rc = zc_store_fail(s, rc, e, "opening memory.db");
+		zc_store_close(s);
+		return rc;
+	}
+	sqlite3_extended_result_codes(s->db, 1);
+	sqlite3_busy_timeout(s->db, 10000);
+	static const char *const pragmas[] = {
+		"PRAGMA journal_mode = WAL",
+		"PRAGMA synchronous = FULL",
+		"PRAGMA foreign_keys = ON",
+		"PRAGMA trusted_schema = OFF",
+	};
+	for (size_t i = 0; i < sizeof(pragmas) / sizeof(pragmas[0]); i++) {
+		rc = sqlite3_exec(s->db, pragmas[i], NULL, NULL, NULL);
+		if (rc) {
+			rc = zc_store_fail(s, rc, e, "opening memory.db");
+			zc_store_close(s);
+			return rc;
+		}
+	}
+	if ((rc = migrate(s, e))) {
+		zc_store_close(s);
+		return rc;
+	}
+	return ZCOR_OK;
+}
+
+void zc_store_close(struct zc_store *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < s->ncache; i++)
+		sqlite3_finalize(s->cache[i].st);
+	s->ncache = 0;
+	if (s->db)
+		sqlite3_close_v2(s->db);
+	s->db = NULL;
+}
+
+int zc_store_begin(struct zc_store *s, int write, struct zc_err *e)
+{
+	int rc = sqlite3_exec(s->db, write ? "BEGIN IMMEDIATE" : "BEGIN", NULL, NULL, NULL);
+	if (rc)
+		return zc_store_fail(s, rc, e, "starting a transaction");
+	s->in_tx = 1;
+	return ZCOR_OK;
+}
+
+int zc_store_commit(struct zc_store *s, struct zc_err *e)
+{
+	int rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+	if (rc) {
+		rc = zc_store_fail(s, rc, e, "committing");
+		zc_store_rollback(s);
+		return rc;
+	}
+	s->in_tx = 0;
+	return ZCOR_OK;
+}
+
+void zc_store_rollback(struct zc_store *s)
+{
+	if (s->db && !sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	s->in_tx = 0;
+}
+
+sqlite3_stmt *zc_stmt(struct zc_store *s, const char *sql, struct zc_err *e)
+{
+	for (int i = 0; i < s->ncache; i++) {
+		if (s->cache[i].sql == sql) {
+			sqlite3_stmt *st = s->cache[i].st;
+			sqlite3_reset(st);
+			sqlite3_clear_bindings(st);
+			return st;
+		}
+	}
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
+	if (rc) {
+		zc_store_fail(s, rc, e, "preparing a statement");
+		return NULL;
+	}
+	if (s->ncache < ZC_STMT_CACHE) {
+		s->cache[s->ncache].sql = sql;
+		s->cache[s->ncache].st = st;
+		s->ncache++;
+	} else {
+		/* over the cap: evict the oldest entry, keep the new one */
+		sqlite3_finalize(s->cache[0].st);
+		memmove(&s->cache[0], &s->cache[1], sizeof(s->cache[0]) * (ZC_STMT_CACHE - 1));
+		s->cache[ZC_STMT_CACHE - 1].sql = sql;
+		s->cache[ZC_STMT_CACHE - 1].st = st;
+	}
+	return st;
+}
+
+int zc_exec(struct zc_store *s, const char *sql, struct zc_err *e)
+{
+	int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+	return rc ? zc_store_fail(s, rc, e, "running SQL") : ZCOR_OK;
+}
+
+int zc_meta_get_int(struct zc_store *s, const char *key, long long *v, struct zc_err *e)
+{
+	sqlite3_stmt *st = zc_stmt(s, "SELECT value FROM meta WHERE key = ?1", e);
+	if (!st)
+		return e ? e->code : ZCOR_EINTERNAL;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*v = sqlite3_column_int64(st, 0);
+		sqlite3_reset(st);
+		return ZCOR_OK;
+	}
+	sqlite3_reset(st);
+	if (rc == SQLITE_DONE) {
+		*v = 0;
+		return ZCOR_OK;
+	}
+	return zc_store_fail(s, rc, e, "reading meta");
+}
+
+int zc_meta_set_int(struct zc_store *s, const char *key, long long v, struct zc_err *e)
+{
+	sqlite3_stmt *st = zc_stmt(s, "INSERT INTO meta(key, value) VALUES(?1, ?2) "
+				      "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+				   e);
+	if (!st)
+		return e ? e->code : ZCOR_EINTERNAL;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%lld", v);
+	sqlite3_bind_text(st, 2, buf, -1, SQLITE_TRANSIENT);
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? ZCOR_OK : zc_store_fail(s, rc, e, "writing meta");
+}

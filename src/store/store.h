@@ -1,0 +1,58 @@
+/*
+ * store.h — memory.db: the SQLite connection, its schema and migrations,
+ * transactions and a cache of prepared statements.
+ *
+ * Store layer: SQL and durability only, no rules of the seeds. One struct
+ * zc_store is one connection, used by one thread at a time. WAL mode,
+ * synchronous=FULL (a commit is durable when it returns), foreign keys on,
+ * busy_timeout so a second process (CLI beside a server) waits its turn.
+ */
+#ifndef ZC_STORE_H
+#define ZC_STORE_H
+
+#include <sqlite3.h>
+
+#include "base/err.h"
+
+#define ZC_SCHEMA_VERSION 1
+#define ZC_STMT_CACHE 96
+
+struct zc_store {
+	sqlite3 *db;
+	int in_tx;
+	struct {
+		const char *sql; /* identity: the caller's string constant */
+		sqlite3_stmt *st;
+	} cache[ZC_STMT_CACHE];
+	int ncache;
+};
+
+/* Opens (creating if needed) and migrates the database at path. */
+int zc_store_open(struct zc_store *s, const char *path, struct zc_err *e);
+/* Accepts a zeroed or closed store. */
+void zc_store_close(struct zc_store *s);
+
+/* BEGIN IMMEDIATE (write=1) or BEGIN (read). */
+int zc_store_begin(struct zc_store *s, int write, struct zc_err *e);
+int zc_store_commit(struct zc_store *s, struct zc_err *e);
+/* Safe to call when no transaction is open. */
+void zc_store_rollback(struct zc_store *s);
+
+/*
+ * The prepared statement for sql, reset and with bindings cleared. `sql`
+ * must be a string constant: the cache is keyed on its address. Returns
+ * NULL and fills e on failure.
+ */
+sqlite3_stmt *zc_stmt(struct zc_store *s, const char *sql, struct zc_err *e);
+/* Runs a statement without results (or one-shot SQL text with exec=1). */
+int zc_exec(struct zc_store *s, const char *sql, struct zc_err *e);
+
+/* Maps an SQLite result to a zcor code with a message naming `what`. */
+int zc_store_fail(struct zc_store *s, int rc, struct zc_err *e, const char *what);
+
+/* Small key/value table for counters and flags. */
+int zc_meta_get_int(struct zc_store *s, const char *key, long long *v, struct zc_err *e);
+int zc_meta_set_int(struct zc_store *s, const char *key, long long v, struct zc_err *e);
+
+
+#endif

@@ -1,0 +1,129 @@
+/*
+ * norm.c — NFKC + case folding through ICU (unorm2 NFKC_Casefold), and
+ * UTF-8 counting. Text layer: pure functions, no store, no globals but
+ * ICU's own immutable normaliser instance.
+ */
+#include "text/norm.h"
+
+#include <string.h>
+#include <unicode/unorm2.h>
+#include <unicode/ustring.h>
+
+#include "base/alloc.h"
+
+static UChar *to_utf16(const char *s, size_t len, int32_t *out_len)
+{
+	UErrorCode st = U_ZERO_ERROR;
+	int32_t n = 0;
+	u_strFromUTF8WithSub(NULL, 0, &n, s, (int32_t)len, 0xFFFD, NULL, &st);
+	UChar *u = zc_malloc(((size_t)n + 1) * sizeof(UChar));
+	st = U_ZERO_ERROR;
+	u_strFromUTF8WithSub(u, n + 1, out_len, s, (int32_t)len, 0xFFFD, NULL, &st);
+	if (U_FAILURE(st))
+		*out_len = 0;
+	return u;
+}
+
+static char *to_utf8(const UChar *u, int32_t len)
+{
+	UErrorCode st = U_ZERO_ERROR;
+	int32_t n = 0;
+	u_strToUTF8WithSub(NULL, 0, &n, u, len, 0xFFFD, NULL, &st);
+	char *s = zc_malloc((size_t)n + 1);
+	st = U_ZERO_ERROR;
+	u_strToUTF8WithSub(s, n + 1, NULL, u, len, 0xFFFD, NULL, &st);
+	if (U_FAILURE(st))
+		n = 0;
+	s[n] = '\0';
+	return s;
+}
+
+char *zc_norm_n(const char *s, size_t len)
+{
+	UErrorCode st = U_ZERO_ERROR;
+	const UNormalizer2 *nfkc_cf = unorm2_getNFKCCasefoldInstance(&st);
+	int32_t ulen = 0;
+	UChar *u = to_utf16(s, len, &ulen);
+	if (U_FAILURE(st) || ulen == 0) {
+		zc_free(u);
+		return ulen == 0 ? zc_strdup("") : zc_strndup(s, len);
+	}
+	st = U_ZERO_ERROR;
+	int32_t cap = ulen * 3 + 16;
+	UChar *out = zc_malloc((size_t)cap * sizeof(UChar));
+	int32_t n = unorm2_normalize(nfkc_cf, u, ulen, out, cap, &st);
+	if (st == U_BUFFER_OVERFLOW_ERROR) {
+		zc_free(out);
+		cap = n + 1;
+		out = zc_malloc((size_t)cap * sizeof(UChar));
+		st = U_ZERO_ERROR;
+		n = unorm2_normalize(nfkc_cf, u, ulen, out, cap, &st);
+	}
+	char *r = U_FAILURE(st) ? zc_strndup(s, len) : to_utf8(out, n);
+	zc_free(u);
+	zc_free(out);
+	return r;
+}
+
+char *zc_norm(const char *s) { return zc_norm_n(s, strlen(s)); }
+
+size_t zc_utf8_len(const char *s)
+{
+	size_t n = 0;
+	for (; *s; s++)
+		if (((unsigned char)*s & 0xC0) != 0x80)
+			n++;
+	return n;
+}
+
+size_t zc_utf8_prefix(const char *s, size_t max_chars)
+{
+	size_t i = 0, n = 0;
+	while (s[i]) {
+		if (((unsigned char)s[i] & 0xC0) != 0x80) {
+			if (n == max_chars)
+				break;
+			n++;
+		}
+		i++;
+	}
+	return i;
+}
+
+int zc_utf8_valid(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
+	while (p < end) {
+		unsigned c = *p;
+		int n;
+		unsigned cp;
+		if (c == 0)
+			return 0;
+		if (c < 0x80) {
+			p++;
+			continue;
+		} else if ((c & 0xE0) == 0xC0) {
+			n = 1;
+			cp = c & 0x1F;
+		} else if ((c & 0xF0) == 0xE0) {
+			n = 2;
+			cp = c & 0x0F;
+		} else if ((c & 0xF8) == 0xF0) {
+			n = 3;
+			cp = c & 0x07;
+		} else
+			return 0;
+		if (end - p <= n)
+			return 0;
+		for (int i = 1; i <= n; i++) {
+			if ((p[i] & 0xC0) != 0x80)
+				return 0;
+			cp = (cp << 6) | (p[i] & 0x3F);
+		}
+		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+		    cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+			return 0;
+		p += n + 1;
+	}
+	return 1;
+}

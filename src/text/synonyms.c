@@ -1,0 +1,298 @@
+/*
+ * synonyms.c — synonym groups from synonyms.json (see synonyms.h).
+ * Text layer: knows files and words, nothing of memories or the store.
+ */
+#include "text/synonyms.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/fs.h"
+#include "base/json.h"
+#include "text/norm.h"
+
+extern const unsigned char zc_builtin_synonyms[];
+extern const size_t zc_builtin_synonyms_len;
+
+void zc_syn_init(struct zc_syn *s, const char *path)
+{
+	memset(s, 0, sizeof(*s));
+	s->path = zc_strdup(path);
+	s->groups = json_array();
+	s->index = json_object();
+	s->classes = json_array();
+}
+
+void zc_syn_release(struct zc_syn *s)
+{
+	if (!s)
+		return;
+	zc_free(s->path);
+	json_decref(s->groups);
+	json_decref(s->index);
+	json_decref(s->classes);
+	memset(s, 0, sizeof(*s));
+}
+
+const char *zc_syn_warning(const struct zc_syn *s) { return s->warning; }
+
+size_t zc_syn_count(const struct zc_syn *s) { return json_array_size(s->groups); }
+
+int zc_syn_check(const json_t *doc, struct zc_err *e)
+{
+	if (!json_is_object(doc))
+		return zc_fail(e, ZCOR_EINVAL, "the top level must be an object with \"groups\"");
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)doc, k, v) {
+		if (strcmp(k, "version") && strcmp(k, "groups"))
+			return zc_fail(e, ZCOR_EINVAL, "unknown key '%s'; only \"version\" and \"groups\"", k);
+	}
+	json_t *ver = json_object_get(doc, "version");
+	if (ver && !(json_is_integer(ver) && json_integer_value(ver) == 1))
+		return zc_fail(e, ZCOR_EINVAL, "'version' must be 1");
+	json_t *groups = json_object_get(doc, "groups");
+	if (!json_is_array(groups))
+		return zc_fail(e, ZCOR_EINVAL, "'groups' must be an array of arrays of words");
+	size_t i, j;
+	json_t *g, *t;
+	json_array_foreach(groups, i, g) {
+		if (!json_is_array(g) || json_array_size(g) < 2)
+			return zc_fail(e, ZCOR_EINVAL, "groups[%zu] must be an array of at least 2 words", i);
+		json_array_foreach(g, j, t) {
+			if (!json_is_string(t))
+				return zc_fail(e, ZCOR_EINVAL, "groups[%zu][%zu] must be a string", i, j);
+			const char *w = json_string_value(t);
+			size_t n = zc_utf8_len(w);
+			if (n == 0 || n > ZC_SYN_MAX_TERM)
+				return zc_fail(e, ZCOR_EINVAL,
+					       "groups[%zu][%zu] must have 1 to %d characters", i, j,
+					       ZC_SYN_MAX_TERM);
+		}
+	}
+	return ZCOR_OK;
+}
+
+/* ---- classes: union-find over normalised terms ----------------------- */
+
+static size_t find(size_t *parent, size_t x)
+{
+	while (parent[x] != x) {
+		parent[x] = parent[parent[x]];
+		x = parent[x];
+	}
+	return x;
+}
+
+static void build(struct zc_syn *s, json_t *groups)
+{
+	json_t *ids = json_object(); /* norm term -> term number */
+	json_t *terms = json_array();
+	size_t cap = 64, i, j;
+	size_t *parent = zc_malloc(cap * sizeof(size_t));
+	json_t *g, *t;
+	json_array_foreach(groups, i, g) {
+		size_t first = (size_t)-1;
+		json_array_foreach(g, j, t) {
+			char *n = zc_norm(json_string_value(t));
+			json_t *id = json_object_get(ids, n);
+			size_t x;
+			if (id) {
+				x = (size_t)json_integer_value(id);
+			} else {
+				x = json_array_size(terms);
+				json_object_set_new(ids, n, json_integer((json_int_t)x));
+				json_array_append_new(terms, json_string(n));
+				if (x >= cap) {
+					cap *= 2;
+					parent = zc_realloc(parent, cap * sizeof(size_t));
+				}
+				parent[x] = x;
+			}
+			zc_free(n);
+			if (first == (size_t)-1)
+				first = x;
+			else
+				parent[find(parent, x)] = find(parent, first);
+		}
+	}
+	json_t *index = json_object(), *classes = json_array(), *root_class = json_object();
+	size_t nterms = json_array_size(terms);
+	for (size_t x = 0; x < nterms; x++) {
+		char key[32];
+		snprintf(key, sizeof(key), "%zu", find(parent, x));
+		json_t *c = json_object_get(root_class, key);
+		if (!c) {
+			c = json_integer((json_int_t)json_array_size(classes));
+			json_object_set_new(root_class, key, c);
+			json_array_append_new(classes, json_array());
+		}
+		json_int_t cn = json_integer_value(c);
+		json_t *term = json_array_get(terms, x);
+		json_array_append(json_array_get(classes, (size_t)cn), term);
+		json_object_set_new(index, json_string_value(term), json_integer(cn));
+	}
+	zc_free(parent);
+	json_decref(ids);
+	json_decref(terms);
+	json_decref(root_class);
+	json_decref(s->groups);
+	json_decref(s->index);
+	json_decref(s->classes);
+	s->groups = json_incref(groups);
+	s->index = index;
+	s->classes = classes;
+}
+
+/* ---- the file ------------------------------------------------------- */
+
+static char *render(const json_t *groups)
+{
+	struct zc_buf b = ZC_BUF_INIT;
+	zc_buf_adds(&b, "{\n  \"version\": 1,\n  \"groups\": [\n");
+	size_t i;
+	json_t *g;
+	json_array_foreach(groups, i, g) {
+		char *line = json_dumps(g, JSON_COMPACT);
+		zc_buf_addf(&b, "    %s%s\n", line, i + 1 < json_array_size(groups) ? "," : "");
+		zc_free(line);
+	}
+	zc_buf_adds(&b, "  ]\n}\n");
+	return zc_buf_detach(&b);
+}
+
+static int create_default(struct zc_syn *s, struct zc_err *e)
+{
+	return zc_write_file_atomic(s->path, zc_builtin_synonyms, zc_builtin_synonyms_len, e);
+}
+
+int zc_syn_refresh(struct zc_syn *s, struct zc_err *e)
+{
+	struct stat st;
+	if (stat(s->path, &st) != 0) {
+		if (errno != ENOENT)
+			return zc_fail(e, zc_errno_code(errno), "cannot read '%s': %s", s->path,
+				       strerror(errno));
+		int rc = create_default(s, e);
+		if (rc)
+			return rc;
+		if (stat(s->path, &st) != 0)
+			return zc_fail(e, ZCOR_EIO, "cannot read '%s': %s", s->path, strerror(errno));
+	}
+	if (s->have_stat && st.st_dev == s->dev && st.st_ino == s->ino && st.st_size == s->size &&
+	    st.st_mtim.tv_sec == s->mtime.tv_sec && st.st_mtim.tv_nsec == s->mtime.tv_nsec)
+		return ZCOR_OK;
+	s->have_stat = 1;
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
+	s->size = st.st_size;
+	s->mtime = st.st_mtim;
+
+	char *data = NULL;
+	size_t len = 0;
+	json_t *doc = NULL;
+	struct zc_err pe = {0};
+	int rc = zc_read_file(s->path, ZC_SYN_MAX_BYTES, &data, &len, &pe);
+	if (!rc)
+		rc = zc_json_parse(data, len, "synonyms.json", &doc, &pe);
+	if (!rc)
+		rc = zc_syn_check(doc, &pe);
+	if (rc) {
+		snprintf(s->warning, sizeof(s->warning),
+			 "synonyms.json is malformed (%.480s); the last good groups stay in use until it is fixed",
+			 pe.msg);
+	} else {
+		s->warning[0] = '\0';
+		build(s, json_object_get(doc, "groups"));
+	}
+	json_decref(doc);
+	zc_free(data);
+	return ZCOR_OK;
+}
+
+void zc_syn_expand(const struct zc_syn *s, const char *w, json_t *set)
+{
+	json_object_set_new(set, w, json_true());
+	json_t *c = json_object_get(s->index, w);
+	if (!c)
+		return;
+	size_t i;
+	json_t *t;
+	json_array_foreach(json_array_get(s->classes, (size_t)json_integer_value(c)), i, t)
+		json_object_set_new(set, json_string_value(t), json_true());
+}
+
+int zc_syn_add(struct zc_syn *s, const json_t *terms, int *changed, json_t **class_out,
+	       struct zc_err *e)
+{
+	*changed = 0;
+	*class_out = NULL;
+	int rc = zc_syn_refresh(s, e);
+	if (rc)
+		return rc;
+	if (s->warning[0])
+		return zc_fail(e, ZCOR_ECONFLICT, "%s; fix synonyms.json by hand before adding words",
+			       s->warning);
+	/* dedupe by normalised form, keep the caller's spelling */
+	json_t *seen = json_object(), *group = json_array();
+	size_t i;
+	json_t *t;
+	long cls = -2;
+	int same = 1;
+	json_array_foreach(terms, i, t) {
+		char *n = zc_norm(json_string_value(t));
+		if (!json_object_get(seen, n)) {
+			json_object_set_new(seen, n, json_true());
+			json_array_append(group, t);
+			json_t *c = json_object_get(s->index, n);
+			long cn = c ? (long)json_integer_value(c) : -1;
+			if (cn < 0 || (cls != -2 && cn != cls))
+				same = 0;
+			cls = cn;
+		}
+		zc_free(n);
+	}
+	json_decref(seen);
+	if (json_array_size(group) < 2) {
+		json_decref(group);
+		return zc_fail(e, ZCOR_EINVAL,
+			       "argument 'terms': needs at least 2 different words after normalisation");
+	}
+	if (!same) {
+		json_t *groups = json_copy(s->groups);
+		json_array_append_new(groups, group);
+		group = NULL;
+		char *text = render(groups);
+		rc = zc_write_file_atomic(s->path, text, strlen(text), e);
+		zc_free(text);
+		if (!rc) {
+			build(s, groups);
+			struct stat st;
+			if (stat(s->path, &st) == 0) {
+				s->dev = st.st_dev;
+				s->ino = st.st_ino;
+				s->size = st.st_size;
+				s->mtime = st.st_mtim;
+			}
+			*changed = 1;
+		}
+		json_decref(groups);
+		if (rc)
+			return rc;
+	}
+	json_decref(group);
+	char *n = zc_norm(json_string_value(json_array_get(terms, 0)));
+	json_t *set = json_object();
+	zc_syn_expand(s, n, set);
+	zc_free(n);
+	json_t *cls_arr = json_array();
+	const char *k;
+	json_t *v;
+	json_object_foreach(set, k, v) json_array_append_new(cls_arr, json_string(k));
+	json_decref(set);
+	*class_out = cls_arr;
+	return ZCOR_OK;
+}

@@ -1,0 +1,207 @@
+/*
+ * registry.c — the table of model-facing tools (tools.h). Names and
+ * arguments are exactly seed 000's. Descriptions are what the model
+ * reads: Chinese first, English beside it.
+ */
+#include "tools/tools.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/json.h"
+#include "tools/schema.h"
+
+#define OBJ(props, req) \
+	"{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req "],\"additionalProperties\":false}"
+#define ID_PROP(name, what) "\"" name "\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64,\"description\":\"" what "\"}"
+#define KEYWORDS_PROP(what) \
+	"\"keywords\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200},\"maxItems\":50,\"description\":\"" what "\"}"
+#define TIME_PROP(name, what) "\"" name "\":{\"type\":\"string\",\"maxLength\":64,\"description\":\"" what "\"}"
+#define PAGE_PROPS \
+	"\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"description\":\"每页条数，默认 20，最多 100 / page size, default 20, max 100\"}," \
+	"\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"跳过的条数，默认 0 / items to skip, default 0\"}"
+#define TITLE_PROP "\"title\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":500,\"description\":\"标题 / title\"}"
+#define CONTENT_PROP "\"content\":{\"type\":\"string\",\"maxLength\":100000,\"description\":\"正文 / content\"}"
+#define REASON_PROP "\"reason\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":2000,\"description\":\"原因 / why\"}"
+#define IDS_PROP(min) "\"ids\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64},\"minItems\":" min ",\"maxItems\":50,\"uniqueItems\":true,\"description\":\"记忆 id 列表 / memory ids\"}"
+
+const struct zc_tool zc_tools[] = {
+	{"zcor_memory_write", "写入记忆 / Write a memory",
+	 "新增或更新一条记忆节点。不给 id 时新建；给已有 id 时更新（未知 id 报错）。新节点省略 parentId 为根节点；"
+	 "更新时省略 parentId 保留原父节点，传 null 移到根。sourceMessage 保存确有来源的原始消息文本（最多 20000 字符），传 null 清除。",
+	 "Create a memory node (no id) or update one (an existing id; an unknown id is an error). A new node without parentId is a root; "
+	 "an update without parentId keeps its parent, null moves it to the root. sourceMessage keeps the raw message text it came from "
+	 "(at most 20,000 characters); null clears it.",
+	 OBJ(TITLE_PROP "," CONTENT_PROP "," ID_PROP("id", "要更新的记忆 id；新建时省略 / id to update; omit to create") ","
+	     KEYWORDS_PROP("检索词 / search words") ","
+	     "\"parentId\":{\"type\":[\"string\",\"null\"],\"maxLength\":64,\"description\":\"父节点 id，null 为根 / parent id, null for root\"},"
+	     "\"sourceMessage\":{\"type\":[\"string\",\"null\"],\"maxLength\":20000,\"description\":\"原始消息文本 / raw source message\"}",
+	     "\"title\",\"content\""),
+	 &zc_op_memory_write, ZC_OFFER_ALWAYS},
+	{"zcor_memory_read", "读取记忆 / Read a memory",
+	 "按 id 读取一条记忆的当前内容（被替代的记录也能读取）。",
+	 "Read the current content of one memory by id (superseded records are readable too).",
+	 OBJ(ID_PROP("id", "记忆 id / memory id"), "\"id\""), &zc_op_memory_read, ZC_OFFER_ALWAYS},
+	{"zcor_memory_delete", "删除记忆 / Delete a memory",
+	 "删除一条记忆；历史保留删除前内容，并同步取消重要标记。有子节点、被人物关系关联或是替代目标时拒绝删除，需先处理这些引用。",
+	 "Delete a memory; history keeps its content and its important mark is removed. Refused while it has children, a person "
+	 "links to it, or it is a supersede target: deal with those first.",
+	 OBJ(ID_PROP("id", "记忆 id / memory id"), "\"id\""), &zc_op_memory_delete, ZC_OFFER_ALWAYS},
+	{"zcor_memory_children", "子节点 / Children",
+	 "读取根节点（省略 parentId）或指定节点的直属子节点。",
+	 "List the root nodes (no parentId) or the direct children of a node.",
+	 OBJ(ID_PROP("parentId", "父节点 id；省略则列根节点 / parent id; omit for roots"), ""),
+	 &zc_op_memory_children, ZC_OFFER_ALWAYS},
+	{"zcor_memory_trace", "路径 / Trace",
+	 "读取从根到目标节点的路径，以及目标节点的直属子节点。",
+	 "Read the path from the root to a node, and the node's direct children.",
+	 OBJ(ID_PROP("id", "记忆 id / memory id"), "\"id\""), &zc_op_memory_trace, ZC_OFFER_ALWAYS},
+	{"zcor_memory_important", "重要记忆 / Important",
+	 "标记或取消重要记忆。重要记忆最多 5 条，按首次标记顺序排列并进入每次的系统提示；第 6 条会取消最早一条的标记，回执写明被替换的 id 和标题。",
+	 "Mark or unmark a memory as important. At most 5, in the order first marked, all in every system prompt; a 6th unmarks "
+	 "the earliest, and the receipt names the replaced id and title.",
+	 OBJ(ID_PROP("id", "记忆 id / memory id") ",\"important\":{\"type\":\"boolean\",\"description\":\"true 标记，false 取消 / true to mark, false to unmark\"}",
+	     "\"id\",\"important\""),
+	 &zc_op_memory_important, ZC_OFFER_ALWAYS},
+	{"zcor_memory_query", "查询记忆 / Query memories",
+	 "本地查询当前记忆，不调用 LLM、不扩展同义词：每个关键词（NFKC 和大小写归一化后）都要出现在标题或正文中；from/to 为带时区的 ISO 时间（含端点），按更新时间筛选。"
+	 "结果按更新时间倒序，返回 items、total、nextOffset。",
+	 "Local query over current memories, no LLM and no synonyms: every keyword (NFKC + case folded) must be a substring of the "
+	 "title or content; from/to are ISO-8601 times with a zone (inclusive) on updatedAt. Newest first; returns items, total, "
+	 "nextOffset.",
+	 OBJ(KEYWORDS_PROP("全部需要命中的关键词 / keywords that must all match") ","
+	     TIME_PROP("from", "起始时间（带时区）/ from, ISO-8601 with zone") ","
+	     TIME_PROP("to", "结束时间（带时区）/ to, ISO-8601 with zone") "," PAGE_PROPS ","
+	     "\"includeSuperseded\":{\"type\":\"boolean\",\"description\":\"包括被替代的记录 / include superseded records\"}",
+	     ""),
+	 &zc_op_memory_query, ZC_OFFER_ALWAYS},
+	{"zcor_memory_merge", "合并记忆 / Merge memories",
+	 "把几条记忆合并成一条新记录：来源记录被标记为被替代并保留，重要标记转移到新记录。",
+	 "Merge memories into a new record: the sources are marked superseded by it and kept; important marks move to it.",
+	 OBJ(IDS_PROP("2") "," TITLE_PROP "," CONTENT_PROP "," KEYWORDS_PROP("检索词 / search words") "," REASON_PROP,
+	     "\"ids\",\"title\",\"content\",\"reason\""),
+	 &zc_op_memory_merge, ZC_OFFER_ALWAYS},
+	{"zcor_memory_supersede", "替代记忆 / Supersede",
+	 "把已有记忆标记为被另一条现有记录替代。被替代的记录保留、可按 id 读取，但不再参与自动回忆、检索和默认查询。",
+	 "Mark memories as superseded by an existing record. They stay readable by id but leave auto-recall, search and default "
+	 "queries.",
+	 OBJ(IDS_PROP("1") "," ID_PROP("replacementId", "替代它们的记忆 id / the replacing memory") "," REASON_PROP,
+	     "\"ids\",\"replacementId\",\"reason\""),
+	 &zc_op_memory_supersede, ZC_OFFER_ALWAYS},
+	{"zcor_memory_history", "操作历史 / History",
+	 "本地查询操作历史：关键词匹配整条记录，from/to 按操作时间筛选（带时区 ISO 时间，含端点），按时间倒序。",
+	 "Query the operation history: keywords match the whole record; from/to filter on the operation time (ISO-8601 with zone, "
+	 "inclusive); newest first.",
+	 OBJ(KEYWORDS_PROP("关键词 / keywords") "," TIME_PROP("from", "起始时间 / from") "," TIME_PROP("to", "结束时间 / to") "," PAGE_PROPS, ""),
+	 &zc_op_memory_history, ZC_OFFER_ALWAYS},
+	{"zcor_memory_backup", "备份 / Backup",
+	 "把当前 Memory 状态备份为 backups/ 下带时间戳的文件。",
+	 "Back up the current memory state to a timestamped file in backups/.",
+	 OBJ("", ""), &zc_op_memory_backup, ZC_OFFER_ALWAYS},
+	{"zcor_memory_restore", "恢复 / Restore",
+	 "从 backups/ 下的备份恢复 Memory 状态（接受版本 1、2、3）；恢复前会先备份当前状态。",
+	 "Restore the memory state from a file in backups/ (format 1, 2 or 3); the current state is backed up first.",
+	 OBJ("\"backupFile\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":255,\"description\":\"backups/ 下的文件名 / file name in backups/\"}",
+	     "\"backupFile\""),
+	 &zc_op_memory_restore, ZC_OFFER_ALWAYS},
+	{"zcor_memory_search", "检索记忆 / Search memories",
+	 "关键词数组检索：关键词经 NFKC 和大小写归一化，并通过同义词组双向、传递扩展；按标题命中的不同扩展词数取最多 20 条候选，再由 LLM 按相关性挑出最多 5 条。"
+	 "正文不参与第一阶段匹配；没有标题命中时返回空结果。",
+	 "Keyword search: keywords are NFKC + case folded and expanded through synonym groups (both ways, transitively); up to 20 "
+	 "candidates by the number of distinct expanded words in their titles, then an LLM picks at most 5 by relevance. Content is "
+	 "not matched in the first stage; no title hit gives an empty result.",
+	 OBJ("\"keywords\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200},\"minItems\":1,\"maxItems\":50,\"description\":\"关键词 / keywords\"}",
+	     "\"keywords\""),
+	 &zc_op_memory_search, ZC_OFFER_ALWAYS},
+	{"zcor_relationship_read", "读取人物关系 / Read a relationship",
+	 "按 personId 读取人物关系：姓名、别名、关系描述、好感度（-100 到 100，0 为中立）和判断原因。",
+	 "Read a person's relationship by personId: name, aliases, relationship, affinity (-100 to 100, 0 neutral) and reason.",
+	 OBJ(ID_PROP("personId", "人物 id（QQ 上为 QQ 号）/ person id (the QQ number on QQ)"), "\"personId\""),
+	 &zc_op_relationship_read, ZC_OFFER_RELATIONSHIPS},
+	{"zcor_relationship_query", "查询人物关系 / Query relationships",
+	 "按关键词查询人物关系（匹配 id、姓名、别名、关系和原因）。",
+	 "Query relationships by keywords (matched against id, name, aliases, relationship and reason).",
+	 OBJ(KEYWORDS_PROP("关键词 / keywords") "," PAGE_PROPS, ""), &zc_op_relationship_query,
+	 ZC_OFFER_RELATIONSHIPS},
+	{"zcor_relationship_write", "保存人物关系 / Write a relationship",
+	 "保存人物关系和好感度（-100 到 100），写明判断原因；可用 memoryNodeId 关联人物节点。对话涉及某人时先查询，取得新的互动依据后再更新。",
+	 "Save a person's relationship and affinity (-100 to 100) with the reason; memoryNodeId links a person node. Look a person "
+	 "up when they come up; update after new evidence.",
+	 OBJ(ID_PROP("personId", "人物 id / person id") ","
+	     "\"name\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200,\"description\":\"姓名 / name\"},"
+	     "\"relationship\":{\"type\":\"string\",\"maxLength\":2000,\"description\":\"关系描述 / relationship\"},"
+	     "\"affinity\":{\"type\":\"integer\",\"minimum\":-100,\"maximum\":100,\"description\":\"好感度 -100..100 / affinity\"},"
+	     "\"reason\":{\"type\":\"string\",\"maxLength\":2000,\"description\":\"判断原因 / why\"},"
+	     "\"aliases\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200},\"maxItems\":50,\"description\":\"别名 / aliases\"},"
+	     "\"memoryNodeId\":{\"type\":[\"string\",\"null\"],\"maxLength\":64,\"description\":\"关联的人物节点 id，null 取消 / linked node, null to unlink\"}",
+	     "\"personId\",\"name\",\"relationship\",\"affinity\",\"reason\""),
+	 &zc_op_relationship_write, ZC_OFFER_RELATIONSHIPS},
+	{"zcor_relationship_delete", "删除人物关系 / Delete a relationship",
+	 "删除人物关系；历史保留删除前内容。",
+	 "Delete a relationship; history keeps its content.",
+	 OBJ(ID_PROP("personId", "人物 id / person id"), "\"personId\""), &zc_op_relationship_delete,
+	 ZC_OFFER_RELATIONSHIPS},
+	{"zcor_synonyms_add", "添加同义词 / Add synonyms",
+	 "添加一组同义词（至少两个词）；检索时双向、传递扩展。",
+	 "Add a group of synonyms (at least two words); search expands them both ways and transitively.",
+	 OBJ("\"terms\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64},\"minItems\":2,\"maxItems\":50,\"description\":\"同义的词 / words that mean the same\"}",
+	     "\"terms\""),
+	 &zc_op_synonyms_add, ZC_OFFER_ALWAYS},
+	{NULL, NULL, NULL, NULL, NULL, NULL, 0},
+};
+
+#define NTOOLS (sizeof(zc_tools) / sizeof(zc_tools[0]) - 1)
+
+static json_t *schemas[NTOOLS];
+static pthread_once_t schemas_once = PTHREAD_ONCE_INIT;
+
+static void parse_schemas(void)
+{
+	for (size_t i = 0; i < NTOOLS; i++) {
+		json_error_t je;
+		schemas[i] = json_loads(zc_tools[i].schema, 0, &je);
+		/* our own table: a broken schema is a bug, not the world's mistake */
+		if (!schemas[i]) {
+			fprintf(stderr, "zcor: BUG: schema of %s: %s\n", zc_tools[i].name, je.text);
+			abort();
+		}
+	}
+}
+
+const struct zc_tool *zc_tool_find(const char *name)
+{
+	for (size_t i = 0; i < NTOOLS; i++)
+		if (strcmp(zc_tools[i].name, name) == 0)
+			return &zc_tools[i];
+	return NULL;
+}
+
+const json_t *zc_tool_schema(const struct zc_tool *t)
+{
+	pthread_once(&schemas_once, parse_schemas);
+	return schemas[t - zc_tools];
+}
+
+int zc_tool_call(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
+		 const char *args_text, json_t **out, struct zc_err *e)
+{
+	json_t *args = NULL;
+	*out = NULL;
+	int rc;
+	if (!args_text || !*args_text)
+		args = json_object();
+	else if ((rc = zc_json_parse(args_text, strlen(args_text), "arguments", &args, e))) {
+		zc_mem_record_failure(m, ctx, t->name, NULL, args_text, e);
+		return rc;
+	}
+	if ((rc = zc_schema_check(zc_tool_schema(t), args, e))) {
+		zc_mem_record_failure(m, ctx, t->name, args, NULL, e);
+		json_decref(args);
+		return rc;
+	}
+	rc = zc_mem_run(m, ctx, t->op, args, out, e);
+	json_decref(args);
+	return rc;
+}

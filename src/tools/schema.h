@@ -1,0 +1,17 @@
+/*
+ * schema.h — checks tool arguments against their JSON Schema (the subset
+ * zcor's schemas use: type, properties, required, additionalProperties,
+ * items, enum, minLength/maxLength in characters, minimum/maximum,
+ * minItems/maxItems, uniqueItems). Errors name the argument and say what
+ * it must be. Tools layer.
+ */
+#ifndef ZC_SCHEMA_H
+#define ZC_SCHEMA_H
+
+#include <jansson.h>
+
+#include "base/err.h"
+
+int zc_schema_check(const json_t *schema, const json_t *value, struct zc_err *e);
+
+#endif

@@ -1,0 +1,154 @@
+/*
+ * zcor.c — libzcor's public face (include/zcor.h): handles, JSON in and
+ * out, error shapes. Adapters (CLI, server) call only this; it calls the
+ * tools and memory layers and holds no rule of its own.
+ */
+#include "zcor.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/json.h"
+#include "base/timeutil.h"
+#include "memory/memory.h"
+#include "tools/tools.h"
+
+struct zcor {
+	struct zc_mem mem;
+	struct zc_err err;
+};
+
+static void *json_alloc(size_t n) { return zc_malloc(n); }
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static void init_libs(void) { json_set_alloc_funcs(json_alloc, zc_free); }
+
+void zcor_free(void *p) { zc_free(p); }
+
+const char *zcor_errmsg(zcor *z) { return z ? z->err.msg : "no handle"; }
+
+const char *zcor_dir(zcor *z) { return z->mem.dir; }
+
+int zcor_open(zcor **out, const char *dir, char **errmsg)
+{
+	pthread_once(&init_once, init_libs);
+	*out = NULL;
+	if (errmsg)
+		*errmsg = NULL;
+	zcor *z = zc_calloc(1, sizeof(*z));
+	int rc = zc_mem_open(&z->mem, dir, &z->err);
+	if (rc) {
+		if (errmsg)
+			*errmsg = zc_strdup(z->err.msg);
+		zc_free(z);
+		return rc;
+	}
+	*out = z;
+	return ZCOR_OK;
+}
+
+void zcor_close(zcor *z)
+{
+	if (!z)
+		return;
+	zc_mem_close(&z->mem);
+	zc_free(z);
+}
+
+void zcor_set_provider(zcor *z, const struct zcor_provider *p)
+{
+	z->mem.has_provider = p && p->complete;
+	if (z->mem.has_provider)
+		z->mem.provider = *p;
+}
+
+static int64_t system_now(void *ud) { return zc_time_now_ms(); }
+
+void zcor_set_clock(zcor *z, int64_t (*now_ms)(void *ud), void *ud)
+{
+	z->mem.now_ms = now_ms ? now_ms : system_now;
+	z->mem.clock_ud = ud;
+}
+
+
+/* Conversation keys: group:<id>, private:<qq>, console:<name>. */
+int zcor_check_conversation(const char *key, char **errmsg)
+{
+	static const char *const kinds[] = {"group:", "private:", "console:"};
+	const char *rest = NULL;
+	for (size_t i = 0; i < 3 && !rest; i++)
+		if (strncmp(key, kinds[i], strlen(kinds[i])) == 0)
+			rest = key + strlen(kinds[i]);
+	int ok = rest && *rest && strlen(rest) <= 64;
+	for (const char *p = rest; ok && *p; p++)
+		ok = isalnum((unsigned char)*p) || *p == '_' || *p == '-' || *p == '.';
+	if (ok)
+		return ZCOR_OK;
+	if (errmsg) {
+		struct zc_buf b = ZC_BUF_INIT;
+		zc_buf_addf(&b,
+			    "conversation '%.80s' is not a conversation key; use group:<id>, "
+			    "private:<qq> or console:<name> (letters, digits, _ - . up to 64)",
+			    key);
+		*errmsg = zc_buf_detach(&b);
+	}
+	return ZCOR_EINVAL;
+}
+
+static char *error_json(int code, const char *msg)
+{
+	json_t *j = json_pack("{s:{s:s, s:s}}", "error", "code", zcor_code_name(code), "message", msg);
+	char *s = zc_json_dump(j);
+	json_decref(j);
+	return s;
+}
+
+int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name, const char *args_json,
+		   char **out_json)
+{
+	static const struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
+	zc_err_clear(&z->err);
+	if (!ctx)
+		ctx = &host;
+	char *msg = NULL;
+	if (ctx->conversation && zcor_check_conversation(ctx->conversation, &msg)) {
+		zc_fail(&z->err, ZCOR_EINVAL, "%s", msg);
+		zc_free(msg);
+		*out_json = error_json(ZCOR_EINVAL, z->err.msg);
+		return ZCOR_EINVAL;
+	}
+	const struct zc_tool *t = zc_tool_find(name);
+	if (!t) {
+		zc_fail(&z->err, ZCOR_ENOTFOUND, "no tool named '%.100s'; `zcor tools` lists them", name);
+		*out_json = error_json(ZCOR_ENOTFOUND, z->err.msg);
+		return ZCOR_ENOTFOUND;
+	}
+	json_t *result = NULL;
+	int rc = zc_tool_call(&z->mem, ctx, t, args_json, &result, &z->err);
+	if (rc) {
+		*out_json = error_json(rc, z->err.msg);
+		return rc;
+	}
+	*out_json = zc_json_dump(result);
+	json_decref(result);
+	return ZCOR_OK;
+}
+
+char *zcor_tools_json(zcor *z, unsigned flags)
+{
+	json_t *arr = json_array();
+	for (const struct zc_tool *t = zc_tools; t->name; t++) {
+		json_t *schema = json_deep_copy(zc_tool_schema(t));
+		json_array_append_new(
+			arr, json_pack("{s:s, s:s, s:s, s:s, s:o}", "name", t->name, "title", t->title,
+				       "description", (flags & ZCOR_TOOLS_ENGLISH) ? t->desc_en : t->desc_zh,
+				       "descriptionEn", t->desc_en, "inputSchema", schema));
+	}
+	char *s = zc_json_dump(arr);
+	json_decref(arr);
+	return s;
+}

@@ -1,0 +1,81 @@
+/*
+ * harness.h — a tiny test harness for zcor's C unit tests: TEST() cases
+ * registered in a table, CHECK macros that report file:line and go on,
+ * a fresh memory directory per case, and helpers that call tools through
+ * the public API and look into the JSON they return.
+ */
+#ifndef ZC_HARNESS_H
+#define ZC_HARNESS_H
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "zcor.h"
+
+extern int t_failures;
+
+#define CHECK(cond)                                                                        \
+	do {                                                                               \
+		if (!(cond)) {                                                             \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+			t_failures++;                                                      \
+		}                                                                          \
+	} while (0)
+
+#define CHECK_STR(a, b)                                                                    \
+	do {                                                                               \
+		const char *a_ = (a), *b_ = (b);                                           \
+		if (!a_ || !b_ || strcmp(a_, b_) != 0) {                                   \
+			fprintf(stderr, "%s:%d: CHECK_STR failed: %s = '%s', expected '%s'\n", \
+				__FILE__, __LINE__, #a, a_ ? a_ : "(null)", b_ ? b_ : "(null)"); \
+			t_failures++;                                                      \
+		}                                                                          \
+	} while (0)
+
+#define CHECK_INT(a, b)                                                                    \
+	do {                                                                               \
+		long long a_ = (long long)(a), b_ = (long long)(b);                        \
+		if (a_ != b_) {                                                            \
+			fprintf(stderr, "%s:%d: CHECK_INT failed: %s = %lld, expected %lld\n", \
+				__FILE__, __LINE__, #a, a_, b_);                           \
+			t_failures++;                                                      \
+		}                                                                          \
+	} while (0)
+
+struct t_case {
+	const char *name;
+	void (*fn)(void);
+};
+
+/* Each test file defines: const struct t_case t_cases[] = {{"name", fn}, …, {0}}; */
+extern const struct t_case t_cases[];
+
+/* A new empty directory under $TMPDIR (the caller does not free it). */
+const char *t_tmpdir(void);
+/* Opens a fresh memory directory. */
+zcor *t_open(void);
+zcor *t_open_dir(const char *dir);
+
+/* Calls a tool (host plane unless conv) and returns its parsed JSON. *rc
+ * gets the code when rc is not NULL. The caller decrefs. */
+json_t *t_call(zcor *z, const char *conv, const char *tool, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+json_t *t_call_rc(zcor *z, const char *conv, int *rc, const char *tool, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+/* Like t_call with a ready JSON argument text. */
+json_t *t_call_raw(zcor *z, const char *conv, int *rc, const char *tool, const char *args);
+
+/* Looks up a dotted path ("node.id", "items.0.title") in v. */
+json_t *t_get(json_t *v, const char *path);
+const char *t_str(json_t *v, const char *path);
+long long t_int(json_t *v, const char *path);
+/* The error code name ("not_found") of an error result, or NULL. */
+const char *t_errcode(json_t *v);
+const char *t_errmsg(json_t *v);
+
+/* Runs SQL on the directory's memory.db (a second connection) and returns
+ * the first column of the first row as an integer. */
+long long t_sql_int(const char *dir, const char *sql);
+
+#endif
