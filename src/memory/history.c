@@ -8,15 +8,6 @@
 #include "base/json.h"
 #include "memory/memory.h"
 
-static json_t *col_json(sqlite3_stmt *st, int i)
-{
-	const char *s = (const char *)sqlite3_column_text(st, i);
-	if (!s)
-		return json_null();
-	json_t *v = json_loads(s, JSON_DECODE_ANY, NULL);
-	return v ? v : json_string(s);
-}
-
 static json_t *record_from_row(sqlite3_stmt *st)
 {
 	json_t *r = json_object();
@@ -25,12 +16,12 @@ static json_t *record_from_row(sqlite3_stmt *st)
 	zc_json_set_str(r, "operation", (const char *)sqlite3_column_text(st, 2));
 	zc_json_set_str(r, "actor", (const char *)sqlite3_column_text(st, 3));
 	zc_json_set_str(r, "conversation", (const char *)sqlite3_column_text(st, 4));
-	json_object_set_new(r, "arguments", col_json(st, 5));
+	json_object_set_new(r, "arguments", zc_col_json(st, 5, 's'));
 	zc_json_set_str(r, "status", (const char *)sqlite3_column_text(st, 6));
 	zc_json_set_str(r, "error", (const char *)sqlite3_column_text(st, 7));
-	json_object_set_new(r, "before", col_json(st, 8));
-	json_object_set_new(r, "after", col_json(st, 9));
-	json_object_set_new(r, "receipt", col_json(st, 10));
+	json_object_set_new(r, "before", zc_col_json(st, 8, 's'));
+	json_object_set_new(r, "after", zc_col_json(st, 9, 's'));
+	json_object_set_new(r, "receipt", zc_col_json(st, 10, 's'));
 	return r;
 }
 

@@ -15,12 +15,6 @@
 
 /* ---- rows <-> JSON -------------------------------------------------- */
 
-static json_t *col_json(sqlite3_stmt *st, int i, json_t *fallback)
-{
-	const char *s = (const char *)sqlite3_column_text(st, i);
-	json_t *v = s ? json_loads(s, 0, NULL) : NULL;
-	return v ? v : fallback;
-}
 
 static void set_col_str(json_t *o, const char *key, sqlite3_stmt *st, int i)
 {
@@ -38,13 +32,13 @@ json_t *zc_node_from_row(sqlite3_stmt *st)
 	set_col_str(n, "id", st, 0);
 	set_col_str(n, "title", st, 1);
 	set_col_str(n, "content", st, 2);
-	json_object_set_new(n, "keywords", col_json(st, 3, json_array()));
+	json_object_set_new(n, "keywords", zc_col_json(st, 3, '['));
 	set_col_str(n, "parentId", st, 4);
 	set_col_str(n, "sourceMessage", st, 5);
 	json_object_set_new(n, "important", json_boolean(sqlite3_column_type(st, 6) != SQLITE_NULL));
 	set_col_str(n, "supersededBy", st, 7);
 	set_col_str(n, "supersededReason", st, 8);
-	json_object_set_new(n, "mergedFrom", col_json(st, 9, json_null()));
+	json_object_set_new(n, "mergedFrom", zc_col_json(st, 9, 'n'));
 	set_col_str(n, "mergedReason", st, 10);
 	set_col_str(n, "scope", st, 11);
 	set_col_str(n, "kind", st, 12);
@@ -55,7 +49,7 @@ json_t *zc_node_from_row(sqlite3_stmt *st)
 	set_col_str(n, "confidence", st, 17);
 	set_col_str(n, "tier", st, 18);
 	set_col_str(n, "archiveMonth", st, 19);
-	json_object_set_new(n, "attrs", col_json(st, 20, json_object()));
+	json_object_set_new(n, "attrs", zc_col_json(st, 20, '{'));
 	set_col_time(n, "createdAt", st, 21);
 	set_col_time(n, "updatedAt", st, 22);
 	json_object_set_new(n, "hits", json_integer(sqlite3_column_int64(st, 23)));

@@ -13,12 +13,6 @@
 #include "memory/memory.h"
 #include "text/norm.h"
 
-static json_t *col_json(sqlite3_stmt *st, int i, json_t *fallback)
-{
-	const char *s = (const char *)sqlite3_column_text(st, i);
-	json_t *v = s ? json_loads(s, 0, NULL) : NULL;
-	return v ? v : fallback;
-}
 
 static void time_col(json_t *o, const char *key, sqlite3_stmt *st, int i)
 {
@@ -30,7 +24,7 @@ json_t *zc_person_from_row(sqlite3_stmt *st)
 	json_t *p = json_object();
 	zc_json_set_str(p, "personId", (const char *)sqlite3_column_text(st, 0));
 	zc_json_set_str(p, "name", (const char *)sqlite3_column_text(st, 1));
-	json_object_set_new(p, "aliases", col_json(st, 2, json_array()));
+	json_object_set_new(p, "aliases", zc_col_json(st, 2, '['));
 	zc_json_set_str(p, "relationship", (const char *)sqlite3_column_text(st, 3));
 	json_object_set_new(p, "affinity", json_integer(sqlite3_column_int(st, 4)));
 	zc_json_set_str(p, "reason", (const char *)sqlite3_column_text(st, 5));

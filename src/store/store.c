@@ -303,3 +303,21 @@ int zc_meta_set_int(struct zc_store *s, const char *key, long long v, struct zc_
 	sqlite3_reset(st);
 	return rc == SQLITE_DONE ? ZCOR_OK : zc_store_fail(s, rc, e, "writing meta");
 }
+
+json_t *zc_col_json(sqlite3_stmt *st, int i, char fallback)
+{
+	const char *s = (const char *)sqlite3_column_text(st, i);
+	json_t *v = s ? json_loads(s, JSON_DECODE_ANY, NULL) : NULL;
+	if (v)
+		return v;
+	switch (fallback) {
+	case '[':
+		return json_array();
+	case '{':
+		return json_object();
+	case 's':
+		return s ? json_string(s) : json_null();
+	default:
+		return json_null();
+	}
+}

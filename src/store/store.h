@@ -10,6 +10,7 @@
 #ifndef ZC_STORE_H
 #define ZC_STORE_H
 
+#include <jansson.h>
 #include <sqlite3.h>
 
 #include "base/err.h"
@@ -49,6 +50,13 @@ int zc_exec(struct zc_store *s, const char *sql, struct zc_err *e);
 
 /* Maps an SQLite result to a zcor code with a message naming `what`. */
 int zc_store_fail(struct zc_store *s, int rc, struct zc_err *e, const char *what);
+
+/*
+ * The JSON text in column i parsed, or when it is NULL or not JSON a fresh
+ * fallback: '[' an empty array, '{' an empty object, 'n' null, 's' the
+ * raw text as a JSON string (null when NULL).
+ */
+json_t *zc_col_json(sqlite3_stmt *st, int i, char fallback);
 
 /* Small key/value table for counters and flags. */
 int zc_meta_get_int(struct zc_store *s, const char *key, long long *v, struct zc_err *e);
