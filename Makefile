@@ -13,7 +13,7 @@ deps:
 
 build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-	@cmake --build $(BUILD) -j $(JOBS)
+	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
 
 # Creates (or reuses) a memory directory and shows the tools working.
 run: build
@@ -22,9 +22,9 @@ run: build
 test:
 	@scripts/deps test
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZCOR_WERROR=ON >/dev/null
-	@cmake --build $(BUILD) -j $(JOBS)
+	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DZCOR_SANITIZE=ON -DZCOR_WERROR=ON >/dev/null
-	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+	@cmake --build $(ASAN_BUILD) -j $(JOBS) -- --no-print-directory
 	@echo "== unit tests under ASan + UBSan =="
 	@cd $(ASAN_BUILD) && ctest --output-on-failure -L unit -j $(JOBS)
 	@echo "== all tests on the release build (unit, crash, end-to-end) =="
