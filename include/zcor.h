@@ -101,7 +101,10 @@ int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name,
 
 /*
  * The tool list as a JSON array of {name, title, description,
- * descriptionEn, inputSchema} in a deterministic order. Caller frees.
+ * descriptionEn, inputSchema} in a deterministic order: the tools offered
+ * to models under the handle's config.json (relationship tools only while
+ * relationship memory is on), or every tool with ZCOR_TOOLS_ALL or a NULL
+ * handle. Caller frees.
  */
 char *zcor_tools_json(zcor *z, unsigned flags);
 

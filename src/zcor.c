@@ -141,7 +141,14 @@ int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name, const 
 char *zcor_tools_json(zcor *z, unsigned flags)
 {
 	json_t *arr = json_array();
+	int rel = 1;
+	if (z && !(flags & ZCOR_TOOLS_ALL)) {
+		zc_config_refresh(&z->mem.conf);
+		rel = z->mem.conf.cfg.relationships;
+	}
 	for (const struct zc_tool *t = zc_tools; t->name; t++) {
+		if (t->offer == ZC_OFFER_RELATIONSHIPS && !rel)
+			continue;
 		json_t *schema = json_deep_copy(zc_tool_schema(t));
 		json_array_append_new(
 			arr, json_pack("{s:s, s:s, s:s, s:s, s:o}", "name", t->name, "title", t->title,

@@ -166,3 +166,19 @@ int zc_mkdir_p(const char *path, struct zc_err *e)
 	zc_free(p);
 	return rc;
 }
+
+int zc_file_changed(const char *path, struct zc_file_id *id)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return -1;
+	if (id->known && st.st_dev == id->dev && st.st_ino == id->ino && st.st_size == id->size &&
+	    st.st_mtim.tv_sec == id->mtime.tv_sec && st.st_mtim.tv_nsec == id->mtime.tv_nsec)
+		return 0;
+	id->known = 1;
+	id->dev = st.st_dev;
+	id->ino = st.st_ino;
+	id->size = st.st_size;
+	id->mtime = st.st_mtim;
+	return 1;
+}

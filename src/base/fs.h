@@ -7,6 +7,8 @@
 #define ZC_FS_H
 
 #include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include "base/err.h"
 
@@ -16,6 +18,21 @@ int zc_read_file(const char *path, size_t max, char **data, size_t *len, struct 
 int zc_write_file_atomic(const char *path, const void *data, size_t len, struct zc_err *e);
 int zc_mkdir_p(const char *path, struct zc_err *e);
 int zc_file_exists(const char *path);
+/* The identity of a file as last seen, to notice hand edits cheaply. */
+struct zc_file_id {
+	int known;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+};
+
+/*
+ * Stats path: returns 1 if it differs from *id (and records the new
+ * identity), 0 if unchanged, -1 with errno set if stat failed.
+ */
+int zc_file_changed(const char *path, struct zc_file_id *id);
+
 /* Maps an errno from a write to the public code (ENOSPC -> disk_full…). */
 int zc_errno_code(int err);
 /* path joined: "dir/name" (caller frees). */

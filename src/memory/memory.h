@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
+#include "memory/config.h"
 #include "store/store.h"
 #include "text/synonyms.h"
 #include "zcor.h"
@@ -22,6 +23,7 @@
 struct zc_mem {
 	struct zc_store store;
 	struct zc_syn syn;
+	struct zc_confile conf;
 	char *dir;
 	int64_t (*now_ms)(void *ud);
 	void *clock_ud;

@@ -55,7 +55,10 @@ int zc_mem_open(struct zc_mem *m, const char *dir, struct zc_err *e)
 	m->now_ms = system_clock;
 	char *db = zc_path_join(dir, "memory.db");
 	char *syn = zc_path_join(dir, "synonyms.json");
+	char *conf = zc_path_join(dir, "config.json");
 	zc_syn_init(&m->syn, syn);
+	zc_config_init(&m->conf, conf);
+	zc_free(conf);
 	rc = zc_store_open(&m->store, db, e);
 	zc_free(db);
 	zc_free(syn);
@@ -70,6 +73,7 @@ void zc_mem_close(struct zc_mem *m)
 		return;
 	zc_store_close(&m->store);
 	zc_syn_release(&m->syn);
+	zc_config_release(&m->conf);
 	zc_free(m->dir);
 	m->dir = NULL;
 }

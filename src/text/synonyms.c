@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "base/alloc.h"
 #include "base/buf.h"
@@ -171,25 +170,20 @@ static int create_default(struct zc_syn *s, struct zc_err *e)
 
 int zc_syn_refresh(struct zc_syn *s, struct zc_err *e)
 {
-	struct stat st;
-	if (stat(s->path, &st) != 0) {
+	int changed = zc_file_changed(s->path, &s->seen);
+	if (changed < 0) {
 		if (errno != ENOENT)
 			return zc_fail(e, zc_errno_code(errno), "cannot read '%s': %s", s->path,
 				       strerror(errno));
 		int rc = create_default(s, e);
 		if (rc)
 			return rc;
-		if (stat(s->path, &st) != 0)
+		changed = zc_file_changed(s->path, &s->seen);
+		if (changed < 0)
 			return zc_fail(e, ZCOR_EIO, "cannot read '%s': %s", s->path, strerror(errno));
 	}
-	if (s->have_stat && st.st_dev == s->dev && st.st_ino == s->ino && st.st_size == s->size &&
-	    st.st_mtim.tv_sec == s->mtime.tv_sec && st.st_mtim.tv_nsec == s->mtime.tv_nsec)
+	if (!changed)
 		return ZCOR_OK;
-	s->have_stat = 1;
-	s->dev = st.st_dev;
-	s->ino = st.st_ino;
-	s->size = st.st_size;
-	s->mtime = st.st_mtim;
 
 	char *data = NULL;
 	size_t len = 0;
@@ -270,13 +264,7 @@ int zc_syn_add(struct zc_syn *s, const json_t *terms, int *changed, json_t **cla
 		zc_free(text);
 		if (!rc) {
 			build(s, groups);
-			struct stat st;
-			if (stat(s->path, &st) == 0) {
-				s->dev = st.st_dev;
-				s->ino = st.st_ino;
-				s->size = st.st_size;
-				s->mtime = st.st_mtim;
-			}
+			zc_file_changed(s->path, &s->seen); /* our own write is no hand edit */
 			*changed = 1;
 		}
 		json_decref(groups);

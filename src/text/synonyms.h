@@ -15,17 +15,14 @@
 #include <time.h>
 
 #include "base/err.h"
+#include "base/fs.h"
 
 #define ZC_SYN_MAX_BYTES (8u << 20)
 #define ZC_SYN_MAX_TERM 64 /* characters */
 
 struct zc_syn {
 	char *path;
-	int have_stat;
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
+	struct zc_file_id seen;
 	json_t *groups; /* array of arrays of strings, as in the last good file */
 	json_t *index;  /* normalised term -> class number */
 	json_t *classes; /* class number -> array of normalised terms */

@@ -201,6 +201,17 @@ int zc_tool_call(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_t
 		json_decref(args);
 		return rc;
 	}
+	zc_config_refresh(&m->conf);
+	if (t->offer == ZC_OFFER_RELATIONSHIPS && !m->conf.cfg.relationships &&
+	    ctx->actor == ZCOR_ACTOR_MODEL) {
+		rc = zc_fail(e, ZCOR_EFORBIDDEN,
+			     "relationship memory is switched off in config.json, so '%s' is not "
+			     "offered; the operator can switch it on (\"relationships\": true)",
+			     t->name);
+		zc_mem_record_failure(m, ctx, t->name, args, NULL, e);
+		json_decref(args);
+		return rc;
+	}
 	rc = zc_mem_run(m, ctx, t->op, args, out, e);
 	json_decref(args);
 	return rc;
