@@ -6,6 +6,7 @@
 #include "store/store.h"
 
 #include <stdio.h>
+#include <errno.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -88,6 +89,12 @@ static const char *const migrations[] = {
 int zc_store_fail(struct zc_store *s, int rc, struct zc_err *e, const char *what)
 {
 	const char *msg = s && s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
+	/* SQLite says "disk I/O error" for a full disk; the OS error is exact */
+	int sys = s && s->db ? sqlite3_system_errno(s->db) : 0;
+	if ((rc & 0xff) == SQLITE_IOERR && (sys == ENOSPC || sys == EFBIG || sys == EDQUOT))
+		rc = SQLITE_FULL;
+	if ((rc & 0xff) == SQLITE_IOERR && (sys == EROFS || sys == EACCES || sys == EPERM))
+		rc = SQLITE_READONLY;
 	switch (rc & 0xff) {
 	case SQLITE_FULL:
 		return zc_fail(e, ZCOR_EFULL, "%s: the disk is full (%s); free space and try again", what,

@@ -1,0 +1,134 @@
+/*
+ * tokens.c — bigram index tokens and ICU words (see tokens.h).
+ */
+#include "text/tokens.h"
+
+#include <string.h>
+#include <unicode/ubrk.h>
+#include <unicode/uchar.h>
+#include <unicode/ustring.h>
+
+#include "base/alloc.h"
+
+size_t zc_utf8_next(const char *str, size_t len, unsigned *cp)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	unsigned c = s[0];
+	size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
+	if (n > len)
+		n = 1;
+	if (n == 1) {
+		*cp = c;
+		return 1;
+	}
+	unsigned v = c & (0x3F >> (n - 1));
+	for (size_t i = 1; i < n; i++)
+		v = (v << 6) | (s[i] & 0x3F);
+	*cp = v;
+	return n;
+}
+
+int zc_is_cjk(unsigned cp)
+{
+	return (cp >= 0x3040 && cp <= 0x30FF) ||   /* kana */
+	       (cp >= 0x3400 && cp <= 0x4DBF) ||   /* CJK ext A */
+	       (cp >= 0x4E00 && cp <= 0x9FFF) ||   /* CJK unified */
+	       (cp >= 0xAC00 && cp <= 0xD7AF) ||   /* hangul */
+	       (cp >= 0xF900 && cp <= 0xFAFF) ||   /* compatibility */
+	       (cp >= 0x20000 && cp <= 0x3134F);   /* ext B.. */
+}
+
+enum cls { SEP, CJK, WORD };
+
+static enum cls classify(unsigned cp)
+{
+	if (zc_is_cjk(cp))
+		return CJK;
+	if (cp < 0x80)
+		return ((cp | 0x20) >= 'a' && (cp | 0x20) <= 'z') || (cp >= '0' && cp <= '9') ? WORD : SEP;
+	return u_isalnum((UChar32)cp) ? WORD : SEP;
+}
+
+int zc_tokens(const char *s, size_t len, int mode, zc_token_fn fn, void *ud)
+{
+	size_t i = 0;
+	int rc;
+	while (i < len) {
+		unsigned cp;
+		size_t n = zc_utf8_next(s + i, len - i, &cp);
+		enum cls c = classify(cp);
+		if (c == SEP) {
+			i += n;
+			continue;
+		}
+		if (c == WORD) {
+			size_t start = i;
+			while (i < len) {
+				n = zc_utf8_next(s + i, len - i, &cp);
+				if (classify(cp) != WORD)
+					break;
+				i += n;
+			}
+			if ((rc = fn(ud, s + start, i - start, start, i)))
+				return rc;
+			continue;
+		}
+		/* a CJK run: bigrams, and the unigram of its last character */
+		size_t prev = i, prev_len = n, count = 1;
+		i += n;
+		while (i < len) {
+			n = zc_utf8_next(s + i, len - i, &cp);
+			if (classify(cp) != CJK)
+				break;
+			if ((rc = fn(ud, s + prev, prev_len + n, prev, i + n)))
+				return rc;
+			prev = i;
+			prev_len = n;
+			i += n;
+			count++;
+		}
+		if (count == 1 || mode == ZC_TOKENS_DOCUMENT)
+			if ((rc = fn(ud, s + prev, prev_len, prev, prev + prev_len)))
+				return rc;
+	}
+	return 0;
+}
+
+void zc_words(const char *s, int min_chars, json_t *words, json_t *seen)
+{
+	UErrorCode st = U_ZERO_ERROR;
+	int32_t ulen = 0;
+	u_strFromUTF8(NULL, 0, &ulen, s, -1, &st);
+	if (ulen == 0)
+		return;
+	UChar *u = zc_malloc(((size_t)ulen + 1) * sizeof(UChar));
+	st = U_ZERO_ERROR;
+	u_strFromUTF8(u, ulen + 1, NULL, s, -1, &st);
+	st = U_ZERO_ERROR;
+	UBreakIterator *bi = ubrk_open(UBRK_WORD, "zh", u, ulen, &st);
+	if (U_FAILURE(st)) {
+		zc_free(u);
+		return;
+	}
+	int32_t start = ubrk_first(bi);
+	for (int32_t end = ubrk_next(bi); end != UBRK_DONE; start = end, end = ubrk_next(bi)) {
+		if (ubrk_getRuleStatus(bi) < UBRK_WORD_NUMBER)
+			continue; /* spaces and punctuation */
+		int32_t chars = u_countChar32(u + start, end - start);
+		if (chars < min_chars)
+			continue;
+		char buf[256];
+		int32_t blen = 0;
+		st = U_ZERO_ERROR;
+		u_strToUTF8(buf, (int32_t)sizeof(buf) - 1, &blen, u + start, end - start, &st);
+		if (U_FAILURE(st))
+			continue;
+		buf[blen] = '\0';
+		if (!json_object_get(seen, buf)) {
+			json_object_set_new(seen, buf, json_true());
+			json_array_append_new(words, json_string(buf));
+		}
+	}
+	ubrk_close(bi);
+	zc_free(u);
+}

@@ -1,0 +1,39 @@
+/*
+ * tokens.h — how zcor cuts normalised text into index tokens and words.
+ *
+ * Index tokens (FTS5, lexical scoring): CJK runs as overlapping character
+ * bigrams (a run of one character is one unigram), plus — in documents
+ * only — the last character of each run as a unigram, so a one-character
+ * prefix query ("猫*") finds every text containing that character;
+ * letters and digits as whole words.
+ *
+ * Words (recall terms): ICU's dictionary-based word break for Chinese
+ * ("zh"), keeping words of at least 2 characters.
+ *
+ * Text layer: pure functions over already normalised UTF-8 (zc_norm).
+ */
+#ifndef ZC_TOKENS_H
+#define ZC_TOKENS_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* Called for each token; return nonzero to stop. */
+typedef int (*zc_token_fn)(void *ud, const char *tok, size_t len, size_t start, size_t end);
+
+#define ZC_TOKENS_DOCUMENT 0
+#define ZC_TOKENS_QUERY 1
+
+/* Tokenizes normalised text; returns the first nonzero callback result. */
+int zc_tokens(const char *s, size_t len, int mode, zc_token_fn fn, void *ud);
+
+/* Appends to `words` (array) the distinct ICU words of ≥ min_chars
+ * characters of normalised text s; `seen` (object) dedupes across calls. */
+void zc_words(const char *s, int min_chars, json_t *words, json_t *seen);
+
+/* 1 if the code point is a CJK ideograph, kana or hangul. */
+int zc_is_cjk(unsigned cp);
+/* Decodes one UTF-8 code point at s (len bytes left); returns its length. */
+size_t zc_utf8_next(const char *s, size_t len, unsigned *cp);
+
+#endif
