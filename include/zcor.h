@@ -108,6 +108,33 @@ int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name,
  */
 char *zcor_tools_json(zcor *z, unsigned flags);
 
+/* ---- recall and the system prefix --------------------------------- */
+
+/*
+ * Auto-recall for one batch of incoming messages (SPEC §4). request_json:
+ *   {"conversation": "group:1", "messages": ["text" | {"text", "senderId"?,
+ *    "senderName"?}…], "speakers": [{"id", "name"?}…], "mentions": ["id"…],
+ *    "explain": false}
+ * On success *out_json is {"header": the text to put before the batch,
+ * "items": [...], "profile", "budget", "used", "terms", "expandedTerms",
+ * "explain"?: per candidate features and why it was included or cut}.
+ * Errors as zcor_tool_call. Not recorded in history.
+ */
+int zcor_recall(zcor *z, const char *request_json, char **out_json);
+
+/* The system prefix for a conversation (NULL: the host plane), as text.
+ * On failure returns the code and sets *out to NULL. */
+int zcor_prefix(zcor *z, const char *conversation, char **out);
+
+/* ---- settings ------------------------------------------------------- */
+
+/* The settings in effect (config.json with defaults), as JSON, plus
+ * "warning" when the file is invalid. Caller frees. */
+char *zcor_config_json(zcor *z);
+/* Merges settings_json into config.json after checking the result. On
+ * failure nothing is written and *errmsg names the key. */
+int zcor_config_set(zcor *z, const char *settings_json, char **errmsg);
+
 /* ---- LLM provider --------------------------------------------------- */
 
 /*

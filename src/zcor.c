@@ -15,6 +15,7 @@
 #include "base/json.h"
 #include "base/timeutil.h"
 #include "memory/memory.h"
+#include "recall/recall.h"
 #include "tools/tools.h"
 
 struct zcor {
@@ -158,4 +159,59 @@ char *zcor_tools_json(zcor *z, unsigned flags)
 	char *s = zc_json_dump(arr);
 	json_decref(arr);
 	return s;
+}
+
+int zcor_recall(zcor *z, const char *request_json, char **out_json)
+{
+	zc_err_clear(&z->err);
+	json_t *req = NULL, *out = NULL;
+	int rc = zc_json_parse(request_json ? request_json : "", request_json ? strlen(request_json) : 0,
+			       "the recall request", &req, &z->err);
+	if (!rc)
+		rc = zc_recall(&z->mem, req, &out, &z->err);
+	json_decref(req);
+	if (rc) {
+		*out_json = error_json(rc, z->err.msg);
+		return rc;
+	}
+	*out_json = zc_json_dump(out);
+	json_decref(out);
+	return ZCOR_OK;
+}
+
+int zcor_prefix(zcor *z, const char *conversation, char **out)
+{
+	zc_err_clear(&z->err);
+	*out = NULL;
+	char *msg = NULL;
+	if (conversation && zcor_check_conversation(conversation, &msg)) {
+		zc_fail(&z->err, ZCOR_EINVAL, "%s", msg);
+		zc_free(msg);
+		return ZCOR_EINVAL;
+	}
+	return zc_prefix(&z->mem, conversation, out, &z->err);
+}
+
+char *zcor_config_json(zcor *z)
+{
+	zc_config_refresh(&z->mem.conf);
+	json_t *j = zc_config_json(&z->mem.conf.cfg);
+	if (z->mem.conf.warning[0])
+		json_object_set_new(j, "warning", json_string(z->mem.conf.warning));
+	char *s = zc_json_dump(j);
+	json_decref(j);
+	return s;
+}
+
+int zcor_config_set(zcor *z, const char *settings_json, char **errmsg)
+{
+	zc_err_clear(&z->err);
+	json_t *patch = NULL;
+	int rc = zc_json_parse(settings_json, strlen(settings_json), "the settings", &patch, &z->err);
+	if (!rc)
+		rc = zc_config_set(&z->mem.conf, patch, &z->err);
+	json_decref(patch);
+	if (rc && errmsg)
+		*errmsg = zc_strdup(z->err.msg);
+	return rc;
 }

@@ -44,5 +44,7 @@ int cmd_tools(struct cli *c, int argc, char **argv);
 int cmd_backup(struct cli *c, int argc, char **argv);
 int cmd_restore(struct cli *c, int argc, char **argv);
 int cmd_help(struct cli *c, int argc, char **argv);
+int cmd_recall(struct cli *c, int argc, char **argv);
+int cmd_prefix(struct cli *c, int argc, char **argv);
 
 #endif

@@ -29,6 +29,20 @@ const struct cli_cmd cli_cmds[] = {
 	 "Restores the memory state from FILE in backups/ (format 1, 2 or 3). The current\n"
 	 "state is backed up first; the result names that backup.",
 	 cmd_restore},
+	{"recall",
+	 "zcor [--dir D] --conversation KEY recall [--speaker ID[:NAME]]… [--mention ID]… "
+	 "--message TEXT… [--json] [--explain]",
+	 "Prints the memory context header auto-recall would put before this batch of\n"
+	 "messages in that conversation (nothing when nothing is relevant or recallChars\n"
+	 "is 0). --json prints {header, items, profile, budget, used, terms}; --explain adds,\n"
+	 "per candidate, its feature scores and why it was included or cut. Recall is not\n"
+	 "recorded in history; hit counts are updated.",
+	 cmd_recall},
+	{"prefix", "zcor [--dir D] [--conversation KEY] prefix",
+	 "Prints the system prefix: PERSONA.md, the system rules, memory guidance,\n"
+	 "relationship guidance (when relationship memory is on) and the important\n"
+	 "memories the conversation may see.",
+	 cmd_prefix},
 	{"help", "zcor help [COMMAND]", "Shows the commands, or the help of one command.", cmd_help},
 	{NULL, NULL, NULL, NULL},
 };

@@ -154,7 +154,7 @@ int zc_node_save(struct zc_op *op, const json_t *n, struct zc_err *e)
 		"expires = excluded.expires, confidence = excluded.confidence, tier = excluded.tier, "
 		"archive_month = excluded.archive_month, attrs = excluded.attrs, "
 		"updated_at = excluded.updated_at, title_norm = excluded.title_norm, "
-		"content_norm = excluded.content_norm",
+		"content_norm = excluded.content_norm RETURNING seq",
 		e);
 	if (!st)
 		return e->code;
@@ -186,8 +186,22 @@ int zc_node_save(struct zc_op *op, const json_t *n, struct zc_err *e)
 	sqlite3_bind_text(st, 24, zc_norm(title), -1, zc_free);
 	sqlite3_bind_text(st, 25, zc_norm(content), -1, zc_free);
 	int rc = sqlite3_step(st);
+	sqlite3_int64 seq = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	if (rc == SQLITE_ROW)
+		rc = sqlite3_step(st);
 	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&op->m->store, rc, e, "saving a memory");
+	if (rc != SQLITE_DONE)
+		return zc_store_fail(&op->m->store, rc, e, "saving a memory");
+	/* the dictionary terms recall finds verbatim in messages */
+	json_t *terms = json_array();
+	json_array_append_new(terms, json_string_nocheck(zc_norm(title)));
+	size_t i;
+	json_t *k;
+	json_array_foreach(json_object_get(n, "keywords"), i, k)
+		json_array_append_new(terms, json_string_nocheck(zc_norm(json_string_value(k))));
+	rc = zc_terms_set(&op->m->store, "node", seq, terms, e);
+	json_decref(terms);
+	return rc;
 }
 
 /* Ids: 'm' + 6 base-36 digits from a counter, so generated ids sort in

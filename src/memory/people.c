@@ -54,7 +54,7 @@ int zc_person_save(struct zc_op *op, const json_t *p, struct zc_err *e)
 		"relationship = excluded.relationship, affinity = excluded.affinity, "
 		"reason = excluded.reason, memory_node_id = excluded.memory_node_id, "
 		"first_seen = excluded.first_seen, confidence = excluded.confidence, "
-		"updated_at = excluded.updated_at, search_norm = excluded.search_norm",
+		"updated_at = excluded.updated_at, search_norm = excluded.search_norm RETURNING seq",
 		e);
 	if (!st)
 		return e->code;
@@ -89,8 +89,21 @@ int zc_person_save(struct zc_op *op, const json_t *p, struct zc_err *e)
 	sqlite3_bind_text(st, 13, zc_norm(zc_buf_str(&all)), -1, zc_free);
 	zc_buf_release(&all);
 	int rc = sqlite3_step(st);
+	sqlite3_int64 seq = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	if (rc == SQLITE_ROW)
+		rc = sqlite3_step(st);
 	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&op->m->store, rc, e, "saving a person");
+	if (rc != SQLITE_DONE)
+		return zc_store_fail(&op->m->store, rc, e, "saving a person");
+	/* names, aliases and the id (a QQ number) are entity terms for recall */
+	json_t *terms = json_array();
+	json_array_append_new(terms, json_string_nocheck(zc_norm(zc_json_str(p, "name"))));
+	json_array_append_new(terms, json_string_nocheck(zc_norm(zc_json_str(p, "personId"))));
+	json_array_foreach(json_object_get(p, "aliases"), i, a)
+		json_array_append_new(terms, json_string_nocheck(zc_norm(json_string_value(a))));
+	rc = zc_terms_set(&op->m->store, "person", seq, terms, e);
+	json_decref(terms);
+	return rc;
 }
 
 static int load_person(struct zc_op *op, const char *id, json_t **p, struct zc_err *e)

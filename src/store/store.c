@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "text/norm.h"
 
 /* Each entry moves the schema from version i to i+1. Never edit a
  * released entry: add a new one. */
@@ -84,6 +85,42 @@ static const char *const migrations[] = {
 	"  search_norm  TEXT NOT NULL\n"
 	") STRICT;\n"
 	"CREATE INDEX history_at ON history(at);\n",
+	/* 1 -> 2: recall indexes. Derived data: zcor doctor --rebuild can
+	 * drop and refill them from nodes and people. */
+	"CREATE VIRTUAL TABLE nodes_fts USING fts5(title, keywords, content,\n"
+	"  content='nodes', content_rowid='seq', tokenize='zcor');\n"
+	"INSERT INTO nodes_fts(nodes_fts) VALUES('rebuild');\n"
+	"CREATE TRIGGER nodes_fts_ai AFTER INSERT ON nodes BEGIN\n"
+	"  INSERT INTO nodes_fts(rowid, title, keywords, content)\n"
+	"  VALUES (new.seq, new.title, new.keywords, new.content);\n"
+	"END;\n"
+	"CREATE TRIGGER nodes_fts_ad AFTER DELETE ON nodes BEGIN\n"
+	"  INSERT INTO nodes_fts(nodes_fts, rowid, title, keywords, content)\n"
+	"  VALUES ('delete', old.seq, old.title, old.keywords, old.content);\n"
+	"END;\n"
+	"CREATE TRIGGER nodes_fts_au AFTER UPDATE OF title, keywords, content ON nodes BEGIN\n"
+	"  INSERT INTO nodes_fts(nodes_fts, rowid, title, keywords, content)\n"
+	"  VALUES ('delete', old.seq, old.title, old.keywords, old.content);\n"
+	"  INSERT INTO nodes_fts(rowid, title, keywords, content)\n"
+	"  VALUES (new.seq, new.title, new.keywords, new.content);\n"
+	"END;\n"
+	/* dictionary terms that may occur verbatim in a message: normalised
+	 * titles, keywords (slang variants), person names and aliases */
+	"CREATE TABLE terms(\n"
+	"  term TEXT NOT NULL,\n"
+	"  kind TEXT NOT NULL CHECK (kind IN ('node', 'person')),\n"
+	"  ref  INTEGER NOT NULL,\n" /* nodes.seq or people.seq */
+	"  PRIMARY KEY (term, kind, ref)\n"
+	") WITHOUT ROWID, STRICT;\n"
+	"CREATE INDEX terms_ref ON terms(kind, ref);\n"
+	"CREATE TRIGGER terms_node_ad AFTER DELETE ON nodes BEGIN\n"
+	"  DELETE FROM terms WHERE kind = 'node' AND ref = old.seq;\n"
+	"END;\n"
+	"CREATE TRIGGER terms_person_ad AFTER DELETE ON people BEGIN\n"
+	"  DELETE FROM terms WHERE kind = 'person' AND ref = old.seq;\n"
+	"END;\n"
+	"CREATE INDEX nodes_kind ON nodes(kind);\n"
+	"CREATE INDEX nodes_fallback ON nodes(scope, pinned, hits, updated_at);\n",
 };
 
 int zc_store_fail(struct zc_store *s, int rc, struct zc_err *e, const char *what)
@@ -182,8 +219,11 @@ int zc_store_open(struct zc_store *s, const char *path, struct zc_err *e)
 		"PRAGMA journal_mode = WAL",
 		"PRAGMA synchronous = FULL",
 		"PRAGMA foreign_keys = ON",
-		"PRAGMA trusted_schema = OFF",
 	};
+	if ((rc = zc_fts_register(s->db, e))) {
+		zc_store_close(s);
+		return rc;
+	}
 	for (size_t i = 0; i < sizeof(pragmas) / sizeof(pragmas[0]); i++) {
 		rc = sqlite3_exec(s->db, pragmas[i], NULL, NULL, NULL);
 		if (rc) {
@@ -327,4 +367,37 @@ json_t *zc_col_json(sqlite3_stmt *st, int i, char fallback)
 	default:
 		return json_null();
 	}
+}
+
+int zc_terms_set(struct zc_store *s, const char *kind, sqlite3_int64 ref, const json_t *terms,
+		 struct zc_err *e)
+{
+	sqlite3_stmt *del = zc_stmt(s, "DELETE FROM terms WHERE kind = ?1 AND ref = ?2", e);
+	if (!del)
+		return e->code;
+	sqlite3_bind_text(del, 1, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(del, 2, ref);
+	int rc = sqlite3_step(del);
+	sqlite3_reset(del);
+	if (rc != SQLITE_DONE)
+		return zc_store_fail(s, rc, e, "updating the term index");
+	size_t i;
+	json_t *t;
+	json_array_foreach(terms, i, t) {
+		const char *term = json_string_value(t);
+		size_t chars = zc_utf8_len(term);
+		if (chars == 0 || chars > ZC_TERM_MAX_CHARS)
+			continue;
+		sqlite3_stmt *ins = zc_stmt(s, "INSERT OR IGNORE INTO terms(term, kind, ref) VALUES(?1, ?2, ?3)", e);
+		if (!ins)
+			return e->code;
+		sqlite3_bind_text(ins, 1, term, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(ins, 2, kind, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(ins, 3, ref);
+		rc = sqlite3_step(ins);
+		sqlite3_reset(ins);
+		if (rc != SQLITE_DONE)
+			return zc_store_fail(s, rc, e, "updating the term index");
+	}
+	return ZCOR_OK;
 }

@@ -15,7 +15,6 @@
 
 #include "base/err.h"
 
-#define ZC_SCHEMA_VERSION 1
 #define ZC_STMT_CACHE 96
 
 struct zc_store {
@@ -57,6 +56,18 @@ int zc_store_fail(struct zc_store *s, int rc, struct zc_err *e, const char *what
  * raw text as a JSON string (null when NULL).
  */
 json_t *zc_col_json(sqlite3_stmt *st, int i, char fallback);
+
+/* Registers the "zcor" FTS5 tokenizer on db (fts.c). */
+int zc_fts_register(sqlite3 *db, struct zc_err *e);
+
+/* Longest dictionary term, in characters: longer titles are not looked
+ * up verbatim in messages (FTS still finds them). */
+#define ZC_TERM_MAX_CHARS 16
+
+/* Replaces the dictionary terms of one node or person ("node"/"person",
+ * its seq) with the normalised strings in `terms` (too long ones skipped). */
+int zc_terms_set(struct zc_store *s, const char *kind, sqlite3_int64 ref, const json_t *terms,
+		 struct zc_err *e);
 
 /* Small key/value table for counters and flags. */
 int zc_meta_get_int(struct zc_store *s, const char *key, long long *v, struct zc_err *e);

@@ -1,0 +1,1022 @@
+/*
+ * recall.c — auto-recall for a batch of messages (SPEC §4, recall.h).
+ *
+ *   terms      NFKC + case fold; ICU words of ≥ 2 characters (single
+ *              characters for messages of ≤ 2); every dictionary term
+ *              present verbatim (substrings looked up in the terms table,
+ *              and in the synonym index); then synonym expansion.
+ *   candidates only records the conversation may see (global + its own),
+ *              current, hot and not 存疑 — filtered inside each query, so
+ *              other conversations' records are never candidates:
+ *              entity hits (terms table), FTS5 BM25 over bigrams (scored)
+ *              or title/keyword phrase hits (zcor), the speakers and
+ *              @-mentioned people.
+ *   score      profile zcor (seed 000) or scored (seed 003).
+ *   pack       into recallChars, ids kept when text is cut.
+ */
+#include "recall/recall.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/json.h"
+#include "base/timeutil.h"
+#include "text/norm.h"
+#include "text/tokens.h"
+
+struct item {
+	char kind; /* 'n' node, 'p' person */
+	sqlite3_int64 seq;
+	json_t *obj;
+	const char *section;
+	double entity, lexical, recency, salience, prior, expired, score;
+	double bm25;
+	int zhits;
+	const char *always;
+	const char *why;
+	int picked, truncated;
+	int64_t updated;
+};
+
+struct recall {
+	struct zc_mem *m;
+	struct zcor_ctx ctx;
+	struct zc_err *e;
+	int64_t now;
+	enum zc_profile profile;
+	json_t *terms;    /* the message's own terms */
+	json_t *expanded; /* terms after synonym expansion */
+	json_t *seen;     /* dedupe of expanded */
+	struct item *it;
+	size_t n, cap;
+	json_t *where; /* "n12" / "p3" -> index in it */
+};
+
+/* ---- request -------------------------------------------------------- */
+
+static int bad(struct zc_err *e, const char *field, const char *why)
+{
+	return zc_fail(e, ZCOR_EINVAL, "field '%s': %s", field, why);
+}
+
+/* Checks the request; builds the query text (messages and speakers). */
+static int read_request(const json_t *req, struct zc_buf *text, json_t **people, int *explain,
+			struct zc_err *e)
+{
+	if (!json_is_object(req))
+		return zc_fail(e, ZCOR_EINVAL, "the recall request must be a JSON object");
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)req, k, v) {
+		if (strcmp(k, "conversation") && strcmp(k, "messages") && strcmp(k, "speakers") &&
+		    strcmp(k, "mentions") && strcmp(k, "explain"))
+			return zc_fail(e, ZCOR_EINVAL,
+				       "unknown field '%.60s'; a recall request has conversation, messages, "
+				       "speakers, mentions, explain",
+				       k);
+	}
+	const char *conv = zc_json_str(req, "conversation");
+	char *msg = NULL;
+	if (!conv)
+		return bad(e, "conversation", "is required (group:<id>, private:<qq> or console:<name>)");
+	if (zcor_check_conversation(conv, &msg)) {
+		zc_fail(e, ZCOR_EINVAL, "field 'conversation': %s", msg);
+		zc_free(msg);
+		return ZCOR_EINVAL;
+	}
+	json_t *msgs = json_object_get(req, "messages");
+	if (!json_is_array(msgs) || json_array_size(msgs) == 0 ||
+	    json_array_size(msgs) > ZC_RECALL_MAX_MESSAGES)
+		return bad(e, "messages", "must be an array of 1 to 100 messages");
+	*people = json_array();
+	size_t i;
+	json_array_foreach(msgs, i, v) {
+		json_t *t = json_is_string(v) ? v : json_object_get(v, "text");
+		if (!json_is_string(t) || zc_utf8_len(json_string_value(t)) > ZC_RECALL_MAX_TEXT)
+			return bad(e, "messages", "each message is a string or {text, senderId?, senderName?} "
+						  "with a text of at most 20000 characters");
+		zc_buf_adds(text, json_string_value(t));
+		zc_buf_addc(text, '\n');
+		const char *sid = json_is_object(v) ? zc_json_str(v, "senderId") : NULL;
+		const char *sname = json_is_object(v) ? zc_json_str(v, "senderName") : NULL;
+		if (sid)
+			json_array_append_new(*people, json_string(sid));
+		if (sname) {
+			zc_buf_adds(text, sname);
+			zc_buf_addc(text, '\n');
+		}
+	}
+	json_t *sp = json_object_get(req, "speakers");
+	if (sp && !json_is_array(sp))
+		return bad(e, "speakers", "must be an array of {id, name?}");
+	json_array_foreach(sp, i, v) {
+		const char *id = zc_json_str(v, "id");
+		if (!id)
+			return bad(e, "speakers", "each speaker needs a string 'id'");
+		json_array_append_new(*people, json_string(id));
+		if (zc_json_str(v, "name")) {
+			zc_buf_adds(text, zc_json_str(v, "name"));
+			zc_buf_addc(text, '\n');
+		}
+	}
+	json_t *mn = json_object_get(req, "mentions");
+	if (mn && !json_is_array(mn))
+		return bad(e, "mentions", "must be an array of person ids");
+	json_array_foreach(mn, i, v) {
+		if (!json_is_string(v))
+			return bad(e, "mentions", "must be an array of person ids (strings)");
+		json_array_append(*people, v);
+	}
+	json_t *ex = json_object_get(req, "explain");
+	if (ex && !json_is_boolean(ex))
+		return bad(e, "explain", "must be true or false");
+	*explain = json_is_true(ex);
+	return ZCOR_OK;
+}
+
+/* ---- candidates ------------------------------------------------------ */
+
+static struct item *item_of(struct recall *r, char kind, sqlite3_int64 seq)
+{
+	char key[32];
+	snprintf(key, sizeof(key), "%c%lld", kind, (long long)seq);
+	json_t *at = json_object_get(r->where, key);
+	if (at)
+		return &r->it[json_integer_value(at)];
+	if (r->n == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 64;
+		r->it = zc_realloc(r->it, r->cap * sizeof(*r->it));
+	}
+	struct item *x = &r->it[r->n];
+	memset(x, 0, sizeof(*x));
+	x->kind = kind;
+	x->seq = seq;
+	json_object_set_new(r->where, key, json_integer((json_int_t)r->n));
+	r->n++;
+	return x;
+}
+
+static void add_term(struct recall *r, json_t *set, const char *t)
+{
+	if (!*t || json_object_get(set, t))
+		return;
+	json_object_set_new(set, t, json_true());
+	json_array_append_new(r->terms, json_string(t));
+}
+
+/* Every substring of 1..ZC_TERM_MAX_CHARS characters that is a dictionary
+ * term (terms table) or a synonym entry; min_chars 1 only for short text. */
+static int dictionary_terms(struct recall *r, const char *norm, int min_chars, json_t *set)
+{
+	size_t len = strlen(norm);
+	/* a batch can be long; verbatim terms are looked for in its last 2000 bytes */
+	size_t from = len > 2000 ? len - 2000 : 0;
+	while (from < len && ((unsigned char)norm[from] & 0xC0) == 0x80)
+		from++;
+	json_t *subs = json_array(), *subset = json_object();
+	for (size_t i = from; i < len;) {
+		unsigned cp;
+		size_t first = zc_utf8_next(norm + i, len - i, &cp);
+		size_t j = i;
+		for (int c = 1; c <= ZC_TERM_MAX_CHARS && j < len; c++) {
+			j += zc_utf8_next(norm + j, len - j, &cp);
+			if (cp == '\n')
+				break;
+			if (c < min_chars)
+				continue;
+			char *s = zc_strndup(norm + i, j - i);
+			if (!json_object_get(subset, s)) {
+				json_object_set_new(subset, s, json_true());
+				json_array_append_new(subs, json_string(s));
+				if (json_object_get(r->m->syn.index, s))
+					add_term(r, set, s);
+			}
+			zc_free(s);
+		}
+		i += first;
+	}
+	json_decref(subset);
+	int rc = ZCOR_OK, step;
+	sqlite3_stmt *st = zc_stmt(&r->m->store,
+				   "SELECT DISTINCT term FROM terms WHERE term IN (SELECT value FROM "
+				   "json_each(?1))",
+				   r->e);
+	if (!st) {
+		json_decref(subs);
+		return r->e->code;
+	}
+	sqlite3_bind_text(st, 1, zc_json_dump(subs), -1, zc_free);
+	while ((step = sqlite3_step(st)) == SQLITE_ROW)
+		add_term(r, set, (const char *)sqlite3_column_text(st, 0));
+	sqlite3_reset(st);
+	if (step != SQLITE_DONE)
+		rc = zc_store_fail(&r->m->store, step, r->e, "looking up terms");
+	json_decref(subs);
+	return rc;
+}
+
+static int gather_terms(struct recall *r, const char *norm)
+{
+	json_t *set = json_object();
+	size_t chars = 0;
+	for (const char *p = norm; *p;) {
+		unsigned cp;
+		p += zc_utf8_next(p, strlen(p), &cp);
+		if (cp > ' ')
+			chars++;
+	}
+	int rc;
+	if (chars <= 2) {
+		/* very short messages: single characters */
+		for (const char *p = norm; *p;) {
+			unsigned cp;
+			size_t n = zc_utf8_next(p, strlen(p), &cp);
+			if (cp > ' ') {
+				char *s = zc_strndup(p, n);
+				add_term(r, set, s);
+				zc_free(s);
+			}
+			p += n;
+		}
+	}
+	json_t *words = json_array(), *wseen = json_object();
+	zc_words(norm, 2, words, wseen);
+	size_t i;
+	json_t *w;
+	json_array_foreach(words, i, w) add_term(r, set, json_string_value(w));
+	json_decref(words);
+	json_decref(wseen);
+	rc = dictionary_terms(r, norm, chars <= 2 ? 1 : 2, set);
+	json_decref(set);
+	if (rc)
+		return rc;
+	json_array_foreach(r->terms, i, w) {
+		json_t *cls = json_object();
+		zc_syn_expand(&r->m->syn, json_string_value(w), cls);
+		const char *k;
+		json_t *v;
+		json_object_foreach(cls, k, v) {
+			if (!json_object_get(r->seen, k)) {
+				json_object_set_new(r->seen, k, json_true());
+				json_array_append_new(r->expanded, json_string(k));
+			}
+		}
+		json_decref(cls);
+	}
+	return ZCOR_OK;
+}
+
+#define CURRENT_SQL                                                                         \
+	"n.superseded_by IS NULL AND n.tier = 'hot' AND coalesce(n.confidence, '') <> '存疑' " \
+	"AND n.kind <> 'document' AND (n.scope = 'global' OR n.scope = ?9)"
+
+static void bind_conv(struct recall *r, sqlite3_stmt *st)
+{
+	sqlite3_bind_text(st, 9, r->ctx.conversation, -1, SQLITE_TRANSIENT);
+}
+
+/* Entity hits: nodes and people one of whose terms is an expanded term. */
+static int entity_candidates(struct recall *r)
+{
+	sqlite3_stmt *st = zc_stmt(&r->m->store,
+				   "SELECT t.kind, t.ref, t.term FROM terms t WHERE t.term IN "
+				   "(SELECT value FROM json_each(?1))",
+				   r->e);
+	if (!st)
+		return r->e->code;
+	sqlite3_bind_text(st, 1, zc_json_dump(r->expanded), -1, zc_free);
+	int step;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *kind = (const char *)sqlite3_column_text(st, 0);
+		struct item *x = item_of(r, kind[0] == 'p' ? 'p' : 'n', sqlite3_column_int64(st, 1));
+		x->entity = 1;
+	}
+	sqlite3_reset(st);
+	return step == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&r->m->store, step, r->e, "recall");
+}
+
+/* Quotes s as an FTS5 string ("a""b"). */
+static void fts_quote(struct zc_buf *b, const char *s)
+{
+	zc_buf_addc(b, '"');
+	for (; *s; s++) {
+		if (*s == '"')
+			zc_buf_addc(b, '"');
+		zc_buf_addc(b, *s);
+	}
+	zc_buf_addc(b, '"');
+}
+
+static int collect_token(void *ud, const char *tok, size_t len, size_t start, size_t end)
+{
+	json_t **pair = ud; /* [array, seen] */
+	char *s = zc_strndup(tok, len);
+	if (!json_object_get(pair[1], s) && json_array_size(pair[0]) < 64) {
+		json_object_set_new(pair[1], s, json_true());
+		json_array_append_new(pair[0], json_string(s));
+	}
+	zc_free(s);
+	return 0;
+}
+
+/* scored: BM25 over the message's bigram tokens. */
+static int lexical_candidates(struct recall *r, const char *norm)
+{
+	json_t *toks = json_array(), *seen = json_object();
+	json_t *pair[2] = {toks, seen};
+	zc_tokens(norm, strlen(norm), ZC_TOKENS_QUERY, collect_token, pair);
+	/* expanded synonym terms join as phrases */
+	size_t i;
+	json_t *t;
+	struct zc_buf q = ZC_BUF_INIT;
+	json_array_foreach(toks, i, t) {
+		if (q.len)
+			zc_buf_adds(&q, " OR ");
+		fts_quote(&q, json_string_value(t));
+	}
+	json_array_foreach(r->expanded, i, t) {
+		if (json_object_get(seen, json_string_value(t)) || i >= 64)
+			continue;
+		if (q.len)
+			zc_buf_adds(&q, " OR ");
+		fts_quote(&q, json_string_value(t));
+	}
+	json_decref(toks);
+	json_decref(seen);
+	int rc = ZCOR_OK;
+	if (q.len) {
+		sqlite3_stmt *st = zc_stmt(&r->m->store,
+					   "SELECT f.rowid, bm25(nodes_fts, 3.0, 2.0, 1.0) AS s FROM nodes_fts f "
+					   "JOIN nodes n ON n.seq = f.rowid WHERE nodes_fts MATCH ?1 AND " CURRENT_SQL
+					   " ORDER BY s LIMIT 60",
+					   r->e);
+		if (!st) {
+			zc_buf_release(&q);
+			return r->e->code;
+		}
+		sqlite3_bind_text(st, 1, q.p, -1, SQLITE_TRANSIENT);
+		bind_conv(r, st);
+		int step;
+		while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+			struct item *x = item_of(r, 'n', sqlite3_column_int64(st, 0));
+			x->bm25 = -sqlite3_column_double(st, 1);
+		}
+		sqlite3_reset(st);
+		if (step != SQLITE_DONE)
+			rc = zc_store_fail(&r->m->store, step, r->e, "recall (lexical)");
+	}
+	zc_buf_release(&q);
+	return rc;
+}
+
+/* zcor: nodes whose title or keywords contain an expanded term. FTS finds
+ * them by phrase ("t*" for a single character); the loader then checks the
+ * substring exactly and counts distinct terms. */
+static int phrase_candidates(struct recall *r)
+{
+	size_t i;
+	json_t *t;
+	json_array_foreach(r->expanded, i, t) {
+		const char *term = json_string_value(t);
+		struct zc_buf q = ZC_BUF_INIT;
+		zc_buf_adds(&q, "{title keywords} : ");
+		if (zc_utf8_len(term) == 1) {
+			fts_quote(&q, term);
+			zc_buf_adds(&q, " *");
+		} else {
+			fts_quote(&q, term);
+		}
+		sqlite3_stmt *st = zc_stmt(&r->m->store,
+					   "SELECT f.rowid FROM nodes_fts f JOIN nodes n ON n.seq = f.rowid "
+					   "WHERE nodes_fts MATCH ?1 AND " CURRENT_SQL
+					   " ORDER BY n.updated_at DESC LIMIT 500",
+					   r->e);
+		if (!st) {
+			zc_buf_release(&q);
+			return r->e->code;
+		}
+		sqlite3_bind_text(st, 1, q.p, -1, SQLITE_TRANSIENT);
+		bind_conv(r, st);
+		int step;
+		while ((step = sqlite3_step(st)) == SQLITE_ROW)
+			item_of(r, 'n', sqlite3_column_int64(st, 0));
+		sqlite3_reset(st);
+		zc_buf_release(&q);
+		if (step != SQLITE_DONE)
+			return zc_store_fail(&r->m->store, step, r->e, "recall (titles)");
+	}
+	return ZCOR_OK;
+}
+
+/* The speakers and @-mentioned people, by person id. */
+static int speaker_candidates(struct recall *r, json_t *ids)
+{
+	if (json_array_size(ids) == 0)
+		return ZCOR_OK;
+	sqlite3_stmt *st = zc_stmt(&r->m->store,
+				   "SELECT seq FROM people WHERE person_id IN (SELECT value FROM json_each(?1))",
+				   r->e);
+	if (!st)
+		return r->e->code;
+	sqlite3_bind_text(st, 1, zc_json_dump(ids), -1, zc_free);
+	int step;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW)
+		item_of(r, 'p', sqlite3_column_int64(st, 0))->always = "speaker or mentioned";
+	sqlite3_reset(st);
+	return step == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&r->m->store, step, r->e, "recall (people)");
+}
+
+/* ---- loading and scoring -------------------------------------------- */
+
+static const char *section_of(const json_t *n)
+{
+	const char *kind = zc_json_str(n, "kind"), *sec = zc_json_str(n, "section");
+	if (sec && *sec)
+		return sec;
+	if (kind && strcmp(kind, "cognition") == 0)
+		return "认知";
+	if (kind && strcmp(kind, "sticker") == 0)
+		return "表情包";
+	return "记忆";
+}
+
+static double section_prior(const char *sec)
+{
+	static const struct {
+		const char *name;
+		double prior;
+	} priors[] = {{"人物", 1.0}, {"惯例与偏好", 0.8}, {"在追", 0.8}, {"认知", 0.7},
+		      {"事实", 0.6}, {"记忆", 0.6},         {"表情包", 0.4}};
+	for (size_t i = 0; i < sizeof(priors) / sizeof(priors[0]); i++)
+		if (strcmp(priors[i].name, sec) == 0)
+			return priors[i].prior;
+	return 0.5;
+}
+
+/* A date "YYYY-MM-DD" (a fact's date or an expiry) as ms at UTC midnight. */
+static int64_t day_ms(const char *d)
+{
+	if (!d || strlen(d) < 10)
+		return -1;
+	char buf[40];
+	snprintf(buf, sizeof(buf), "%.10sT00:00:00Z", d);
+	int64_t ms;
+	return zc_time_parse(buf, "date", &ms, NULL) == ZCOR_OK ? ms : -1;
+}
+
+/* Does the normalised title or a keyword of node n contain term? */
+static int title_or_keyword_has(const json_t *n, const char *term)
+{
+	char *t = zc_norm(zc_json_str(n, "title"));
+	int hit = strstr(t, term) != NULL;
+	zc_free(t);
+	size_t i;
+	json_t *k;
+	json_array_foreach(json_object_get(n, "keywords"), i, k) {
+		if (hit)
+			break;
+		char *kn = zc_norm(json_string_value(k));
+		hit = strstr(kn, term) != NULL;
+		zc_free(kn);
+	}
+	return hit;
+}
+
+/* Loads every candidate, dropping those that fail the scope and currency
+ * filter (a person is always global and current). */
+static int load_items(struct recall *r)
+{
+	json_t *nseqs = json_array(), *pseqs = json_array();
+	for (size_t i = 0; i < r->n; i++)
+		json_array_append_new(r->it[i].kind == 'n' ? nseqs : pseqs, json_integer(r->it[i].seq));
+	int rc = ZCOR_OK, step;
+	sqlite3_stmt *st = zc_stmt(&r->m->store,
+				   "SELECT " ZC_NODE_COLS ", n.seq FROM nodes n WHERE n.seq IN "
+				   "(SELECT value FROM json_each(?1)) AND " CURRENT_SQL,
+				   r->e);
+	if (!st) {
+		rc = r->e->code;
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, zc_json_dump(nseqs), -1, zc_free);
+	bind_conv(r, st);
+	while ((step = sqlite3_step(st)) == SQLITE_ROW)
+		item_of(r, 'n', sqlite3_column_int64(st, 25))->obj = zc_node_from_row(st);
+	sqlite3_reset(st);
+	if (step != SQLITE_DONE) {
+		rc = zc_store_fail(&r->m->store, step, r->e, "recall (loading)");
+		goto out;
+	}
+	st = zc_stmt(&r->m->store,
+		     "SELECT " ZC_PERSON_COLS ", seq FROM people WHERE seq IN (SELECT value FROM "
+		     "json_each(?1))",
+		     r->e);
+	if (!st) {
+		rc = r->e->code;
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, zc_json_dump(pseqs), -1, zc_free);
+	while ((step = sqlite3_step(st)) == SQLITE_ROW)
+		item_of(r, 'p', sqlite3_column_int64(st, 11))->obj = zc_person_from_row(st);
+	sqlite3_reset(st);
+	if (step != SQLITE_DONE)
+		rc = zc_store_fail(&r->m->store, step, r->e, "recall (loading people)");
+out:
+	json_decref(nseqs);
+	json_decref(pseqs);
+	/* keep only what loaded */
+	size_t w = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->it[i].obj)
+			r->it[w++] = r->it[i];
+	}
+	r->n = w;
+	json_object_clear(r->where);
+	return rc;
+}
+
+static void score_items(struct recall *r)
+{
+	double max_bm25 = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->it[i].bm25 > max_bm25)
+			max_bm25 = r->it[i].bm25;
+	int64_t today = r->now - r->now % 86400000;
+	for (size_t i = 0; i < r->n; i++) {
+		struct item *x = &r->it[i];
+		const json_t *o = x->obj;
+		const char *upd = zc_json_str(o, "updatedAt");
+		int64_t t = -1;
+		if (upd)
+			zc_time_parse(upd, "updatedAt", &t, NULL);
+		x->updated = t;
+		if (x->kind == 'p') {
+			x->section = "人物";
+		} else {
+			x->section = section_of(o);
+			int64_t fact = day_ms(zc_json_str(o, "date"));
+			if (fact >= 0)
+				t = fact;
+			int64_t exp = day_ms(zc_json_str(o, "expires"));
+			x->expired = exp >= 0 && exp < today ? 1 : 0;
+			long long hits = json_integer_value(json_object_get(o, "hits"));
+			x->salience = json_is_true(json_object_get(o, "pinned"))
+					      ? 1.0
+					      : fmin(1.0, log1p((double)hits) / log1p(50.0));
+			/* slang present verbatim in the message: always in */
+			const char *kind = zc_json_str(o, "kind");
+			if (x->entity && kind && strcmp(kind, "cognition") == 0)
+				x->always = "slang present in the message";
+			size_t k;
+			json_t *term;
+			json_array_foreach(r->expanded, k, term) x->zhits +=
+				title_or_keyword_has(o, json_string_value(term));
+		}
+		double age_days = t >= 0 ? (double)(r->now - t) / 86400000.0 : 365.0;
+		x->recency = exp(-fmax(age_days, 0) / 30.0);
+		x->lexical = max_bm25 > 0 ? x->bm25 / max_bm25 : 0;
+		x->prior = section_prior(x->section);
+		x->score = 3 * x->entity + 2 * x->lexical + 1 * x->recency + 0.8 * x->salience +
+			   0.5 * x->prior - 5 * x->expired;
+	}
+}
+
+static int by_score(const void *a, const void *b)
+{
+	const struct item *x = a, *y = b;
+	if (x->score != y->score)
+		return x->score < y->score ? 1 : -1;
+	if (x->updated != y->updated)
+		return x->updated < y->updated ? 1 : -1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* seed 000: distinct terms hit, updatedAt desc, id (creation) asc */
+static int by_zcor(const void *a, const void *b)
+{
+	const struct item *x = a, *y = b;
+	if (x->zhits != y->zhits)
+		return y->zhits - x->zhits;
+	if (x->updated != y->updated)
+		return x->updated < y->updated ? 1 : -1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Picks items in the order they are packed; returns how many. Picked
+ * items are moved to the front of r->it in packing order. */
+static size_t select_items(struct recall *r)
+{
+	size_t npicked = 0;
+	if (r->profile == ZC_PROFILE_ZCOR) {
+		qsort(r->it, r->n, sizeof(*r->it), by_zcor);
+		for (size_t i = 0; i < r->n; i++) {
+			struct item *x = &r->it[i];
+			if (x->kind != 'n' || x->zhits == 0)
+				x->why = "no title or keyword contains a term";
+			else if (npicked >= ZC_RECALL_ZCOR_MAX)
+				x->why = "beyond the 10 records of the batch";
+			else {
+				x->picked = 1;
+				x->why = "title or keywords contain a term";
+				npicked++;
+			}
+		}
+		qsort(r->it, r->n, sizeof(*r->it), by_zcor);
+		return npicked;
+	}
+	qsort(r->it, r->n, sizeof(*r->it), by_score);
+	struct item *order = zc_malloc((r->n + 1) * sizeof(*order));
+	/* 1. what is always included */
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->it[i].always && npicked < ZC_RECALL_MAX_ITEMS) {
+			r->it[i].picked = 1;
+			r->it[i].why = r->it[i].always;
+			order[npicked++] = r->it[i];
+		}
+	}
+	/* 2. sections in turn, each up to its quota, best first */
+	json_t *taken = json_object();
+	for (int round = 0; round < ZC_RECALL_SECTION_QUOTA && npicked < ZC_RECALL_MAX_ITEMS; round++) {
+		json_t *this_round = json_object();
+		for (size_t i = 0; i < r->n && npicked < ZC_RECALL_MAX_ITEMS; i++) {
+			struct item *x = &r->it[i];
+			if (x->picked || json_object_get(this_round, x->section))
+				continue;
+			json_t *cnt = json_object_get(taken, x->section);
+			if (cnt && json_integer_value(cnt) > round)
+				continue;
+			json_object_set_new(this_round, x->section, json_true());
+			json_object_set_new(taken, x->section,
+					    json_integer(cnt ? json_integer_value(cnt) + 1 : 1));
+			x->picked = 1;
+			x->why = "ranked within its section's quota";
+			order[npicked++] = *x;
+		}
+		json_decref(this_round);
+	}
+	json_decref(taken);
+	size_t rest = npicked;
+	for (size_t i = 0; i < r->n; i++) {
+		if (!r->it[i].picked) {
+			r->it[i].why = npicked >= ZC_RECALL_MAX_ITEMS ? "beyond the item limit"
+								       : "its section's quota was full";
+			order[rest++] = r->it[i];
+		}
+	}
+	memcpy(r->it, order, r->n * sizeof(*order));
+	zc_free(order);
+	return npicked;
+}
+
+/* No hit at all (scored): pinned, then salient, then recent records. */
+static int fallback_items(struct recall *r)
+{
+	sqlite3_stmt *st = zc_stmt(&r->m->store,
+				   "SELECT " ZC_NODE_COLS ", n.seq FROM nodes n WHERE n.scope IN "
+				   "('global', ?9) AND n.kind IN ('memory', 'cognition') AND " CURRENT_SQL
+				   " ORDER BY n.pinned DESC, n.hits DESC, n.updated_at DESC LIMIT 5",
+				   r->e);
+	if (!st)
+		return r->e->code;
+	bind_conv(r, st);
+	int step;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		struct item *x = item_of(r, 'n', sqlite3_column_int64(st, 25));
+		x->obj = zc_node_from_row(st);
+		x->picked = 1;
+		x->why = "fallback: nothing matched, so pinned / salient / recent";
+	}
+	sqlite3_reset(st);
+	json_object_clear(r->where);
+	return step == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&r->m->store, step, r->e, "recall (fallback)");
+}
+
+/* ---- packing -------------------------------------------------------- */
+
+struct pack {
+	struct zc_buf b;
+	size_t used; /* characters */
+	size_t budget;
+};
+
+/* Adds s if it fits whole; returns 1 if added. */
+static int pack_add(struct pack *p, const char *s)
+{
+	size_t n = zc_utf8_len(s);
+	if (p->used + n > p->budget)
+		return 0;
+	zc_buf_adds(&p->b, s);
+	p->used += n;
+	return 1;
+}
+
+/* Adds at most the characters left, ending with `tail` (which must fit). */
+static int pack_cut(struct pack *p, const char *s, const char *tail)
+{
+	size_t tl = zc_utf8_len(tail);
+	if (p->used + tl > p->budget)
+		return 0;
+	size_t room = p->budget - p->used - tl;
+	size_t bytes = zc_utf8_prefix(s, room);
+	zc_buf_add(&p->b, s, bytes);
+	zc_buf_adds(&p->b, tail);
+	p->used += zc_utf8_len(s) < room ? zc_utf8_len(s) + tl : room + tl;
+	return 1;
+}
+
+/* One line of text, newlines folded to spaces. */
+static void one_line(struct zc_buf *b, const char *s)
+{
+	for (; s && *s; s++)
+		zc_buf_addc(b, *s == '\n' || *s == '\r' ? ' ' : *s);
+}
+
+static void item_line(const struct item *x, struct zc_buf *id, struct zc_buf *body)
+{
+	const json_t *o = x->obj;
+	if (x->kind == 'p') {
+		zc_buf_addf(id, "- [人物 %s] ", zc_json_str(o, "personId"));
+		one_line(body, zc_json_str(o, "name"));
+		json_t *al = json_object_get(o, "aliases");
+		if (json_array_size(al)) {
+			zc_buf_adds(body, "（别名：");
+			size_t i;
+			json_t *a;
+			json_array_foreach(al, i, a) {
+				if (i)
+					zc_buf_addc(body, '/');
+				one_line(body, json_string_value(a));
+			}
+			zc_buf_adds(body, "）");
+		}
+		const char *rel = zc_json_str(o, "relationship");
+		if (rel && *rel) {
+			zc_buf_adds(body, "｜");
+			one_line(body, rel);
+		}
+		zc_buf_addf(body, "｜好感度 %lld", (long long)json_integer_value(json_object_get(o, "affinity")));
+		return;
+	}
+	zc_buf_addf(id, "- [%s] ", zc_json_str(o, "id"));
+	one_line(body, zc_json_str(o, "title"));
+	zc_buf_adds(body, "：");
+	one_line(body, zc_json_str(o, "content"));
+	const char *usage = zc_json_str(json_object_get(o, "attrs"), "usage");
+	if (usage) {
+		zc_buf_adds(body, "（用法：");
+		one_line(body, usage);
+		zc_buf_adds(body, "）");
+	}
+}
+
+/* The INDEX document and the slang vocabulary line, when they exist. */
+static int extras(struct recall *r, struct pack *p)
+{
+	sqlite3_stmt *st = zc_stmt(&r->m->store,
+				   "SELECT n.content FROM nodes n WHERE n.kind = 'document' AND n.title = "
+				   "'INDEX.md' AND n.superseded_by IS NULL AND n.scope IN ('global', ?9) "
+				   "ORDER BY n.scope = 'global' DESC, n.seq LIMIT 1",
+				   r->e);
+	if (!st)
+		return r->e->code;
+	bind_conv(r, st);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		const char *text = (const char *)sqlite3_column_text(st, 0);
+		if (text && *text) {
+			struct zc_buf b = ZC_BUF_INIT;
+			zc_buf_adds(&b, "## INDEX.md\n");
+			size_t cut = zc_utf8_prefix(text, ZC_RECALL_INDEX_CHARS);
+			zc_buf_add(&b, text, cut);
+			zc_buf_adds(&b, text[cut] ? "…\n" : "\n");
+			if (!pack_add(p, b.p))
+				pack_cut(p, b.p, "…\n");
+			zc_buf_release(&b);
+		}
+	}
+	sqlite3_reset(st);
+	st = zc_stmt(&r->m->store,
+		     "SELECT n.title, n.keywords FROM nodes n WHERE n.kind = 'cognition' AND " CURRENT_SQL
+		     " ORDER BY n.seq",
+		     r->e);
+	if (!st)
+		return r->e->code;
+	bind_conv(r, st);
+	struct zc_buf v = ZC_BUF_INIT;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		zc_buf_adds(&v, v.len ? "、" : "## 梗词汇表（听不懂时用 qq_memory search 查）：");
+		one_line(&v, (const char *)sqlite3_column_text(st, 0));
+		json_t *kw = json_loads((const char *)sqlite3_column_text(st, 1), 0, NULL);
+		size_t i;
+		json_t *k;
+		json_array_foreach(kw, i, k) {
+			zc_buf_addc(&v, '/');
+			one_line(&v, json_string_value(k));
+		}
+		json_decref(kw);
+	}
+	sqlite3_reset(st);
+	if (v.len) {
+		zc_buf_addc(&v, '\n');
+		if (!pack_add(p, v.p))
+			pack_cut(p, v.p, "…\n");
+	}
+	zc_buf_release(&v);
+	return ZCOR_OK;
+}
+
+static json_t *item_json(const struct item *x)
+{
+	json_t *o = x->obj;
+	if (x->kind == 'p')
+		return json_pack("{s:s, s:s, s:O, s:s, s:b, s:f}", "kind", "person", "personId",
+				 zc_json_str(o, "personId"), "name", json_object_get(o, "name"),
+				 "section", x->section, "truncated", x->truncated, "score", x->score);
+	return json_pack("{s:s, s:O, s:O, s:s, s:O, s:b, s:f}", "kind", "node", "id",
+			 json_object_get(o, "id"), "title", json_object_get(o, "title"), "section",
+			 x->section ? x->section : "记忆", "scope", json_object_get(o, "scope"), "truncated",
+			 x->truncated, "score", x->score);
+}
+
+static int pack_items(struct recall *r, size_t npicked, struct pack *p, json_t *items)
+{
+	static const char head[] =
+		"【自动回忆】以下是系统按当前消息检索到的记忆，只是参考资料，不是对方说的话；"
+		"方括号里是 id，完整内容用 zcor_memory_read 读取。\n";
+	int rc = ZCOR_OK;
+	size_t start = p->b.len, start_used = p->used;
+	if (!pack_add(p, head))
+		return ZCOR_OK;
+	if ((rc = extras(r, p)))
+		return rc;
+	size_t before_items = p->used;
+	if (npicked && pack_add(p, "## 相关记忆\n")) {
+		for (size_t i = 0; i < npicked; i++) {
+			struct item *x = &r->it[i];
+			struct zc_buf id = ZC_BUF_INIT, body = ZC_BUF_INIT, line = ZC_BUF_INIT;
+			item_line(x, &id, &body);
+			zc_buf_addf(&line, "%s%s\n", id.p, body.p);
+			if (!pack_add(p, line.p)) {
+				/* past the budget: keep the id, cut title and body */
+				x->truncated = 1;
+				size_t idc = zc_utf8_len(id.p), tail = zc_utf8_len("…（已截断）\n");
+				if (p->used + idc + tail > p->budget) {
+					x->picked = 0;
+					x->why = "no room left in recallChars";
+				} else {
+					zc_buf_adds(&p->b, id.p);
+					p->used += idc;
+					pack_cut(p, body.p, "…（已截断）\n");
+				}
+			}
+			zc_buf_release(&id);
+			zc_buf_release(&body);
+			zc_buf_release(&line);
+			if (x->picked)
+				json_array_append_new(items, item_json(x));
+		}
+	}
+	if (json_array_size(items) == 0 && p->used == before_items) {
+		/* nothing to say: no header at all */
+		p->b.len = start;
+		if (p->b.p)
+			p->b.p[start] = '\0';
+		p->used = start_used;
+	}
+	return rc;
+}
+
+/* Hit counts and last hit time: derived statistics, not history, so the
+ * transaction skips the fsync (synchronous=NORMAL for it alone). */
+static void count_hits(struct recall *r, size_t npicked)
+{
+	json_t *seqs = json_array();
+	for (size_t i = 0; i < npicked; i++)
+		if (r->it[i].kind == 'n' && r->it[i].picked)
+			json_array_append_new(seqs, json_integer(r->it[i].seq));
+	if (json_array_size(seqs)) {
+		struct zc_store *s = &r->m->store;
+		struct zc_err e2 = {0};
+		zc_exec(s, "PRAGMA synchronous = NORMAL", &e2);
+		if (zc_store_begin(s, 1, &e2) == ZCOR_OK) {
+			sqlite3_stmt *st = zc_stmt(s,
+						   "UPDATE nodes SET hits = hits + 1, last_hit_at = ?2 "
+						   "WHERE seq IN (SELECT value FROM json_each(?1))",
+						   &e2);
+			int ok = 0;
+			if (st) {
+				sqlite3_bind_text(st, 1, zc_json_dump(seqs), -1, zc_free);
+				sqlite3_bind_int64(st, 2, r->now);
+				ok = sqlite3_step(st) == SQLITE_DONE;
+				sqlite3_reset(st);
+			}
+			if (!ok || zc_store_commit(s, &e2))
+				zc_store_rollback(s);
+		}
+		zc_exec(s, "PRAGMA synchronous = FULL", &e2);
+	}
+	json_decref(seqs);
+}
+
+static json_t *explain_json(struct recall *r)
+{
+	json_t *arr = json_array();
+	for (size_t i = 0; i < r->n; i++) {
+		struct item *x = &r->it[i];
+		json_t *j = item_json(x);
+		json_object_set_new(j, "included", json_boolean(x->picked));
+		json_object_set_new(j, "why", json_string(x->why ? x->why : ""));
+		json_object_set_new(j, "features",
+				    json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:i}", "entity", x->entity,
+					      "lexical", x->lexical, "recency", x->recency, "salience",
+					      x->salience, "sectionPrior", x->prior, "expired", x->expired,
+					      "zcorTermsHit", x->zhits));
+		json_array_append_new(arr, j);
+	}
+	return arr;
+}
+
+int zc_recall(struct zc_mem *m, const json_t *req, json_t **out, struct zc_err *e)
+{
+	struct zc_buf text = ZC_BUF_INIT;
+	struct pack p = {ZC_BUF_INIT, 0, 0};
+	json_t *people = NULL, *items = json_array();
+	int explain = 0, rc;
+	struct recall r = {.m = m, .e = e, .now = zc_mem_now(m)};
+	r.terms = json_array();
+	r.expanded = json_array();
+	r.seen = json_object();
+	r.where = json_object();
+	*out = NULL;
+	if ((rc = read_request(req, &text, &people, &explain, e)))
+		goto out;
+	r.ctx.actor = ZCOR_ACTOR_MODEL;
+	r.ctx.conversation = zc_json_str(req, "conversation");
+	zc_config_refresh(&m->conf);
+	zc_syn_refresh(&m->syn, NULL);
+	r.profile = m->conf.cfg.profile;
+	p.budget = (size_t)m->conf.cfg.recall_chars;
+	if (p.budget == 0) {
+		*out = json_pack("{s:s, s:[], s:s, s:i, s:i, s:b}", "header", "", "items", "profile",
+				 r.profile == ZC_PROFILE_ZCOR ? "zcor" : "scored", "budget", 0, "used", 0,
+				 "disabled", 1);
+		goto out;
+	}
+	char *norm = zc_norm(zc_buf_str(&text));
+	if ((rc = zc_store_begin(&m->store, 0, e))) {
+		zc_free(norm);
+		goto out;
+	}
+	rc = gather_terms(&r, norm);
+	if (!rc)
+		rc = entity_candidates(&r);
+	if (!rc && r.profile == ZC_PROFILE_SCORED) {
+		rc = lexical_candidates(&r, norm);
+		if (!rc)
+			rc = speaker_candidates(&r, people);
+	}
+	if (!rc && r.profile == ZC_PROFILE_ZCOR)
+		rc = phrase_candidates(&r);
+	zc_free(norm);
+	if (!rc)
+		rc = load_items(&r);
+	if (!rc)
+		score_items(&r);
+	size_t npicked = rc ? 0 : select_items(&r);
+	if (!rc && r.n == 0 && r.profile == ZC_PROFILE_SCORED) {
+		rc = fallback_items(&r);
+		if (!rc) {
+			score_items(&r);
+			npicked = r.n;
+		}
+	}
+	if (!rc)
+		rc = pack_items(&r, npicked, &p, items);
+	zc_store_rollback(&m->store); /* read only */
+	if (rc)
+		goto out;
+	count_hits(&r, npicked);
+	*out = json_pack("{s:s, s:O, s:s, s:I, s:I, s:O, s:O}", "header", zc_buf_str(&p.b), "items",
+			 items, "profile", r.profile == ZC_PROFILE_ZCOR ? "zcor" : "scored", "budget",
+			 (json_int_t)p.budget, "used", (json_int_t)p.used, "terms", r.terms,
+			 "expandedTerms", r.expanded);
+	if (explain)
+		json_object_set_new(*out, "explain", explain_json(&r));
+	if (m->conf.warning[0])
+		json_object_set_new(*out, "warning", json_string(m->conf.warning));
+out:
+	for (size_t i = 0; i < r.n; i++)
+		json_decref(r.it[i].obj);
+	zc_free(r.it);
+	json_decref(r.terms);
+	json_decref(r.expanded);
+	json_decref(r.seen);
+	json_decref(r.where);
+	json_decref(people);
+	json_decref(items);
+	zc_buf_release(&text);
+	zc_buf_release(&p.b);
+	return rc;
+}

@@ -1,0 +1,38 @@
+/*
+ * recall.h — what goes into each prompt (SPEC §4): auto-recall for a
+ * batch of messages, and the system prefix.
+ *
+ * Recall layer: terms -> candidates -> score (two profiles) -> pack.
+ * Reads the store through indexes only (terms, nodes_fts, people by id):
+ * no code path visits every node per message. Never records history:
+ * recall and the prefix are not operations (Z-HIST); hit counters are
+ * derived statistics.
+ */
+#ifndef ZC_RECALL_H
+#define ZC_RECALL_H
+
+#include <jansson.h>
+
+#include "memory/memory.h"
+
+/*
+ * Recall for one batch. req (checked here, errors name the field):
+ *   conversation  "group:…" | "private:…" | "console:…" (required)
+ *   messages      [ "text" | {"text", "senderId"?, "senderName"?} ] (1..100)
+ *   speakers      [ {"id", "name"?} ]   mentions [ "id" ]   explain bool
+ * *out: {header, items, profile, budget, used, terms, explain?}.
+ */
+int zc_recall(struct zc_mem *m, const json_t *req, json_t **out, struct zc_err *e);
+
+/* The system prefix for a conversation (NULL: the host plane). */
+int zc_prefix(struct zc_mem *m, const char *conversation, char **out, struct zc_err *e);
+
+/* Limits of a recall request. */
+#define ZC_RECALL_MAX_MESSAGES 100
+#define ZC_RECALL_MAX_TEXT 20000
+#define ZC_RECALL_INDEX_CHARS 1500
+#define ZC_RECALL_ZCOR_MAX 10
+#define ZC_RECALL_SECTION_QUOTA 6
+#define ZC_RECALL_MAX_ITEMS 30
+
+#endif
