@@ -76,3 +76,10 @@ int zc_json_depth(const json_t *v)
 	}
 	return 0;
 }
+
+json_t *zc_json_string_own(char *s)
+{
+	json_t *v = json_string(s);
+	zc_free(s);
+	return v ? v : json_string("");
+}

@@ -19,6 +19,8 @@ const char *zc_json_str(const json_t *obj, const char *key);
 void zc_json_set_str(json_t *obj, const char *key, const char *s);
 /* Sets key to the ISO-8601 text of ms, or null when ms < 0. */
 void zc_json_set_time(json_t *obj, const char *key, long long ms);
+/* A JSON string that takes over s (a zc_malloc'ed UTF-8 string). */
+json_t *zc_json_string_own(char *s);
 /* Depth of nesting (0 for a scalar). */
 int zc_json_depth(const json_t *v);
 

@@ -133,8 +133,9 @@ int zc_state_export(struct zc_op *op, json_t **state, struct zc_err *e);
 /* Checks a state document of format 1, 2 or 3 (or a legacy memories.json
  * array) and converts it to format 3 (new reference); names the bad field. */
 int zc_state_convert(const json_t *doc, int64_t now, json_t **v3, int *version, struct zc_err *e);
-/* Replaces nodes, important marks and people with a format-3 state. */
-int zc_state_replace(struct zc_op *op, const json_t *v3, struct zc_err *e);
+/* Replaces nodes, important marks and people with a format-3 state
+ * (records without an id get a generated one, written into v3). */
+int zc_state_replace(struct zc_op *op, json_t *v3, struct zc_err *e);
 /* X-MIGRATE: imports memory-state.json / memories.json into an empty store. */
 int zc_migrate_if_needed(struct zc_mem *m, struct zc_err *e);
 

@@ -192,14 +192,21 @@ int zc_node_save(struct zc_op *op, const json_t *n, struct zc_err *e)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return zc_store_fail(&op->m->store, rc, e, "saving a memory");
-	/* the dictionary terms recall finds verbatim in messages */
+	/* the dictionary terms recall finds verbatim in messages: only for
+	 * records recall may inject (current, hot, not 存疑, not a document) */
 	json_t *terms = json_array();
-	json_array_append_new(terms, json_string_nocheck(zc_norm(title)));
-	size_t i;
-	json_t *k;
-	json_array_foreach(json_object_get(n, "keywords"), i, k)
-		json_array_append_new(terms, json_string_nocheck(zc_norm(json_string_value(k))));
-	rc = zc_terms_set(&op->m->store, "node", seq, terms, e);
+	const char *conf = zc_json_str(n, "confidence");
+	int live = !json_is_string(json_object_get(n, "supersededBy")) &&
+		   (!tier || strcmp(tier, "hot") == 0) && !(conf && strcmp(conf, "存疑") == 0) &&
+		   !(kind && strcmp(kind, "document") == 0);
+	if (live) {
+		json_array_append_new(terms, zc_json_string_own(zc_norm(title)));
+		size_t i;
+		json_t *k;
+		json_array_foreach(json_object_get(n, "keywords"), i, k)
+			json_array_append_new(terms, zc_json_string_own(zc_norm(json_string_value(k))));
+	}
+	rc = zc_terms_set(&op->m->store, "node", seq, scope ? scope : "global", terms, e);
 	json_decref(terms);
 	return rc;
 }
@@ -667,7 +674,7 @@ char *zc_norm_keywords(json_t *kw)
 	json_t *arr = json_array();
 	size_t i;
 	json_t *k;
-	json_array_foreach(kw, i, k) json_array_append_new(arr, json_string_nocheck(zc_norm(json_string_value(k))));
+	json_array_foreach(kw, i, k) json_array_append_new(arr, zc_json_string_own(zc_norm(json_string_value(k))));
 	char *s = zc_json_dump(arr);
 	json_decref(arr);
 	return s;

@@ -97,11 +97,11 @@ int zc_person_save(struct zc_op *op, const json_t *p, struct zc_err *e)
 		return zc_store_fail(&op->m->store, rc, e, "saving a person");
 	/* names, aliases and the id (a QQ number) are entity terms for recall */
 	json_t *terms = json_array();
-	json_array_append_new(terms, json_string_nocheck(zc_norm(zc_json_str(p, "name"))));
-	json_array_append_new(terms, json_string_nocheck(zc_norm(zc_json_str(p, "personId"))));
+	json_array_append_new(terms, zc_json_string_own(zc_norm(zc_json_str(p, "name"))));
+	json_array_append_new(terms, zc_json_string_own(zc_norm(zc_json_str(p, "personId"))));
 	json_array_foreach(json_object_get(p, "aliases"), i, a)
-		json_array_append_new(terms, json_string_nocheck(zc_norm(json_string_value(a))));
-	rc = zc_terms_set(&op->m->store, "person", seq, terms, e);
+		json_array_append_new(terms, zc_json_string_own(zc_norm(json_string_value(a))));
+	rc = zc_terms_set(&op->m->store, "person", seq, "global", terms, e);
 	json_decref(terms);
 	return rc;
 }

@@ -65,8 +65,8 @@ static int candidates(struct zc_op *op, json_t *words, json_t **out, struct zc_e
 		return rc;
 	sqlite3_stmt *st = zc_stmt(s,
 				   "SELECT seq, id, updated_at, (SELECT count(*) FROM json_each(?1) w "
-				   "WHERE instr(title_norm, w.value) > 0) AS hits FROM nodes "
-				   "WHERE superseded_by IS NULL AND " ZC_SCOPE_VISIBLE_SQL " AND hits > 0",
+				   "WHERE instr(title_norm, w.value) > 0) AS words_hit FROM nodes "
+				   "WHERE superseded_by IS NULL AND " ZC_SCOPE_VISIBLE_SQL " AND words_hit > 0",
 				   e);
 	if (!st) {
 		zc_store_rollback(s);
@@ -176,9 +176,10 @@ static int parse_reply(const char *reply, json_t *cands, json_t **ids, struct zc
 		}
 		for (j = 0; j < i; j++) {
 			if (json_equal(json_array_get(arr, j), v)) {
+				zc_fail(e, ZCOR_EPROVIDER, "the LLM returned id '%s' twice",
+					json_string_value(v));
 				json_decref(doc);
-				return zc_fail(e, ZCOR_EPROVIDER, "the LLM returned id '%s' twice",
-					       json_string_value(v));
+				return ZCOR_EPROVIDER;
 			}
 		}
 		json_array_foreach(cands, j, c) {
@@ -186,10 +187,11 @@ static int parse_reply(const char *reply, json_t *cands, json_t **ids, struct zc
 				found = 1;
 		}
 		if (!found) {
+			zc_fail(e, ZCOR_EPROVIDER,
+				"the LLM returned id '%s', which is not among the candidates",
+				json_string_value(v));
 			json_decref(doc);
-			return zc_fail(e, ZCOR_EPROVIDER,
-				       "the LLM returned id '%s', which is not among the candidates",
-				       json_string_value(v));
+			return ZCOR_EPROVIDER;
 		}
 	}
 	*ids = json_incref(arr);
@@ -209,6 +211,8 @@ static int search_pre(struct zc_op *op, json_t *args, json_t **out, struct zc_er
 		goto out;
 	if (json_array_size(cands) == 0) {
 		*out = json_pack("{s:[], s:i, s:O}", "items", "candidates", 0, "expandedKeywords", words);
+		if (zc_syn_warning(&m->syn)[0])
+			json_object_set_new(*out, "warning", json_string(zc_syn_warning(&m->syn)));
 		goto out;
 	}
 	if (!m->has_provider) {

@@ -81,7 +81,8 @@ static int bad(struct zc_err *e, const char *path, const char *why)
 /* An id given as a string or an integer (v1/v2 files used numbers). */
 static json_t *id_of(json_t *v)
 {
-	if (json_is_string(v) && json_string_length(v) > 0 && json_string_length(v) <= 64)
+	if (json_is_string(v) && json_string_length(v) > 0 &&
+	    zc_utf8_len(json_string_value(v)) <= 64)
 		return json_incref(v);
 	if (json_is_integer(v)) {
 		char b[32];
@@ -151,6 +152,11 @@ static int convert_node(json_t *in, size_t i, int version, int64_t now, json_t *
 	json_t *n = json_deep_copy(in);
 	int rc = ZCOR_OK;
 	json_t *id = id_of(json_object_get(n, "id"));
+	if (!id && version == 0 && !json_object_get(n, "id")) {
+		/* a legacy memories.json record without an id: it gets a
+		 * generated one when it is stored (zc_state_replace) */
+		id = json_null();
+	}
 	if (!id) {
 		rc = bad(e, path, "needs an 'id' (a string of 1 to 64 characters)");
 		goto out;
@@ -175,6 +181,8 @@ static int convert_node(json_t *in, size_t i, int version, int64_t now, json_t *
 		rc = bad(e, path, "'title' must be a string");
 		goto out;
 	}
+	if (version == 0)
+		version = 1;
 	if (version < 3) {
 		/* v1 and v2 records become root nodes of kind memory */
 		json_object_set_new(n, "parentId", json_null());
@@ -224,10 +232,11 @@ out:
 	return rc;
 }
 
-static int convert_person(json_t *in, size_t i, int64_t now, json_t **out, struct zc_err *e)
+static int convert_person(json_t *in, size_t i, int version, int64_t now, json_t **out,
+			  struct zc_err *e)
 {
 	char path[64];
-	snprintf(path, sizeof(path), "people[%zu]", i);
+	snprintf(path, sizeof(path), "%s[%zu]", version == 3 ? "people" : "relationships", i);
 	*out = NULL;
 	if (!json_is_object(in))
 		return bad(e, path, "must be an object");
@@ -278,6 +287,8 @@ static int check_links(json_t *nodes, json_t *people, json_t *important, struct 
 	int rc = ZCOR_OK;
 	json_array_foreach(nodes, i, n) {
 		const char *id = zc_json_str(n, "id");
+		if (!id)
+			continue; /* legacy record without an id */
 		if (json_object_get(byid, id)) {
 			rc = zc_fail(e, ZCOR_EINVAL, "nodes[%zu]: id '%s' appears twice", i, id);
 			goto out;
@@ -296,8 +307,9 @@ static int check_links(json_t *nodes, json_t *people, json_t *important, struct 
 		}
 		/* parent cycle: walk up at most the number of nodes */
 		const char *cur = zc_json_str(n, "parentId");
+		const char *self = zc_json_str(n, "id");
 		for (size_t steps = 0; cur; steps++) {
-			if (steps > json_array_size(nodes) || strcmp(cur, zc_json_str(n, "id")) == 0) {
+			if (steps > json_array_size(nodes) || (self && strcmp(cur, self) == 0)) {
 				rc = zc_fail(e, ZCOR_EINVAL, "nodes[%zu]: its parents form a cycle", i);
 				goto out;
 			}
@@ -366,12 +378,12 @@ int zc_state_convert(const json_t *doc, int64_t now, json_t **v3, int *version, 
 	size_t i;
 	json_t *x, *c;
 	json_array_foreach(list, i, x) {
-		if ((rc = convert_node(x, i, *version == 0 ? 1 : *version, now, &c, e)))
+		if ((rc = convert_node(x, i, *version, now, &c, e)))
 			goto out;
 		json_array_append_new(nodes, c);
 	}
 	json_array_foreach(rels, i, x) {
-		if ((rc = convert_person(x, i, now, &c, e)))
+		if ((rc = convert_person(x, i, *version, now, &c, e)))
 			goto out;
 		if (*version < 3)
 			json_object_set_new(c, "memoryNodeId", json_null()); /* old links are not kept */
@@ -394,7 +406,7 @@ out:
 
 /* ---- replace -------------------------------------------------------- */
 
-int zc_state_replace(struct zc_op *op, const json_t *v3, struct zc_err *e)
+int zc_state_replace(struct zc_op *op, json_t *v3, struct zc_err *e)
 {
 	struct zc_store *s = &op->m->store;
 	int rc;
@@ -406,6 +418,12 @@ int zc_state_replace(struct zc_op *op, const json_t *v3, struct zc_err *e)
 	size_t i;
 	json_t *x;
 	json_array_foreach(json_object_get(v3, "nodes"), i, x) {
+		if (!zc_json_str(x, "id")) {
+			char id[16];
+			if ((rc = zc_node_new_id(op, id, e)))
+				return rc;
+			json_object_set_new(x, "id", json_string(id));
+		}
 		if ((rc = zc_node_save(op, x, e)))
 			return rc;
 	}

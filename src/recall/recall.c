@@ -278,24 +278,48 @@ static void bind_conv(struct recall *r, sqlite3_stmt *st)
 	sqlite3_bind_text(st, 9, r->ctx.conversation, -1, SQLITE_TRANSIENT);
 }
 
-/* Entity hits: nodes and people one of whose terms is an expanded term. */
+/* Entity hits: nodes and people one of whose terms is an expanded term,
+ * in this conversation's scope or global; for a very common term only the
+ * most recent ZC_ENTITY_PER_TERM per scope. */
 static int entity_candidates(struct recall *r)
 {
-	sqlite3_stmt *st = zc_stmt(&r->m->store,
-				   "SELECT t.kind, t.ref, t.term FROM terms t WHERE t.term IN "
-				   "(SELECT value FROM json_each(?1))",
-				   r->e);
-	if (!st)
-		return r->e->code;
-	sqlite3_bind_text(st, 1, zc_json_dump(r->expanded), -1, zc_free);
-	int step;
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *kind = (const char *)sqlite3_column_text(st, 0);
-		struct item *x = item_of(r, kind[0] == 'p' ? 'p' : 'n', sqlite3_column_int64(st, 1));
-		x->entity = 1;
+	size_t i;
+	json_t *t;
+	const char *scopes[2] = {"global", r->ctx.conversation};
+	json_array_foreach(r->expanded, i, t) {
+		for (int sc = 0; sc < 2; sc++) {
+			sqlite3_stmt *st = zc_stmt(&r->m->store,
+						   "SELECT kind, ref FROM terms WHERE term = ?1 AND scope = ?2 "
+						   "ORDER BY kind DESC, ref DESC LIMIT 64",
+						   r->e);
+			if (!st)
+				return r->e->code;
+			sqlite3_bind_text(st, 1, json_string_value(t), -1, SQLITE_TRANSIENT);
+			sqlite3_bind_text(st, 2, scopes[sc], -1, SQLITE_STATIC);
+			int step;
+			while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+				const char *kind = (const char *)sqlite3_column_text(st, 0);
+				item_of(r, kind[0] == 'p' ? 'p' : 'n', sqlite3_column_int64(st, 1))->entity = 1;
+			}
+			sqlite3_reset(st);
+			if (step != SQLITE_DONE)
+				return zc_store_fail(&r->m->store, step, r->e, "recall (terms)");
+		}
 	}
-	sqlite3_reset(st);
-	return step == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&r->m->store, step, r->e, "recall");
+	return ZCOR_OK;
+}
+
+/* The FTS5 filter for what this conversation may be shown: live records
+ * of its scope or global (the recall_tag column, see store.c). */
+static void scope_filter(struct recall *r, struct zc_buf *q)
+{
+	zc_buf_adds(q, "recall_tag : zlive AND (recall_tag : s");
+	for (const char *p = "global"; *p; p++)
+		zc_buf_addf(q, "%02x", (unsigned char)*p);
+	zc_buf_adds(q, " OR recall_tag : s");
+	for (const char *p = r->ctx.conversation; *p; p++)
+		zc_buf_addf(q, "%02x", (unsigned char)*p);
+	zc_buf_adds(q, ")");
 }
 
 /* Quotes s as an FTS5 string ("a""b"). */
@@ -322,52 +346,95 @@ static int collect_token(void *ud, const char *tok, size_t len, size_t start, si
 	return 0;
 }
 
-/* scored: BM25 over the message's bigram tokens. */
+struct df {
+	const char *tok;
+	long long df;
+};
+
+static int by_df(const void *a, const void *b)
+{
+	const struct df *x = a, *y = b;
+	return x->df < y->df ? -1 : x->df > y->df;
+}
+
+/*
+ * scored: BM25 over the message's bigram tokens (and its expanded
+ * terms). Tokens found in more than ZC_LEXICAL_MAX_DF records carry
+ * almost no information (low IDF) and would make the query's cost grow
+ * with the store, so they are left out; the rarest ZC_LEXICAL_TOKENS
+ * remain.
+ */
 static int lexical_candidates(struct recall *r, const char *norm)
 {
 	json_t *toks = json_array(), *seen = json_object();
 	json_t *pair[2] = {toks, seen};
 	zc_tokens(norm, strlen(norm), ZC_TOKENS_QUERY, collect_token, pair);
-	/* expanded synonym terms join as phrases */
 	size_t i;
 	json_t *t;
-	struct zc_buf q = ZC_BUF_INIT;
-	json_array_foreach(toks, i, t) {
-		if (q.len)
-			zc_buf_adds(&q, " OR ");
-		fts_quote(&q, json_string_value(t));
-	}
 	json_array_foreach(r->expanded, i, t) {
-		if (json_object_get(seen, json_string_value(t)) || i >= 64)
-			continue;
-		if (q.len)
-			zc_buf_adds(&q, " OR ");
-		fts_quote(&q, json_string_value(t));
+		const char *w = json_string_value(t);
+		zc_tokens(w, strlen(w), ZC_TOKENS_QUERY, collect_token, pair);
 	}
-	json_decref(toks);
 	json_decref(seen);
-	int rc = ZCOR_OK;
-	if (q.len) {
-		sqlite3_stmt *st = zc_stmt(&r->m->store,
-					   "SELECT f.rowid, bm25(nodes_fts, 3.0, 2.0, 1.0) AS s FROM nodes_fts f "
-					   "JOIN nodes n ON n.seq = f.rowid WHERE nodes_fts MATCH ?1 AND " CURRENT_SQL
-					   " ORDER BY s LIMIT 60",
-					   r->e);
-		if (!st) {
-			zc_buf_release(&q);
-			return r->e->code;
-		}
-		sqlite3_bind_text(st, 1, q.p, -1, SQLITE_TRANSIENT);
-		bind_conv(r, st);
-		int step;
-		while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-			struct item *x = item_of(r, 'n', sqlite3_column_int64(st, 0));
-			x->bm25 = -sqlite3_column_double(st, 1);
-		}
-		sqlite3_reset(st);
-		if (step != SQLITE_DONE)
-			rc = zc_store_fail(&r->m->store, step, r->e, "recall (lexical)");
+	int rc = ZCOR_OK, step;
+	size_t n = 0;
+	struct df *dfs = zc_malloc((json_array_size(toks) + 1) * sizeof(*dfs));
+	struct zc_buf q = ZC_BUF_INIT;
+	sqlite3_stmt *st = zc_stmt(&r->m->store,
+				   "SELECT term, doc FROM nodes_vocab WHERE term IN (SELECT value FROM "
+				   "json_each(?1))",
+				   r->e);
+	if (!st) {
+		rc = r->e->code;
+		goto out;
 	}
+	sqlite3_bind_text(st, 1, zc_json_dump(toks), -1, zc_free);
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		long long df = sqlite3_column_int64(st, 1);
+		const char *term = (const char *)sqlite3_column_text(st, 0);
+		if (df > ZC_LEXICAL_MAX_DF)
+			continue;
+		json_array_foreach(toks, i, t) {
+			if (strcmp(json_string_value(t), term) == 0) {
+				dfs[n].tok = json_string_value(t);
+				dfs[n++].df = df;
+				break;
+			}
+		}
+	}
+	sqlite3_reset(st);
+	if (step != SQLITE_DONE) {
+		rc = zc_store_fail(&r->m->store, step, r->e, "recall (vocabulary)");
+		goto out;
+	}
+	if (n == 0)
+		goto out;
+	qsort(dfs, n, sizeof(*dfs), by_df);
+	scope_filter(r, &q);
+	zc_buf_adds(&q, " AND {title keywords content} : (");
+	for (i = 0; i < n && i < ZC_LEXICAL_TOKENS; i++) {
+		if (i)
+			zc_buf_adds(&q, " OR ");
+		fts_quote(&q, dfs[i].tok);
+	}
+	zc_buf_adds(&q, ")");
+	st = zc_stmt(&r->m->store,
+		     "SELECT rowid, bm25(nodes_fts, 3.0, 2.0, 1.0, 0.0) AS s FROM nodes_fts "
+		     "WHERE nodes_fts MATCH ?1 ORDER BY s LIMIT 60",
+		     r->e);
+	if (!st) {
+		rc = r->e->code;
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, q.p, -1, SQLITE_TRANSIENT);
+	while ((step = sqlite3_step(st)) == SQLITE_ROW)
+		item_of(r, 'n', sqlite3_column_int64(st, 0))->bm25 = -sqlite3_column_double(st, 1);
+	sqlite3_reset(st);
+	if (step != SQLITE_DONE)
+		rc = zc_store_fail(&r->m->store, step, r->e, "recall (lexical)");
+out:
+	zc_free(dfs);
+	json_decref(toks);
 	zc_buf_release(&q);
 	return rc;
 }
@@ -382,24 +449,25 @@ static int phrase_candidates(struct recall *r)
 	json_array_foreach(r->expanded, i, t) {
 		const char *term = json_string_value(t);
 		struct zc_buf q = ZC_BUF_INIT;
-		zc_buf_adds(&q, "{title keywords} : ");
+		scope_filter(r, &q);
+		zc_buf_adds(&q, " AND {title keywords} : ");
 		if (zc_utf8_len(term) == 1) {
 			fts_quote(&q, term);
 			zc_buf_adds(&q, " *");
 		} else {
 			fts_quote(&q, term);
 		}
+		/* newest first (creation order): a very common term keeps the
+		 * most recent ZC_PHRASE_PER_TERM records */
 		sqlite3_stmt *st = zc_stmt(&r->m->store,
-					   "SELECT f.rowid FROM nodes_fts f JOIN nodes n ON n.seq = f.rowid "
-					   "WHERE nodes_fts MATCH ?1 AND " CURRENT_SQL
-					   " ORDER BY n.updated_at DESC LIMIT 500",
+					   "SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?1 "
+					   "ORDER BY rowid DESC LIMIT 500",
 					   r->e);
 		if (!st) {
 			zc_buf_release(&q);
 			return r->e->code;
 		}
 		sqlite3_bind_text(st, 1, q.p, -1, SQLITE_TRANSIENT);
-		bind_conv(r, st);
 		int step;
 		while ((step = sqlite3_step(st)) == SQLITE_ROW)
 			item_of(r, 'n', sqlite3_column_int64(st, 0));
@@ -467,22 +535,25 @@ static int64_t day_ms(const char *d)
 	return zc_time_parse(buf, "date", &ms, NULL) == ZCOR_OK ? ms : -1;
 }
 
-/* Does the normalised title or a keyword of node n contain term? */
-static int title_or_keyword_has(const json_t *n, const char *term)
+/* How many of the terms the normalised title or a keyword of n contains. */
+static int terms_in_title_or_keywords(const json_t *n, const json_t *terms)
 {
+	struct zc_buf hay = ZC_BUF_INIT;
 	char *t = zc_norm(zc_json_str(n, "title"));
-	int hit = strstr(t, term) != NULL;
+	zc_buf_adds(&hay, t);
 	zc_free(t);
 	size_t i;
 	json_t *k;
 	json_array_foreach(json_object_get(n, "keywords"), i, k) {
-		if (hit)
-			break;
 		char *kn = zc_norm(json_string_value(k));
-		hit = strstr(kn, term) != NULL;
+		zc_buf_addc(&hay, '\n'); /* a term never spans two keywords */
+		zc_buf_adds(&hay, kn);
 		zc_free(kn);
 	}
-	return hit;
+	int hits = 0;
+	json_array_foreach(terms, i, k) hits += strstr(zc_buf_str(&hay), json_string_value(k)) != NULL;
+	zc_buf_release(&hay);
+	return hits;
 }
 
 /* Loads every candidate, dropping those that fail the scope and currency
@@ -570,10 +641,8 @@ static void score_items(struct recall *r)
 			const char *kind = zc_json_str(o, "kind");
 			if (x->entity && kind && strcmp(kind, "cognition") == 0)
 				x->always = "slang present in the message";
-			size_t k;
-			json_t *term;
-			json_array_foreach(r->expanded, k, term) x->zhits +=
-				title_or_keyword_has(o, json_string_value(term));
+			if (r->profile == ZC_PROFILE_ZCOR)
+				x->zhits = terms_in_title_or_keywords(o, r->expanded);
 		}
 		double age_days = t >= 0 ? (double)(r->now - t) / 86400000.0 : 365.0;
 		x->recency = exp(-fmax(age_days, 0) / 30.0);

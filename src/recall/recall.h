@@ -34,5 +34,8 @@ int zc_prefix(struct zc_mem *m, const char *conversation, char **out, struct zc_
 #define ZC_RECALL_ZCOR_MAX 10
 #define ZC_RECALL_SECTION_QUOTA 6
 #define ZC_RECALL_MAX_ITEMS 30
+/* Lexical scoring leaves out tokens in more than this many records. */
+#define ZC_LEXICAL_MAX_DF 500
+#define ZC_LEXICAL_TOKENS 12
 
 #endif

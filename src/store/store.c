@@ -48,7 +48,12 @@ static const char *const migrations[] = {
 	"  hits           INTEGER NOT NULL DEFAULT 0,\n"
 	"  last_hit_at    INTEGER,\n"
 	"  title_norm     TEXT NOT NULL,\n" /* NFKC + case fold, for matching */
-	"  content_norm   TEXT NOT NULL\n"
+	"  content_norm   TEXT NOT NULL,\n"
+	/* recall's filter as index tokens (nodes_fts.recall_tag): the scope
+	 * as 's' + hex, and 'zlive' for records recall may inject */
+	"  recall_tag     TEXT GENERATED ALWAYS AS ('s' || hex(scope) || ' ' ||\n"
+	"    CASE WHEN superseded_by IS NULL AND tier = 'hot' AND kind <> 'document'\n"
+	"      AND coalesce(confidence, '') <> '存疑' THEN 'zlive' ELSE 'zdead' END) VIRTUAL\n"
 	") STRICT;\n"
 	"CREATE INDEX nodes_parent ON nodes(parent_id);\n"
 	"CREATE INDEX nodes_superseded_by ON nodes(superseded_by);\n"
@@ -87,30 +92,33 @@ static const char *const migrations[] = {
 	"CREATE INDEX history_at ON history(at);\n",
 	/* 1 -> 2: recall indexes. Derived data: zcor doctor --rebuild can
 	 * drop and refill them from nodes and people. */
-	"CREATE VIRTUAL TABLE nodes_fts USING fts5(title, keywords, content,\n"
+	"CREATE VIRTUAL TABLE nodes_fts USING fts5(title, keywords, content, recall_tag,\n"
 	"  content='nodes', content_rowid='seq', tokenize='zcor');\n"
+	"CREATE VIRTUAL TABLE nodes_vocab USING fts5vocab(nodes_fts, 'row');\n"
 	"INSERT INTO nodes_fts(nodes_fts) VALUES('rebuild');\n"
 	"CREATE TRIGGER nodes_fts_ai AFTER INSERT ON nodes BEGIN\n"
-	"  INSERT INTO nodes_fts(rowid, title, keywords, content)\n"
-	"  VALUES (new.seq, new.title, new.keywords, new.content);\n"
+	"  INSERT INTO nodes_fts(rowid, title, keywords, content, recall_tag)\n"
+	"  VALUES (new.seq, new.title, new.keywords, new.content, new.recall_tag);\n"
 	"END;\n"
 	"CREATE TRIGGER nodes_fts_ad AFTER DELETE ON nodes BEGIN\n"
-	"  INSERT INTO nodes_fts(nodes_fts, rowid, title, keywords, content)\n"
-	"  VALUES ('delete', old.seq, old.title, old.keywords, old.content);\n"
+	"  INSERT INTO nodes_fts(nodes_fts, rowid, title, keywords, content, recall_tag)\n"
+	"  VALUES ('delete', old.seq, old.title, old.keywords, old.content, old.recall_tag);\n"
 	"END;\n"
-	"CREATE TRIGGER nodes_fts_au AFTER UPDATE OF title, keywords, content ON nodes BEGIN\n"
-	"  INSERT INTO nodes_fts(nodes_fts, rowid, title, keywords, content)\n"
-	"  VALUES ('delete', old.seq, old.title, old.keywords, old.content);\n"
-	"  INSERT INTO nodes_fts(rowid, title, keywords, content)\n"
-	"  VALUES (new.seq, new.title, new.keywords, new.content);\n"
+	"CREATE TRIGGER nodes_fts_au AFTER UPDATE OF title, keywords, content, scope,\n"
+	"  superseded_by, tier, kind, confidence ON nodes BEGIN\n"
+	"  INSERT INTO nodes_fts(nodes_fts, rowid, title, keywords, content, recall_tag)\n"
+	"  VALUES ('delete', old.seq, old.title, old.keywords, old.content, old.recall_tag);\n"
+	"  INSERT INTO nodes_fts(rowid, title, keywords, content, recall_tag)\n"
+	"  VALUES (new.seq, new.title, new.keywords, new.content, new.recall_tag);\n"
 	"END;\n"
 	/* dictionary terms that may occur verbatim in a message: normalised
 	 * titles, keywords (slang variants), person names and aliases */
 	"CREATE TABLE terms(\n"
-	"  term TEXT NOT NULL,\n"
-	"  kind TEXT NOT NULL CHECK (kind IN ('node', 'person')),\n"
-	"  ref  INTEGER NOT NULL,\n" /* nodes.seq or people.seq */
-	"  PRIMARY KEY (term, kind, ref)\n"
+	"  term  TEXT NOT NULL,\n"
+	"  scope TEXT NOT NULL,\n"
+	"  kind  TEXT NOT NULL CHECK (kind IN ('node', 'person')),\n"
+	"  ref   INTEGER NOT NULL,\n" /* nodes.seq or people.seq */
+	"  PRIMARY KEY (term, scope, kind, ref)\n"
 	") WITHOUT ROWID, STRICT;\n"
 	"CREATE INDEX terms_ref ON terms(kind, ref);\n"
 	"CREATE TRIGGER terms_node_ad AFTER DELETE ON nodes BEGIN\n"
@@ -369,8 +377,8 @@ json_t *zc_col_json(sqlite3_stmt *st, int i, char fallback)
 	}
 }
 
-int zc_terms_set(struct zc_store *s, const char *kind, sqlite3_int64 ref, const json_t *terms,
-		 struct zc_err *e)
+int zc_terms_set(struct zc_store *s, const char *kind, sqlite3_int64 ref, const char *scope,
+		 const json_t *terms, struct zc_err *e)
 {
 	sqlite3_stmt *del = zc_stmt(s, "DELETE FROM terms WHERE kind = ?1 AND ref = ?2", e);
 	if (!del)
@@ -388,12 +396,14 @@ int zc_terms_set(struct zc_store *s, const char *kind, sqlite3_int64 ref, const 
 		size_t chars = zc_utf8_len(term);
 		if (chars == 0 || chars > ZC_TERM_MAX_CHARS)
 			continue;
-		sqlite3_stmt *ins = zc_stmt(s, "INSERT OR IGNORE INTO terms(term, kind, ref) VALUES(?1, ?2, ?3)", e);
+		sqlite3_stmt *ins = zc_stmt(
+			s, "INSERT OR IGNORE INTO terms(term, scope, kind, ref) VALUES(?1, ?4, ?2, ?3)", e);
 		if (!ins)
 			return e->code;
 		sqlite3_bind_text(ins, 1, term, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(ins, 2, kind, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(ins, 3, ref);
+		sqlite3_bind_text(ins, 4, scope, -1, SQLITE_TRANSIENT);
 		rc = sqlite3_step(ins);
 		sqlite3_reset(ins);
 		if (rc != SQLITE_DONE)

@@ -65,9 +65,10 @@ int zc_fts_register(sqlite3 *db, struct zc_err *e);
 #define ZC_TERM_MAX_CHARS 16
 
 /* Replaces the dictionary terms of one node or person ("node"/"person",
- * its seq) with the normalised strings in `terms` (too long ones skipped). */
-int zc_terms_set(struct zc_store *s, const char *kind, sqlite3_int64 ref, const json_t *terms,
-		 struct zc_err *e);
+ * its seq, its scope) with the normalised strings in `terms` (too long
+ * ones skipped; an empty array removes them). */
+int zc_terms_set(struct zc_store *s, const char *kind, sqlite3_int64 ref, const char *scope,
+		 const json_t *terms, struct zc_err *e);
 
 /* Small key/value table for counters and flags. */
 int zc_meta_get_int(struct zc_store *s, const char *key, long long *v, struct zc_err *e);

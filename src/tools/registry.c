@@ -201,6 +201,7 @@ int zc_tool_call(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_t
 		json_decref(args);
 		return rc;
 	}
+	zc_schema_coerce(zc_tool_schema(t), args);
 	zc_config_refresh(&m->conf);
 	if (t->offer == ZC_OFFER_RELATIONSHIPS && !m->conf.cfg.relationships &&
 	    ctx->actor == ZCOR_ACTOR_MODEL) {

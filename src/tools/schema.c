@@ -185,3 +185,15 @@ int zc_schema_check(const json_t *schema, const json_t *value, struct zc_err *e)
 		return zc_fail(e, ZCOR_EINVAL, "arguments must be a JSON object");
 	return check(schema, value, "", e);
 }
+
+void zc_schema_coerce(const json_t *schema, json_t *args)
+{
+	json_t *props = json_object_get(schema, "properties");
+	const char *k;
+	json_t *v;
+	json_object_foreach(args, k, v) {
+		json_t *t = json_object_get(json_object_get(props, k), "type");
+		if (json_is_real(v) && json_is_string(t) && strcmp(json_string_value(t), "integer") == 0)
+			json_object_set_new(args, k, json_integer((json_int_t)json_real_value(v)));
+	}
+}

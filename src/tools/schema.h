@@ -13,5 +13,8 @@
 #include "base/err.h"
 
 int zc_schema_check(const json_t *schema, const json_t *value, struct zc_err *e);
+/* After a successful check: integral reals given for "integer" arguments
+ * (50.0) become integers, so handlers read them with json_integer_value. */
+void zc_schema_coerce(const json_t *schema, json_t *args);
 
 #endif

@@ -1,0 +1,1341 @@
+/*
+ * test_recall.c — the recall layer (SPEC §4, seed 000 自动回忆, seed 003
+ * 检索式注入 / scope): zcor_recall, zcor_prefix and the settings that steer
+ * them, through the public API only. Nodes are made with tools; the seed-003
+ * columns tools cannot set yet (kind, section, pinned, date, confidence,
+ * tier, hits) are set afterwards with a second connection to memory.db —
+ * the recall indexes depend only on title, keywords and content, which that
+ * never touches (the connection registers zcor's FTS tokenizer only because
+ * SQLite needs it to prepare an UPDATE of nodes).
+ *
+ * Each case is named after the rule it pins and fails if that rule breaks.
+ */
+#define _GNU_SOURCE
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "harness.h"
+#include "store/store.h" /* zc_fts_register, for the second connection */
+
+/* ---- helpers -------------------------------------------------------- */
+
+#define CHECK_HAS(hay, needle)                                                                 \
+	do {                                                                                   \
+		const char *h_ = (hay), *n_ = (needle);                                        \
+		if (!h_ || !strstr(h_, n_)) {                                                  \
+			fprintf(stderr, "%s:%d: CHECK_HAS failed: %s = '%s' lacks '%s'\n",      \
+				__FILE__, __LINE__, #hay, h_ ? h_ : "(null)", n_);                 \
+			t_failures++;                                                          \
+		}                                                                              \
+	} while (0)
+
+#define CHECK_LACKS(hay, needle)                                                               \
+	do {                                                                                   \
+		const char *h_ = (hay), *n_ = (needle);                                        \
+		if (!h_ || strstr(h_, n_)) {                                                   \
+			fprintf(stderr, "%s:%d: CHECK_LACKS failed: %s = '%s' contains '%s'\n", \
+				__FILE__, __LINE__, #hay, h_ ? h_ : "(null)", n_);                 \
+			t_failures++;                                                          \
+		}                                                                              \
+	} while (0)
+
+/* 2026-01-01T00:00:00.000Z */
+#define T0 1767225600000LL
+#define DAY 86400000LL
+
+static int64_t now_ms = T0;
+static int64_t clock_of(void *ud) { return *(int64_t *)ud; }
+
+static zcor *open_clocked(void)
+{
+	zcor *z = t_open();
+	now_ms = T0;
+	zcor_set_clock(z, clock_of, &now_ms);
+	return z;
+}
+
+/* Runs SQL on memory.db through a second, writable connection. */
+static void sql_exec(zcor *z, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sql_exec(zcor *z, const char *fmt, ...)
+{
+	char *sql = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&sql, fmt, ap) < 0)
+		exit(2);
+	va_end(ap);
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/memory.db", zcor_dir(z));
+	sqlite3 *db = NULL;
+	char *err = NULL;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+		fprintf(stderr, "cannot open %s\n", path);
+		t_failures++;
+	} else {
+		sqlite3_busy_timeout(db, 10000);
+		/* nodes' triggers name nodes_fts, whose tokenizer is zcor's own:
+		 * SQLite needs it registered to prepare any UPDATE of nodes */
+		struct zc_err e = {0};
+		if (zc_fts_register(db, &e) != ZCOR_OK) {
+			fprintf(stderr, "cannot register the zcor tokenizer: %s\n", e.msg);
+			t_failures++;
+		}
+		if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) {
+			fprintf(stderr, "sql failed: %s: %s\n", sql, err ? err : "?");
+			t_failures++;
+		}
+		sqlite3_free(err);
+	}
+	sqlite3_close(db);
+	free(sql);
+}
+
+/* Creates a node (keywords: a JSON array text or NULL); copies its id. */
+static void mk(zcor *z, const char *conv, const char *title, const char *content, const char *keywords,
+	       char out[32])
+{
+	json_t *a = json_pack("{s:s, s:s}", "title", title, "content", content);
+	if (keywords)
+		json_object_set_new(a, "keywords", json_loads(keywords, 0, NULL));
+	char *s = json_dumps(a, JSON_COMPACT);
+	json_decref(a);
+	int rc = -1;
+	json_t *r = t_call_raw(z, conv, &rc, "zcor_memory_write", s);
+	free(s);
+	CHECK_INT(rc, ZCOR_OK);
+	if (rc != ZCOR_OK)
+		fprintf(stderr, "  zcor_memory_write(%s) failed: %s\n", title, t_errmsg(r) ? t_errmsg(r) : "");
+	const char *id = t_str(r, "node.id");
+	snprintf(out, 32, "%s", id ? id : "");
+	json_decref(r);
+}
+
+static void set_config(zcor *z, const char *json)
+{
+	char *err = NULL;
+	int rc = zcor_config_set(z, json, &err);
+	if (rc != ZCOR_OK) {
+		fprintf(stderr, "zcor_config_set(%s) failed: %s\n", json, err ? err : "");
+		t_failures++;
+	}
+	zcor_free(err);
+}
+
+/* Calls zcor_recall with request text; returns the parsed result. */
+static json_t *recall_text(zcor *z, const char *req, int *rc)
+{
+	char *out = NULL;
+	int r = zcor_recall(z, req, &out);
+	if (rc)
+		*rc = r;
+	json_t *v = out ? json_loads(out, 0, NULL) : NULL;
+	if (!v) {
+		fprintf(stderr, "zcor_recall returned invalid JSON: %s\n", out ? out : "(null)");
+		t_failures++;
+		v = json_object();
+	}
+	zcor_free(out);
+	return v;
+}
+
+/* Steals req. */
+static json_t *recall_req(zcor *z, json_t *req, int *rc)
+{
+	char *s = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	json_t *v = recall_text(z, s, rc);
+	free(s);
+	return v;
+}
+
+/* One message in conv; checks the call succeeded. */
+static json_t *recall1(zcor *z, const char *conv, const char *msg)
+{
+	int rc = -1;
+	json_t *v = recall_req(z, json_pack("{s:s, s:[s]}", "conversation", conv, "messages", msg), &rc);
+	CHECK_INT(rc, ZCOR_OK);
+	if (rc)
+		fprintf(stderr, "  recall(%s, %s) failed: %s\n", conv, msg, t_errmsg(v) ? t_errmsg(v) : "");
+	return v;
+}
+
+static const char *header(json_t *r)
+{
+	const char *h = t_str(r, "header");
+	return h ? h : "(no header)";
+}
+
+static size_t nitems(json_t *r) { return json_array_size(t_get(r, "items")); }
+
+/* Index of the node item with this id in items, or -1. */
+static int item_pos(json_t *r, const char *id)
+{
+	size_t i;
+	json_t *x;
+	json_array_foreach(t_get(r, "items"), i, x) {
+		const char *s = json_string_value(json_object_get(x, "id"));
+		if (s && strcmp(s, id) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+static int has_person(json_t *r, const char *pid)
+{
+	size_t i;
+	json_t *x;
+	json_array_foreach(t_get(r, "items"), i, x) {
+		const char *s = json_string_value(json_object_get(x, "personId"));
+		if (s && strcmp(s, pid) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* "[id]" as the header shows it. */
+static const char *bracket(const char *id)
+{
+	static char buf[4][64];
+	static int k;
+	char *b = buf[k++ % 4];
+	snprintf(b, 64, "[%s]", id);
+	return b;
+}
+
+/* How many times needle occurs in hay. */
+static int occurrences(const char *hay, const char *needle)
+{
+	int n = 0;
+	for (const char *p = hay; p && (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+static size_t utf8_chars(const char *s)
+{
+	size_t n = 0;
+	for (; s && *s; s++)
+		if (((unsigned char)*s & 0xC0) != 0x80)
+			n++;
+	return n;
+}
+
+static const char *item_ids(json_t *r)
+{
+	static char buf[4096];
+	size_t i, n = 0;
+	json_t *x;
+	buf[0] = '\0';
+	json_array_foreach(t_get(r, "items"), i, x) {
+		const char *s = json_string_value(json_object_get(x, "id"));
+		if (!s)
+			s = json_string_value(json_object_get(x, "personId"));
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? "," : "", s ? s : "?");
+		if (n >= sizeof(buf))
+			break;
+	}
+	return buf;
+}
+
+static char *repeat(const char *unit, size_t n)
+{
+	size_t u = strlen(unit);
+	char *s = malloc(u * n + 1);
+	for (size_t i = 0; i < n; i++)
+		memcpy(s + i * u, unit, u);
+	s[u * n] = '\0';
+	return s;
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		*len = 0;
+		return NULL;
+	}
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *s = malloc((size_t)n + 1);
+	*len = fread(s, 1, (size_t)n, f);
+	s[*len] = '\0';
+	fclose(f);
+	return s;
+}
+
+static void write_all(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f) {
+		perror(path);
+		t_failures++;
+		return;
+	}
+	fputs(text, f);
+	fclose(f);
+}
+
+static const char *dir_file(zcor *z, const char *name)
+{
+	static char buf[4][4096];
+	static int k;
+	char *b = buf[k++ % 4];
+	snprintf(b, 4096, "%s/%s", zcor_dir(z), name);
+	return b;
+}
+
+static const char *const profiles[] = {"{\"recall\":{\"profile\":\"zcor\"}}",
+				       "{\"recall\":{\"profile\":\"scored\"}}"};
+
+/* ---- seed 000 profile -------------------------------------------------- */
+
+static void Z_RECALL_zcor_profile_tie_break(void)
+{
+	int f0 = t_failures;
+	(void)f0;
+	zcor *z = open_clocked();
+	set_config(z, "{\"recall\":{\"profile\":\"zcor\"}}");
+	char r[15][32], content_only[32], unrelated[32];
+	now_ms = T0 + 1000;
+	mk(z, NULL, "zqalpha zqbeta zqgamma 全中", "三个词都命中，但最旧", NULL, r[0]);
+	now_ms = T0 + 2000;
+	mk(z, NULL, "zqalpha zqbeta 两个词 C", "两词，较旧", NULL, r[1]);
+	now_ms = T0 + 3000;
+	mk(z, NULL, "zqalpha zqbeta 两个词 B", "两词，较新", NULL, r[2]);
+	now_ms = T0 + 9000; /* three one-term records at the same instant: id ascending */
+	mk(z, NULL, "zqalpha 同刻一", "一词", NULL, r[3]);
+	mk(z, NULL, "zqbeta 同刻二", "一词", NULL, r[4]);
+	mk(z, NULL, "只有检索词命中", "标题不含任何词", "[\"zqgamma\"]", r[5]);
+	for (int i = 6; i < 15; i++) {
+		now_ms = T0 + 4000 + (i - 6) * 100;
+		char t[64];
+		snprintf(t, sizeof(t), "zqgamma 单词记录 %d", i);
+		mk(z, NULL, t, "一词", NULL, r[i]);
+	}
+	now_ms = T0 + 20000; /* newest of all, but only its content has the words */
+	mk(z, NULL, "正文命中不算", "zqalpha zqbeta zqgamma 都只在正文里", NULL, content_only);
+	mk(z, NULL, "杂项记录", "毫不相干", NULL, unrelated);
+	now_ms = T0 + 30000;
+
+	json_t *res = recall_req(z,
+				 json_pack("{s:s, s:[s, s, s]}", "conversation", "group:1", "messages",
+					   "说到 zqalpha", "还有 zqbeta", "以及 zqgamma"),
+				 NULL);
+	CHECK_STR(t_str(res, "profile"), "zcor");
+	/* 3 terms, 2 terms (newer first), then one term by updatedAt desc, id asc */
+	const int want[10] = {0, 2, 1, 3, 4, 5, 14, 13, 12, 11};
+	CHECK_INT(nitems(res), 10);
+	for (int i = 0; i < 10; i++) {
+		char path[32];
+		snprintf(path, sizeof(path), "items.%d.id", i);
+		CHECK_STR(t_str(res, path), r[want[i]]);
+		CHECK_HAS(header(res), bracket(r[want[i]]));
+	}
+	/* the header lists them in that order */
+	const char *prev = header(res);
+	for (int i = 0; i < 10 && prev; i++) {
+		const char *at = strstr(header(res), bracket(r[want[i]]));
+		CHECK(at && at >= prev);
+		prev = at ? at : prev;
+	}
+	for (int i = 6; i <= 10; i++) {
+		CHECK(item_pos(res, r[i]) < 0);
+		CHECK_LACKS(header(res), bracket(r[i]));
+	}
+	CHECK(item_pos(res, content_only) < 0);
+	CHECK(item_pos(res, unrelated) < 0);
+	if (t_failures != f0)
+		fprintf(stderr, "  items: %s\n", item_ids(res));
+	json_decref(res);
+
+	/* Z_RECALL_zcor_no_fallback: no hit → nothing, even with a pinned record */
+	sql_exec(z, "UPDATE nodes SET pinned = 1, hits = 40 WHERE id = '%s'", unrelated);
+	res = recall1(z, "group:1", "今天天气很好呀");
+	CHECK_STR(header(res), "");
+	CHECK_INT(nitems(res), 0);
+	json_decref(res);
+	zcor_close(z);
+}
+
+/* ---- terms ------------------------------------------------------------ */
+
+static void Z_RECALL_synonyms_expand(void)
+{
+	int f0 = t_failures;
+	(void)f0;
+	for (int p = 0; p < 2; p++) {
+		zcor *z = open_clocked();
+		set_config(z, profiles[p]);
+		char pku[32], cat[32], noise[32];
+		mk(z, NULL, "北京大学食堂", "学一食堂的麻辣香锅", NULL, pku);
+		mk(z, NULL, "喵星人的日常", "每天睡十六个小时", NULL, cat);
+		mk(z, NULL, "一条别的记忆", "与猫和学校无关", NULL, noise);
+		/* something the second message does hit, so the scored profile
+		 * does not fall back to pinned / recent records */
+		char hot[32];
+		mk(z, NULL, "今天特别热", "气温很高", "[\"今天\"]", hot);
+		/* built-in group 北大 / 北京大学 / PKU */
+		json_t *res = recall1(z, "group:1", "我昨天去了北大");
+		CHECK(item_pos(res, pku) >= 0);
+		CHECK_HAS(header(res), bracket(pku));
+		CHECK_HAS(header(res), "麻辣香锅");
+		CHECK(item_pos(res, noise) < 0);
+		json_decref(res);
+		/* a group added with zcor_synonyms_add: before it, no hit */
+		res = recall1(z, "group:1", "我家主子今天特别乖");
+		CHECK(item_pos(res, hot) >= 0);
+		CHECK(item_pos(res, cat) < 0);
+		json_decref(res);
+		int rc;
+		json_t *a = t_call_rc(z, NULL, &rc, "zcor_synonyms_add", "{\"terms\":[\"主子\",\"喵星人\"]}");
+		CHECK_INT(rc, ZCOR_OK);
+		json_decref(a);
+		res = recall1(z, "group:1", "我家主子今天特别乖");
+		CHECK(item_pos(res, cat) >= 0);
+		CHECK_HAS(header(res), "每天睡十六个小时");
+		json_decref(res);
+		if (t_failures != f0)
+			fprintf(stderr, "  profile %s\n", profiles[p]);
+		zcor_close(z);
+	}
+}
+
+static int has_term(json_t *r, const char *t)
+{
+	size_t i;
+	json_t *x;
+	json_array_foreach(t_get(r, "terms"), i, x) if (json_string_value(x) &&
+							 strcmp(json_string_value(x), t) == 0) return 1;
+	return 0;
+}
+
+static void Q_RECALL_short_message_single_chars(void)
+{
+	int f0 = t_failures;
+	(void)f0;
+	for (int p = 0; p < 2; p++) {
+		zcor *z = open_clocked();
+		set_config(z, profiles[p]);
+		char pofang[32], cao[32], catnote[32];
+		now_ms = T0 - 200 * DAY;
+		mk(z, NULL, "破防", "心理防线被突破，情绪绷不住", "[\"破大防\"]", pofang);
+		mk(z, NULL, "草", "表示好笑（日语 w 的谐音）", NULL, cao);
+		sql_exec(z, "UPDATE nodes SET kind = 'cognition', date = '2025-06-15' WHERE id IN ('%s', '%s')",
+			 pofang, cao);
+		now_ms = T0;
+		mk(z, NULL, "我家的猫叫咪咪", "橘色，很胖", NULL, catnote);
+		/* many fresher, pinned, popular records sharing one character each */
+		for (int i = 0; i < 40; i++) {
+			char t[64], id[32];
+			now_ms = T0 + i * 1000;
+			snprintf(t, sizeof(t), i % 2 ? "防晒霜推荐 %d" : "破旧自行车 %d", i);
+			mk(z, NULL, t, "破 防 破 防 草地", NULL, id);
+			sql_exec(z, "UPDATE nodes SET kind = 'cognition', pinned = 1, hits = 90 WHERE id = '%s'", id);
+		}
+		now_ms = T0 + DAY;
+
+		/* the regression: a 2-character spelling in a 2-character message */
+		json_t *res = recall1(z, "group:5", "破防");
+		CHECK(has_term(res, "破"));
+		CHECK(has_term(res, "防"));
+		CHECK(item_pos(res, pofang) >= 0);
+		CHECK_HAS(header(res), bracket(pofang));
+		CHECK_HAS(header(res), "心理防线被突破");
+		json_decref(res);
+		res = recall1(z, "private:7", "草");
+		CHECK(has_term(res, "草"));
+		CHECK(item_pos(res, cao) >= 0);
+		CHECK_HAS(header(res), "表示好笑");
+		json_decref(res);
+		/* single characters match inside titles */
+		res = recall1(z, "group:5", "猫？");
+		CHECK(item_pos(res, catnote) >= 0);
+		json_decref(res);
+		if (t_failures != f0)
+			fprintf(stderr, "  profile %s\n", profiles[p]);
+		zcor_close(z);
+	}
+}
+
+static void Q_RECALL_slang_verbatim_always_included_even_when_old(void)
+{
+	int f0 = t_failures;
+	(void)f0;
+	zcor *z = open_clocked();
+	char slang[32];
+	now_ms = T0 - 365 * DAY;
+	mk(z, NULL, "绝绝子", "形容好到极点（也可反讽）", "[\"jjz\",\"绝绝紫\"]", slang);
+	sql_exec(z, "UPDATE nodes SET kind = 'cognition', date = '2025-01-01', confidence = '确认' WHERE id = '%s'",
+		 slang);
+	/* 30 fresh, pinned, popular slang entries matching the words strongly */
+	for (int i = 0; i < 30; i++) {
+		char t[64], id[32];
+		now_ms = T0 - 60000 + i * 1000;
+		snprintf(t, sizeof(t), "奶茶店排队规则%d", i);
+		mk(z, NULL, t, "今天的奶茶店排队好长，奶茶真是好喝，排队规则", NULL, id);
+		sql_exec(z, "UPDATE nodes SET kind = 'cognition', pinned = 1, hits = 100 WHERE id = '%s'", id);
+	}
+	now_ms = T0;
+	const char *msgs[] = {"今天的奶茶真是jjz，奶茶店排队好长", "奶茶店排队好长，不过奶茶绝绝子"};
+	for (int m = 0; m < 2; m++) {
+		json_t *res = recall1(z, "group:2", msgs[m]);
+		CHECK_STR(t_str(res, "profile"), "scored");
+		CHECK(item_pos(res, slang) >= 0);
+		CHECK_HAS(header(res), bracket(slang));
+		CHECK_HAS(header(res), "形容好到极点");
+		if (item_pos(res, slang) < 0)
+			fprintf(stderr, "  message '%s' items: %s\n", msgs[m], item_ids(res));
+		json_decref(res);
+	}
+	zcor_close(z);
+}
+
+static void Q_RECALL_speaker_and_mentioned_people_included(void)
+{
+	int f0 = t_failures;
+	(void)f0;
+	zcor *z = open_clocked();
+	const char *people[][2] = {{"10001", "阿青"}, {"10002", "小白"}, {"10003", "老王"}, {"10004", "七七"}};
+	for (int i = 0; i < 4; i++) {
+		int rc;
+		json_t *r = t_call_rc(z, NULL, &rc, "zcor_relationship_write",
+				      "{\"personId\":\"%s\",\"name\":\"%s\",\"relationship\":\"群友\","
+				      "\"affinity\":%d,\"reason\":\"常聊天\"}",
+				      people[i][0], people[i][1], 10 * i);
+		CHECK_INT(rc, ZCOR_OK);
+		json_decref(r);
+	}
+	/* competing records that match the message well */
+	for (int i = 0; i < 30; i++) {
+		char t[64], id[32];
+		snprintf(t, sizeof(t), "天气预报 %d", i);
+		mk(z, NULL, t, "今天天气不错，适合出门", "[\"天气\"]", id);
+	}
+	json_t *res = recall_req(z,
+				 json_pack("{s:s, s:[{s:s, s:s}], s:[{s:s}], s:[s]}", "conversation",
+					   "group:3", "messages", "text", "今天天气不错", "senderId", "10001",
+					   "speakers", "id", "10004", "mentions", "10002"),
+				 NULL);
+	CHECK(has_person(res, "10001")); /* sender */
+	CHECK(has_person(res, "10002")); /* @-mentioned */
+	CHECK(has_person(res, "10004")); /* speaker */
+	CHECK(!has_person(res, "10003")); /* neither */
+	CHECK_HAS(header(res), "阿青");
+	CHECK_HAS(header(res), "小白");
+	CHECK_HAS(header(res), "七七");
+	CHECK_LACKS(header(res), "老王");
+	if (t_failures != f0)
+		fprintf(stderr, "  items: %s\n", item_ids(res));
+	json_decref(res);
+	zcor_close(z);
+}
+
+/* ---- scope ---------------------------------------------------------------- */
+
+static uint32_t rng_state;
+static uint32_t rnd(void)
+{
+	rng_state = rng_state * 1664525u + 1013904223u;
+	return rng_state >> 8;
+}
+
+#define NCONV 25
+
+static void conv_name(int i, char out[32])
+{
+	if (i < 20)
+		snprintf(out, 32, "private:%d", i + 1);
+	else
+		snprintf(out, 32, "group:%d", i - 19);
+}
+
+static void canary_of(int i, char out[48])
+{
+	if (i < 20)
+		snprintf(out, 48, "CANARY-private-%d-xyz", i + 1);
+	else
+		snprintf(out, 48, "CANARY-group-%d-xyz", i - 19);
+}
+
+/* Fails for every other conversation's canary found in text. */
+static int leaks(const char *what, int self, const char *text, const char *msg)
+{
+	int bad = 0;
+	for (int j = 0; j < NCONV; j++) {
+		char c[48];
+		canary_of(j, c);
+		if (j != self && text && strstr(text, c)) {
+			char conv[32];
+			conv_name(self, conv);
+			fprintf(stderr, "%s:%d: LEAK: %s of %s shows %s (message '%s')\n", __FILE__, __LINE__,
+				what, conv, c, msg ? msg : "-");
+			t_failures++;
+			bad = 1;
+		}
+	}
+	return bad;
+}
+
+static void Q_SCOPE_privacy_randomised(void)
+{
+	int f0 = t_failures;
+	(void)f0;
+	uint32_t seed = 20260101u;
+	const char *env = getenv("ZCOR_TEST_SEED");
+	if (env && *env)
+		seed = (uint32_t)strtoul(env, NULL, 10);
+	rng_state = seed;
+	int before = t_failures;
+	zcor *z = open_clocked();
+	char ids[NCONV][3][32];
+	for (int i = 0; i < NCONV; i++) {
+		char conv[32], can[48], t[128], c[256], kw[128];
+		conv_name(i, conv);
+		canary_of(i, can);
+		snprintf(t, sizeof(t), "%s 奶茶", can);
+		snprintf(c, sizeof(c), "共享 火锅 周末 奶茶 %s", can);
+		snprintf(kw, sizeof(kw), "[\"奶茶\",\"%s\"]", can);
+		now_ms = T0 + i * 1000;
+		mk(z, conv, t, c, kw, ids[i][0]);
+		snprintf(c, sizeof(c), "%s 在这里说周末火锅", can);
+		mk(z, conv, "周末火锅计划", c, "[\"火锅\"]", ids[i][1]);
+		snprintf(c, sizeof(c), "%s 共享 话题 奶茶 火锅", can);
+		mk(z, conv, "共享话题", c, NULL, ids[i][2]);
+		/* pinned and popular: tempting for the fallback and the ranking */
+		sql_exec(z, "UPDATE nodes SET pinned = 1, hits = %d, section = '%s' WHERE id = '%s'", 50 + i,
+			 i % 2 ? "事实" : "人物", ids[i][2]);
+	}
+	char g1[32], g2[32];
+	mk(z, NULL, "奶茶店推荐", "公共：学校门口那家奶茶店", "[\"奶茶\"]", g1);
+	mk(z, NULL, "周末火锅计划（公共）", "公共：周末火锅 AA", NULL, g2);
+	now_ms = T0 + DAY;
+
+	const char *pool[] = {"奶茶", "火锅", "周末", "共享话题", "周末火锅计划", "CANARY", "xyz", "private",
+			      "group", "zzqqxx", "canary-group", "共享", "说"};
+	const size_t npool = sizeof(pool) / sizeof(pool[0]);
+	for (int round = 0; round < 40; round++) {
+		if (round == 0)
+			set_config(z, "{\"recall\":{\"profile\":\"scored\"}}");
+		if (round == 20)
+			set_config(z, "{\"recall\":{\"profile\":\"zcor\"}}");
+		char msg[512] = "";
+		int nparts = 1 + (int)(rnd() % 4), own_target = -1;
+		for (int k = 0; k < nparts; k++) {
+			size_t len = strlen(msg);
+			if (rnd() % 3 == 0) {
+				char can[48];
+				int who = (int)(rnd() % NCONV);
+				canary_of(who, can);
+				snprintf(msg + len, sizeof(msg) - len, "%s%s", k ? "，" : "", can);
+				own_target = who;
+			} else {
+				snprintf(msg + len, sizeof(msg) - len, "%s%s", k ? " " : "",
+					 pool[rnd() % npool]);
+			}
+		}
+		for (int i = 0; i < NCONV; i++) {
+			char conv[32], sid[16];
+			conv_name(i, conv);
+			snprintf(sid, sizeof(sid), "%d", 10000 + i);
+			int rc = -1;
+			json_t *res = recall_req(z,
+						 json_pack("{s:s, s:[{s:s, s:s}], s:b}", "conversation", conv,
+							   "messages", "text", msg, "senderId", sid, "explain",
+							   round % 2),
+						 &rc);
+			CHECK_INT(rc, ZCOR_OK);
+			leaks("header", i, header(res), msg);
+			char *s = json_dumps(t_get(res, "items"), JSON_COMPACT);
+			leaks("items", i, s, msg);
+			free(s);
+			if (t_get(res, "explain")) {
+				s = json_dumps(t_get(res, "explain"), JSON_COMPACT);
+				leaks("explain", i, s, msg);
+				free(s);
+			}
+			/* not vacuous: the owner of a canary in the message sees its record */
+			if (own_target == i) {
+				char can[48];
+				canary_of(i, can);
+				if (strstr(msg, can))
+					CHECK_HAS(header(res), can);
+			}
+			json_decref(res);
+		}
+	}
+
+	/* the prefix: important records of other conversations stay out */
+	for (int round = 0; round < 6; round++) {
+		for (int k = 0; k < 5; k++) {
+			int who = (int)(rnd() % NCONV), which = (int)(rnd() % 3);
+			int rc;
+			json_t *r = t_call_rc(z, NULL, &rc, "zcor_memory_important",
+					      "{\"id\":\"%s\",\"important\":true}", ids[who][which]);
+			CHECK_INT(rc, ZCOR_OK);
+			json_decref(r);
+		}
+		/* one conversation marks its own record from inside */
+		int self = (int)(rnd() % NCONV);
+		char sconv[32];
+		conv_name(self, sconv);
+		int rc;
+		json_t *r = t_call_rc(z, sconv, &rc, "zcor_memory_important", "{\"id\":\"%s\",\"important\":true}",
+				      ids[self][0]);
+		json_decref(r);
+		for (int i = 0; i < NCONV; i++) {
+			char conv[32], can[48], sql[256];
+			conv_name(i, conv);
+			canary_of(i, can);
+			char *prefix = NULL;
+			CHECK_INT(zcor_prefix(z, conv, &prefix), ZCOR_OK);
+			leaks("prefix", i, prefix, NULL);
+			snprintf(sql, sizeof(sql),
+				 "SELECT count(*) FROM nodes WHERE important_seq IS NOT NULL AND scope = '%s'", conv);
+			if (t_sql_int(zcor_dir(z), sql) > 0)
+				CHECK_HAS(prefix, can);
+			zcor_free(prefix);
+		}
+	}
+	zcor_close(z);
+	if (t_failures != before)
+		fprintf(stderr, "  Q_SCOPE_privacy_randomised: seed %u (rerun with ZCOR_TEST_SEED=%u)\n", seed,
+			seed);
+}
+
+/* ---- what is never injected ---------------------------------------------- */
+
+static void Q_RECALL_superseded_never_recalled(void)
+{
+	int f0 = t_failures;
+	(void)f0;
+	for (int p = 0; p < 2; p++) {
+		zcor *z = open_clocked();
+		set_config(z, profiles[p]);
+		char old[32], cur[32], m1[32], m2[32];
+		mk(z, NULL, "住址 zqhome 旧", "OLDADDR 以前住在海淀", "[\"zqhome\"]", old);
+		mk(z, NULL, "住址 zqhome 新", "NEWADDR 现在住在朝阳", "[\"zqhome\"]", cur);
+		int rc;
+		json_t *r = t_call_rc(z, NULL, &rc, "zcor_memory_supersede",
+				      "{\"ids\":[\"%s\"],\"replacementId\":\"%s\",\"reason\":\"搬家了\"}", old, cur);
+		CHECK_INT(rc, ZCOR_OK);
+		json_decref(r);
+		mk(z, NULL, "宠物 zqpet 一", "MERGEDSRC1 一只猫", NULL, m1);
+		mk(z, NULL, "宠物 zqpet 二", "MERGEDSRC2 一只狗", NULL, m2);
+		r = t_call_rc(z, NULL, &rc, "zcor_memory_merge",
+			      "{\"ids\":[\"%s\",\"%s\"],\"title\":\"宠物 zqpet\",\"content\":\"MERGEDNEW 一猫一狗\","
+			      "\"reason\":\"合并\"}",
+			      m1, m2);
+		CHECK_INT(rc, ZCOR_OK);
+		char merged[32];
+		snprintf(merged, sizeof(merged), "%s", t_str(r, "node.id") ? t_str(r, "node.id") : "");
+		json_decref(r);
+		/* pinned and popular does not bring them back either */
+		sql_exec(z, "UPDATE nodes SET pinned = 1, hits = 99 WHERE id IN ('%s', '%s', '%s')", old, m1, m2);
+
+		json_t *res = recall1(z, "group:1", "zqhome 和 zqpet 怎么样了");
+		CHECK(item_pos(res, old) < 0);
+		CHECK(item_pos(res, m1) < 0);
+		CHECK(item_pos(res, m2) < 0);
+		CHECK(item_pos(res, cur) >= 0);
+		CHECK(*merged && item_pos(res, merged) >= 0);
+		CHECK_LACKS(header(res), "OLDADDR");
+		CHECK_LACKS(header(res), "MERGEDSRC");
+		CHECK_HAS(header(res), "NEWADDR");
+		CHECK_HAS(header(res), "MERGEDNEW");
+		json_decref(res);
+		/* nor in the no-hit fallback */
+		res = recall1(z, "group:1", "zzqqxx");
+		CHECK(item_pos(res, old) < 0);
+		CHECK(item_pos(res, m1) < 0);
+		CHECK(item_pos(res, m2) < 0);
+		CHECK_LACKS(header(res), "OLDADDR");
+		CHECK_LACKS(header(res), "MERGEDSRC");
+		json_decref(res);
+		if (t_failures != f0)
+			fprintf(stderr, "  profile %s\n", profiles[p]);
+		zcor_close(z);
+	}
+}
+
+static void Q_RECALL_archived_and_uncertain_never_injected(void)
+{
+	int f0 = t_failures;
+	(void)f0;
+	for (int p = 0; p < 2; p++) {
+		zcor *z = open_clocked();
+		set_config(z, profiles[p]);
+		char arch[32], doubt[32], ok[32];
+		mk(z, NULL, "旧闻归档", "ARCHIVEDTEXT 去年的事", "[\"zqnews\"]", arch);
+		mk(z, NULL, "传闻存疑", "DOUBTTEXT 没人确认过", "[\"zqnews\"]", doubt);
+		mk(z, NULL, "确认消息", "CONFIRMEDTEXT 大家都确认了", "[\"zqnews\"]", ok);
+		sql_exec(z, "UPDATE nodes SET tier = 'archive', archive_month = '2025-06', pinned = 1, hits = 99 "
+			    "WHERE id = '%s'",
+			 arch);
+		sql_exec(z, "UPDATE nodes SET confidence = '存疑', pinned = 1, hits = 99 WHERE id = '%s'", doubt);
+		sql_exec(z, "UPDATE nodes SET confidence = '确认' WHERE id = '%s'", ok);
+		const char *msgs[] = {"旧闻归档 传闻存疑 确认消息 都说说 zqnews", "zzqqxx"};
+		for (int m = 0; m < 2; m++) {
+			json_t *res = recall1(z, "group:1", msgs[m]);
+			CHECK(item_pos(res, arch) < 0);
+			CHECK(item_pos(res, doubt) < 0);
+			CHECK_LACKS(header(res), "ARCHIVEDTEXT");
+			CHECK_LACKS(header(res), "DOUBTTEXT");
+			if (m == 0) {
+				CHECK(item_pos(res, ok) >= 0);
+				CHECK_HAS(header(res), "CONFIRMEDTEXT");
+			}
+			json_decref(res);
+		}
+		if (t_failures != f0)
+			fprintf(stderr, "  profile %s\n", profiles[p]);
+		zcor_close(z);
+	}
+}
+
+/* ---- scored profile ---------------------------------------------------- */
+
+static int count_section(json_t *r, const char *sec, int untruncated_only)
+{
+	int n = 0;
+	size_t i;
+	json_t *x;
+	json_array_foreach(t_get(r, "items"), i, x) {
+		const char *s = json_string_value(json_object_get(x, "section"));
+		if (s && strcmp(s, sec) == 0 && (!untruncated_only || !json_is_true(json_object_get(x, "truncated"))))
+			n++;
+	}
+	return n;
+}
+
+static void Q_RECALL_quotas(void)
+{
+	int f0 = t_failures;
+	(void)f0;
+	zcor *z = open_clocked();
+	char strong[30][32], weak[3][32];
+	for (int i = 0; i < 30; i++) {
+		char t[64], c[128];
+		now_ms = T0 + i * 1000;
+		snprintf(t, sizeof(t), "周末火锅聚会%d", i);
+		snprintf(c, sizeof(c), "周末火锅聚会约在老地方，火锅要辣，第%d次", i);
+		mk(z, "group:8", t, c, "[\"火锅\",\"周末\",\"聚会\"]", strong[i]);
+		sql_exec(z, "UPDATE nodes SET section = '事实', pinned = 1, hits = 80 WHERE id = '%s'", strong[i]);
+	}
+	now_ms = T0 - 100 * DAY;
+	for (int i = 0; i < 3; i++) {
+		char t[64];
+		snprintf(t, sizeof(t), "口味偏好%d", i);
+		mk(z, "group:8", t, "喝奶茶只要少糖", NULL, weak[i]);
+		sql_exec(z, "UPDATE nodes SET section = '惯例与偏好' WHERE id = '%s'", weak[i]);
+	}
+	now_ms = T0 + DAY;
+	const char *msg = "周末火锅聚会大家还去吗，火锅周末聚会，顺便带点奶茶";
+	json_t *res = recall1(z, "group:8", msg);
+	int facts = count_section(res, "事实", 0), prefs = count_section(res, "惯例与偏好", 0);
+	CHECK(prefs >= 1);
+	CHECK(facts >= 1);
+	CHECK(facts < 30);
+	if (prefs < 1 || facts >= 30)
+		fprintf(stderr, "  facts %d, preferences %d: %s\n", facts, prefs, item_ids(res));
+	json_decref(res);
+
+	/* a tight budget: the weaker section still gets a whole line in */
+	set_config(z, "{\"recallChars\":500}");
+	res = recall1(z, "group:8", msg);
+	prefs = count_section(res, "惯例与偏好", 1);
+	CHECK(prefs >= 1);
+	CHECK(utf8_chars(header(res)) <= 500);
+	if (prefs < 1)
+		fprintf(stderr, "  tight budget: %s\n%s\n", item_ids(res), header(res));
+	json_decref(res);
+	zcor_close(z);
+}
+
+static void Q_RECALL_fallback_scored_no_hit(void)
+{
+	int f0 = t_failures;
+	(void)f0;
+	zcor *z = open_clocked();
+	char a[32], b[32], pinned[32], hot[32], recent[32], other[32];
+	now_ms = T0 - 50 * DAY;
+	mk(z, NULL, "普通记录甲", "AAA 平平无奇", NULL, a);
+	mk(z, NULL, "普通记录乙", "BBB 平平无奇", NULL, b);
+	now_ms = T0 - 40 * DAY;
+	mk(z, NULL, "群规置顶", "PINNEDTEXT 不许刷屏", NULL, pinned);
+	now_ms = T0 - 30 * DAY;
+	mk(z, NULL, "常被提起", "HOTTEXT 大家常问", NULL, hot);
+	now_ms = T0 - DAY;
+	mk(z, NULL, "最近一条", "RECENTTEXT 昨天的事", NULL, recent);
+	mk(z, "group:9", "别的群置顶", "OTHERGROUP 不该出现", NULL, other);
+	sql_exec(z, "UPDATE nodes SET pinned = 1 WHERE id IN ('%s', '%s')", pinned, other);
+	sql_exec(z, "UPDATE nodes SET hits = 30 WHERE id = '%s'", hot);
+	now_ms = T0;
+
+	json_t *res = recall1(z, "group:1", "zzqqxx");
+	CHECK_STR(t_str(res, "profile"), "scored");
+	CHECK(nitems(res) >= 1);
+	CHECK_STR(t_str(res, "items.0.id"), pinned);
+	CHECK(item_pos(res, hot) >= 0);
+	CHECK(item_pos(res, other) < 0);
+	CHECK_HAS(header(res), "PINNEDTEXT");
+	CHECK_LACKS(header(res), "OTHERGROUP");
+	if (t_failures != f0)
+		fprintf(stderr, "  items: %s\n", item_ids(res));
+	json_decref(res);
+
+	/* the zcor profile in the same store returns nothing */
+	set_config(z, "{\"recall\":{\"profile\":\"zcor\"}}");
+	res = recall1(z, "group:1", "zzqqxx");
+	CHECK_STR(t_str(res, "profile"), "zcor");
+	CHECK_STR(header(res), "");
+	CHECK_INT(nitems(res), 0);
+	json_decref(res);
+	zcor_close(z);
+}
+
+/* ---- packing ---------------------------------------------------------- */
+
+static void Z_RECALL_budget_truncation_keeps_ids(void)
+{
+	int f0 = t_failures;
+	(void)f0;
+	static const int budgets[] = {200, 60, 150, 333, 1000};
+	for (int p = 0; p < 2; p++) {
+		zcor *z = open_clocked();
+		set_config(z, profiles[p]);
+		char ids[5][32], *contents[5];
+		for (int i = 0; i < 5; i++) {
+			char unit[64], t[64];
+			snprintf(unit, sizeof(unit), "第%d条很长的记忆内容，", i);
+			contents[i] = repeat(unit, 30);
+			snprintf(t, sizeof(t), "长记录 zqlong %d", i);
+			now_ms = T0 + i * 1000;
+			mk(z, NULL, t, contents[i], NULL, ids[i]);
+		}
+		now_ms = T0 + DAY;
+		int truncated_seen = 0;
+		for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++) {
+			char cfg[64];
+			snprintf(cfg, sizeof(cfg), "{\"recallChars\":%d}", budgets[b]);
+			set_config(z, cfg);
+			json_t *res = recall1(z, "group:1", "说说 zqlong");
+			const char *h = header(res);
+			CHECK(utf8_chars(h) <= (size_t)budgets[b]);
+			CHECK(t_int(res, "used") <= budgets[b]);
+			CHECK_INT(t_int(res, "budget"), budgets[b]);
+			if (budgets[b] == 200) {
+				CHECK(nitems(res) >= 1);
+			}
+			size_t i;
+			json_t *x;
+			json_array_foreach(t_get(res, "items"), i, x) {
+				const char *id = json_string_value(json_object_get(x, "id"));
+				CHECK(id != NULL);
+				if (!id)
+					continue;
+				CHECK_HAS(h, bracket(id));
+				int k = -1;
+				for (int j = 0; j < 5; j++)
+					if (strcmp(ids[j], id) == 0)
+						k = j;
+				CHECK(k >= 0);
+				/* an item whose body is not whole is marked truncated */
+				if (k >= 0 && !strstr(h, contents[k])) {
+					CHECK(json_is_true(json_object_get(x, "truncated")));
+				}
+				if (json_is_true(json_object_get(x, "truncated")))
+					truncated_seen++;
+			}
+			if (t_failures != f0)
+				fprintf(stderr, "  profile %s budget %d: %s\n%s\n", profiles[p], budgets[b],
+					item_ids(res), h);
+			json_decref(res);
+		}
+		CHECK(truncated_seen >= 1);
+		for (int i = 0; i < 5; i++)
+			free(contents[i]);
+		zcor_close(z);
+	}
+}
+
+static void Z_RECALL_budget_zero_disables(void)
+{
+	int f0 = t_failures;
+	(void)f0;
+	for (int p = 0; p < 2; p++) {
+		zcor *z = open_clocked();
+		set_config(z, profiles[p]);
+		set_config(z, "{\"recallChars\":0}");
+		char id[32];
+		mk(z, NULL, "zqoff 记录", "OFFTEXT", "[\"zqoff\"]", id);
+		sql_exec(z, "UPDATE nodes SET pinned = 1 WHERE id = '%s'", id);
+		json_t *res = recall1(z, "group:1", "zqoff");
+		CHECK_STR(header(res), "");
+		CHECK_INT(nitems(res), 0);
+		CHECK(json_is_array(t_get(res, "items")));
+		json_decref(res);
+		res = recall1(z, "group:1", "zzqqxx");
+		CHECK_STR(header(res), "");
+		CHECK_INT(nitems(res), 0);
+		json_decref(res);
+		zcor_close(z);
+	}
+}
+
+static void Z_RECALL_each_record_once_latest_content(void)
+{
+	int f0 = t_failures;
+	(void)f0;
+	for (int p = 0; p < 2; p++) {
+		zcor *z = open_clocked();
+		set_config(z, profiles[p]);
+		char id[32];
+		mk(z, NULL, "zqalpha zqbeta 记录", "OLDTEXT 旧内容", "[\"zqgamma\",\"zqalpha\"]", id);
+		json_t *res = recall_req(z,
+					 json_pack("{s:s, s:[s, s, s]}", "conversation", "group:1", "messages",
+						   "zqalpha zqbeta", "zqgamma zqalpha", "又是 zqbeta"),
+					 NULL);
+		CHECK_INT(nitems(res), 1);
+		CHECK(item_pos(res, id) >= 0);
+		CHECK_INT(occurrences(header(res), bracket(id)), 1);
+		CHECK_INT(occurrences(header(res), "OLDTEXT"), 1);
+		json_decref(res);
+		now_ms = T0 + 5000;
+		int rc;
+		json_t *r = t_call_rc(z, NULL, &rc, "zcor_memory_write",
+				      "{\"id\":\"%s\",\"title\":\"zqalpha zqbeta 记录\",\"content\":\"NEWTEXT 新内容\"}", id);
+		CHECK_INT(rc, ZCOR_OK);
+		json_decref(r);
+		res = recall1(z, "group:1", "zqalpha zqbeta");
+		CHECK_INT(occurrences(header(res), bracket(id)), 1);
+		CHECK_HAS(header(res), "NEWTEXT");
+		CHECK_LACKS(header(res), "OLDTEXT");
+		json_decref(res);
+		/* deleted: no longer shown */
+		r = t_call_rc(z, NULL, &rc, "zcor_memory_delete", "{\"id\":\"%s\"}", id);
+		CHECK_INT(rc, ZCOR_OK);
+		json_decref(r);
+		res = recall1(z, "group:1", "zqalpha zqbeta");
+		CHECK(item_pos(res, id) < 0);
+		CHECK_LACKS(header(res), "NEWTEXT");
+		json_decref(res);
+		if (t_failures != f0)
+			fprintf(stderr, "  profile %s\n", profiles[p]);
+		zcor_close(z);
+	}
+}
+
+static void Z_RECALL_not_in_history(void)
+{
+	int f0 = t_failures;
+	(void)f0;
+	for (int p = 0; p < 2; p++) {
+		zcor *z = open_clocked();
+		set_config(z, profiles[p]);
+		char hit[32], miss[32], sql[128];
+		mk(z, NULL, "zqcount 记录", "会被回忆", "[\"zqcount\"]", hit);
+		mk(z, NULL, "无关记录", "不会被回忆", NULL, miss);
+		long long h0 = t_sql_int(zcor_dir(z), "SELECT count(*) FROM history");
+		now_ms = T0 + 7000;
+		json_t *res = recall1(z, "group:1", "zqcount");
+		CHECK(item_pos(res, hit) >= 0);
+		json_decref(res);
+		snprintf(sql, sizeof(sql), "SELECT hits FROM nodes WHERE id = '%s'", hit);
+		CHECK_INT(t_sql_int(zcor_dir(z), sql), 1);
+		snprintf(sql, sizeof(sql), "SELECT last_hit_at FROM nodes WHERE id = '%s'", hit);
+		CHECK_INT(t_sql_int(zcor_dir(z), sql), T0 + 7000);
+		now_ms = T0 + 9000;
+		res = recall1(z, "group:1", "zqcount");
+		json_decref(res);
+		snprintf(sql, sizeof(sql), "SELECT hits FROM nodes WHERE id = '%s'", hit);
+		CHECK_INT(t_sql_int(zcor_dir(z), sql), 2);
+		snprintf(sql, sizeof(sql), "SELECT last_hit_at FROM nodes WHERE id = '%s'", hit);
+		CHECK_INT(t_sql_int(zcor_dir(z), sql), T0 + 9000);
+		snprintf(sql, sizeof(sql), "SELECT hits FROM nodes WHERE id = '%s'", miss);
+		CHECK_INT(t_sql_int(zcor_dir(z), sql), 0);
+		char *prefix = NULL;
+		CHECK_INT(zcor_prefix(z, "group:1", &prefix), ZCOR_OK);
+		zcor_free(prefix);
+		int rc;
+		res = recall_text(z, "{\"conversation\":\"group:1\",\"messages\":[]}", &rc);
+		CHECK_INT(rc, ZCOR_EINVAL);
+		json_decref(res);
+		CHECK_INT(t_sql_int(zcor_dir(z), "SELECT count(*) FROM history"), h0);
+		/* a record's updatedAt is not touched by being recalled */
+		snprintf(sql, sizeof(sql), "SELECT updated_at FROM nodes WHERE id = '%s'", hit);
+		CHECK_INT(t_sql_int(zcor_dir(z), sql), T0);
+		zcor_close(z);
+	}
+}
+
+/* ---- the system prefix --------------------------------------------------- */
+
+static char *prefix_of(zcor *z, const char *conv)
+{
+	char *p = NULL;
+	int rc = zcor_prefix(z, conv, &p);
+	CHECK_INT(rc, ZCOR_OK);
+	return p;
+}
+
+static void Z_PREFIX(void)
+{
+	int f0 = t_failures;
+	(void)f0;
+	zcor *z = open_clocked();
+	const char *persona = dir_file(z, "PERSONA.md");
+	write_all(persona, "我是小助手甲，说话简短。\n");
+	char *p = prefix_of(z, "group:1");
+	CHECK_HAS(p, "我是小助手甲");
+	zcor_free(p);
+	/* same length, same second: still re-read */
+	write_all(persona, "我是小助手乙，说话简短。\n");
+	p = prefix_of(z, "group:1");
+	CHECK_HAS(p, "我是小助手乙");
+	CHECK_LACKS(p, "我是小助手甲");
+	CHECK_HAS(p, "external_event_frame");
+	CHECK(p && (strstr(p, "declared") || strstr(p, "声明")));
+	CHECK_HAS(p, "zcor_relationship"); /* relationship guidance, on by default */
+	zcor_free(p);
+	remove(persona);
+	p = prefix_of(z, NULL);
+	CHECK_LACKS(p, "我是小助手");
+	CHECK_HAS(p, "external_event_frame");
+	zcor_free(p);
+
+	set_config(z, "{\"relationships\":false}");
+	p = prefix_of(z, "group:1");
+	CHECK_LACKS(p, "zcor_relationship");
+	CHECK_HAS(p, "external_event_frame");
+	zcor_free(p);
+	set_config(z, "{\"relationships\":true}");
+	p = prefix_of(z, "group:1");
+	CHECK_HAS(p, "zcor_relationship");
+	zcor_free(p);
+
+	/* important memories: at most 5, in marking order, latest content */
+	char ids[6][32];
+	for (int i = 0; i < 6; i++) {
+		char t[32], c[32];
+		snprintf(t, sizeof(t), "IMPT%d", i);
+		snprintf(c, sizeof(c), "IMPC%d-old", i);
+		mk(z, NULL, t, c, NULL, ids[i]);
+	}
+	int order[6] = {3, 0, 5, 1, 4, 2}; /* marking order; 3 is pushed out by the 6th */
+	for (int k = 0; k < 6; k++) {
+		int rc;
+		json_t *r = t_call_rc(z, NULL, &rc, "zcor_memory_important", "{\"id\":\"%s\",\"important\":true}",
+				      ids[order[k]]);
+		CHECK_INT(rc, ZCOR_OK);
+		json_decref(r);
+	}
+	int rc;
+	json_t *r = t_call_rc(z, NULL, &rc, "zcor_memory_write",
+			      "{\"id\":\"%s\",\"title\":\"IMPT5\",\"content\":\"IMPC5-new\"}", ids[5]);
+	CHECK_INT(rc, ZCOR_OK);
+	json_decref(r);
+	p = prefix_of(z, "group:1");
+	CHECK_LACKS(p, "IMPT3");
+	CHECK_LACKS(p, "IMPC5-old");
+	CHECK_HAS(p, "IMPC5-new");
+	const char *prev = p;
+	for (int k = 1; k < 6 && p; k++) {
+		char t[32];
+		snprintf(t, sizeof(t), "IMPT%d", order[k]);
+		const char *at = strstr(p, t);
+		CHECK(at != NULL);
+		CHECK(!at || at > prev);
+		if (at)
+			prev = at;
+	}
+	zcor_free(p);
+	/* re-marking keeps the order; deleting unmarks */
+	r = t_call_rc(z, NULL, &rc, "zcor_memory_important", "{\"id\":\"%s\",\"important\":true}", ids[0]);
+	json_decref(r);
+	r = t_call_rc(z, NULL, &rc, "zcor_memory_delete", "{\"id\":\"%s\"}", ids[1]);
+	CHECK_INT(rc, ZCOR_OK);
+	json_decref(r);
+	p = prefix_of(z, "group:1");
+	CHECK_LACKS(p, "IMPT1");
+	const char *a0 = p ? strstr(p, "IMPT0") : NULL, *a5 = p ? strstr(p, "IMPT5") : NULL;
+	CHECK(a0 && a5 && a0 < a5);
+	zcor_free(p);
+	zcor_close(z);
+}
+
+/* ---- settings ----------------------------------------------------------- */
+
+static json_t *config_of(zcor *z)
+{
+	char *s = zcor_config_json(z);
+	json_t *v = s ? json_loads(s, 0, NULL) : NULL;
+	zcor_free(s);
+	return v ? v : json_object();
+}
+
+static void X_CONFIG(void)
+{
+	int f0 = t_failures;
+	(void)f0;
+	zcor *z = open_clocked();
+	const char *path = dir_file(z, "config.json");
+	char id[32];
+	mk(z, NULL, "zqconf 长记录", "一段比较长的内容，用来看预算是否生效。一段比较长的内容，用来看预算是否生效。"
+				     "一段比较长的内容，用来看预算是否生效。一段比较长的内容，用来看预算是否生效。",
+	   "[\"zqconf\"]", id);
+	set_config(z, "{\"recallChars\":300,\"recall\":{\"profile\":\"zcor\"}}");
+	json_t *c = config_of(z);
+	CHECK_INT(t_int(c, "recallChars"), 300);
+	CHECK(t_get(c, "warning") == NULL);
+	json_decref(c);
+
+	static const struct {
+		const char *text, *key;
+	} bad[] = {
+		{"{recallChars: 5", NULL},
+		{"{\"recallChars\": -1}\n", "recallChars"},
+		{"{\"recallChars\": 500, \"recall\": {\"profile\": \"x\"}}\n", "profile"},
+		{"{\"recallChars\": 700, \"colourScheme\": \"dark\", \"x\": 1}\n", "colourScheme"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		write_all(path, bad[i].text);
+		c = config_of(z);
+		const char *w = t_str(c, "warning");
+		CHECK(w != NULL);
+		if (bad[i].key)
+			CHECK_HAS(w, bad[i].key);
+		CHECK_INT(t_int(c, "recallChars"), 300);
+		CHECK_STR(t_str(c, "recall.profile"), "zcor");
+		json_decref(c);
+		json_t *res = recall1(z, "group:1", "zqconf");
+		CHECK_INT(t_int(res, "budget"), 300);
+		CHECK_STR(t_str(res, "profile"), "zcor");
+		CHECK(utf8_chars(header(res)) <= 300);
+		json_decref(res);
+		char *p = prefix_of(z, "group:1"); /* still works */
+		CHECK(p != NULL);
+		zcor_free(p);
+		if (t_failures != f0)
+			fprintf(stderr, "  bad config #%zu: %s\n", i, bad[i].text);
+	}
+	/* fixed by hand: the new settings apply and the warning goes */
+	write_all(path, "{\"recallChars\": 250}\n");
+	c = config_of(z);
+	CHECK(t_get(c, "warning") == NULL);
+	CHECK_INT(t_int(c, "recallChars"), 250);
+	CHECK_STR(t_str(c, "recall.profile"), "scored");
+	json_decref(c);
+
+	/* zcor_config_set with a bad value: refused, names the key, file unchanged */
+	static const struct {
+		const char *patch, *key;
+	} refuse[] = {
+		{"{\"recallChars\":\"lots\"}", "recallChars"},
+		{"{\"recallChars\":-5}", "recallChars"},
+		{"{\"recall\":{\"profile\":\"x\"}}", "profile"},
+		{"{\"relationships\":\"yes\"}", "relationships"},
+		{"{\"colourScheme\":\"dark\"}", "colourScheme"},
+	};
+	size_t len0 = 0;
+	char *before = read_all(path, &len0);
+	for (size_t i = 0; i < sizeof(refuse) / sizeof(refuse[0]); i++) {
+		char *err = NULL;
+		int rc = zcor_config_set(z, refuse[i].patch, &err);
+		CHECK_INT(rc, ZCOR_EINVAL);
+		CHECK_HAS(err, refuse[i].key);
+		zcor_free(err);
+		size_t len1 = 0;
+		char *after = read_all(path, &len1);
+		CHECK(before && after && len0 == len1 && memcmp(before, after, len0) == 0);
+		free(after);
+		c = config_of(z);
+		CHECK_INT(t_int(c, "recallChars"), 250);
+		json_decref(c);
+	}
+	free(before);
+	zcor_close(z);
+
+	/* refused in a fresh directory: no config.json appears */
+	z = open_clocked();
+	char *err = NULL;
+	CHECK_INT(zcor_config_set(z, "{\"recallChars\":-5}", &err), ZCOR_EINVAL);
+	CHECK_HAS(err, "recallChars");
+	zcor_free(err);
+	FILE *f = fopen(dir_file(z, "config.json"), "rb");
+	CHECK(f == NULL);
+	if (f)
+		fclose(f);
+	zcor_close(z);
+}
+
+/* ---- the request --------------------------------------------------------- */
+
+static void Q_RECALL_request_validation(void)
+{
+	int f0 = t_failures;
+	(void)f0;
+	zcor *z = open_clocked();
+	static const struct {
+		const char *req, *field;
+	} cases[] = {
+		{"{\"messages\":[\"你好\"]}", "conversation"},
+		{"{\"conversation\":\"chan:1\",\"messages\":[\"你好\"]}", "conversation"},
+		{"{\"conversation\":\"group:\",\"messages\":[\"你好\"]}", "conversation"},
+		{"{\"conversation\":5,\"messages\":[\"你好\"]}", "conversation"},
+		{"{\"conversation\":\"group:1\",\"messages\":[]}", "messages"},
+		{"{\"conversation\":\"group:1\"}", "messages"},
+		{"{\"conversation\":\"group:1\",\"messages\":[5]}", "messages"},
+		{"{\"conversation\":\"group:1\",\"messages\":[\"你好\"],\"bogusField\":1}", "bogusField"},
+		{"{\"conversation\":\"group:1\",\"messages\":[\"你好\"],\"speakers\":\"10001\"}", "speakers"},
+		{"{\"conversation\":\"group:1\",\"messages\":[\"你好\"],\"speakers\":[{\"name\":\"x\"}]}", "speakers"},
+		{"{\"conversation\":\"group:1\",\"messages\":[\"你好\"],\"mentions\":[1]}", "mentions"},
+		{"{\"conversation\":\"group:1\",\"messages\":[\"你好\"],\"explain\":\"yes\"}", "explain"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = -1;
+		json_t *res = recall_text(z, cases[i].req, &rc);
+		CHECK_INT(rc, ZCOR_EINVAL);
+		CHECK_STR(t_errcode(res), "invalid_argument");
+		CHECK_HAS(t_errmsg(res), cases[i].field);
+		if (rc != ZCOR_EINVAL || !t_errmsg(res) || !strstr(t_errmsg(res), cases[i].field))
+			fprintf(stderr, "  request: %s\n", cases[i].req);
+		json_decref(res);
+	}
+	int rc = -1;
+	json_t *res = recall_text(z, "not json", &rc);
+	CHECK_INT(rc, ZCOR_EINVAL);
+	CHECK_STR(t_errcode(res), "invalid_argument");
+	json_decref(res);
+	/* a well-formed request passes */
+	res = recall_text(z, "{\"conversation\":\"console:me\",\"messages\":[\"你好\"],\"speakers\":[],"
+			     "\"mentions\":[],\"explain\":false}",
+			  &rc);
+	CHECK_INT(rc, ZCOR_OK);
+	json_decref(res);
+	zcor_close(z);
+}
+
+const struct t_case t_cases[] = {
+	{"Z_RECALL_zcor_profile_tie_break", Z_RECALL_zcor_profile_tie_break},
+	{"Z_RECALL_synonyms_expand", Z_RECALL_synonyms_expand},
+	{"Q_RECALL_short_message_single_chars", Q_RECALL_short_message_single_chars},
+	{"Q_RECALL_slang_verbatim_always_included_even_when_old",
+	 Q_RECALL_slang_verbatim_always_included_even_when_old},
+	{"Q_RECALL_speaker_and_mentioned_people_included", Q_RECALL_speaker_and_mentioned_people_included},
+	{"Q_SCOPE_privacy_randomised", Q_SCOPE_privacy_randomised},
+	{"Q_RECALL_superseded_never_recalled", Q_RECALL_superseded_never_recalled},
+	{"Q_RECALL_archived_and_uncertain_never_injected", Q_RECALL_archived_and_uncertain_never_injected},
+	{"Q_RECALL_quotas", Q_RECALL_quotas},
+	{"Q_RECALL_fallback_scored_no_hit", Q_RECALL_fallback_scored_no_hit},
+	{"Z_RECALL_budget_truncation_keeps_ids", Z_RECALL_budget_truncation_keeps_ids},
+	{"Z_RECALL_budget_zero_disables", Z_RECALL_budget_zero_disables},
+	{"Z_RECALL_each_record_once_latest_content", Z_RECALL_each_record_once_latest_content},
+	{"Z_RECALL_not_in_history", Z_RECALL_not_in_history},
+	{"Z_PREFIX", Z_PREFIX},
+	{"X_CONFIG", X_CONFIG},
+	{"Q_RECALL_request_validation", Q_RECALL_request_validation},
+	{0},
+};
