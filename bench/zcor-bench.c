@@ -258,10 +258,17 @@ static int cmd_write(int argc, char **argv)
 	return 0;
 }
 
+#include "recall_bench.inc"
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "write"))
 		return cmd_write(argc - 1, argv + 1);
-	fprintf(stderr, "usage: zcor-bench write [--nodes N[,N…]] [--samples K] [--json]\n");
+	if (argc >= 2 && !strcmp(argv[1], "recall"))
+		return cmd_recall(argc - 1, argv + 1, argv[0]);
+	if (argc >= 2 && !strcmp(argv[1], "recall-run"))
+		return cmd_recall_run(argc - 1, argv + 1);
+	fprintf(stderr, "usage: zcor-bench write [--nodes N[,N…]] [--samples K] [--json]\n"
+			"       zcor-bench recall [--nodes N[,N…]] [--messages K] [--json]\n");
 	return 2;
 }

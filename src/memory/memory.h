@@ -18,6 +18,7 @@
 #include "memory/config.h"
 #include "store/store.h"
 #include "text/synonyms.h"
+#include "text/tokens.h"
 #include "zcor.h"
 
 struct zc_mem {
@@ -30,6 +31,10 @@ struct zc_mem {
 	struct zcor_provider provider;
 	int has_provider;
 	int migration_checked;
+	struct zc_wordbreak words; /* recall's word break iterator */
+	long hit_log_rows;         /* hits this handle logged and did not fold yet */
+	json_t *pending_hits;      /* [seq, time] not yet logged (ZC_HIT_BATCH at a time) */
+	json_t *common_tokens;     /* recall: tokens in more than ZC_LEXICAL_MAX_DF records */
 };
 
 /* One running operation. */
@@ -69,6 +74,17 @@ int zc_mem_run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opd
  * args may be NULL (then raw is recorded as text). */
 void zc_mem_record_failure(struct zc_mem *m, const struct zcor_ctx *ctx, const char *name,
 			   json_t *args, const char *raw, const struct zc_err *failure);
+
+/*
+ * Hit counts (derived statistics, not history): recall hands over the
+ * node seqs it injected; they are appended to hit_log ZC_HIT_BATCH at a
+ * time and folded into nodes.hits / last_hit_at every ZC_HIT_LOG_FOLD hits
+ * and when the handle closes. zc_mem_flush_hits writes and folds now.
+ */
+#define ZC_HIT_BATCH 64
+#define ZC_HIT_LOG_FOLD 4096
+void zc_mem_count_hits(struct zc_mem *m, const json_t *seqs);
+void zc_mem_flush_hits(struct zc_mem *m);
 
 /* Snapshot helpers for bodies. */
 void zc_op_before(struct zc_op *op, json_t *snap); /* steals snap */

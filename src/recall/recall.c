@@ -31,7 +31,7 @@ struct item {
 	char kind; /* 'n' node, 'p' person */
 	sqlite3_int64 seq;
 	json_t *obj;
-	const char *section;
+	char section[64]; /* a copy: obj is replaced by the full node later */
 	double entity, lexical, recency, salience, prior, expired, score;
 	double bm25;
 	int zhits;
@@ -167,6 +167,14 @@ static void add_term(struct recall *r, json_t *set, const char *t)
 	json_array_append_new(r->terms, json_string(t));
 }
 
+static int is_punct(unsigned cp)
+{
+	if (cp < 0x80)
+		return cp != ' ' && !((cp | 0x20) >= 'a' && (cp | 0x20) <= 'z') && !(cp >= '0' && cp <= '9');
+	return (cp >= 0x3000 && cp <= 0x303F) || (cp >= 0xFF00 && cp <= 0xFF0F) ||
+	       (cp >= 0xFF1A && cp <= 0xFF20) || (cp >= 0x2000 && cp <= 0x206F);
+}
+
 /* Every substring of 1..ZC_TERM_MAX_CHARS characters that is a dictionary
  * term (terms table) or a synonym entry; min_chars 1 only for short text. */
 static int dictionary_terms(struct recall *r, const char *norm, int min_chars, json_t *set)
@@ -183,7 +191,9 @@ static int dictionary_terms(struct recall *r, const char *norm, int min_chars, j
 		size_t j = i;
 		for (int c = 1; c <= ZC_TERM_MAX_CHARS && j < len; c++) {
 			j += zc_utf8_next(norm + j, len - j, &cp);
-			if (cp == '\n')
+			/* terms hold letters, digits and inner spaces, never
+			 * punctuation: a substring across one is no term */
+			if (cp == '\n' || is_punct(cp))
 				break;
 			if (c < min_chars)
 				continue;
@@ -218,18 +228,24 @@ static int dictionary_terms(struct recall *r, const char *norm, int min_chars, j
 	return rc;
 }
 
-static int gather_terms(struct recall *r, const char *norm)
+/* A message of at most 2 characters (not counting spaces). */
+static int short_message(const char *norm)
 {
-	json_t *set = json_object();
 	size_t chars = 0;
-	for (const char *p = norm; *p;) {
+	for (const char *p = norm; *p && chars <= 2;) {
 		unsigned cp;
 		p += zc_utf8_next(p, strlen(p), &cp);
 		if (cp > ' ')
 			chars++;
 	}
-	int rc;
-	if (chars <= 2) {
+	return chars <= 2;
+}
+
+static int gather_terms(struct recall *r, const char *norm)
+{
+	json_t *set = json_object();
+	int rc, is_short = short_message(norm);
+	if (is_short) {
 		/* very short messages: single characters */
 		for (const char *p = norm; *p;) {
 			unsigned cp;
@@ -243,13 +259,13 @@ static int gather_terms(struct recall *r, const char *norm)
 		}
 	}
 	json_t *words = json_array(), *wseen = json_object();
-	zc_words(norm, 2, words, wseen);
+	zc_words(&r->m->words, norm, 2, words, wseen);
 	size_t i;
 	json_t *w;
 	json_array_foreach(words, i, w) add_term(r, set, json_string_value(w));
 	json_decref(words);
 	json_decref(wseen);
-	rc = dictionary_terms(r, norm, chars <= 2 ? 1 : 2, set);
+	rc = dictionary_terms(r, norm, is_short ? 1 : 2, set);
 	json_decref(set);
 	if (rc)
 		return rc;
@@ -290,7 +306,7 @@ static int entity_candidates(struct recall *r)
 		for (int sc = 0; sc < 2; sc++) {
 			sqlite3_stmt *st = zc_stmt(&r->m->store,
 						   "SELECT kind, ref FROM terms WHERE term = ?1 AND scope = ?2 "
-						   "ORDER BY kind DESC, ref DESC LIMIT 64",
+						   "ORDER BY kind DESC, ref DESC LIMIT 32",
 						   r->e);
 			if (!st)
 				return r->e->code;
@@ -338,7 +354,7 @@ static int collect_token(void *ud, const char *tok, size_t len, size_t start, si
 {
 	json_t **pair = ud; /* [array, seen] */
 	char *s = zc_strndup(tok, len);
-	if (!json_object_get(pair[1], s) && json_array_size(pair[0]) < 64) {
+	if (!json_object_get(pair[1], s) && json_array_size(pair[0]) < 256) {
 		json_object_set_new(pair[1], s, json_true());
 		json_array_append_new(pair[0], json_string(s));
 	}
@@ -346,96 +362,145 @@ static int collect_token(void *ud, const char *tok, size_t len, size_t start, si
 	return 0;
 }
 
-struct df {
-	const char *tok;
-	long long df;
+/* rowid -> lexical score, open addressing (capacity a power of two) */
+struct lexmap {
+	sqlite3_int64 *key;
+	double *val;
+	size_t cap, n;
 };
 
-static int by_df(const void *a, const void *b)
+static double *lex_slot(struct lexmap *m, sqlite3_int64 k)
 {
-	const struct df *x = a, *y = b;
-	return x->df < y->df ? -1 : x->df > y->df;
+	if ((m->n + 1) * 2 > m->cap) {
+		struct lexmap old = *m;
+		m->cap = old.cap ? old.cap * 2 : 256;
+		m->key = zc_calloc(m->cap, sizeof(*m->key));
+		m->val = zc_calloc(m->cap, sizeof(*m->val));
+		m->n = 0;
+		for (size_t i = 0; i < old.cap; i++)
+			if (old.key[i])
+				*lex_slot(m, old.key[i]) = old.val[i];
+		zc_free(old.key);
+		zc_free(old.val);
+	}
+	size_t i = (size_t)((unsigned long long)k * 0x9E3779B97F4A7C15ULL) & (m->cap - 1);
+	while (m->key[i] && m->key[i] != k)
+		i = (i + 1) & (m->cap - 1);
+	if (!m->key[i]) {
+		m->key[i] = k;
+		m->n++;
+	}
+	return &m->val[i];
+}
+
+struct lexhit {
+	sqlite3_int64 seq;
+	double score;
+};
+
+static int by_lex(const void *a, const void *b)
+{
+	const struct lexhit *x = a, *y = b;
+	if (x->score != y->score)
+		return x->score < y->score ? 1 : -1;
+	return x->seq < y->seq ? 1 : x->seq > y->seq ? -1 : 0;
 }
 
 /*
- * scored: BM25 over the message's bigram tokens (and its expanded
- * terms). Tokens found in more than ZC_LEXICAL_MAX_DF records carry
- * almost no information (low IDF) and would make the query's cost grow
- * with the store, so they are left out; the rarest ZC_LEXICAL_TOKENS
- * remain.
+ * scored: character-bigram IDF lexical score (seed 003). Each token of the
+ * message (bigrams; a lone character in a short message as a prefix
+ * query) is looked up in nodes_fts; a record scores the sum of the IDF
+ * log(N / df) of the tokens it contains. Tokens in more than
+ * ZC_LEXICAL_MAX_DF records say almost nothing (low IDF) and are left
+ * out, which also keeps the cost of a message independent of the size of
+ * the store. The best ZC_LEXICAL_KEEP go on to the scope filter in
+ * load_items.
  */
-static int lexical_candidates(struct recall *r, const char *norm)
+static int lexical_candidates(struct recall *r, const char *norm, int short_message)
 {
+	/* the tokens of words and terms first, then the rest of the text's */
 	json_t *toks = json_array(), *seen = json_object();
 	json_t *pair[2] = {toks, seen};
-	zc_tokens(norm, strlen(norm), ZC_TOKENS_QUERY, collect_token, pair);
-	size_t i;
+	size_t i, probed = 0;
 	json_t *t;
 	json_array_foreach(r->expanded, i, t) {
 		const char *w = json_string_value(t);
 		zc_tokens(w, strlen(w), ZC_TOKENS_QUERY, collect_token, pair);
 	}
+	zc_tokens(norm, strlen(norm), ZC_TOKENS_QUERY, collect_token, pair);
 	json_decref(seen);
+	struct zc_store *s = &r->m->store;
 	int rc = ZCOR_OK, step;
-	size_t n = 0;
-	struct df *dfs = zc_malloc((json_array_size(toks) + 1) * sizeof(*dfs));
-	struct zc_buf q = ZC_BUF_INIT;
-	sqlite3_stmt *st = zc_stmt(&r->m->store,
-				   "SELECT term, doc FROM nodes_vocab WHERE term IN (SELECT value FROM "
-				   "json_each(?1))",
-				   r->e);
+	double total = 1;
+	struct lexmap map = {0};
+	sqlite3_stmt *st = zc_stmt(s, "SELECT max(seq) FROM nodes", r->e);
 	if (!st) {
 		rc = r->e->code;
 		goto out;
 	}
-	sqlite3_bind_text(st, 1, zc_json_dump(toks), -1, zc_free);
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		long long df = sqlite3_column_int64(st, 1);
-		const char *term = (const char *)sqlite3_column_text(st, 0);
-		if (df > ZC_LEXICAL_MAX_DF)
-			continue;
-		json_array_foreach(toks, i, t) {
-			if (strcmp(json_string_value(t), term) == 0) {
-				dfs[n].tok = json_string_value(t);
-				dfs[n++].df = df;
-				break;
-			}
+	if (sqlite3_step(st) == SQLITE_ROW)
+		total = (double)sqlite3_column_int64(st, 0) + 1;
+	sqlite3_reset(st);
+	json_array_foreach(toks, i, t) {
+		const char *tok = json_string_value(t);
+		if (json_object_get(r->m->common_tokens, tok))
+			continue; /* known to be in too many records */
+		if (probed++ >= ZC_LEXICAL_TOKENS)
+			break;
+		struct zc_buf q = ZC_BUF_INIT;
+		zc_buf_adds(&q, "{title keywords content} : ");
+		fts_quote(&q, tok);
+		if (short_message && zc_utf8_len(tok) == 1)
+			zc_buf_adds(&q, " *"); /* a lone character anywhere in the text */
+		st = zc_stmt(s,
+			     "SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?1 ORDER BY rowid DESC "
+			     "LIMIT ?2",
+			     r->e);
+		if (!st) {
+			zc_buf_release(&q);
+			rc = r->e->code;
+			goto out;
 		}
+		sqlite3_bind_text(st, 1, q.p, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int(st, 2, ZC_LEXICAL_MAX_DF + 1);
+		sqlite3_int64 rows[ZC_LEXICAL_MAX_DF + 1];
+		int df = 0;
+		while ((step = sqlite3_step(st)) == SQLITE_ROW)
+			rows[df++] = sqlite3_column_int64(st, 0);
+		sqlite3_reset(st);
+		zc_buf_release(&q);
+		if (step != SQLITE_DONE) {
+			rc = zc_store_fail(s, step, r->e, "recall (lexical)");
+			goto out;
+		}
+		if (df > ZC_LEXICAL_MAX_DF) {
+			/* remembered: a common token stays common as records are
+			 * added, and forgetting now and then covers deletions */
+			if (json_object_size(r->m->common_tokens) >= 50000)
+				json_object_clear(r->m->common_tokens);
+			json_object_set_new(r->m->common_tokens, tok, json_true());
+		}
+		if (df == 0 || df > ZC_LEXICAL_MAX_DF)
+			continue;
+		double idf = log(total / ((double)df + 0.5));
+		for (int k = 0; k < df; k++)
+			*lex_slot(&map, rows[k]) += idf;
 	}
-	sqlite3_reset(st);
-	if (step != SQLITE_DONE) {
-		rc = zc_store_fail(&r->m->store, step, r->e, "recall (vocabulary)");
-		goto out;
+	if (map.n) {
+		struct lexhit *h = zc_malloc(map.n * sizeof(*h));
+		size_t n = 0;
+		for (size_t k = 0; k < map.cap; k++)
+			if (map.key[k])
+				h[n++] = (struct lexhit){map.key[k], map.val[k]};
+		qsort(h, n, sizeof(*h), by_lex);
+		for (size_t k = 0; k < n && k < ZC_LEXICAL_KEEP; k++)
+			item_of(r, 'n', h[k].seq)->bm25 = h[k].score;
+		zc_free(h);
 	}
-	if (n == 0)
-		goto out;
-	qsort(dfs, n, sizeof(*dfs), by_df);
-	scope_filter(r, &q);
-	zc_buf_adds(&q, " AND {title keywords content} : (");
-	for (i = 0; i < n && i < ZC_LEXICAL_TOKENS; i++) {
-		if (i)
-			zc_buf_adds(&q, " OR ");
-		fts_quote(&q, dfs[i].tok);
-	}
-	zc_buf_adds(&q, ")");
-	st = zc_stmt(&r->m->store,
-		     "SELECT rowid, bm25(nodes_fts, 3.0, 2.0, 1.0, 0.0) AS s FROM nodes_fts "
-		     "WHERE nodes_fts MATCH ?1 ORDER BY s LIMIT 60",
-		     r->e);
-	if (!st) {
-		rc = r->e->code;
-		goto out;
-	}
-	sqlite3_bind_text(st, 1, q.p, -1, SQLITE_TRANSIENT);
-	while ((step = sqlite3_step(st)) == SQLITE_ROW)
-		item_of(r, 'n', sqlite3_column_int64(st, 0))->bm25 = -sqlite3_column_double(st, 1);
-	sqlite3_reset(st);
-	if (step != SQLITE_DONE)
-		rc = zc_store_fail(&r->m->store, step, r->e, "recall (lexical)");
 out:
-	zc_free(dfs);
+	zc_free(map.key);
+	zc_free(map.val);
 	json_decref(toks);
-	zc_buf_release(&q);
 	return rc;
 }
 
@@ -539,9 +604,7 @@ static int64_t day_ms(const char *d)
 static int terms_in_title_or_keywords(const json_t *n, const json_t *terms)
 {
 	struct zc_buf hay = ZC_BUF_INIT;
-	char *t = zc_norm(zc_json_str(n, "title"));
-	zc_buf_adds(&hay, t);
-	zc_free(t);
+	zc_buf_adds(&hay, zc_json_str(n, "titleNorm"));
 	size_t i;
 	json_t *k;
 	json_array_foreach(json_object_get(n, "keywords"), i, k) {
@@ -556,8 +619,33 @@ static int terms_in_title_or_keywords(const json_t *n, const json_t *terms)
 	return hits;
 }
 
+/* What scoring needs of a node, without its content (phase 1). */
+#define LIGHT_COLS                                                                       \
+	"n.seq, n.id, n.title, n.kind, n.section, n.date, n.expires, n.pinned, n.hits, "    \
+	"n.updated_at, n.title_norm, n.keywords, n.scope"
+
+static json_t *light_from_row(sqlite3_stmt *st, int with_keywords)
+{
+	json_t *o = json_object();
+	zc_json_set_str(o, "id", (const char *)sqlite3_column_text(st, 1));
+	zc_json_set_str(o, "title", (const char *)sqlite3_column_text(st, 2));
+	zc_json_set_str(o, "kind", (const char *)sqlite3_column_text(st, 3));
+	zc_json_set_str(o, "section", (const char *)sqlite3_column_text(st, 4));
+	zc_json_set_str(o, "date", (const char *)sqlite3_column_text(st, 5));
+	zc_json_set_str(o, "expires", (const char *)sqlite3_column_text(st, 6));
+	json_object_set_new(o, "pinned", json_boolean(sqlite3_column_int(st, 7)));
+	json_object_set_new(o, "hits", json_integer(sqlite3_column_int64(st, 8)));
+	json_object_set_new(o, "updated", json_integer(sqlite3_column_int64(st, 9)));
+	zc_json_set_str(o, "titleNorm", (const char *)sqlite3_column_text(st, 10));
+	if (with_keywords)
+		json_object_set_new(o, "keywords", zc_col_json(st, 11, '['));
+	zc_json_set_str(o, "scope", (const char *)sqlite3_column_text(st, 12));
+	return o;
+}
+
 /* Loads every candidate, dropping those that fail the scope and currency
- * filter (a person is always global and current). */
+ * filter (a person is always global and current): scoring sees only what
+ * this conversation may be shown. */
 static int load_items(struct recall *r)
 {
 	json_t *nseqs = json_array(), *pseqs = json_array();
@@ -565,7 +653,7 @@ static int load_items(struct recall *r)
 		json_array_append_new(r->it[i].kind == 'n' ? nseqs : pseqs, json_integer(r->it[i].seq));
 	int rc = ZCOR_OK, step;
 	sqlite3_stmt *st = zc_stmt(&r->m->store,
-				   "SELECT " ZC_NODE_COLS ", n.seq FROM nodes n WHERE n.seq IN "
+				   "SELECT " LIGHT_COLS " FROM nodes n WHERE n.seq IN "
 				   "(SELECT value FROM json_each(?1)) AND " CURRENT_SQL,
 				   r->e);
 	if (!st) {
@@ -575,7 +663,8 @@ static int load_items(struct recall *r)
 	sqlite3_bind_text(st, 1, zc_json_dump(nseqs), -1, zc_free);
 	bind_conv(r, st);
 	while ((step = sqlite3_step(st)) == SQLITE_ROW)
-		item_of(r, 'n', sqlite3_column_int64(st, 25))->obj = zc_node_from_row(st);
+		item_of(r, 'n', sqlite3_column_int64(st, 0))->obj =
+			light_from_row(st, r->profile == ZC_PROFILE_ZCOR);
 	sqlite3_reset(st);
 	if (step != SQLITE_DONE) {
 		rc = zc_store_fail(&r->m->store, step, r->e, "recall (loading)");
@@ -609,6 +698,31 @@ out:
 	return rc;
 }
 
+/* Phase 2: the latest full content of the nodes that will be shown. */
+static int load_full(struct recall *r, size_t npicked)
+{
+	sqlite3_stmt *st = zc_stmt(&r->m->store, "SELECT " ZC_NODE_COLS " FROM nodes WHERE seq = ?1", r->e);
+	if (!st)
+		return r->e->code;
+	for (size_t i = 0; i < npicked; i++) {
+		struct item *x = &r->it[i];
+		if (x->kind != 'n')
+			continue;
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, x->seq);
+		int step = sqlite3_step(st);
+		if (step == SQLITE_ROW) {
+			json_decref(x->obj);
+			x->obj = zc_node_from_row(st);
+		} else if (step != SQLITE_DONE) {
+			sqlite3_reset(st);
+			return zc_store_fail(&r->m->store, step, r->e, "recall (loading)");
+		}
+	}
+	sqlite3_reset(st);
+	return ZCOR_OK;
+}
+
 static void score_items(struct recall *r)
 {
 	double max_bm25 = 0;
@@ -619,15 +733,17 @@ static void score_items(struct recall *r)
 	for (size_t i = 0; i < r->n; i++) {
 		struct item *x = &r->it[i];
 		const json_t *o = x->obj;
-		const char *upd = zc_json_str(o, "updatedAt");
 		int64_t t = -1;
-		if (upd)
-			zc_time_parse(upd, "updatedAt", &t, NULL);
+		if (x->kind == 'n') {
+			t = json_integer_value(json_object_get(o, "updated"));
+		} else if (zc_json_str(o, "updatedAt")) {
+			zc_time_parse(zc_json_str(o, "updatedAt"), "updatedAt", &t, NULL);
+		}
 		x->updated = t;
 		if (x->kind == 'p') {
-			x->section = "人物";
+			snprintf(x->section, sizeof(x->section), "人物");
 		} else {
-			x->section = section_of(o);
+			snprintf(x->section, sizeof(x->section), "%s", section_of(o));
 			int64_t fact = day_ms(zc_json_str(o, "date"));
 			if (fact >= 0)
 				t = fact;
@@ -679,6 +795,8 @@ static int by_zcor(const void *a, const void *b)
 static size_t select_items(struct recall *r)
 {
 	size_t npicked = 0;
+	if (r->n == 0)
+		return 0;
 	if (r->profile == ZC_PROFILE_ZCOR) {
 		qsort(r->it, r->n, sizeof(*r->it), by_zcor);
 		for (size_t i = 0; i < r->n; i++) {
@@ -740,27 +858,68 @@ static size_t select_items(struct recall *r)
 	return npicked;
 }
 
-/* No hit at all (scored): pinned, then salient, then recent records. */
+/* No hit at all (scored): pinned records, then the most salient of the
+ * recent ones, then the most recent — never "the start of a file". Both
+ * queries walk an index from its newest end; neither visits every node. */
 static int fallback_items(struct recall *r)
 {
-	sqlite3_stmt *st = zc_stmt(&r->m->store,
-				   "SELECT " ZC_NODE_COLS ", n.seq FROM nodes n WHERE n.scope IN "
-				   "('global', ?9) AND n.kind IN ('memory', 'cognition') AND " CURRENT_SQL
-				   " ORDER BY n.pinned DESC, n.hits DESC, n.updated_at DESC LIMIT 5",
-				   r->e);
-	if (!st)
-		return r->e->code;
-	bind_conv(r, st);
-	int step;
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		struct item *x = item_of(r, 'n', sqlite3_column_int64(st, 25));
-		x->obj = zc_node_from_row(st);
-		x->picked = 1;
-		x->why = "fallback: nothing matched, so pinned / salient / recent";
+	static const char *const sql[2] = {
+		"SELECT " LIGHT_COLS " FROM nodes n WHERE n.pinned = 1 AND " CURRENT_SQL
+		" ORDER BY n.updated_at DESC LIMIT 5",
+		"SELECT " LIGHT_COLS " FROM nodes n WHERE " CURRENT_SQL
+		" AND n.kind IN ('memory', 'cognition') ORDER BY n.updated_at DESC LIMIT 50",
+	};
+	json_t *recent = json_array();
+	for (int q = 0; q < 2; q++) {
+		sqlite3_stmt *st = zc_stmt(&r->m->store, sql[q], r->e);
+		if (!st) {
+			json_decref(recent);
+			return r->e->code;
+		}
+		bind_conv(r, st);
+		int step;
+		while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+			struct item *x = item_of(r, 'n', sqlite3_column_int64(st, 0));
+			if (!x->obj)
+				x->obj = light_from_row(st, 0);
+			if (q == 0)
+				x->always = "fallback: pinned";
+		}
+		sqlite3_reset(st);
+		if (step != SQLITE_DONE) {
+			json_decref(recent);
+			return zc_store_fail(&r->m->store, step, r->e, "recall (fallback)");
+		}
 	}
-	sqlite3_reset(st);
+	json_decref(recent);
 	json_object_clear(r->where);
-	return step == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&r->m->store, step, r->e, "recall (fallback)");
+	return ZCOR_OK;
+}
+
+static int by_fallback(const void *a, const void *b)
+{
+	const struct item *x = a, *y = b;
+	if (!x->always != !y->always)
+		return x->always ? -1 : 1;
+	return by_score(a, b);
+}
+
+/* Pinned first, then by salience and recency; at most 5. */
+static size_t fallback_select(struct recall *r)
+{
+	if (r->n == 0)
+		return 0;
+	qsort(r->it, r->n, sizeof(*r->it), by_fallback);
+	size_t n = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		struct item *x = &r->it[i];
+		x->picked = i < 5;
+		x->why = !x->picked ? "fallback: beyond the 5 records"
+			 : x->always ? x->always
+				     : "fallback: nothing matched, so salient / recent";
+		n += (size_t)x->picked;
+	}
+	return n;
 }
 
 /* ---- packing -------------------------------------------------------- */
@@ -905,7 +1064,7 @@ static json_t *item_json(const struct item *x)
 				 "section", x->section, "truncated", x->truncated, "score", x->score);
 	return json_pack("{s:s, s:O, s:O, s:s, s:O, s:b, s:f}", "kind", "node", "id",
 			 json_object_get(o, "id"), "title", json_object_get(o, "title"), "section",
-			 x->section ? x->section : "记忆", "scope", json_object_get(o, "scope"), "truncated",
+			 x->section[0] ? x->section : "记忆", "scope", json_object_get(o, "scope"), "truncated",
 			 x->truncated, "score", x->score);
 }
 
@@ -957,35 +1116,14 @@ static int pack_items(struct recall *r, size_t npicked, struct pack *p, json_t *
 	return rc;
 }
 
-/* Hit counts and last hit time: derived statistics, not history, so the
- * transaction skips the fsync (synchronous=NORMAL for it alone). */
+/* Hit counts and last hit time of what was injected (memory layer). */
 static void count_hits(struct recall *r, size_t npicked)
 {
 	json_t *seqs = json_array();
 	for (size_t i = 0; i < npicked; i++)
 		if (r->it[i].kind == 'n' && r->it[i].picked)
 			json_array_append_new(seqs, json_integer(r->it[i].seq));
-	if (json_array_size(seqs)) {
-		struct zc_store *s = &r->m->store;
-		struct zc_err e2 = {0};
-		zc_exec(s, "PRAGMA synchronous = NORMAL", &e2);
-		if (zc_store_begin(s, 1, &e2) == ZCOR_OK) {
-			sqlite3_stmt *st = zc_stmt(s,
-						   "UPDATE nodes SET hits = hits + 1, last_hit_at = ?2 "
-						   "WHERE seq IN (SELECT value FROM json_each(?1))",
-						   &e2);
-			int ok = 0;
-			if (st) {
-				sqlite3_bind_text(st, 1, zc_json_dump(seqs), -1, zc_free);
-				sqlite3_bind_int64(st, 2, r->now);
-				ok = sqlite3_step(st) == SQLITE_DONE;
-				sqlite3_reset(st);
-			}
-			if (!ok || zc_store_commit(s, &e2))
-				zc_store_rollback(s);
-		}
-		zc_exec(s, "PRAGMA synchronous = FULL", &e2);
-	}
+	zc_mem_count_hits(r->m, seqs);
 	json_decref(seqs);
 }
 
@@ -1042,7 +1180,7 @@ int zc_recall(struct zc_mem *m, const json_t *req, json_t **out, struct zc_err *
 	if (!rc)
 		rc = entity_candidates(&r);
 	if (!rc && r.profile == ZC_PROFILE_SCORED) {
-		rc = lexical_candidates(&r, norm);
+		rc = lexical_candidates(&r, norm, short_message(norm));
 		if (!rc)
 			rc = speaker_candidates(&r, people);
 	}
@@ -1058,9 +1196,11 @@ int zc_recall(struct zc_mem *m, const json_t *req, json_t **out, struct zc_err *
 		rc = fallback_items(&r);
 		if (!rc) {
 			score_items(&r);
-			npicked = r.n;
+			npicked = fallback_select(&r);
 		}
 	}
+	if (!rc)
+		rc = load_full(&r, npicked);
 	if (!rc)
 		rc = pack_items(&r, npicked, &p, items);
 	zc_store_rollback(&m->store); /* read only */

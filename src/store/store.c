@@ -128,7 +128,11 @@ static const char *const migrations[] = {
 	"  DELETE FROM terms WHERE kind = 'person' AND ref = old.seq;\n"
 	"END;\n"
 	"CREATE INDEX nodes_kind ON nodes(kind);\n"
-	"CREATE INDEX nodes_fallback ON nodes(scope, pinned, hits, updated_at);\n",
+	"CREATE INDEX nodes_pinned ON nodes(updated_at) WHERE pinned = 1;\n"
+	/* recall appends one row per injected node; zc_mem_flush_hits folds
+	 * them into nodes.hits / last_hit_at in batches (appends touch one
+	 * page, while updating the counters in place touches one per node) */
+	"CREATE TABLE hit_log(seq INTEGER NOT NULL, at INTEGER NOT NULL);\n",
 };
 
 int zc_store_fail(struct zc_store *s, int rc, struct zc_err *e, const char *what)

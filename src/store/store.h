@@ -62,7 +62,7 @@ int zc_fts_register(sqlite3 *db, struct zc_err *e);
 
 /* Longest dictionary term, in characters: longer titles are not looked
  * up verbatim in messages (FTS still finds them). */
-#define ZC_TERM_MAX_CHARS 16
+#define ZC_TERM_MAX_CHARS 12
 
 /* Replaces the dictionary terms of one node or person ("node"/"person",
  * its seq, its scope) with the normalised strings in `terms` (too long

@@ -94,7 +94,15 @@ int zc_tokens(const char *s, size_t len, int mode, zc_token_fn fn, void *ud)
 	return 0;
 }
 
-void zc_words(const char *s, int min_chars, json_t *words, json_t *seen)
+void zc_wordbreak_release(struct zc_wordbreak *wb)
+{
+	if (wb && wb->bi)
+		ubrk_close(wb->bi);
+	if (wb)
+		wb->bi = NULL;
+}
+
+void zc_words(struct zc_wordbreak *wb, const char *s, int min_chars, json_t *words, json_t *seen)
 {
 	UErrorCode st = U_ZERO_ERROR;
 	int32_t ulen = 0;
@@ -105,7 +113,15 @@ void zc_words(const char *s, int min_chars, json_t *words, json_t *seen)
 	st = U_ZERO_ERROR;
 	u_strFromUTF8(u, ulen + 1, NULL, s, -1, &st);
 	st = U_ZERO_ERROR;
-	UBreakIterator *bi = ubrk_open(UBRK_WORD, "zh", u, ulen, &st);
+	if (!wb->bi)
+		wb->bi = ubrk_open(UBRK_WORD, "zh", NULL, 0, &st);
+	UBreakIterator *bi = wb->bi;
+	if (U_FAILURE(st) || !bi) {
+		wb->bi = NULL;
+		zc_free(u);
+		return;
+	}
+	ubrk_setText(bi, u, ulen, &st);
 	if (U_FAILURE(st)) {
 		zc_free(u);
 		return;
@@ -129,6 +145,6 @@ void zc_words(const char *s, int min_chars, json_t *words, json_t *seen)
 			json_array_append_new(words, json_string(buf));
 		}
 	}
-	ubrk_close(bi);
+	ubrk_setText(bi, NULL, 0, &st); /* u is freed next */
 	zc_free(u);
 }

@@ -27,9 +27,17 @@ typedef int (*zc_token_fn)(void *ud, const char *tok, size_t len, size_t start, 
 /* Tokenizes normalised text; returns the first nonzero callback result. */
 int zc_tokens(const char *s, size_t len, int mode, zc_token_fn fn, void *ud);
 
+/* ICU's Chinese word break iterator, opened once and reused (opening one
+ * loads its dictionary). One per thread: the struct is not shared. */
+struct zc_wordbreak {
+	void *bi; /* UBreakIterator, opened on first use */
+};
+
 /* Appends to `words` (array) the distinct ICU words of ≥ min_chars
  * characters of normalised text s; `seen` (object) dedupes across calls. */
-void zc_words(const char *s, int min_chars, json_t *words, json_t *seen);
+void zc_words(struct zc_wordbreak *wb, const char *s, int min_chars, json_t *words, json_t *seen);
+/* Accepts a zeroed or already released struct. */
+void zc_wordbreak_release(struct zc_wordbreak *wb);
 
 /* 1 if the code point is a CJK ideograph, kana or hangul. */
 int zc_is_cjk(unsigned cp);
