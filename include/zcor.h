@@ -126,6 +126,14 @@ int zcor_recall(zcor *z, const char *request_json, char **out_json);
  * On failure returns the code and sets *out to NULL. */
 int zcor_prefix(zcor *z, const char *conversation, char **out);
 
+/*
+ * Rebuilds the derived indexes (full-text index, term dictionary) from the
+ * nodes and people, and folds pending hit counts. For recovery after a
+ * hand edit of memory.db or a damaged index; memory itself is untouched.
+ * On success *out_json is {"nodes": N, "people": M}.
+ */
+int zcor_reindex(zcor *z, char **out_json);
+
 /* ---- settings ------------------------------------------------------- */
 
 /* The settings in effect (config.json with defaults), as JSON, plus

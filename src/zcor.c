@@ -215,3 +215,17 @@ int zcor_config_set(zcor *z, const char *settings_json, char **errmsg)
 		*errmsg = zc_strdup(z->err.msg);
 	return rc;
 }
+
+int zcor_reindex(zcor *z, char **out_json)
+{
+	zc_err_clear(&z->err);
+	json_t *counts = NULL;
+	int rc = zc_mem_reindex(&z->mem, &counts, &z->err);
+	if (rc) {
+		*out_json = error_json(rc, z->err.msg);
+		return rc;
+	}
+	*out_json = zc_json_dump(counts);
+	json_decref(counts);
+	return ZCOR_OK;
+}

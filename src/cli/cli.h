@@ -46,5 +46,6 @@ int cmd_restore(struct cli *c, int argc, char **argv);
 int cmd_help(struct cli *c, int argc, char **argv);
 int cmd_recall(struct cli *c, int argc, char **argv);
 int cmd_prefix(struct cli *c, int argc, char **argv);
+int cmd_reindex(struct cli *c, int argc, char **argv);
 
 #endif

@@ -96,3 +96,18 @@ int cmd_prefix(struct cli *c, int argc, char **argv)
 	zcor_close(z);
 	return rc ? CLI_FAILED : CLI_OK;
 }
+
+int cmd_reindex(struct cli *c, int argc, char **argv)
+{
+	if (argc != 1)
+		return cli_usage(cli_find("reindex"));
+	zcor *z = cli_open(c);
+	if (!z)
+		return CLI_FAILED;
+	char *out = NULL;
+	int rc = zcor_reindex(z, &out);
+	puts(out);
+	zcor_free(out);
+	zcor_close(z);
+	return rc ? CLI_FAILED : CLI_OK;
+}

@@ -43,6 +43,11 @@ const struct cli_cmd cli_cmds[] = {
 	 "relationship guidance (when relationship memory is on) and the important\n"
 	 "memories the conversation may see.",
 	 cmd_prefix},
+	{"reindex", "zcor [--dir D] reindex",
+	 "Rebuilds the derived indexes recall reads (full-text index, term dictionary)\n"
+	 "from the memories and people, and writes pending hit counts. Memory itself is\n"
+	 "not changed. Prints {\"nodes\": N, \"people\": M}.",
+	 cmd_reindex},
 	{"help", "zcor help [COMMAND]", "Shows the commands, or the help of one command.", cmd_help},
 	{NULL, NULL, NULL, NULL},
 };

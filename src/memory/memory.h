@@ -118,6 +118,13 @@ json_t *zc_node_from_row(sqlite3_stmt *st);
 int zc_node_load(struct zc_op *op, const char *id, json_t **node, struct zc_err *e);
 /* Inserts or updates every stored column of node (not important/hits). */
 int zc_node_save(struct zc_op *op, const json_t *node, struct zc_err *e);
+/* Recomputes the dictionary terms of node / person `seq` (derived data). */
+int zc_node_index_terms(struct zc_store *s, sqlite3_int64 seq, const json_t *n, struct zc_err *e);
+int zc_person_index_terms(struct zc_store *s, sqlite3_int64 seq, const json_t *p, struct zc_err *e);
+/* Rebuilds every derived index (nodes_fts, terms) from nodes and people
+ * and folds the hit log, in one transaction. *counts: {nodes, people}. */
+int zc_mem_reindex(struct zc_mem *m, json_t **counts, struct zc_err *e);
+
 /* A new id in creation order. */
 int zc_node_new_id(struct zc_op *op, char out[16], struct zc_err *e);
 /* Moves the important mark of `from` to `to` (keeping its order). */

@@ -192,21 +192,27 @@ int zc_node_save(struct zc_op *op, const json_t *n, struct zc_err *e)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return zc_store_fail(&op->m->store, rc, e, "saving a memory");
+	return zc_node_index_terms(&op->m->store, seq, n, e);
+}
+
+int zc_node_index_terms(struct zc_store *s, sqlite3_int64 seq, const json_t *n, struct zc_err *e)
+{
 	/* the dictionary terms recall finds verbatim in messages: only for
 	 * records recall may inject (current, hot, not 存疑, not a document) */
 	json_t *terms = json_array();
-	const char *conf = zc_json_str(n, "confidence");
+	const char *conf = zc_json_str(n, "confidence"), *tier = zc_json_str(n, "tier");
+	const char *kind = zc_json_str(n, "kind"), *scope = zc_json_str(n, "scope");
 	int live = !json_is_string(json_object_get(n, "supersededBy")) &&
 		   (!tier || strcmp(tier, "hot") == 0) && !(conf && strcmp(conf, "存疑") == 0) &&
 		   !(kind && strcmp(kind, "document") == 0);
 	if (live) {
-		json_array_append_new(terms, zc_json_string_own(zc_norm(title)));
+		json_array_append_new(terms, zc_json_string_own(zc_norm(zc_json_str(n, "title"))));
 		size_t i;
 		json_t *k;
 		json_array_foreach(json_object_get(n, "keywords"), i, k)
 			json_array_append_new(terms, zc_json_string_own(zc_norm(json_string_value(k))));
 	}
-	rc = zc_terms_set(&op->m->store, "node", seq, scope ? scope : "global", terms, e);
+	int rc = zc_terms_set(s, "node", seq, scope ? scope : "global", terms, e);
 	json_decref(terms);
 	return rc;
 }

@@ -330,3 +330,59 @@ failed:
 		zc_mem_record_failure(m, ctx, def->name, args, NULL, e);
 	return rc;
 }
+
+/* ---- derived data ---------------------------------------------------- */
+
+int zc_mem_reindex(struct zc_mem *m, json_t **counts, struct zc_err *e)
+{
+	struct zc_store *s = &m->store;
+	long long nodes = 0, people = 0;
+	int rc, step = SQLITE_DONE;
+	zc_mem_flush_hits(m);
+	if ((rc = zc_store_begin(s, 1, e)))
+		return rc;
+	if ((rc = zc_exec(s, "INSERT INTO nodes_fts(nodes_fts) VALUES('rebuild')", e)) ||
+	    (rc = zc_exec(s, "DELETE FROM terms", e)))
+		goto out;
+	/* one statement each, prepared here: zc_stmt's cache may be in use
+	 * by the index helpers called inside the loops */
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(s->db, "SELECT " ZC_NODE_COLS ", seq FROM nodes", -1, &st, NULL)) {
+		rc = zc_store_fail(s, sqlite3_errcode(s->db), e, "reindexing");
+		goto out;
+	}
+	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *n = zc_node_from_row(st);
+		rc = zc_node_index_terms(s, sqlite3_column_int64(st, 25), n, e);
+		json_decref(n);
+		nodes++;
+	}
+	sqlite3_finalize(st);
+	if (!rc && step != SQLITE_DONE)
+		rc = zc_store_fail(s, step, e, "reindexing");
+	if (rc)
+		goto out;
+	if (sqlite3_prepare_v2(s->db, "SELECT " ZC_PERSON_COLS ", seq FROM people", -1, &st, NULL)) {
+		rc = zc_store_fail(s, sqlite3_errcode(s->db), e, "reindexing");
+		goto out;
+	}
+	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *p = zc_person_from_row(st);
+		rc = zc_person_index_terms(s, sqlite3_column_int64(st, 11), p, e);
+		json_decref(p);
+		people++;
+	}
+	sqlite3_finalize(st);
+	if (!rc && step != SQLITE_DONE)
+		rc = zc_store_fail(s, step, e, "reindexing");
+out:
+	if (rc) {
+		zc_store_rollback(s);
+		return rc;
+	}
+	if ((rc = zc_store_commit(s, e)))
+		return rc;
+	json_object_clear(m->common_tokens);
+	*counts = json_pack("{s:I, s:I}", "nodes", (json_int_t)nodes, "people", (json_int_t)people);
+	return ZCOR_OK;
+}

@@ -95,13 +95,20 @@ int zc_person_save(struct zc_op *op, const json_t *p, struct zc_err *e)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return zc_store_fail(&op->m->store, rc, e, "saving a person");
+	return zc_person_index_terms(&op->m->store, seq, p, e);
+}
+
+int zc_person_index_terms(struct zc_store *s, sqlite3_int64 seq, const json_t *p, struct zc_err *e)
+{
 	/* names, aliases and the id (a QQ number) are entity terms for recall */
 	json_t *terms = json_array();
+	size_t i;
+	json_t *a;
 	json_array_append_new(terms, zc_json_string_own(zc_norm(zc_json_str(p, "name"))));
 	json_array_append_new(terms, zc_json_string_own(zc_norm(zc_json_str(p, "personId"))));
 	json_array_foreach(json_object_get(p, "aliases"), i, a)
 		json_array_append_new(terms, zc_json_string_own(zc_norm(json_string_value(a))));
-	rc = zc_terms_set(&op->m->store, "person", seq, "global", terms, e);
+	int rc = zc_terms_set(s, "person", seq, "global", terms, e);
 	json_decref(terms);
 	return rc;
 }

@@ -6,11 +6,12 @@
  *              present verbatim (substrings looked up in the terms table,
  *              and in the synonym index); then synonym expansion.
  *   candidates only records the conversation may see (global + its own),
- *              current, hot and not 存疑 — filtered inside each query, so
- *              other conversations' records are never candidates:
- *              entity hits (terms table), FTS5 BM25 over bigrams (scored)
- *              or title/keyword phrase hits (zcor), the speakers and
- *              @-mentioned people.
+ *              current, hot and not 存疑 — filtered before anything is
+ *              scored, so other conversations' records are never candidates:
+ *              entity hits (terms table), character-bigram IDF over
+ *              nodes_fts (scored) or title/keyword phrase hits (zcor), the
+ *              speakers and @-mentioned people. Each stage reads at most a
+ *              bounded number of index entries, whatever the store's size.
  *   score      profile zcor (seed 000) or scored (seed 003).
  *   pack       into recallChars, ids kept when text is cut.
  */
@@ -33,7 +34,7 @@ struct item {
 	json_t *obj;
 	char section[64]; /* a copy: obj is replaced by the full node later */
 	double entity, lexical, recency, salience, prior, expired, score;
-	double bm25;
+	double lexraw; /* sum of IDF of the tokens it contains */
 	int zhits;
 	const char *always;
 	const char *why;
@@ -306,12 +307,13 @@ static int entity_candidates(struct recall *r)
 		for (int sc = 0; sc < 2; sc++) {
 			sqlite3_stmt *st = zc_stmt(&r->m->store,
 						   "SELECT kind, ref FROM terms WHERE term = ?1 AND scope = ?2 "
-						   "ORDER BY kind DESC, ref DESC LIMIT 32",
+						   "ORDER BY kind DESC, ref DESC LIMIT ?3",
 						   r->e);
 			if (!st)
 				return r->e->code;
 			sqlite3_bind_text(st, 1, json_string_value(t), -1, SQLITE_TRANSIENT);
 			sqlite3_bind_text(st, 2, scopes[sc], -1, SQLITE_STATIC);
+			sqlite3_bind_int(st, 3, ZC_ENTITY_PER_TERM);
 			int step;
 			while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 				const char *kind = (const char *)sqlite3_column_text(st, 0);
@@ -494,7 +496,7 @@ static int lexical_candidates(struct recall *r, const char *norm, int short_mess
 				h[n++] = (struct lexhit){map.key[k], map.val[k]};
 		qsort(h, n, sizeof(*h), by_lex);
 		for (size_t k = 0; k < n && k < ZC_LEXICAL_KEEP; k++)
-			item_of(r, 'n', h[k].seq)->bm25 = h[k].score;
+			item_of(r, 'n', h[k].seq)->lexraw = h[k].score;
 		zc_free(h);
 	}
 out:
@@ -526,13 +528,14 @@ static int phrase_candidates(struct recall *r)
 		 * most recent ZC_PHRASE_PER_TERM records */
 		sqlite3_stmt *st = zc_stmt(&r->m->store,
 					   "SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?1 "
-					   "ORDER BY rowid DESC LIMIT 500",
+					   "ORDER BY rowid DESC LIMIT ?2",
 					   r->e);
 		if (!st) {
 			zc_buf_release(&q);
 			return r->e->code;
 		}
 		sqlite3_bind_text(st, 1, q.p, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int(st, 2, ZC_PHRASE_PER_TERM);
 		int step;
 		while ((step = sqlite3_step(st)) == SQLITE_ROW)
 			item_of(r, 'n', sqlite3_column_int64(st, 0));
@@ -725,10 +728,10 @@ static int load_full(struct recall *r, size_t npicked)
 
 static void score_items(struct recall *r)
 {
-	double max_bm25 = 0;
+	double max_lex = 0;
 	for (size_t i = 0; i < r->n; i++)
-		if (r->it[i].bm25 > max_bm25)
-			max_bm25 = r->it[i].bm25;
+		if (r->it[i].lexraw > max_lex)
+			max_lex = r->it[i].lexraw;
 	int64_t today = r->now - r->now % 86400000;
 	for (size_t i = 0; i < r->n; i++) {
 		struct item *x = &r->it[i];
@@ -762,7 +765,7 @@ static void score_items(struct recall *r)
 		}
 		double age_days = t >= 0 ? (double)(r->now - t) / 86400000.0 : 365.0;
 		x->recency = exp(-fmax(age_days, 0) / 30.0);
-		x->lexical = max_bm25 > 0 ? x->bm25 / max_bm25 : 0;
+		x->lexical = max_lex > 0 ? x->lexraw / max_lex : 0;
 		x->prior = section_prior(x->section);
 		x->score = 3 * x->entity + 2 * x->lexical + 1 * x->recency + 0.8 * x->salience +
 			   0.5 * x->prior - 5 * x->expired;
@@ -869,13 +872,10 @@ static int fallback_items(struct recall *r)
 		"SELECT " LIGHT_COLS " FROM nodes n WHERE " CURRENT_SQL
 		" AND n.kind IN ('memory', 'cognition') ORDER BY n.updated_at DESC LIMIT 50",
 	};
-	json_t *recent = json_array();
 	for (int q = 0; q < 2; q++) {
 		sqlite3_stmt *st = zc_stmt(&r->m->store, sql[q], r->e);
-		if (!st) {
-			json_decref(recent);
+		if (!st)
 			return r->e->code;
-		}
 		bind_conv(r, st);
 		int step;
 		while ((step = sqlite3_step(st)) == SQLITE_ROW) {
@@ -886,12 +886,9 @@ static int fallback_items(struct recall *r)
 				x->always = "fallback: pinned";
 		}
 		sqlite3_reset(st);
-		if (step != SQLITE_DONE) {
-			json_decref(recent);
+		if (step != SQLITE_DONE)
 			return zc_store_fail(&r->m->store, step, r->e, "recall (fallback)");
-		}
 	}
-	json_decref(recent);
 	json_object_clear(r->where);
 	return ZCOR_OK;
 }

@@ -40,5 +40,9 @@ int zc_prefix(struct zc_mem *m, const char *conversation, char **out, struct zc_
  * ZC_LEXICAL_KEEP records by lexical score go on to scoring. */
 #define ZC_LEXICAL_TOKENS 16
 #define ZC_LEXICAL_KEEP 40
+/* Entity hits per term and scope, and (profile zcor) title/keyword hits
+ * per term: a term this common keeps its most recent records. */
+#define ZC_ENTITY_PER_TERM 32
+#define ZC_PHRASE_PER_TERM 500
 
 #endif

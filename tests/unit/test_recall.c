@@ -1330,7 +1330,35 @@ static void Q_RECALL_request_validation(void)
 	zcor_close(z);
 }
 
+/* Derived index data (nodes_fts, terms) can be rebuilt from the nodes. */
+static void X_REINDEX_rebuilds_derived_indexes(void)
+{
+	zcor *z = open_clocked();
+	set_config(z, "{\"recall\":{\"profile\":\"zcor\"}}"); /* no fallback: only index hits */
+	char id[32];
+	mk(z, NULL, "周五固定开黑", "每周五晚上八点开黑", "[\"开黑\"]", id);
+	json_t *res = recall1(z, "group:1", "今晚开黑吗");
+	CHECK(item_pos(res, id) >= 0);
+	json_decref(res);
+	/* lose the derived data: nothing is found any more */
+	sql_exec(z, "DELETE FROM terms; INSERT INTO nodes_fts(nodes_fts) VALUES('delete-all');");
+	res = recall1(z, "group:1", "今晚开黑吗");
+	CHECK(item_pos(res, id) < 0);
+	json_decref(res);
+	char *out = NULL;
+	CHECK_INT(zcor_reindex(z, &out), ZCOR_OK);
+	json_t *counts = json_loads(out, 0, NULL);
+	CHECK_INT(t_int(counts, "nodes"), 1);
+	json_decref(counts);
+	zcor_free(out);
+	res = recall1(z, "group:1", "今晚开黑吗");
+	CHECK(item_pos(res, id) >= 0);
+	json_decref(res);
+	zcor_close(z);
+}
+
 const struct t_case t_cases[] = {
+	{"X_REINDEX_rebuilds_derived_indexes", X_REINDEX_rebuilds_derived_indexes},
 	{"Z_RECALL_zcor_profile_tie_break", Z_RECALL_zcor_profile_tie_break},
 	{"Z_RECALL_synonyms_expand", Z_RECALL_synonyms_expand},
 	{"Q_RECALL_short_message_single_chars", Q_RECALL_short_message_single_chars},
