@@ -259,6 +259,7 @@ static int cmd_write(int argc, char **argv)
 }
 
 #include "recall_bench.inc"
+#include "quality_bench.inc"
 
 int main(int argc, char **argv)
 {
@@ -268,7 +269,10 @@ int main(int argc, char **argv)
 		return cmd_recall(argc - 1, argv + 1, argv[0]);
 	if (argc >= 2 && !strcmp(argv[1], "recall-run"))
 		return cmd_recall_run(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "quality"))
+		return cmd_quality(argc - 1, argv + 1);
 	fprintf(stderr, "usage: zcor-bench write [--nodes N[,N…]] [--samples K] [--json]\n"
-			"       zcor-bench recall [--nodes N[,N…]] [--messages K] [--json]\n");
+			"       zcor-bench recall [--nodes N[,N…]] [--messages K] [--json]\n"
+			"       zcor-bench quality --data FILE [--json] [--conversation KEY] [--trace]\n");
 	return 2;
 }
