@@ -14,10 +14,37 @@
 
 enum zc_profile { ZC_PROFILE_SCORED = 0, ZC_PROFILE_ZCOR };
 
+#define ZC_PROVIDER_URL_MAX 1024
+#define ZC_PROVIDER_MODEL_MAX 256
+#define ZC_PROVIDER_ENV_MAX 128
+
+/*
+ * "provider": an OpenAI-compatible chat completions endpoint (the LLM
+ * layer's zc_llm_complete reads it). Fixed-size strings so the settings
+ * copy by value like the rest of struct zc_config. The API key itself is
+ * never here: only the name of the environment variable that holds it.
+ */
+struct zc_provider_config {
+	int enabled;                            /* "provider" present (not null) */
+	char base_url[ZC_PROVIDER_URL_MAX];     /* baseUrl, no trailing '/' */
+	char model[ZC_PROVIDER_MODEL_MAX];      /* model */
+	char api_key_env[ZC_PROVIDER_ENV_MAX];  /* apiKeyEnv, "" = no Authorization */
+	long connect_timeout_ms;                /* connectTimeoutMs */
+	long timeout_ms;                        /* timeoutMs: per request, retries included */
+	int max_retries;                        /* maxRetries */
+	long max_response_bytes;                /* maxResponseBytes */
+};
+
+#define ZC_PROVIDER_CONNECT_TIMEOUT_DEFAULT 10000
+#define ZC_PROVIDER_TIMEOUT_DEFAULT 60000
+#define ZC_PROVIDER_RETRIES_DEFAULT 3
+#define ZC_PROVIDER_RESPONSE_DEFAULT (4L << 20)
+
 struct zc_config {
 	long recall_chars;    /* recallChars: auto-recall budget in characters; 0 = off */
 	enum zc_profile profile; /* recall.profile: "scored" (seed 003) or "zcor" (seed 000) */
 	int relationships;    /* relationships: offer relationship tools and guidance */
+	struct zc_provider_config provider; /* provider: the LLM endpoint, if any */
 };
 
 #define ZC_RECALL_CHARS_DEFAULT 6000

@@ -286,8 +286,10 @@ static int gather_terms(struct recall *r, const char *norm)
 	return ZCOR_OK;
 }
 
-#define CURRENT_SQL                                                                         \
-	"n.superseded_by IS NULL AND n.tier = 'hot' AND coalesce(n.confidence, '') <> '存疑' " \
+/* (the unary + keeps SQLite from walking nodes_superseded_by instead of
+ * looking rows up by seq) */
+#define CURRENT_SQL                                                                          \
+	"+n.superseded_by IS NULL AND n.tier = 'hot' AND coalesce(n.confidence, '') <> '存疑' " \
 	"AND n.kind <> 'document' AND (n.scope = 'global' OR n.scope = ?9)"
 
 static void bind_conv(struct recall *r, sqlite3_stmt *st)
@@ -420,8 +422,9 @@ static int by_lex(const void *a, const void *b)
  */
 static int lexical_candidates(struct recall *r, const char *norm, int short_message)
 {
-	/* the tokens of words and terms first, then the rest of the text's */
-	json_t *toks = json_array(), *seen = json_object();
+	/* the tokens of words and terms first, then the rest of the text's,
+	 * newest first: the end of a batch is what is being talked about */
+	json_t *toks = json_array(), *seen = json_object(), *text = json_array();
 	json_t *pair[2] = {toks, seen};
 	size_t i, probed = 0;
 	json_t *t;
@@ -429,7 +432,13 @@ static int lexical_candidates(struct recall *r, const char *norm, int short_mess
 		const char *w = json_string_value(t);
 		zc_tokens(w, strlen(w), ZC_TOKENS_QUERY, collect_token, pair);
 	}
-	zc_tokens(norm, strlen(norm), ZC_TOKENS_QUERY, collect_token, pair);
+	json_t *tpair[2] = {text, json_object()};
+	zc_tokens(norm, strlen(norm), ZC_TOKENS_QUERY, collect_token, tpair);
+	json_decref(tpair[1]);
+	for (i = json_array_size(text); i-- > 0;)
+		collect_token(pair, json_string_value(json_array_get(text, i)),
+			      json_string_length(json_array_get(text, i)), 0, 0);
+	json_decref(text);
 	json_decref(seen);
 	struct zc_store *s = &r->m->store;
 	int rc = ZCOR_OK, step;
@@ -625,7 +634,7 @@ static int terms_in_title_or_keywords(const json_t *n, const json_t *terms)
 /* What scoring needs of a node, without its content (phase 1). */
 #define LIGHT_COLS                                                                       \
 	"n.seq, n.id, n.title, n.kind, n.section, n.date, n.expires, n.pinned, n.hits, "    \
-	"n.updated_at, n.title_norm, n.keywords, n.scope"
+	"n.updated_at, n.title_norm, n.keywords, n.scope, length(n.title) + length(n.content)"
 
 static json_t *light_from_row(sqlite3_stmt *st, int with_keywords)
 {
@@ -643,6 +652,7 @@ static json_t *light_from_row(sqlite3_stmt *st, int with_keywords)
 	if (with_keywords)
 		json_object_set_new(o, "keywords", zc_col_json(st, 11, '['));
 	zc_json_set_str(o, "scope", (const char *)sqlite3_column_text(st, 12));
+	json_object_set_new(o, "length", json_integer(sqlite3_column_int64(st, 13)));
 	return o;
 }
 
@@ -656,8 +666,8 @@ static int load_items(struct recall *r)
 		json_array_append_new(r->it[i].kind == 'n' ? nseqs : pseqs, json_integer(r->it[i].seq));
 	int rc = ZCOR_OK, step;
 	sqlite3_stmt *st = zc_stmt(&r->m->store,
-				   "SELECT " LIGHT_COLS " FROM nodes n WHERE n.seq IN "
-				   "(SELECT value FROM json_each(?1)) AND " CURRENT_SQL,
+				   "SELECT " LIGHT_COLS " FROM json_each(?1) j CROSS JOIN nodes n "
+				   "ON n.seq = j.value WHERE " CURRENT_SQL,
 				   r->e);
 	if (!st) {
 		rc = r->e->code;
@@ -728,10 +738,26 @@ static int load_full(struct recall *r, size_t npicked)
 
 static void score_items(struct recall *r)
 {
-	double max_lex = 0;
-	for (size_t i = 0; i < r->n; i++)
-		if (r->it[i].lexraw > max_lex)
-			max_lex = r->it[i].lexraw;
+	/* lexical: the IDF sum, damped for long texts as BM25 does (b = 0.5
+	 * against the candidates' mean length), then scaled to 0..1 */
+	double max_lex = 0, len_sum = 0;
+	size_t len_n = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->it[i].kind == 'n' && r->it[i].lexraw > 0) {
+			len_sum += (double)json_integer_value(json_object_get(r->it[i].obj, "length"));
+			len_n++;
+		}
+	}
+	double avg_len = len_n && len_sum > 0 ? len_sum / (double)len_n : 1;
+	for (size_t i = 0; i < r->n; i++) {
+		struct item *x = &r->it[i];
+		if (x->kind == 'n' && x->lexraw > 0) {
+			double len = (double)json_integer_value(json_object_get(x->obj, "length"));
+			x->lexraw /= 0.5 + 0.5 * len / avg_len;
+		}
+		if (x->lexraw > max_lex)
+			max_lex = x->lexraw;
+	}
 	int64_t today = r->now - r->now % 86400000;
 	for (size_t i = 0; i < r->n; i++) {
 		struct item *x = &r->it[i];
