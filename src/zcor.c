@@ -14,6 +14,7 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/timeutil.h"
+#include "llm/llm.h"
 #include "memory/memory.h"
 #include "recall/recall.h"
 #include "tools/tools.h"
@@ -21,6 +22,8 @@
 struct zcor {
 	struct zc_mem mem;
 	struct zc_err err;
+	struct zcor_provider explicit_provider; /* zcor_set_provider, if has_explicit */
+	int has_explicit;
 };
 
 static void *json_alloc(size_t n) { return zc_malloc(n); }
@@ -62,9 +65,42 @@ void zcor_close(zcor *z)
 
 void zcor_set_provider(zcor *z, const struct zcor_provider *p)
 {
-	z->mem.has_provider = p && p->complete;
-	if (z->mem.has_provider)
-		z->mem.provider = *p;
+	z->has_explicit = p && p->complete;
+	if (z->has_explicit)
+		z->explicit_provider = *p;
+}
+
+/*
+ * The provider from config.json: reads the settings in effect at the
+ * moment of the call (the file may change while zcor runs) and makes one
+ * request through the LLM layer.
+ */
+static int config_complete(void *ud, const char *system, const char *user, char **reply,
+			   char **errmsg)
+{
+	zcor *z = ud;
+	struct zc_err e = {0};
+	zc_config_refresh(&z->mem.conf);
+	struct zc_provider_config cfg = z->mem.conf.cfg.provider;
+	int rc = zc_llm_complete(&cfg, system, user, reply, &e);
+	if (rc)
+		*errmsg = zc_strdup(e.msg);
+	return rc;
+}
+
+/* Before a tool call: an explicit provider wins, else config.json's, else
+ * none (memory/search.c then answers no_provider). */
+static void choose_provider(zcor *z)
+{
+	if (z->has_explicit) {
+		z->mem.provider = z->explicit_provider;
+		z->mem.has_provider = 1;
+		return;
+	}
+	zc_config_refresh(&z->mem.conf);
+	z->mem.has_provider = z->mem.conf.cfg.provider.enabled;
+	z->mem.provider.complete = config_complete;
+	z->mem.provider.ud = z;
 }
 
 static int64_t system_now(void *ud) { return zc_time_now_ms(); }
@@ -128,6 +164,7 @@ int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name, const 
 		*out_json = error_json(ZCOR_ENOTFOUND, z->err.msg);
 		return ZCOR_ENOTFOUND;
 	}
+	choose_provider(z);
 	json_t *result = NULL;
 	int rc = zc_tool_call(&z->mem, ctx, t, args_json, &result, &z->err);
 	if (rc) {

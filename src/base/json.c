@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "base/alloc.h"
+#include "base/buf.h"
 #include "base/timeutil.h"
 
 int zc_json_parse(const char *text, size_t len, const char *what, json_t **out, struct zc_err *e)
@@ -82,4 +83,21 @@ json_t *zc_json_string_own(char *s)
 	json_t *v = json_string(s);
 	zc_free(s);
 	return v ? v : json_string("");
+}
+
+void zc_json_buf_string(struct zc_buf *b, const char *s)
+{
+	zc_buf_addc(b, '"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
+			zc_buf_addc(b, '\\');
+			zc_buf_addc(b, (char)c);
+		} else if (c < 0x20) {
+			zc_buf_addf(b, "\\u%04x", c);
+		} else {
+			zc_buf_addc(b, (char)c);
+		}
+	}
+	zc_buf_addc(b, '"');
 }

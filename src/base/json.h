@@ -21,6 +21,9 @@ void zc_json_set_str(json_t *obj, const char *key, const char *s);
 void zc_json_set_time(json_t *obj, const char *key, long long ms);
 /* A JSON string that takes over s (a zc_malloc'ed UTF-8 string). */
 json_t *zc_json_string_own(char *s);
+/* Appends s to b as a JSON string literal (quotes and escapes). */
+struct zc_buf;
+void zc_json_buf_string(struct zc_buf *b, const char *s);
 /* Depth of nesting (0 for a scalar). */
 int zc_json_depth(const json_t *v);
 

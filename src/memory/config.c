@@ -1,19 +1,31 @@
 /*
- * config.c — config.json (see config.h).
+ * config.c — config.json (see config.h). Memory layer: checks and keeps
+ * settings; it never acts on them (the LLM layer reads "provider").
  */
 #include "memory/config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <string.h>
 
 #include "base/alloc.h"
 #include "base/json.h"
 
+static void provider_defaults(struct zc_provider_config *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->connect_timeout_ms = ZC_PROVIDER_CONNECT_TIMEOUT_DEFAULT;
+	p->timeout_ms = ZC_PROVIDER_TIMEOUT_DEFAULT;
+	p->max_retries = ZC_PROVIDER_RETRIES_DEFAULT;
+	p->max_response_bytes = ZC_PROVIDER_RESPONSE_DEFAULT;
+}
+
 static void defaults(struct zc_config *c)
 {
 	c->recall_chars = ZC_RECALL_CHARS_DEFAULT;
 	c->profile = ZC_PROFILE_SCORED;
 	c->relationships = 1;
+	provider_defaults(&c->provider);
 }
 
 void zc_config_init(struct zc_confile *c, const char *path)
@@ -57,6 +69,138 @@ static int check_recall(const json_t *r, struct zc_config *out, struct zc_err *e
 	return ZCOR_OK;
 }
 
+/* ---- provider ------------------------------------------------------- */
+
+static const char provider_keys[] =
+	"provider.baseUrl, provider.model, provider.apiKeyEnv, provider.connectTimeoutMs, "
+	"provider.timeoutMs, provider.maxRetries, provider.maxResponseBytes";
+
+/* http(s)://host[:port][/path], printable ASCII without spaces, no query
+ * or fragment (the client appends /chat/completions). Stored without a
+ * trailing '/'. */
+static int check_base_url(const json_t *v, struct zc_provider_config *p, struct zc_err *e)
+{
+	static const char want[] =
+		"'provider.baseUrl' must be an http:// or https:// URL such as "
+		"\"http://127.0.0.1:8080/v1\" (no spaces, query or fragment, at most %d bytes)";
+	const char *u = json_string_value(v);
+	size_t n = u ? strlen(u) : 0;
+	if (!u || n == 0 || n >= sizeof(p->base_url))
+		return zc_fail(e, ZCOR_EINVAL, want, ZC_PROVIDER_URL_MAX - 1);
+	const char *host = NULL;
+	if (strncmp(u, "http://", 7) == 0)
+		host = u + 7;
+	else if (strncmp(u, "https://", 8) == 0)
+		host = u + 8;
+	if (!host || *host == '\0' || *host == '/')
+		return zc_fail(e, ZCOR_EINVAL, want, ZC_PROVIDER_URL_MAX - 1);
+	for (const char *c = u; *c; c++) {
+		unsigned char ch = (unsigned char)*c;
+		if (ch <= 0x20 || ch >= 0x7f || ch == '?' || ch == '#')
+			return zc_fail(e, ZCOR_EINVAL, want, ZC_PROVIDER_URL_MAX - 1);
+	}
+	while (n > (size_t)(host - u) && u[n - 1] == '/')
+		n--;
+	memcpy(p->base_url, u, n);
+	p->base_url[n] = '\0';
+	return ZCOR_OK;
+}
+
+static int check_model(const json_t *v, struct zc_provider_config *p, struct zc_err *e)
+{
+	const char *s = json_string_value(v);
+	size_t n = s ? strlen(s) : 0;
+	int ok = n > 0 && n < sizeof(p->model);
+	for (size_t i = 0; ok && i < n; i++)
+		ok = (unsigned char)s[i] >= 0x20 && s[i] != 0x7f;
+	if (!ok)
+		return zc_fail(e, ZCOR_EINVAL,
+			       "'provider.model' must be the model's name as the server knows it, such as "
+			       "\"gpt-4o-mini\" (1 to %d bytes, no control characters)",
+			       ZC_PROVIDER_MODEL_MAX - 1);
+	memcpy(p->model, s, n + 1);
+	return ZCOR_OK;
+}
+
+static int check_key_env(const json_t *v, struct zc_provider_config *p, struct zc_err *e)
+{
+	const char *s = json_string_value(v);
+	size_t n = s ? strlen(s) : 0;
+	int ok = n > 0 && n < sizeof(p->api_key_env) && (isalpha((unsigned char)s[0]) || s[0] == '_');
+	for (size_t i = 0; ok && i < n; i++)
+		ok = isalnum((unsigned char)s[i]) || s[i] == '_';
+	if (!ok)
+		return zc_fail(e, ZCOR_EINVAL,
+			       "'provider.apiKeyEnv' must be the name of an environment variable holding the "
+			       "API key, such as \"OPENAI_API_KEY\" (letters, digits and _, at most %d)",
+			       ZC_PROVIDER_ENV_MAX - 1);
+	memcpy(p->api_key_env, s, n + 1);
+	return ZCOR_OK;
+}
+
+static int check_range(const json_t *v, const char *key, long lo, long hi, const char *unit,
+		       long *out, struct zc_err *e)
+{
+	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+		return zc_fail(e, ZCOR_EINVAL, "'provider.%s' must be an integer from %ld to %ld%s", key,
+			       lo, hi, unit);
+	*out = (long)json_integer_value(v);
+	return ZCOR_OK;
+}
+
+static int check_provider(const json_t *o, struct zc_provider_config *p, struct zc_err *e)
+{
+	provider_defaults(p);
+	if (json_is_null(o))
+		return ZCOR_OK; /* "provider": null switches it off */
+	if (!json_is_object(o))
+		return zc_fail(e, ZCOR_EINVAL,
+			       "'provider' must be an object such as {\"baseUrl\": "
+			       "\"http://127.0.0.1:8080/v1\", \"model\": \"name\"}, or null for none");
+	int rc = ZCOR_OK, have_url = 0, have_model = 0;
+	long retries = p->max_retries;
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)o, k, v) {
+		if (strcmp(k, "baseUrl") == 0) {
+			rc = check_base_url(v, p, e);
+			have_url = 1;
+		} else if (strcmp(k, "model") == 0) {
+			rc = check_model(v, p, e);
+			have_model = 1;
+		} else if (strcmp(k, "apiKeyEnv") == 0) {
+			rc = check_key_env(v, p, e);
+		} else if (strcmp(k, "apiKey") == 0) {
+			rc = zc_fail(e, ZCOR_EINVAL,
+				     "'provider.apiKey' is not allowed: the API key never goes into config.json; "
+				     "put it in an environment variable and name that variable in "
+				     "'provider.apiKeyEnv'");
+		} else if (strcmp(k, "connectTimeoutMs") == 0) {
+			rc = check_range(v, k, 100, 120000, " (milliseconds)", &p->connect_timeout_ms, e);
+		} else if (strcmp(k, "timeoutMs") == 0) {
+			rc = check_range(v, k, 1000, 600000, " (milliseconds, retries included)",
+					 &p->timeout_ms, e);
+		} else if (strcmp(k, "maxRetries") == 0) {
+			rc = check_range(v, k, 0, 10, "", &retries, e);
+		} else if (strcmp(k, "maxResponseBytes") == 0) {
+			rc = check_range(v, k, 1024, 64L << 20, " (1 KiB to 64 MiB)", &p->max_response_bytes,
+					 e);
+		} else {
+			rc = zc_fail(e, ZCOR_EINVAL, "unknown key 'provider.%s'; known: %s", k, provider_keys);
+		}
+		if (rc)
+			return rc;
+	}
+	if (!have_url || !have_model)
+		return zc_fail(e, ZCOR_EINVAL, "'provider.%s' is required when 'provider' is set",
+			       have_url ? "model" : "baseUrl");
+	p->max_retries = (int)retries;
+	p->enabled = 1;
+	return ZCOR_OK;
+}
+
+/* ---- the document ---------------------------------------------------- */
+
 int zc_config_check(const json_t *doc, struct zc_config *out, struct zc_err *e)
 {
 	defaults(out);
@@ -80,9 +224,15 @@ int zc_config_check(const json_t *doc, struct zc_config *out, struct zc_err *e)
 			if (!json_is_boolean(v))
 				return zc_fail(e, ZCOR_EINVAL, "'relationships' must be true or false");
 			out->relationships = json_is_true(v);
+		} else if (strcmp(k, "provider") == 0) {
+			int rc = check_provider(v, &out->provider, e);
+			if (rc)
+				return rc;
 		} else {
 			return zc_fail(e, ZCOR_EINVAL,
-				       "unknown key '%s'; known: recallChars, recall.profile, relationships", k);
+				       "unknown key '%s'; known: recallChars, recall.profile, relationships, "
+				       "provider",
+				       k);
 		}
 	}
 	return ZCOR_OK;
@@ -159,9 +309,23 @@ int zc_config_set(struct zc_confile *c, const json_t *patch, struct zc_err *e)
 	return rc;
 }
 
+static json_t *provider_json(const struct zc_provider_config *p)
+{
+	if (!p->enabled)
+		return json_null();
+	json_t *o = json_pack("{s:s, s:s}", "baseUrl", p->base_url, "model", p->model);
+	if (p->api_key_env[0])
+		json_object_set_new(o, "apiKeyEnv", json_string(p->api_key_env));
+	json_object_set_new(o, "connectTimeoutMs", json_integer(p->connect_timeout_ms));
+	json_object_set_new(o, "timeoutMs", json_integer(p->timeout_ms));
+	json_object_set_new(o, "maxRetries", json_integer(p->max_retries));
+	json_object_set_new(o, "maxResponseBytes", json_integer(p->max_response_bytes));
+	return o;
+}
+
 json_t *zc_config_json(const struct zc_config *cfg)
 {
-	return json_pack("{s:I, s:{s:s}, s:b}", "recallChars", (json_int_t)cfg->recall_chars, "recall",
-			 "profile", cfg->profile == ZC_PROFILE_ZCOR ? "zcor" : "scored", "relationships",
-			 cfg->relationships);
+	return json_pack("{s:I, s:{s:s}, s:b, s:o}", "recallChars", (json_int_t)cfg->recall_chars,
+			 "recall", "profile", cfg->profile == ZC_PROFILE_ZCOR ? "zcor" : "scored",
+			 "relationships", cfg->relationships, "provider", provider_json(&cfg->provider));
 }

@@ -71,7 +71,7 @@ int zc_mem_open(struct zc_mem *m, const char *dir, struct zc_err *e)
 /* Hit counts are derived statistics, not history: their transactions
  * skip the fsync (synchronous=NORMAL for them alone); a crash may lose
  * the last few counts, never a memory. */
-static int stats_tx(struct zc_mem *m, const char *sql, const char *arg, int64_t at)
+static int stats_tx(struct zc_mem *m, const char *sql, const char *arg, const char *then)
 {
 	struct zc_store *s = &m->store;
 	struct zc_err e = {0};
@@ -82,11 +82,10 @@ static int stats_tx(struct zc_mem *m, const char *sql, const char *arg, int64_t 
 		if (st) {
 			if (arg)
 				sqlite3_bind_text(st, 1, arg, -1, SQLITE_STATIC);
-			sqlite3_bind_int64(st, 2, at);
 			ok = sqlite3_step(st) == SQLITE_DONE;
 			sqlite3_reset(st);
 		}
-		if (ok && zc_exec(s, arg ? "SELECT 1" : "DELETE FROM hit_log", &e))
+		if (ok && then && zc_exec(s, then, &e))
 			ok = 0;
 		if (!ok || zc_store_commit(s, &e)) {
 			zc_store_rollback(s);
@@ -102,11 +101,14 @@ static void log_hits(struct zc_mem *m);
 void zc_mem_flush_hits(struct zc_mem *m)
 {
 	log_hits(m);
+	/* and some merging of the full-text index's segments: fewer segments
+	 * make every recall lookup cheaper (bounded work: 256 pages) */
+	stats_tx(m, "INSERT INTO nodes_fts(nodes_fts, rank) VALUES('merge', 256)", NULL, NULL);
 	if (stats_tx(m,
 		     "UPDATE nodes SET hits = hits + h.n, last_hit_at = max(coalesce(last_hit_at, 0), h.at) "
 		     "FROM (SELECT seq, count(*) AS n, max(at) AS at FROM hit_log GROUP BY seq) h "
 		     "WHERE nodes.seq = h.seq",
-		     NULL, 0))
+		     NULL, "DELETE FROM hit_log"))
 		m->hit_log_rows = 0;
 }
 
@@ -117,7 +119,7 @@ static void log_hits(struct zc_mem *m)
 		return;
 	char *text = zc_json_dump(m->pending_hits);
 	if (stats_tx(m, "INSERT INTO hit_log(seq, at) SELECT value ->> 0, value ->> 1 FROM json_each(?1)",
-		     text, 0))
+		     text, NULL))
 		m->hit_log_rows += (long)json_array_size(m->pending_hits);
 	zc_free(text);
 	json_array_clear(m->pending_hits);
@@ -342,6 +344,7 @@ int zc_mem_reindex(struct zc_mem *m, json_t **counts, struct zc_err *e)
 	if ((rc = zc_store_begin(s, 1, e)))
 		return rc;
 	if ((rc = zc_exec(s, "INSERT INTO nodes_fts(nodes_fts) VALUES('rebuild')", e)) ||
+	    (rc = zc_exec(s, "INSERT INTO nodes_fts(nodes_fts) VALUES('optimize')", e)) ||
 	    (rc = zc_exec(s, "DELETE FROM terms", e)))
 		goto out;
 	/* one statement each, prepared here: zc_stmt's cache may be in use

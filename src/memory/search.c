@@ -226,7 +226,7 @@ static int search_pre(struct zc_op *op, json_t *args, json_t **out, struct zc_er
 	int prc = m->provider.complete(m->provider.ud, search_system, user, &reply, &perr);
 	zc_free(user);
 	if (prc != 0 || !reply) {
-		rc = zc_fail(e, ZCOR_EPROVIDER, "the LLM request failed: %s; try again later",
+		rc = zc_fail(e, ZCOR_EPROVIDER, "the LLM request failed: %s",
 			     perr ? perr : "no answer");
 	} else {
 		rc = parse_reply(reply, cands, &ids, e);

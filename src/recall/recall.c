@@ -31,8 +31,14 @@
 struct item {
 	char kind; /* 'n' node, 'p' person */
 	sqlite3_int64 seq;
-	json_t *obj;
-	char section[64]; /* a copy: obj is replaced by the full node later */
+	int loaded;   /* passed the scope and currency filter */
+	json_t *obj;  /* a person; a node's full JSON once it is picked */
+	/* what scoring needs of a node, read without its content (phase 1) */
+	char id[72], kindname[16], scope[80], date[16], expires[16];
+	char *title, *title_norm, *keywords; /* owned; the last two: zcor only */
+	int pinned;
+	long long hits, length;
+	char section[64];
 	double entity, lexical, recency, salience, prior, expired, score;
 	double lexraw; /* sum of IDF of the tokens it contains */
 	int zhits;
@@ -185,7 +191,10 @@ static int dictionary_terms(struct recall *r, const char *norm, int min_chars, j
 	size_t from = len > 2000 ? len - 2000 : 0;
 	while (from < len && ((unsigned char)norm[from] & 0xC0) == 0x80)
 		from++;
-	json_t *subs = json_array(), *subset = json_object();
+	/* the substrings as a JSON array for json_each, written directly: this
+	 * runs for every message */
+	struct zc_buf subs = ZC_BUF_INIT;
+	zc_buf_addc(&subs, '[');
 	for (size_t i = from; i < len;) {
 		unsigned cp;
 		size_t first = zc_utf8_next(norm + i, len - i, &cp);
@@ -198,34 +207,34 @@ static int dictionary_terms(struct recall *r, const char *norm, int min_chars, j
 				break;
 			if (c < min_chars)
 				continue;
-			char *s = zc_strndup(norm + i, j - i);
-			if (!json_object_get(subset, s)) {
-				json_object_set_new(subset, s, json_true());
-				json_array_append_new(subs, json_string(s));
-				if (json_object_get(r->m->syn.index, s))
-					add_term(r, set, s);
-			}
-			zc_free(s);
+			char s[ZC_TERM_MAX_CHARS * 4 + 1];
+			memcpy(s, norm + i, j - i);
+			s[j - i] = '\0';
+			if (json_object_get(r->m->syn.index, s))
+				add_term(r, set, s);
+			if (subs.len > 1)
+				zc_buf_addc(&subs, ',');
+			zc_json_buf_string(&subs, s);
 		}
 		i += first;
 	}
-	json_decref(subset);
+	zc_buf_addc(&subs, ']');
 	int rc = ZCOR_OK, step;
 	sqlite3_stmt *st = zc_stmt(&r->m->store,
-				   "SELECT DISTINCT term FROM terms WHERE term IN (SELECT value FROM "
-				   "json_each(?1))",
+				   "SELECT j.value FROM json_each(?1) j WHERE EXISTS (SELECT 1 FROM terms t "
+				   "WHERE t.term = j.value)",
 				   r->e);
 	if (!st) {
-		json_decref(subs);
+		zc_buf_release(&subs);
 		return r->e->code;
 	}
-	sqlite3_bind_text(st, 1, zc_json_dump(subs), -1, zc_free);
+	sqlite3_bind_text(st, 1, subs.p, (int)subs.len, SQLITE_STATIC);
 	while ((step = sqlite3_step(st)) == SQLITE_ROW)
 		add_term(r, set, (const char *)sqlite3_column_text(st, 0));
 	sqlite3_reset(st);
 	if (step != SQLITE_DONE)
 		rc = zc_store_fail(&r->m->store, step, r->e, "looking up terms");
-	json_decref(subs);
+	zc_buf_release(&subs);
 	return rc;
 }
 
@@ -458,8 +467,9 @@ static int lexical_candidates(struct recall *r, const char *norm, int short_mess
 			continue; /* known to be in too many records */
 		if (probed++ >= ZC_LEXICAL_TOKENS)
 			break;
+		/* no column filter: recall_tag holds only 's…'/'z…' tags, and a
+		 * filter makes FTS5 decode every position list */
 		struct zc_buf q = ZC_BUF_INIT;
-		zc_buf_adds(&q, "{title keywords content} : ");
 		fts_quote(&q, tok);
 		if (short_message && zc_utf8_len(tok) == 1)
 			zc_buf_adds(&q, " *"); /* a lone character anywhere in the text */
@@ -576,14 +586,13 @@ static int speaker_candidates(struct recall *r, json_t *ids)
 
 /* ---- loading and scoring -------------------------------------------- */
 
-static const char *section_of(const json_t *n)
+static const char *section_of(const struct item *x)
 {
-	const char *kind = zc_json_str(n, "kind"), *sec = zc_json_str(n, "section");
-	if (sec && *sec)
-		return sec;
-	if (kind && strcmp(kind, "cognition") == 0)
+	if (x->section[0])
+		return x->section;
+	if (strcmp(x->kindname, "cognition") == 0)
 		return "认知";
-	if (kind && strcmp(kind, "sticker") == 0)
+	if (strcmp(x->kindname, "sticker") == 0)
 		return "表情包";
 	return "记忆";
 }
@@ -612,19 +621,21 @@ static int64_t day_ms(const char *d)
 	return zc_time_parse(buf, "date", &ms, NULL) == ZCOR_OK ? ms : -1;
 }
 
-/* How many of the terms the normalised title or a keyword of n contains. */
-static int terms_in_title_or_keywords(const json_t *n, const json_t *terms)
+/* How many of the terms the normalised title or a keyword of x contains. */
+static int terms_in_title_or_keywords(const struct item *x, const json_t *terms)
 {
 	struct zc_buf hay = ZC_BUF_INIT;
-	zc_buf_adds(&hay, zc_json_str(n, "titleNorm"));
+	zc_buf_adds(&hay, x->title_norm ? x->title_norm : "");
+	json_t *kws = json_loads(x->keywords ? x->keywords : "[]", 0, NULL);
 	size_t i;
 	json_t *k;
-	json_array_foreach(json_object_get(n, "keywords"), i, k) {
+	json_array_foreach(kws, i, k) {
 		char *kn = zc_norm(json_string_value(k));
 		zc_buf_addc(&hay, '\n'); /* a term never spans two keywords */
 		zc_buf_adds(&hay, kn);
 		zc_free(kn);
 	}
+	json_decref(kws);
 	int hits = 0;
 	json_array_foreach(terms, i, k) hits += strstr(zc_buf_str(&hay), json_string_value(k)) != NULL;
 	zc_buf_release(&hay);
@@ -636,24 +647,46 @@ static int terms_in_title_or_keywords(const json_t *n, const json_t *terms)
 	"n.seq, n.id, n.title, n.kind, n.section, n.date, n.expires, n.pinned, n.hits, "    \
 	"n.updated_at, n.title_norm, n.keywords, n.scope, length(n.title) + length(n.content)"
 
-static json_t *light_from_row(sqlite3_stmt *st, int with_keywords)
+static void copy_col(char *dst, size_t cap, sqlite3_stmt *st, int i)
 {
-	json_t *o = json_object();
-	zc_json_set_str(o, "id", (const char *)sqlite3_column_text(st, 1));
-	zc_json_set_str(o, "title", (const char *)sqlite3_column_text(st, 2));
-	zc_json_set_str(o, "kind", (const char *)sqlite3_column_text(st, 3));
-	zc_json_set_str(o, "section", (const char *)sqlite3_column_text(st, 4));
-	zc_json_set_str(o, "date", (const char *)sqlite3_column_text(st, 5));
-	zc_json_set_str(o, "expires", (const char *)sqlite3_column_text(st, 6));
-	json_object_set_new(o, "pinned", json_boolean(sqlite3_column_int(st, 7)));
-	json_object_set_new(o, "hits", json_integer(sqlite3_column_int64(st, 8)));
-	json_object_set_new(o, "updated", json_integer(sqlite3_column_int64(st, 9)));
-	zc_json_set_str(o, "titleNorm", (const char *)sqlite3_column_text(st, 10));
-	if (with_keywords)
-		json_object_set_new(o, "keywords", zc_col_json(st, 11, '['));
-	zc_json_set_str(o, "scope", (const char *)sqlite3_column_text(st, 12));
-	json_object_set_new(o, "length", json_integer(sqlite3_column_int64(st, 13)));
-	return o;
+	const char *v = (const char *)sqlite3_column_text(st, i);
+	snprintf(dst, cap, "%s", v ? v : "");
+}
+
+static char *dup_col(sqlite3_stmt *st, int i)
+{
+	const char *v = (const char *)sqlite3_column_text(st, i);
+	return zc_strdup(v ? v : "");
+}
+
+static void light_from_row(struct item *x, sqlite3_stmt *st, int with_keywords)
+{
+	if (x->loaded)
+		return;
+	x->loaded = 1;
+	copy_col(x->id, sizeof(x->id), st, 1);
+	x->title = dup_col(st, 2);
+	copy_col(x->kindname, sizeof(x->kindname), st, 3);
+	copy_col(x->section, sizeof(x->section), st, 4);
+	copy_col(x->date, sizeof(x->date), st, 5);
+	copy_col(x->expires, sizeof(x->expires), st, 6);
+	x->pinned = sqlite3_column_int(st, 7);
+	x->hits = sqlite3_column_int64(st, 8);
+	x->updated = sqlite3_column_int64(st, 9);
+	if (with_keywords) {
+		x->title_norm = dup_col(st, 10);
+		x->keywords = dup_col(st, 11);
+	}
+	copy_col(x->scope, sizeof(x->scope), st, 12);
+	x->length = sqlite3_column_int64(st, 13);
+}
+
+static void item_release(struct item *x)
+{
+	json_decref(x->obj);
+	zc_free(x->title);
+	zc_free(x->title_norm);
+	zc_free(x->keywords);
 }
 
 /* Loads every candidate, dropping those that fail the scope and currency
@@ -676,8 +709,8 @@ static int load_items(struct recall *r)
 	sqlite3_bind_text(st, 1, zc_json_dump(nseqs), -1, zc_free);
 	bind_conv(r, st);
 	while ((step = sqlite3_step(st)) == SQLITE_ROW)
-		item_of(r, 'n', sqlite3_column_int64(st, 0))->obj =
-			light_from_row(st, r->profile == ZC_PROFILE_ZCOR);
+		light_from_row(item_of(r, 'n', sqlite3_column_int64(st, 0)), st,
+			       r->profile == ZC_PROFILE_ZCOR);
 	sqlite3_reset(st);
 	if (step != SQLITE_DONE) {
 		rc = zc_store_fail(&r->m->store, step, r->e, "recall (loading)");
@@ -692,8 +725,11 @@ static int load_items(struct recall *r)
 		goto out;
 	}
 	sqlite3_bind_text(st, 1, zc_json_dump(pseqs), -1, zc_free);
-	while ((step = sqlite3_step(st)) == SQLITE_ROW)
-		item_of(r, 'p', sqlite3_column_int64(st, 11))->obj = zc_person_from_row(st);
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		struct item *x = item_of(r, 'p', sqlite3_column_int64(st, 11));
+		x->obj = zc_person_from_row(st);
+		x->loaded = 1;
+	}
 	sqlite3_reset(st);
 	if (step != SQLITE_DONE)
 		rc = zc_store_fail(&r->m->store, step, r->e, "recall (loading people)");
@@ -703,8 +739,10 @@ out:
 	/* keep only what loaded */
 	size_t w = 0;
 	for (size_t i = 0; i < r->n; i++) {
-		if (r->it[i].obj)
+		if (r->it[i].loaded)
 			r->it[w++] = r->it[i];
+		else
+			item_release(&r->it[i]);
 	}
 	r->n = w;
 	json_object_clear(r->where);
@@ -725,7 +763,6 @@ static int load_full(struct recall *r, size_t npicked)
 		sqlite3_bind_int64(st, 1, x->seq);
 		int step = sqlite3_step(st);
 		if (step == SQLITE_ROW) {
-			json_decref(x->obj);
 			x->obj = zc_node_from_row(st);
 		} else if (step != SQLITE_DONE) {
 			sqlite3_reset(st);
@@ -744,50 +781,44 @@ static void score_items(struct recall *r)
 	size_t len_n = 0;
 	for (size_t i = 0; i < r->n; i++) {
 		if (r->it[i].kind == 'n' && r->it[i].lexraw > 0) {
-			len_sum += (double)json_integer_value(json_object_get(r->it[i].obj, "length"));
+			len_sum += (double)r->it[i].length;
 			len_n++;
 		}
 	}
 	double avg_len = len_n && len_sum > 0 ? len_sum / (double)len_n : 1;
 	for (size_t i = 0; i < r->n; i++) {
 		struct item *x = &r->it[i];
-		if (x->kind == 'n' && x->lexraw > 0) {
-			double len = (double)json_integer_value(json_object_get(x->obj, "length"));
-			x->lexraw /= 0.5 + 0.5 * len / avg_len;
-		}
+		if (x->kind == 'n' && x->lexraw > 0)
+			x->lexraw /= 0.5 + 0.5 * (double)x->length / avg_len;
 		if (x->lexraw > max_lex)
 			max_lex = x->lexraw;
 	}
 	int64_t today = r->now - r->now % 86400000;
 	for (size_t i = 0; i < r->n; i++) {
 		struct item *x = &r->it[i];
-		const json_t *o = x->obj;
 		int64_t t = -1;
 		if (x->kind == 'n') {
-			t = json_integer_value(json_object_get(o, "updated"));
-		} else if (zc_json_str(o, "updatedAt")) {
-			zc_time_parse(zc_json_str(o, "updatedAt"), "updatedAt", &t, NULL);
+			t = x->updated;
+		} else if (zc_json_str(x->obj, "updatedAt")) {
+			zc_time_parse(zc_json_str(x->obj, "updatedAt"), "updatedAt", &t, NULL);
 		}
 		x->updated = t;
 		if (x->kind == 'p') {
 			snprintf(x->section, sizeof(x->section), "人物");
 		} else {
-			snprintf(x->section, sizeof(x->section), "%s", section_of(o));
-			int64_t fact = day_ms(zc_json_str(o, "date"));
+			if (!x->section[0])
+				snprintf(x->section, sizeof(x->section), "%s", section_of(x));
+			int64_t fact = day_ms(x->date);
 			if (fact >= 0)
 				t = fact;
-			int64_t exp = day_ms(zc_json_str(o, "expires"));
+			int64_t exp = day_ms(x->expires);
 			x->expired = exp >= 0 && exp < today ? 1 : 0;
-			long long hits = json_integer_value(json_object_get(o, "hits"));
-			x->salience = json_is_true(json_object_get(o, "pinned"))
-					      ? 1.0
-					      : fmin(1.0, log1p((double)hits) / log1p(50.0));
+			x->salience = x->pinned ? 1.0 : fmin(1.0, log1p((double)x->hits) / log1p(50.0));
 			/* slang present verbatim in the message: always in */
-			const char *kind = zc_json_str(o, "kind");
-			if (x->entity && kind && strcmp(kind, "cognition") == 0)
+			if (x->entity && strcmp(x->kindname, "cognition") == 0)
 				x->always = "slang present in the message";
 			if (r->profile == ZC_PROFILE_ZCOR)
-				x->zhits = terms_in_title_or_keywords(o, r->expanded);
+				x->zhits = terms_in_title_or_keywords(x, r->expanded);
 		}
 		double age_days = t >= 0 ? (double)(r->now - t) / 86400000.0 : 365.0;
 		x->recency = exp(-fmax(age_days, 0) / 30.0);
@@ -906,8 +937,7 @@ static int fallback_items(struct recall *r)
 		int step;
 		while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 			struct item *x = item_of(r, 'n', sqlite3_column_int64(st, 0));
-			if (!x->obj)
-				x->obj = light_from_row(st, 0);
+			light_from_row(x, st, 0);
 			if (q == 0)
 				x->always = "fallback: pinned";
 		}
@@ -1080,15 +1110,13 @@ static int extras(struct recall *r, struct pack *p)
 
 static json_t *item_json(const struct item *x)
 {
-	json_t *o = x->obj;
 	if (x->kind == 'p')
 		return json_pack("{s:s, s:s, s:O, s:s, s:b, s:f}", "kind", "person", "personId",
-				 zc_json_str(o, "personId"), "name", json_object_get(o, "name"),
+				 zc_json_str(x->obj, "personId"), "name", json_object_get(x->obj, "name"),
 				 "section", x->section, "truncated", x->truncated, "score", x->score);
-	return json_pack("{s:s, s:O, s:O, s:s, s:O, s:b, s:f}", "kind", "node", "id",
-			 json_object_get(o, "id"), "title", json_object_get(o, "title"), "section",
-			 x->section[0] ? x->section : "记忆", "scope", json_object_get(o, "scope"), "truncated",
-			 x->truncated, "score", x->score);
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:f}", "kind", "node", "id", x->id, "title",
+			 x->title ? x->title : "", "section", x->section[0] ? x->section : "记忆",
+			 "scope", x->scope, "truncated", x->truncated, "score", x->score);
 }
 
 static int pack_items(struct recall *r, size_t npicked, struct pack *p, json_t *items)
@@ -1240,7 +1268,7 @@ int zc_recall(struct zc_mem *m, const json_t *req, json_t **out, struct zc_err *
 		json_object_set_new(*out, "warning", json_string(m->conf.warning));
 out:
 	for (size_t i = 0; i < r.n; i++)
-		json_decref(r.it[i].obj);
+		item_release(&r.it[i]);
 	zc_free(r.it);
 	json_decref(r.terms);
 	json_decref(r.expanded);
