@@ -32,10 +32,11 @@ struct item {
 	char kind; /* 'n' node, 'p' person */
 	sqlite3_int64 seq;
 	int loaded;   /* passed the scope and currency filter */
-	json_t *obj;  /* a person; a node's full JSON once it is picked */
+	json_t *obj;  /* a person's JSON */
 	/* what scoring needs of a node, read without its content (phase 1) */
 	char id[72], kindname[16], scope[80], date[16], expires[16];
 	char *title, *title_norm, *keywords; /* owned; the last two: zcor only */
+	char *content, *usage;               /* owned; of picked nodes (phase 2) */
 	int pinned;
 	long long hits, length;
 	char section[64];
@@ -48,6 +49,45 @@ struct item {
 	int64_t updated;
 };
 
+/* (seq, kind) -> 1 + index, open addressing; 0 is an empty slot */
+struct seqmap {
+	sqlite3_int64 *key;
+	size_t *val;
+	size_t cap, n;
+};
+
+static size_t *seqmap_slot(struct seqmap *m, sqlite3_int64 k)
+{
+	k++; /* keys are >= 0; 0 marks an empty slot */
+	if ((m->n + 1) * 2 > m->cap) {
+		struct seqmap old = *m;
+		m->cap = old.cap ? old.cap * 2 : 128;
+		m->key = zc_calloc(m->cap, sizeof(*m->key));
+		m->val = zc_calloc(m->cap, sizeof(*m->val));
+		m->n = 0;
+		for (size_t i = 0; i < old.cap; i++)
+			if (old.key[i])
+				*seqmap_slot(m, old.key[i] - 1) = old.val[i];
+		zc_free(old.key);
+		zc_free(old.val);
+	}
+	size_t i = (size_t)((unsigned long long)k * 0x9E3779B97F4A7C15ULL >> 7) & (m->cap - 1);
+	while (m->key[i] && m->key[i] != k)
+		i = (i + 1) & (m->cap - 1);
+	if (!m->key[i]) {
+		m->key[i] = k;
+		m->n++;
+	}
+	return &m->val[i];
+}
+
+static void seqmap_clear(struct seqmap *m)
+{
+	zc_free(m->key);
+	zc_free(m->val);
+	memset(m, 0, sizeof(*m));
+}
+
 struct recall {
 	struct zc_mem *m;
 	struct zcor_ctx ctx;
@@ -59,7 +99,7 @@ struct recall {
 	json_t *seen;     /* dedupe of expanded */
 	struct item *it;
 	size_t n, cap;
-	json_t *where; /* "n12" / "p3" -> index in it */
+	struct seqmap where; /* (seq, kind) -> index in it */
 };
 
 /* ---- request -------------------------------------------------------- */
@@ -148,11 +188,11 @@ static int read_request(const json_t *req, struct zc_buf *text, json_t **people,
 
 static struct item *item_of(struct recall *r, char kind, sqlite3_int64 seq)
 {
-	char key[32];
-	snprintf(key, sizeof(key), "%c%lld", kind, (long long)seq);
-	json_t *at = json_object_get(r->where, key);
-	if (at)
-		return &r->it[json_integer_value(at)];
+	/* nodes and people share the map: a person's key is odd */
+	sqlite3_int64 key = seq * 2 + (kind == 'p');
+	size_t *at = seqmap_slot(&r->where, key);
+	if (*at)
+		return &r->it[*at - 1];
 	if (r->n == r->cap) {
 		r->cap = r->cap ? r->cap * 2 : 64;
 		r->it = zc_realloc(r->it, r->cap * sizeof(*r->it));
@@ -161,8 +201,7 @@ static struct item *item_of(struct recall *r, char kind, sqlite3_int64 seq)
 	memset(x, 0, sizeof(*x));
 	x->kind = kind;
 	x->seq = seq;
-	json_object_set_new(r->where, key, json_integer((json_int_t)r->n));
-	r->n++;
+	*at = ++r->n;
 	return x;
 }
 
@@ -375,37 +414,6 @@ static int collect_token(void *ud, const char *tok, size_t len, size_t start, si
 	return 0;
 }
 
-/* rowid -> lexical score, open addressing (capacity a power of two) */
-struct lexmap {
-	sqlite3_int64 *key;
-	double *val;
-	size_t cap, n;
-};
-
-static double *lex_slot(struct lexmap *m, sqlite3_int64 k)
-{
-	if ((m->n + 1) * 2 > m->cap) {
-		struct lexmap old = *m;
-		m->cap = old.cap ? old.cap * 2 : 256;
-		m->key = zc_calloc(m->cap, sizeof(*m->key));
-		m->val = zc_calloc(m->cap, sizeof(*m->val));
-		m->n = 0;
-		for (size_t i = 0; i < old.cap; i++)
-			if (old.key[i])
-				*lex_slot(m, old.key[i]) = old.val[i];
-		zc_free(old.key);
-		zc_free(old.val);
-	}
-	size_t i = (size_t)((unsigned long long)k * 0x9E3779B97F4A7C15ULL) & (m->cap - 1);
-	while (m->key[i] && m->key[i] != k)
-		i = (i + 1) & (m->cap - 1);
-	if (!m->key[i]) {
-		m->key[i] = k;
-		m->n++;
-	}
-	return &m->val[i];
-}
-
 struct lexhit {
 	sqlite3_int64 seq;
 	double score;
@@ -452,7 +460,9 @@ static int lexical_candidates(struct recall *r, const char *norm, int short_mess
 	struct zc_store *s = &r->m->store;
 	int rc = ZCOR_OK, step;
 	double total = 1;
-	struct lexmap map = {0};
+	struct seqmap map = {0}; /* rowid -> 1 + index in hits */
+	struct lexhit *hits = NULL;
+	size_t nhits = 0, hcap = 0;
 	sqlite3_stmt *st = zc_stmt(s, "SELECT max(seq) FROM nodes", r->e);
 	if (!st) {
 		rc = r->e->code;
@@ -504,23 +514,27 @@ static int lexical_candidates(struct recall *r, const char *norm, int short_mess
 		if (df == 0 || df > ZC_LEXICAL_MAX_DF)
 			continue;
 		double idf = log(total / ((double)df + 0.5));
-		for (int k = 0; k < df; k++)
-			*lex_slot(&map, rows[k]) += idf;
+		for (int k = 0; k < df; k++) {
+			size_t *at = seqmap_slot(&map, rows[k]);
+			if (!*at) {
+				if (nhits == hcap) {
+					hcap = hcap ? hcap * 2 : 256;
+					hits = zc_realloc(hits, hcap * sizeof(*hits));
+				}
+				hits[nhits] = (struct lexhit){rows[k], 0};
+				*at = ++nhits;
+			}
+			hits[*at - 1].score += idf;
+		}
 	}
-	if (map.n) {
-		struct lexhit *h = zc_malloc(map.n * sizeof(*h));
-		size_t n = 0;
-		for (size_t k = 0; k < map.cap; k++)
-			if (map.key[k])
-				h[n++] = (struct lexhit){map.key[k], map.val[k]};
-		qsort(h, n, sizeof(*h), by_lex);
-		for (size_t k = 0; k < n && k < ZC_LEXICAL_KEEP; k++)
-			item_of(r, 'n', h[k].seq)->lexraw = h[k].score;
-		zc_free(h);
+	if (nhits) {
+		qsort(hits, nhits, sizeof(*hits), by_lex);
+		for (size_t k = 0; k < nhits && k < ZC_LEXICAL_KEEP; k++)
+			item_of(r, 'n', hits[k].seq)->lexraw = hits[k].score;
 	}
 out:
-	zc_free(map.key);
-	zc_free(map.val);
+	seqmap_clear(&map);
+	zc_free(hits);
 	json_decref(toks);
 	return rc;
 }
@@ -687,6 +701,8 @@ static void item_release(struct item *x)
 	zc_free(x->title);
 	zc_free(x->title_norm);
 	zc_free(x->keywords);
+	zc_free(x->content);
+	zc_free(x->usage);
 }
 
 /* Loads every candidate, dropping those that fail the scope and currency
@@ -745,14 +761,15 @@ out:
 			item_release(&r->it[i]);
 	}
 	r->n = w;
-	json_object_clear(r->where);
+	seqmap_clear(&r->where);
 	return rc;
 }
 
 /* Phase 2: the latest full content of the nodes that will be shown. */
 static int load_full(struct recall *r, size_t npicked)
 {
-	sqlite3_stmt *st = zc_stmt(&r->m->store, "SELECT " ZC_NODE_COLS " FROM nodes WHERE seq = ?1", r->e);
+	sqlite3_stmt *st = zc_stmt(&r->m->store,
+				   "SELECT title, content, attrs ->> '$.usage' FROM nodes WHERE seq = ?1", r->e);
 	if (!st)
 		return r->e->code;
 	for (size_t i = 0; i < npicked; i++) {
@@ -763,7 +780,11 @@ static int load_full(struct recall *r, size_t npicked)
 		sqlite3_bind_int64(st, 1, x->seq);
 		int step = sqlite3_step(st);
 		if (step == SQLITE_ROW) {
-			x->obj = zc_node_from_row(st);
+			zc_free(x->title);
+			x->title = dup_col(st, 0);
+			x->content = dup_col(st, 1);
+			if (sqlite3_column_type(st, 2) != SQLITE_NULL)
+				x->usage = dup_col(st, 2);
 		} else if (step != SQLITE_DONE) {
 			sqlite3_reset(st);
 			return zc_store_fail(&r->m->store, step, r->e, "recall (loading)");
@@ -945,7 +966,7 @@ static int fallback_items(struct recall *r)
 		if (step != SQLITE_DONE)
 			return zc_store_fail(&r->m->store, step, r->e, "recall (fallback)");
 	}
-	json_object_clear(r->where);
+	seqmap_clear(&r->where);
 	return ZCOR_OK;
 }
 
@@ -1041,14 +1062,13 @@ static void item_line(const struct item *x, struct zc_buf *id, struct zc_buf *bo
 		zc_buf_addf(body, "｜好感度 %lld", (long long)json_integer_value(json_object_get(o, "affinity")));
 		return;
 	}
-	zc_buf_addf(id, "- [%s] ", zc_json_str(o, "id"));
-	one_line(body, zc_json_str(o, "title"));
+	zc_buf_addf(id, "- [%s] ", x->id);
+	one_line(body, x->title);
 	zc_buf_adds(body, "：");
-	one_line(body, zc_json_str(o, "content"));
-	const char *usage = zc_json_str(json_object_get(o, "attrs"), "usage");
-	if (usage) {
+	one_line(body, x->content);
+	if (x->usage) {
 		zc_buf_adds(body, "（用法：");
-		one_line(body, usage);
+		one_line(body, x->usage);
 		zc_buf_adds(body, "）");
 	}
 }
@@ -1206,7 +1226,6 @@ int zc_recall(struct zc_mem *m, const json_t *req, json_t **out, struct zc_err *
 	r.terms = json_array();
 	r.expanded = json_array();
 	r.seen = json_object();
-	r.where = json_object();
 	*out = NULL;
 	if ((rc = read_request(req, &text, &people, &explain, e)))
 		goto out;
@@ -1273,7 +1292,7 @@ out:
 	json_decref(r.terms);
 	json_decref(r.expanded);
 	json_decref(r.seen);
-	json_decref(r.where);
+	seqmap_clear(&r.where);
 	json_decref(people);
 	json_decref(items);
 	zc_buf_release(&text);

@@ -230,6 +230,7 @@ int zc_store_open(struct zc_store *s, const char *path, struct zc_err *e)
 	static const char *const pragmas[] = {
 		"PRAGMA journal_mode = WAL",
 		"PRAGMA synchronous = FULL",
+		"PRAGMA cache_size = -16384",
 		"PRAGMA foreign_keys = ON",
 	};
 	if ((rc = zc_fts_register(s->db, e))) {
