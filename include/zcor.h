@@ -108,6 +108,22 @@ int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name,
  */
 char *zcor_tools_json(zcor *z, unsigned flags);
 
+/*
+ * Reads one memory node as {"node": …} without recording it in history:
+ * for hosts showing memory (MCP resources, the web page's detail view),
+ * not for model tool calls. Scope rules apply: a node the conversation may
+ * not see is ZCOR_ENOTFOUND. Errors as zcor_tool_call.
+ */
+int zcor_node_get(zcor *z, const struct zcor_ctx *ctx, const char *id, char **out_json);
+
+/*
+ * Lists nodes for hosts (MCP resources/list), newest first, without
+ * recording history: {"items": [{id, title, updatedAt}], "nextCursor"}.
+ * cursor is NULL or a value returned before.
+ */
+int zcor_node_list(zcor *z, const struct zcor_ctx *ctx, const char *cursor, int limit,
+		   char **out_json);
+
 /* ---- recall and the system prefix --------------------------------- */
 
 /*

@@ -266,3 +266,73 @@ int zcor_reindex(zcor *z, char **out_json)
 	json_decref(counts);
 	return ZCOR_OK;
 }
+
+static int host_ctx(zcor *z, const struct zcor_ctx **ctx, char **out_json)
+{
+	static const struct zcor_ctx host = {ZCOR_ACTOR_UI, NULL};
+	char *msg = NULL;
+	if (!*ctx)
+		*ctx = &host;
+	if ((*ctx)->conversation && zcor_check_conversation((*ctx)->conversation, &msg)) {
+		zc_fail(&z->err, ZCOR_EINVAL, "%s", msg);
+		zc_free(msg);
+		*out_json = error_json(ZCOR_EINVAL, z->err.msg);
+		return ZCOR_EINVAL;
+	}
+	return ZCOR_OK;
+}
+
+int zcor_node_get(zcor *z, const struct zcor_ctx *ctx, const char *id, char **out_json)
+{
+	zc_err_clear(&z->err);
+	if (host_ctx(z, &ctx, out_json))
+		return ZCOR_EINVAL;
+	json_t *node = NULL;
+	int rc = zc_node_read(&z->mem, ctx, id, &node, &z->err);
+	if (rc) {
+		*out_json = error_json(rc, z->err.msg);
+		return rc;
+	}
+	json_t *res = json_pack("{s:o}", "node", node);
+	*out_json = zc_json_dump(res);
+	json_decref(res);
+	return ZCOR_OK;
+}
+
+int zcor_node_list(zcor *z, const struct zcor_ctx *ctx, const char *cursor, int limit,
+		   char **out_json)
+{
+	zc_err_clear(&z->err);
+	if (host_ctx(z, &ctx, out_json))
+		return ZCOR_EINVAL;
+	long long before = 0;
+	if (cursor && *cursor) {
+		char *end = NULL;
+		before = strtoll(cursor, &end, 10);
+		if (*end || before <= 0) {
+			zc_fail(&z->err, ZCOR_EINVAL, "cursor '%.40s' was not given by zcor", cursor);
+			*out_json = error_json(ZCOR_EINVAL, z->err.msg);
+			return ZCOR_EINVAL;
+		}
+	}
+	if (limit < 1 || limit > 1000)
+		limit = 100;
+	json_t *page = NULL;
+	int rc = zc_node_page(&z->mem, ctx, before, limit, &page, &z->err);
+	if (rc) {
+		*out_json = error_json(rc, z->err.msg);
+		return rc;
+	}
+	json_t *next = json_object_get(page, "next");
+	char buf[32];
+	if (json_is_integer(next)) {
+		snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(next));
+		json_object_set_new(page, "nextCursor", json_string(buf));
+	} else {
+		json_object_set_new(page, "nextCursor", json_null());
+	}
+	json_object_del(page, "next");
+	*out_json = zc_json_dump(page);
+	json_decref(page);
+	return ZCOR_OK;
+}

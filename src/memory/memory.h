@@ -118,6 +118,13 @@ json_t *zc_node_from_row(sqlite3_stmt *st);
 int zc_node_load(struct zc_op *op, const char *id, json_t **node, struct zc_err *e);
 /* Inserts or updates every stored column of node (not important/hits). */
 int zc_node_save(struct zc_op *op, const json_t *node, struct zc_err *e);
+/* Host reads without history: one node, or a page of {id, title,
+ * updatedAt} newest first (before: a seq from a previous page's "next",
+ * 0 for the first page). */
+int zc_node_read(struct zc_mem *m, const struct zcor_ctx *ctx, const char *id, json_t **node,
+		 struct zc_err *e);
+int zc_node_page(struct zc_mem *m, const struct zcor_ctx *ctx, long long before, int limit,
+		 json_t **out, struct zc_err *e);
 /* Recomputes the dictionary terms of node / person `seq` (derived data). */
 int zc_node_index_terms(struct zc_store *s, sqlite3_int64 seq, const json_t *n, struct zc_err *e);
 int zc_person_index_terms(struct zc_store *s, sqlite3_int64 seq, const json_t *p, struct zc_err *e);

@@ -923,3 +923,55 @@ const struct zc_opdef zc_op_memory_important = {"zcor_memory_important", NULL, m
 const struct zc_opdef zc_op_memory_query = {"zcor_memory_query", NULL, memory_query};
 const struct zc_opdef zc_op_memory_merge = {"zcor_memory_merge", NULL, memory_merge};
 const struct zc_opdef zc_op_memory_supersede = {"zcor_memory_supersede", NULL, memory_supersede};
+
+/* ---- reads for hosts (not operations: no history) -------------------- */
+
+int zc_node_read(struct zc_mem *m, const struct zcor_ctx *ctx, const char *id, json_t **node,
+		 struct zc_err *e)
+{
+	struct zc_op op = {.m = m, .ctx = ctx, .name = "read", .now = zc_mem_now(m)};
+	int rc = zc_store_begin(&m->store, 0, e);
+	if (rc)
+		return rc;
+	rc = zc_node_load(&op, id, node, e);
+	zc_store_rollback(&m->store);
+	return rc;
+}
+
+int zc_node_page(struct zc_mem *m, const struct zcor_ctx *ctx, long long before, int limit,
+		 json_t **out, struct zc_err *e)
+{
+	struct zc_op op = {.m = m, .ctx = ctx, .name = "list", .now = zc_mem_now(m)};
+	sqlite3_stmt *st = zc_stmt(&m->store,
+				   "SELECT id, title, updated_at, seq FROM nodes WHERE seq < ?1 AND "
+				   ZC_SCOPE_VISIBLE_SQL " ORDER BY seq DESC LIMIT ?2",
+				   e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_int64(st, 1, before > 0 ? before : INT64_MAX);
+	sqlite3_bind_int(st, 2, limit + 1);
+	zc_bind_scope(&op, st);
+	json_t *items = json_array();
+	long long last = 0;
+	int step, n = 0, more = 0;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n == limit) {
+			more = 1;
+			break;
+		}
+		json_t *it = json_object();
+		zc_json_set_str(it, "id", (const char *)sqlite3_column_text(st, 0));
+		zc_json_set_str(it, "title", (const char *)sqlite3_column_text(st, 1));
+		zc_json_set_time(it, "updatedAt", sqlite3_column_int64(st, 2));
+		json_array_append_new(items, it);
+		last = sqlite3_column_int64(st, 3);
+		n++;
+	}
+	sqlite3_reset(st);
+	if (step != SQLITE_DONE && step != SQLITE_ROW) {
+		json_decref(items);
+		return zc_store_fail(&m->store, step, e, "listing memories");
+	}
+	*out = json_pack("{s:o, s:o}", "items", items, "next", more ? json_integer(last) : json_null());
+	return ZCOR_OK;
+}
