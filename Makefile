@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 ZCOR_DIR   ?= zcor-data
 
-.PHONY: all build run test unit asan e2e bench clean deps
+.PHONY: all build run demo test bench clean deps
 
 all: build
 
@@ -15,8 +15,13 @@ build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
 
-# Creates (or reuses) a memory directory and shows the tools working.
+# Serves a memory directory (./zcor-data, created on first use): the URL
+# with its token is printed; Ctrl-C stops.
 run: build
+	@$(BUILD)/zcor --dir $(ZCOR_DIR) serve
+
+# Shows the tools working through the CLI on ./zcor-data.
+demo: build
 	@scripts/demo $(BUILD)/zcor $(ZCOR_DIR)
 
 test:

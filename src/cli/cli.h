@@ -47,5 +47,7 @@ int cmd_help(struct cli *c, int argc, char **argv);
 int cmd_recall(struct cli *c, int argc, char **argv);
 int cmd_prefix(struct cli *c, int argc, char **argv);
 int cmd_reindex(struct cli *c, int argc, char **argv);
+int cmd_serve(struct cli *c, int argc, char **argv);
+int cmd_mcp(struct cli *c, int argc, char **argv);
 
 #endif

@@ -48,6 +48,23 @@ const struct cli_cmd cli_cmds[] = {
 	 "from the memories and people, and writes pending hit counts. Memory itself is\n"
 	 "not changed. Prints {\"nodes\": N, \"people\": M}.",
 	 cmd_reindex},
+	{"serve", "zcor [--dir D] serve [--listen ADDR:PORT] [--token T]",
+	 "Serves the memory directory over HTTP: the REST API under /api/v1/, MCP\n"
+	 "(Streamable HTTP) at /mcp and the page at /. Listens on 127.0.0.1:7700 unless\n"
+	 "--listen says otherwise; prints the URL with its token. The token is made on\n"
+	 "first start into D/serve.token; --token or $ZCOR_TOKEN sets one, and a\n"
+	 "non-loopback address requires it. Every API and MCP request needs\n"
+	 "Authorization: Bearer <token>. SIGINT/SIGTERM finish requests in flight and\n"
+	 "exit 0. See docs/API.md.",
+	 cmd_serve},
+	{"mcp", "zcor [--dir D] [--conversation KEY] mcp",
+	 "Serves the Model Context Protocol over standard input and output: one JSON-RPC\n"
+	 "message per line in, one answer per line out; diagnostics on standard error;\n"
+	 "exits 0 at end of input. Offers the tools (as the config allows), the prompt\n"
+	 "\"system-prefix\" and every memory node as the resource zcor://node/<id>. Calls are\n"
+	 "the model's; with --conversation KEY they act inside that conversation.\n"
+	 "Example client config: {\"command\": \"zcor\", \"args\": [\"--dir\", \"D\", \"mcp\"]}.",
+	 cmd_mcp},
 	{"help", "zcor help [COMMAND]", "Shows the commands, or the help of one command.", cmd_help},
 	{NULL, NULL, NULL, NULL},
 };

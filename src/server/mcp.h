@@ -18,14 +18,21 @@
 
 #include "zcor.h"
 
+/*
+ * Before initialize has been answered, a session answers only initialize
+ * and ping; any other request gets -32600 "not initialized" (the client
+ * SHOULD NOT send them, the specification says; we refuse rather than guess
+ * a protocol version). A transport without sessions (a stateless HTTP POST)
+ * sets initialized = 1 itself to serve a one-off request.
+ */
 struct zc_mcp_session {
 	char protocol[32];      /* negotiated version, "" before initialize */
-	int initialized;        /* notifications/initialized received */
+	int initialized;        /* notifications/initialized received (or set by a stateless host) */
 	char conversation[96];  /* "" = the host plane */
 	enum zcor_actor actor;  /* ZCOR_ACTOR_MODEL for MCP clients */
 };
 
-/* Protocol versions this server speaks, newest first. */
+/* Protocol versions this server speaks, newest first, NULL-terminated. */
 extern const char *const zc_mcp_versions[];
 
 void zc_mcp_session_init(struct zc_mcp_session *s, const char *conversation);
