@@ -325,11 +325,12 @@ static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind, const char 
 		json_object_set_new(args, key, *end ? json_string(value) : json_integer(v));
 	} else if (!strcmp(key, "keywords")) {
 		json_t *kw = json_array();
-		char *copy = strdup(value), *save = NULL;
-		for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
-			if (*t)
-				json_array_append_new(kw, json_string(t));
-		free(copy);
+		for (const char *p = value; *p;) {
+			size_t n = strcspn(p, ",");
+			if (n)
+				json_array_append_new(kw, json_stringn(p, n));
+			p += n + (p[n] == ',');
+		}
 		json_object_set_new(args, key, kw);
 	} else if (!strcmp(key, "includeSuperseded")) {
 		json_object_set_new(args, key, json_boolean(!strcmp(value, "true") || !strcmp(value, "1")));
