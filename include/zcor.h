@@ -124,6 +124,16 @@ int zcor_node_get(zcor *z, const struct zcor_ctx *ctx, const char *id, char **ou
 int zcor_node_list(zcor *z, const struct zcor_ctx *ctx, const char *cursor, int limit,
 		   char **out_json);
 
+/* ---- synonyms, for hosts (the web page) ----------------------------- */
+
+/* The groups in file order: {"groups": [[…]…], "warning"?}. A read. */
+char *zcor_synonyms_list(zcor *z);
+/* The local expansion of one word: {"word", "normalized", "expansion"}. */
+int zcor_synonyms_expand(zcor *z, const char *word, char **out_json);
+/* {"index": n, "terms": [...]} replaces group n, {"index": n, "terms":
+ * null} deletes it. Recorded in history. Errors as zcor_tool_call. */
+int zcor_synonyms_edit(zcor *z, const struct zcor_ctx *ctx, const char *args_json, char **out_json);
+
 /* ---- recall and the system prefix --------------------------------- */
 
 /*

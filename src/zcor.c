@@ -336,3 +336,53 @@ int zcor_node_list(zcor *z, const struct zcor_ctx *ctx, const char *cursor, int 
 	json_decref(page);
 	return ZCOR_OK;
 }
+
+char *zcor_synonyms_list(zcor *z)
+{
+	struct zc_err e = {0};
+	zc_syn_refresh(&z->mem.syn, &e);
+	json_t *j = json_pack("{s:O}", "groups", z->mem.syn.groups);
+	if (zc_syn_warning(&z->mem.syn)[0])
+		json_object_set_new(j, "warning", json_string(zc_syn_warning(&z->mem.syn)));
+	if (e.code)
+		json_object_set_new(j, "error", json_string(e.msg));
+	char *s = zc_json_dump(j);
+	json_decref(j);
+	return s;
+}
+
+int zcor_synonyms_expand(zcor *z, const char *word, char **out_json)
+{
+	zc_err_clear(&z->err);
+	json_t *out = NULL;
+	int rc = zc_synonyms_expand(&z->mem, word ? word : "", &out, &z->err);
+	if (rc) {
+		*out_json = error_json(rc, z->err.msg);
+		return rc;
+	}
+	*out_json = zc_json_dump(out);
+	json_decref(out);
+	return ZCOR_OK;
+}
+
+int zcor_synonyms_edit(zcor *z, const struct zcor_ctx *ctx, const char *args_json, char **out_json)
+{
+	zc_err_clear(&z->err);
+	if (host_ctx(z, &ctx, out_json))
+		return ZCOR_EINVAL;
+	json_t *args = NULL, *out = NULL;
+	int rc = zc_json_parse(args_json ? args_json : "", args_json ? strlen(args_json) : 0,
+			       "arguments", &args, &z->err);
+	if (!rc && !json_is_object(args))
+		rc = zc_fail(&z->err, ZCOR_EINVAL, "arguments must be a JSON object");
+	if (!rc)
+		rc = zc_mem_run(&z->mem, ctx, &zc_op_synonyms_edit, args, &out, &z->err);
+	json_decref(args);
+	if (rc) {
+		*out_json = error_json(rc, z->err.msg);
+		return rc;
+	}
+	*out_json = zc_json_dump(out);
+	json_decref(out);
+	return ZCOR_OK;
+}

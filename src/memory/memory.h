@@ -176,7 +176,10 @@ extern const struct zc_opdef zc_op_memory_write, zc_op_memory_read, zc_op_memory
 	zc_op_memory_merge, zc_op_memory_supersede, zc_op_memory_history, zc_op_memory_backup,
 	zc_op_memory_restore, zc_op_memory_search, zc_op_relationship_read,
 	zc_op_relationship_query, zc_op_relationship_write, zc_op_relationship_delete,
-	zc_op_synonyms_add;
+	zc_op_synonyms_add, zc_op_synonyms_edit;
+
+/* The expansion of one word through the synonym classes (a read). */
+int zc_synonyms_expand(struct zc_mem *m, const char *word, json_t **out, struct zc_err *e);
 
 /* Limits of the data model (documented in docs/FORMATS.md). */
 #define ZC_SOURCE_MESSAGE_MAX 20000

@@ -281,3 +281,56 @@ static int synonyms_add(struct zc_op *op, json_t *args, json_t **out, struct zc_
 }
 
 const struct zc_opdef zc_op_synonyms_add = {"zcor_synonyms_add", NULL, synonyms_add};
+
+/* ---- synonym groups for hosts: edit and delete (recorded) ------------- */
+
+/* {"index": n, "terms": [...]} replaces group n; "terms": null deletes it. */
+static int synonyms_edit(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	json_t *index = json_object_get(args, "index"), *terms = json_object_get(args, "terms");
+	const char *k;
+	json_t *v;
+	json_object_foreach(args, k, v) {
+		if (strcmp(k, "index") && strcmp(k, "terms"))
+			return zc_fail(e, ZCOR_EINVAL, "unknown argument '%.60s'; this takes: index, terms", k);
+	}
+	if (!json_is_integer(index) || json_integer_value(index) < 0)
+		return zc_fail(e, ZCOR_EINVAL, "argument 'index': must be a group number (0 or more)");
+	if (!terms || (!json_is_null(terms) && !json_is_array(terms)))
+		return zc_fail(e, ZCOR_EINVAL,
+			       "argument 'terms': must be an array of at least 2 words, or null to delete "
+			       "the group");
+	json_t *before = NULL;
+	int rc = zc_syn_set_group(&op->m->syn, (size_t)json_integer_value(index),
+				  json_is_null(terms) ? NULL : terms, &before, e);
+	if (rc)
+		return rc;
+	op->side_effect = 1;
+	zc_op_before(op, json_pack("{s:O, s:o}", "index", index, "synonymGroup", before));
+	if (!json_is_null(terms))
+		zc_op_after(op, json_pack("{s:O, s:O}", "index", index, "synonymGroup", terms));
+	*out = json_pack("{s:O, s:b}", "index", index, "deleted", json_is_null(terms));
+	return ZCOR_OK;
+}
+
+const struct zc_opdef zc_op_synonyms_edit = {"synonyms_edit", NULL, synonyms_edit};
+
+int zc_synonyms_expand(struct zc_mem *m, const char *word, json_t **out, struct zc_err *e)
+{
+	int rc = zc_syn_refresh(&m->syn, e);
+	if (rc)
+		return rc;
+	char *n = zc_norm(word);
+	json_t *set = json_object(), *arr = json_array();
+	if (*n)
+		zc_syn_expand(&m->syn, n, set);
+	const char *k;
+	json_t *v;
+	json_object_foreach(set, k, v) json_array_append_new(arr, json_string(k));
+	json_decref(set);
+	*out = json_pack("{s:s, s:s, s:o}", "word", word, "normalized", n, "expansion", arr);
+	zc_free(n);
+	if (zc_syn_warning(&m->syn)[0])
+		json_object_set_new(*out, "warning", json_string(zc_syn_warning(&m->syn)));
+	return ZCOR_OK;
+}

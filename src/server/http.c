@@ -482,6 +482,39 @@ static enum MHD_Result handle_api(struct server *s, struct MHD_Connection *c, st
 	/* synonyms */
 	if (!strcmp(a, "synonyms") && n == 1 && post)
 		return call_tool(s, c, r, conversation, "zcor_synonyms_add", args, 200);
+	if (!strcmp(a, "synonyms") && n == 1 && get) {
+		json_decref(args);
+		char *out = zcor_synonyms_list(z);
+		enum MHD_Result ret = send_json(c, r, 200, out);
+		zcor_free(out);
+		return ret;
+	}
+	if (!strcmp(a, "synonyms") && n == 2 && !strcmp(seg[1], "expand") && get) {
+		const char *word = json_string_value(json_object_get(args, "word"));
+		char *out = NULL;
+		int rc = zcor_synonyms_expand(z, word, &out);
+		json_decref(args);
+		return send_result(c, r, rc, out, 200);
+	}
+	if (!strcmp(a, "synonyms") && n == 2 && (put || del)) {
+		char *end = NULL;
+		long long idx = strtoll(seg[1], &end, 10);
+		if (*end || idx < 0) {
+			json_decref(args);
+			return send_error(c, r, 404, "not_found", "no such synonym group");
+		}
+		if (del) {
+			json_object_clear(args);
+			json_object_set_new(args, "terms", json_null());
+		}
+		json_object_set_new(args, "index", json_integer(idx));
+		char *text = json_dumps(args, JSON_COMPACT), *out = NULL;
+		json_decref(args);
+		struct zcor_ctx ctx = {ZCOR_ACTOR_UI, conversation};
+		int rc = zcor_synonyms_edit(z, &ctx, text, &out);
+		free(text);
+		return send_result(c, r, rc, out, 200);
+	}
 	/* backup and restore */
 	if (!strcmp(a, "backup") && n == 1 && post)
 		return call_tool(s, c, r, conversation, "zcor_memory_backup", args, 201);

@@ -284,3 +284,53 @@ int zc_syn_add(struct zc_syn *s, const json_t *terms, int *changed, json_t **cla
 	*class_out = cls_arr;
 	return ZCOR_OK;
 }
+
+/* Writes groups as the file's new content and uses them. */
+static int save_groups(struct zc_syn *s, json_t *groups, struct zc_err *e)
+{
+	char *text = render(groups);
+	int rc = zc_write_file_atomic(s->path, text, strlen(text), e);
+	zc_free(text);
+	if (!rc) {
+		build(s, groups);
+		zc_file_changed(s->path, &s->seen); /* our own write is no hand edit */
+	}
+	return rc;
+}
+
+int zc_syn_set_group(struct zc_syn *s, size_t index, const json_t *terms, json_t **before,
+		     struct zc_err *e)
+{
+	*before = NULL;
+	int rc = zc_syn_refresh(s, e);
+	if (rc)
+		return rc;
+	if (s->warning[0])
+		return zc_fail(e, ZCOR_ECONFLICT, "%s; fix synonyms.json by hand before changing groups",
+			       s->warning);
+	if (index >= json_array_size(s->groups))
+		return zc_fail(e, ZCOR_ENOTFOUND, "no synonym group %zu; there are %zu groups", index,
+			       json_array_size(s->groups));
+	json_t *groups = json_copy(s->groups);
+	*before = json_incref(json_array_get(groups, index));
+	if (terms) {
+		json_t *doc = json_pack("{s:[O]}", "groups", terms);
+		rc = zc_syn_check(doc, e);
+		json_decref(doc);
+		if (rc) {
+			zc_err_prefix(e, "argument 'terms'");
+		} else {
+			json_array_set(groups, index, (json_t *)terms);
+		}
+	} else {
+		json_array_remove(groups, index);
+	}
+	if (!rc)
+		rc = save_groups(s, groups, e);
+	json_decref(groups);
+	if (rc) {
+		json_decref(*before);
+		*before = NULL;
+	}
+	return rc;
+}

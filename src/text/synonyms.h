@@ -50,6 +50,13 @@ void zc_syn_expand(const struct zc_syn *s, const char *w, json_t *set);
  */
 int zc_syn_add(struct zc_syn *s, const json_t *terms, int *changed, json_t **class_out,
 	       struct zc_err *e);
+/*
+ * Replaces group `index` (0-based, file order) with terms, or removes it
+ * when terms is NULL, and saves the file. *before (new reference) is the
+ * group as it was. Refuses while the file is malformed.
+ */
+int zc_syn_set_group(struct zc_syn *s, size_t index, const json_t *terms, json_t **before,
+		     struct zc_err *e);
 /* Validates a document against the synonyms.json format. */
 int zc_syn_check(const json_t *doc, struct zc_err *e);
 /* Number of groups in use. */

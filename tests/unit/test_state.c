@@ -2182,7 +2182,75 @@ static void z_search_replies(void)
 	free(s.write_args);
 }
 
+/* Host-side synonym management: list, preview, edit, delete (recorded). */
+static json_t *parse_out(char *out)
+{
+	json_t *j = json_loads(out, 0, NULL);
+	zcor_free(out);
+	return j ? j : json_object();
+}
+
+static int has_word(json_t *arr, const char *w)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(arr, i, v) if (!strcmp(json_string_value(v), w)) return 1;
+	return 0;
+}
+
+static void Z_SYN_host_edit_delete_preview(void)
+{
+	zcor *z = t_open();
+	json_decref(t_call(z, NULL, "zcor_synonyms_add", "{\"terms\":[\"zqa\",\"zqb\"]}"));
+	json_t *list = parse_out(zcor_synonyms_list(z));
+	size_t n = json_array_size(t_get(list, "groups"));
+	CHECK(n > 100); /* the built-in groups and ours */
+	json_decref(list);
+	char *out = NULL;
+	CHECK_INT(zcor_synonyms_expand(z, "ZQA", &out), ZCOR_OK);
+	json_t *ex = parse_out(out);
+	CHECK_STR(t_str(ex, "normalized"), "zqa");
+	CHECK(has_word(t_get(ex, "expansion"), "zqb"));
+	json_decref(ex);
+	/* edit the last group (ours) */
+	char args[128];
+	snprintf(args, sizeof(args), "{\"index\":%zu,\"terms\":[\"zqa\",\"zqc\"]}", n - 1);
+	struct zcor_ctx ui = {ZCOR_ACTOR_UI, NULL};
+	CHECK_INT(zcor_synonyms_edit(z, &ui, args, &out), ZCOR_OK);
+	zcor_free(out);
+	CHECK_INT(zcor_synonyms_expand(z, "zqa", &out), ZCOR_OK);
+	ex = parse_out(out);
+	CHECK(has_word(t_get(ex, "expansion"), "zqc"));
+	CHECK(!has_word(t_get(ex, "expansion"), "zqb"));
+	json_decref(ex);
+	/* bad input changes nothing */
+	snprintf(args, sizeof(args), "{\"index\":%zu,\"terms\":[\"only-one\"]}", n - 1);
+	CHECK_INT(zcor_synonyms_edit(z, &ui, args, &out), ZCOR_EINVAL);
+	zcor_free(out);
+	CHECK_INT(zcor_synonyms_edit(z, &ui, "{\"index\":999999,\"terms\":null}", &out), ZCOR_ENOTFOUND);
+	zcor_free(out);
+	/* delete */
+	snprintf(args, sizeof(args), "{\"index\":%zu,\"terms\":null}", n - 1);
+	CHECK_INT(zcor_synonyms_edit(z, &ui, args, &out), ZCOR_OK);
+	zcor_free(out);
+	CHECK_INT(zcor_synonyms_expand(z, "zqa", &out), ZCOR_OK);
+	ex = parse_out(out);
+	CHECK_INT(json_array_size(t_get(ex, "expansion")), 1);
+	json_decref(ex);
+	list = parse_out(zcor_synonyms_list(z));
+	CHECK_INT(json_array_size(t_get(list, "groups")), n - 1);
+	json_decref(list);
+	/* recorded, with the group as it was */
+	json_t *h = t_call(z, NULL, "zcor_memory_history", "{\"keywords\":[\"synonyms_edit\"]}");
+	CHECK_INT(t_int(h, "total"), 4); /* two ok, two errors */
+	CHECK_STR(t_str(h, "items.0.actor"), "ui");
+	CHECK_STR(t_str(h, "items.0.before.0.synonymGroup.0"), "zqa");
+	json_decref(h);
+	zcor_close(z);
+}
+
 const struct t_case t_cases[] = {
+	{"Z_SYN_host_edit_delete_preview", Z_SYN_host_edit_delete_preview},
 	{"X_MIGRATE_v1", x_migrate_v1},
 	{"X_MIGRATE_v2", x_migrate_v2},
 	{"X_MIGRATE_v3", x_migrate_v3},
