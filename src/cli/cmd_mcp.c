@@ -81,6 +81,128 @@ static int send_line(const char *text)
 	return 0;
 }
 
+/* ---- sampling: the client runs the model for zcor_memory_search ------- */
+
+/*
+ * When the client offered sampling at initialize and config.json names no
+ * LLM provider, zcor_memory_search's LLM stage asks the client
+ * (sampling/createMessage, SPEC §9). The request goes out on stdout and
+ * zcor reads stdin until the matching response comes; messages that
+ * arrive meanwhile are kept and handled afterwards, in order.
+ */
+struct stdio_peer {
+	FILE *in;
+	struct line *l;
+	char **queue; /* lines read while waiting, handled next */
+	size_t nqueue, capqueue;
+	int seq;
+	int client_sampling;
+};
+
+static void enqueue(struct stdio_peer *p, const char *line)
+{
+	if (p->nqueue == p->capqueue) {
+		size_t cap = p->capqueue ? p->capqueue * 2 : 8;
+		char **q = realloc(p->queue, cap * sizeof(*q));
+		if (!q)
+			return;
+		p->queue = q;
+		p->capqueue = cap;
+	}
+	p->queue[p->nqueue++] = strdup(line);
+}
+
+static int sampling_complete(void *ud, const char *system, const char *user, char **reply,
+			     char **errmsg)
+{
+	struct stdio_peer *p = ud;
+	char id[48];
+	snprintf(id, sizeof(id), "zcor-sampling-%d", ++p->seq);
+	json_t *req = json_pack("{s:s, s:s, s:s, s:{s:[{s:s, s:{s:s, s:s}}], s:s, s:i, s:s}}",
+				"jsonrpc", "2.0", "id", id, "method", "sampling/createMessage", "params",
+				"messages", "role", "user", "content", "type", "text", "text", user,
+				"systemPrompt", system, "maxTokens", 512, "includeContext", "none");
+	char *text = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	int bad = send_line(text);
+	free(text);
+	if (bad) {
+		*errmsg = strdup("cannot write the sampling request to the client");
+		return -1;
+	}
+	for (;;) {
+		enum line_status st = read_line(p->in, p->l);
+		if (st == LINE_EOF) {
+			*errmsg = strdup("the client closed the connection before answering sampling");
+			return -1;
+		}
+		if (st != LINE_OK)
+			continue;
+		json_t *msg = json_loads(p->l->p, 0, NULL);
+		const char *mid = json_string_value(json_object_get(msg, "id"));
+		if (!mid || strcmp(mid, id) != 0 || json_object_get(msg, "method")) {
+			json_decref(msg);
+			enqueue(p, p->l->p); /* someone else's message: later */
+			continue;
+		}
+		json_t *err = json_object_get(msg, "error");
+		json_t *content = json_object_get(json_object_get(msg, "result"), "content");
+		const char *t = json_string_value(json_object_get(content, "text"));
+		int rc = 0;
+		if (err) {
+			const char *m = json_string_value(json_object_get(err, "message"));
+			char buf[300];
+			snprintf(buf, sizeof(buf), "the client refused sampling: %.200s", m ? m : "no reason");
+			*errmsg = strdup(buf);
+			rc = -1;
+		} else if (!t) {
+			*errmsg = strdup("the client's sampling answer has no text content");
+			rc = -1;
+		} else {
+			*reply = strdup(t);
+		}
+		json_decref(msg);
+		return rc;
+	}
+}
+
+/* Notes the client's sampling capability from its initialize request. */
+static void note_capabilities(struct stdio_peer *p, const char *line, size_t len)
+{
+	json_t *msg = json_loadb(line, len, 0, NULL);
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	if (method && strcmp(method, "initialize") == 0) {
+		json_t *caps = json_object_get(json_object_get(msg, "params"), "capabilities");
+		p->client_sampling = json_is_object(json_object_get(caps, "sampling"));
+	}
+	json_decref(msg);
+}
+
+/* Sampling stands in only while config.json names no provider. */
+static void choose_sampling(struct stdio_peer *p, zcor *z)
+{
+	int configured = 0;
+	char *cfg = zcor_config_json(z);
+	json_t *j = json_loads(cfg, 0, NULL);
+	configured = json_is_object(json_object_get(j, "provider"));
+	json_decref(j);
+	zcor_free(cfg);
+	struct zcor_provider sp = {sampling_complete, p};
+	zcor_set_provider(z, p->client_sampling && !configured ? &sp : NULL);
+}
+
+static int handle_line(struct stdio_peer *p, zcor *z, struct zc_mcp_session *s, const char *line,
+		       size_t len)
+{
+	char *resp = NULL;
+	note_capabilities(p, line, len);
+	choose_sampling(p, z);
+	zc_mcp_handle(s, z, line, len, &resp);
+	int bad = resp && send_line(resp) != 0;
+	zcor_free(resp);
+	return bad;
+}
+
 int cmd_mcp(struct cli *c, int argc, char **argv)
 {
 	if (argc != 1)
@@ -93,6 +215,7 @@ int cmd_mcp(struct cli *c, int argc, char **argv)
 	struct zc_mcp_session s;
 	zc_mcp_session_init(&s, c->conversation);
 	struct line l = {0};
+	struct stdio_peer peer = {.in = stdin, .l = &l};
 	int rc = CLI_OK;
 	for (;;) {
 		enum line_status st = read_line(stdin, &l);
@@ -113,7 +236,24 @@ int cmd_mcp(struct cli *c, int argc, char **argv)
 			resp = json_dumps(e, JSON_COMPACT);
 			json_decref(e);
 		} else if (!blank(l.p, l.len)) {
-			zc_mcp_handle(&s, z, l.p, l.len, &resp);
+			char *line = strdup(l.p);
+			int bad = !line || handle_line(&peer, z, &s, line, strlen(line));
+			free(line);
+			/* then what arrived while we waited on the client */
+			for (size_t i = 0; i < peer.nqueue && !bad; i++) {
+				/* handling may queue more: the loop re-reads nqueue */
+				char *q = peer.queue[i];
+				peer.queue[i] = NULL;
+				if (q && !blank(q, strlen(q)))
+					bad = handle_line(&peer, z, &s, q, strlen(q));
+				free(q);
+			}
+			peer.nqueue = 0;
+			if (bad) {
+				rc = CLI_FAILED;
+				break;
+			}
+			continue;
 		}
 		int bad = resp && send_line(resp) != 0;
 		zcor_free(resp);
@@ -122,6 +262,7 @@ int cmd_mcp(struct cli *c, int argc, char **argv)
 			break;
 		}
 	}
+	free(peer.queue);
 	if (rc == CLI_OK && ferror(stdin)) {
 		fprintf(stderr, "zcor mcp: cannot read standard input\n");
 		rc = CLI_FAILED;
