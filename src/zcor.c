@@ -59,6 +59,7 @@ void zcor_close(zcor *z)
 {
 	if (!z)
 		return;
+	zc_recall_release(&z->mem);
 	zc_mem_close(&z->mem);
 	zc_free(z);
 }

@@ -21,6 +21,8 @@
 #include "text/tokens.h"
 #include "zcor.h"
 
+struct zc_recall_cache;
+
 struct zc_mem {
 	struct zc_store store;
 	struct zc_syn syn;
@@ -34,7 +36,7 @@ struct zc_mem {
 	struct zc_wordbreak words; /* recall's word break iterator */
 	long hit_log_rows;         /* hits this handle logged and did not fold yet */
 	json_t *pending_hits;      /* [seq, time] not yet logged (ZC_HIT_BATCH at a time) */
-	json_t *common_tokens;     /* recall: tokens in more than ZC_LEXICAL_MAX_DF records */
+	struct zc_recall_cache *recall_cache; /* recall's lookups between messages (recall.c) */
 };
 
 /* One running operation. */

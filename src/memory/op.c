@@ -53,7 +53,6 @@ int zc_mem_open(struct zc_mem *m, const char *dir, struct zc_err *e)
 		return rc;
 	m->dir = zc_strdup(dir);
 	m->now_ms = system_clock;
-	m->common_tokens = json_object();
 	char *db = zc_path_join(dir, "memory.db");
 	char *syn = zc_path_join(dir, "synonyms.json");
 	char *conf = zc_path_join(dir, "config.json");
@@ -149,8 +148,6 @@ void zc_mem_close(struct zc_mem *m)
 	zc_syn_release(&m->syn);
 	zc_config_release(&m->conf);
 	zc_wordbreak_release(&m->words);
-	json_decref(m->common_tokens);
-	m->common_tokens = NULL;
 	json_decref(m->pending_hits);
 	m->pending_hits = NULL;
 	zc_free(m->dir);
@@ -385,7 +382,6 @@ out:
 	}
 	if ((rc = zc_store_commit(s, e)))
 		return rc;
-	json_object_clear(m->common_tokens);
 	*counts = json_pack("{s:I, s:I}", "nodes", (json_int_t)nodes, "people", (json_int_t)people);
 	return ZCOR_OK;
 }

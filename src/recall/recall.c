@@ -414,6 +414,69 @@ static int collect_token(void *ud, const char *tok, size_t len, size_t start, si
 	return 0;
 }
 
+/*
+ * Token lookups kept between messages: the rows of a rare token, or the
+ * fact that a token is common. Chat repeats its words, and each lookup in
+ * nodes_fts costs tens of microseconds. Valid while meta.nodes_gen (bumped
+ * by triggers on every change of nodes, from any connection) is unchanged;
+ * "common" stays true as records are added, so it survives a change.
+ */
+#define TOKCACHE_SLOTS 4096
+
+struct tokslot {
+	char tok[48];
+	int n; /* rows, or -1: in more than ZC_LEXICAL_MAX_DF records */
+	sqlite3_int64 *rows;
+};
+
+struct zc_recall_cache {
+	long long gen;
+	struct tokslot slot[TOKCACHE_SLOTS];
+};
+
+void zc_recall_release(struct zc_mem *m)
+{
+	struct zc_recall_cache *c = m->recall_cache;
+	if (!c)
+		return;
+	for (size_t i = 0; i < TOKCACHE_SLOTS; i++)
+		zc_free(c->slot[i].rows);
+	zc_free(c);
+	m->recall_cache = NULL;
+}
+
+/* The cache, emptied of rare tokens' rows if the nodes changed. */
+static struct zc_recall_cache *token_cache(struct recall *r)
+{
+	long long gen = 0;
+	if (zc_meta_get_int(&r->m->store, "nodes_gen", &gen, NULL))
+		return NULL;
+	struct zc_recall_cache *c = r->m->recall_cache;
+	if (!c)
+		c = r->m->recall_cache = zc_calloc(1, sizeof(*c));
+	if (c->gen != gen) {
+		for (size_t i = 0; i < TOKCACHE_SLOTS; i++) {
+			struct tokslot *t = &c->slot[i];
+			if (t->n >= 0) {
+				zc_free(t->rows);
+				memset(t, 0, sizeof(*t));
+			}
+		}
+		c->gen = gen;
+	}
+	return c;
+}
+
+static struct tokslot *token_slot(struct zc_recall_cache *c, const char *tok)
+{
+	if (!c || strlen(tok) >= sizeof(c->slot[0].tok))
+		return NULL;
+	unsigned long h = 5381;
+	for (const char *p = tok; *p; p++)
+		h = h * 33 + (unsigned char)*p;
+	return &c->slot[h & (TOKCACHE_SLOTS - 1)];
+}
+
 struct lexhit {
 	sqlite3_int64 seq;
 	double score;
@@ -425,6 +488,27 @@ static int by_lex(const void *a, const void *b)
 	if (x->score != y->score)
 		return x->score < y->score ? 1 : -1;
 	return x->seq < y->seq ? 1 : x->seq > y->seq ? -1 : 0;
+}
+
+/* Adds log(N / df) of one token to every record that contains it. */
+static void add_idf(struct seqmap *map, struct lexhit **hits, size_t *nhits, size_t *hcap,
+		    const sqlite3_int64 *rows, int df, double total)
+{
+	if (df <= 0)
+		return;
+	double idf = log(total / ((double)df + 0.5));
+	for (int k = 0; k < df; k++) {
+		size_t *at = seqmap_slot(map, rows[k]);
+		if (!*at) {
+			if (*nhits == *hcap) {
+				*hcap = *hcap ? *hcap * 2 : 256;
+				*hits = zc_realloc(*hits, *hcap * sizeof(**hits));
+			}
+			(*hits)[*nhits] = (struct lexhit){rows[k], 0};
+			*at = ++*nhits;
+		}
+		(*hits)[*at - 1].score += idf;
+	}
 }
 
 /*
@@ -458,6 +542,7 @@ static int lexical_candidates(struct recall *r, const char *norm, int short_mess
 	json_decref(text);
 	json_decref(seen);
 	struct zc_store *s = &r->m->store;
+	struct zc_recall_cache *cache = token_cache(r);
 	int rc = ZCOR_OK, step;
 	double total = 1;
 	struct seqmap map = {0}; /* rowid -> 1 + index in hits */
@@ -473,10 +558,16 @@ static int lexical_candidates(struct recall *r, const char *norm, int short_mess
 	sqlite3_reset(st);
 	json_array_foreach(toks, i, t) {
 		const char *tok = json_string_value(t);
-		if (json_object_get(r->m->common_tokens, tok))
+		struct tokslot *slot = token_slot(cache, tok);
+		int cached = slot && strcmp(slot->tok, tok) == 0;
+		if (cached && slot->n < 0)
 			continue; /* known to be in too many records */
 		if (probed++ >= ZC_LEXICAL_TOKENS)
 			break;
+		if (cached) {
+			add_idf(&map, &hits, &nhits, &hcap, slot->rows, slot->n, total);
+			continue;
+		}
 		/* no column filter: recall_tag holds only 's…'/'z…' tags, and a
 		 * filter makes FTS5 decode every position list */
 		struct zc_buf q = ZC_BUF_INIT;
@@ -504,28 +595,19 @@ static int lexical_candidates(struct recall *r, const char *norm, int short_mess
 			rc = zc_store_fail(s, step, r->e, "recall (lexical)");
 			goto out;
 		}
-		if (df > ZC_LEXICAL_MAX_DF) {
-			/* remembered: a common token stays common as records are
-			 * added, and forgetting now and then covers deletions */
-			if (json_object_size(r->m->common_tokens) >= 50000)
-				json_object_clear(r->m->common_tokens);
-			json_object_set_new(r->m->common_tokens, tok, json_true());
-		}
-		if (df == 0 || df > ZC_LEXICAL_MAX_DF)
-			continue;
-		double idf = log(total / ((double)df + 0.5));
-		for (int k = 0; k < df; k++) {
-			size_t *at = seqmap_slot(&map, rows[k]);
-			if (!*at) {
-				if (nhits == hcap) {
-					hcap = hcap ? hcap * 2 : 256;
-					hits = zc_realloc(hits, hcap * sizeof(*hits));
-				}
-				hits[nhits] = (struct lexhit){rows[k], 0};
-				*at = ++nhits;
+		if (slot) {
+			zc_free(slot->rows);
+			snprintf(slot->tok, sizeof(slot->tok), "%s", tok);
+			slot->n = df > ZC_LEXICAL_MAX_DF ? -1 : df;
+			slot->rows = NULL;
+			if (df > 0 && df <= ZC_LEXICAL_MAX_DF) {
+				slot->rows = zc_malloc((size_t)df * sizeof(*slot->rows));
+				memcpy(slot->rows, rows, (size_t)df * sizeof(*rows));
 			}
-			hits[*at - 1].score += idf;
 		}
+		if (df > ZC_LEXICAL_MAX_DF)
+			continue;
+		add_idf(&map, &hits, &nhits, &hcap, rows, df, total);
 	}
 	if (nhits) {
 		qsort(hits, nhits, sizeof(*hits), by_lex);

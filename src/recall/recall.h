@@ -24,6 +24,9 @@
  */
 int zc_recall(struct zc_mem *m, const json_t *req, json_t **out, struct zc_err *e);
 
+/* Frees the lookups recall keeps on m between messages (zcor_close). */
+void zc_recall_release(struct zc_mem *m);
+
 /* The system prefix for a conversation (NULL: the host plane). */
 int zc_prefix(struct zc_mem *m, const char *conversation, char **out, struct zc_err *e);
 

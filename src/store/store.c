@@ -132,7 +132,21 @@ static const char *const migrations[] = {
 	/* recall appends one row per injected node; zc_mem_flush_hits folds
 	 * them into nodes.hits / last_hit_at in batches (appends touch one
 	 * page, while updating the counters in place touches one per node) */
-	"CREATE TABLE hit_log(seq INTEGER NOT NULL, at INTEGER NOT NULL);\n",
+	"CREATE TABLE hit_log(seq INTEGER NOT NULL, at INTEGER NOT NULL);\n"
+	/* a generation number of what recall's index lookups depend on, so a
+	 * connection can keep lookups between messages and know when any
+	 * connection changed the nodes */
+	"INSERT INTO meta(key, value) VALUES('nodes_gen', '0');\n"
+	"CREATE TRIGGER nodes_gen_ai AFTER INSERT ON nodes BEGIN\n"
+	"  UPDATE meta SET value = value + 1 WHERE key = 'nodes_gen';\n"
+	"END;\n"
+	"CREATE TRIGGER nodes_gen_ad AFTER DELETE ON nodes BEGIN\n"
+	"  UPDATE meta SET value = value + 1 WHERE key = 'nodes_gen';\n"
+	"END;\n"
+	"CREATE TRIGGER nodes_gen_au AFTER UPDATE OF title, keywords, content, scope,\n"
+	"  superseded_by, tier, kind, confidence ON nodes BEGIN\n"
+	"  UPDATE meta SET value = value + 1 WHERE key = 'nodes_gen';\n"
+	"END;\n",
 };
 
 int zc_store_fail(struct zc_store *s, int rc, struct zc_err *e, const char *what)

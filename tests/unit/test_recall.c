@@ -1357,7 +1357,30 @@ static void X_REINDEX_rebuilds_derived_indexes(void)
 	zcor_close(z);
 }
 
+/* Lookups kept between messages never hide a record another connection
+ * (or this one) wrote in between. */
+static void Q_RECALL_cached_lookups_see_new_records(void)
+{
+	zcor *a = open_clocked();
+	char first[32], second[32];
+	mk(a, NULL, "潜水艇模型", "他在拼一个潜水艇模型", NULL, first);
+	json_t *res = recall1(a, "group:1", "潜水艇模型拼好了吗");
+	CHECK(item_pos(res, first) >= 0);
+	json_decref(res);
+	/* a second handle (as a CLI call beside a server would) */
+	zcor *b = t_open_dir(zcor_dir(a));
+	zcor_set_clock(b, clock_of, &now_ms);
+	mk(b, NULL, "潜水艇展览", "周末去看潜水艇展览", NULL, second);
+	zcor_close(b);
+	res = recall1(a, "group:1", "潜水艇模型拼好了吗");
+	CHECK(item_pos(res, first) >= 0);
+	CHECK(item_pos(res, second) >= 0);
+	json_decref(res);
+	zcor_close(a);
+}
+
 const struct t_case t_cases[] = {
+	{"Q_RECALL_cached_lookups_see_new_records", Q_RECALL_cached_lookups_see_new_records},
 	{"X_REINDEX_rebuilds_derived_indexes", X_REINDEX_rebuilds_derived_indexes},
 	{"Z_RECALL_zcor_profile_tie_break", Z_RECALL_zcor_profile_tie_break},
 	{"Z_RECALL_synonyms_expand", Z_RECALL_synonyms_expand},
