@@ -3,8 +3,10 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 ZCOR_DIR   ?= zcor-data
+FUZZ_BUILD ?= build-fuzz
+FUZZ_TIME  ?= 60
 
-.PHONY: all build run demo test bench clean deps
+.PHONY: all build run demo test bench fuzz clean deps
 
 all: build
 
@@ -38,5 +40,19 @@ test:
 bench: build
 	@bench/run $(BUILD)
 
+# libFuzzer on the MCP JSON-RPC dispatcher and tool-argument validation
+# (tests/fuzz/fuzz_mcp.c), built with clang in $(FUZZ_BUILD), for
+# $(FUZZ_TIME) seconds. Not part of `make test` or CI. New inputs go to
+# $(FUZZ_BUILD)/corpus (the seeds in tests/fuzz/corpus stay as they are),
+# crashes to $(FUZZ_BUILD)/crash-*.
+fuzz:
+	@scripts/deps test
+	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZCOR_FUZZ=ON >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_mcp -- --no-print-directory
+	@mkdir -p $(FUZZ_BUILD)/corpus
+	$(FUZZ_BUILD)/fuzz_mcp -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=4096 \
+		-dict=tests/fuzz/mcp.dict -artifact_prefix=$(FUZZ_BUILD)/ \
+		$(FUZZ_BUILD)/corpus tests/fuzz/corpus
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
