@@ -1,9 +1,9 @@
 /*
- * http.c — `zcor serve`: HTTP on libmicrohttpd with a thread pool. The
+ * http.c — `zcor serve`: HTTP on libmicrohttpd, a thread per connection. The
  * REST API under /api/v1/, MCP Streamable HTTP at /mcp, the web page at /.
  *
- * Server layer: speaks only include/zcor.h (one zcor handle per worker
- * thread: a handle is one SQLite connection) and mcp.h. Every request
+ * Server layer: speaks only include/zcor.h (one zcor handle per
+ * connection thread: a handle is one SQLite connection) and mcp.h. Every request
  * passes, in order: the Host allow-list and the Origin check (DNS
  * rebinding → 403), the token (Authorization: Bearer; the page's cookie
  * only for GET of the page itself), the body cap (→ 413). A slow call
@@ -31,7 +31,7 @@
 #define BODY_MAX (1u << 20)     /* 1 MiB per request body */
 #define JSON_DEPTH_MAX 64
 #define SESSIONS_MAX 256
-#define POOL_THREADS 8
+#define MAX_CONNECTIONS 256 /* each has its own thread and SQLite connection */
 
 struct session {
 	char id[40];
@@ -48,6 +48,8 @@ struct server {
 	int loopback;
 	pthread_key_t handle_key;
 	pthread_mutex_t lock;
+	pthread_cond_t idle;
+	int in_flight; /* requests begun and not yet completed */
 	struct session sessions[SESSIONS_MAX];
 };
 
@@ -126,7 +128,9 @@ static enum MHD_Result send_error(struct MHD_Connection *c, struct request *r, i
 	json_t *j = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg);
 	char *s = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
-	enum MHD_Result ret = send_json(c, r, status, s);
+	enum MHD_Result ret = send_text(c, r, status, "application/json; charset=utf-8", s, strlen(s),
+					status == 401 ? "WWW-Authenticate" : NULL,
+					status == 401 ? "Bearer" : NULL);
 	free(s);
 	return ret;
 }
@@ -545,7 +549,13 @@ static enum MHD_Result handle_api(struct server *s, struct MHD_Connection *c, st
 	}
 	/* recall and prefix */
 	if (!strcmp(a, "recall") && n == 1 && post) {
-		if (!json_object_get(args, "conversation") && conversation)
+		const char *asked = json_string_value(json_object_get(args, "conversation"));
+		if (conversation && asked && strcmp(asked, conversation) != 0) {
+			json_decref(args);
+			return send_error(c, r, 403, "forbidden",
+					  "this caller is bound to another conversation (X-Zcor-Conversation)");
+		}
+		if (conversation)
 			json_object_set_new(args, "conversation", json_string(conversation));
 		char *text = json_dumps(args, JSON_COMPACT), *out = NULL;
 		json_decref(args);
@@ -555,6 +565,11 @@ static enum MHD_Result handle_api(struct server *s, struct MHD_Connection *c, st
 	}
 	if (!strcmp(a, "prefix") && n == 1 && get) {
 		const char *conv = json_string_value(json_object_get(args, "conversation"));
+		if (conversation && conv && strcmp(conv, conversation) != 0) {
+			json_decref(args);
+			return send_error(c, r, 403, "forbidden",
+					  "this caller is bound to another conversation (X-Zcor-Conversation)");
+		}
 		char *text = NULL;
 		int rc = zcor_prefix(z, conv ? conv : conversation, &text);
 		json_decref(args);
@@ -684,6 +699,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (!r)
 			return MHD_NO;
 		clock_gettime(CLOCK_MONOTONIC, &r->start);
+		pthread_mutex_lock(&s->lock);
+		s->in_flight++;
+		pthread_mutex_unlock(&s->lock);
 		snprintf(r->method, sizeof(r->method), "%s", method);
 		/* the path for the log, without the query (it may carry the token) */
 		for (size_t i = 0; url[i] && url[i] != '?' && i + 1 < sizeof(r->path); i++) {
@@ -725,9 +743,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
+	struct server *s = cls;
 	struct request *r = *con_cls;
 	if (!r)
 		return;
+	pthread_mutex_lock(&s->lock);
+	if (--s->in_flight == 0)
+		pthread_cond_broadcast(&s->idle);
+	pthread_mutex_unlock(&s->lock);
 	struct timespec end;
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	double ms = (double)(end.tv_sec - r->start.tv_sec) * 1e3 +
@@ -841,6 +864,7 @@ int zc_serve(const char *dir, const char *listen, const char *token)
 		return 1;
 	pthread_key_create(&s->handle_key, close_handle);
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->idle, NULL);
 
 	sigset_t set;
 	sigemptyset(&set);
@@ -849,11 +873,15 @@ int zc_serve(const char *dir, const char *listen, const char *token)
 	pthread_sigmask(SIG_BLOCK, &set, NULL); /* worker threads inherit the mask */
 	signal(SIGPIPE, SIG_IGN);
 
+	/* a thread per connection: a request that waits seconds for an LLM
+	 * holds only its own connection's thread, never another client's
+	 * (a polling thread pool would stall every connection it serves) */
 	struct MHD_Daemon *d = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, (uint16_t)s->port, NULL, NULL,
-		on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)POOL_THREADS, MHD_OPTION_CONNECTION_TIMEOUT,
-		(unsigned)60, MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
+		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+			MHD_USE_ITC,
+		(uint16_t)s->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
+		(struct sockaddr *)&sa, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_NOTIFY_COMPLETED,
 		on_completed, s, MHD_OPTION_END);
 	if (!d) {
@@ -869,9 +897,18 @@ int zc_serve(const char *dir, const char *listen, const char *token)
 	int sig = 0;
 	sigwait(&set, &sig);
 	fprintf(stderr, "zcor serve: %s: finishing requests in flight\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
-	/* stop accepting, then wait for the workers: every request's
-	 * transaction commits or rolls back before this returns */
+	/* stop accepting; let every request in flight finish and its answer
+	 * go out (its transaction commits or rolls back on the way), at most
+	 * a minute; then close the idle keep-alive connections */
 	MHD_quiesce_daemon(d);
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 60;
+	pthread_mutex_lock(&s->lock);
+	while (s->in_flight > 0)
+		if (pthread_cond_timedwait(&s->idle, &s->lock, &until) == ETIMEDOUT)
+			break;
+	pthread_mutex_unlock(&s->lock);
 	MHD_stop_daemon(d);
 	return 0;
 }
