@@ -334,11 +334,12 @@ static int gather_terms(struct recall *r, const char *norm)
 	return ZCOR_OK;
 }
 
-/* (the unary + keeps SQLite from walking nodes_superseded_by instead of
- * looking rows up by seq) */
-#define CURRENT_SQL                                                                          \
-	"+n.superseded_by IS NULL AND n.tier = 'hot' AND coalesce(n.confidence, '') <> '存疑' " \
-	"AND n.kind <> 'document' AND (n.scope = 'global' OR n.scope = ?9)"
+/* (the unary + keeps SQLite off the indexes on these columns: each query
+ * here has a better one — seq, or updated_at from its newest end — and
+ * walking nodes_scope or nodes_superseded_by would visit most nodes) */
+#define CURRENT_SQL                                                                            \
+	"+n.superseded_by IS NULL AND +n.tier = 'hot' AND coalesce(n.confidence, '') <> '存疑' "  \
+	"AND +n.kind <> 'document' AND (+n.scope = 'global' OR +n.scope = ?9)"
 
 static void bind_conv(struct recall *r, sqlite3_stmt *st)
 {
@@ -1030,7 +1031,7 @@ static int fallback_items(struct recall *r)
 		"SELECT " LIGHT_COLS " FROM nodes n WHERE n.pinned = 1 AND " CURRENT_SQL
 		" ORDER BY n.updated_at DESC LIMIT 5",
 		"SELECT " LIGHT_COLS " FROM nodes n WHERE " CURRENT_SQL
-		" AND n.kind IN ('memory', 'cognition') ORDER BY n.updated_at DESC LIMIT 50",
+		" AND +n.kind IN ('memory', 'cognition') ORDER BY n.updated_at DESC LIMIT 50",
 	};
 	for (int q = 0; q < 2; q++) {
 		sqlite3_stmt *st = zc_stmt(&r->m->store, sql[q], r->e);
@@ -1160,7 +1161,7 @@ static int extras(struct recall *r, struct pack *p)
 {
 	sqlite3_stmt *st = zc_stmt(&r->m->store,
 				   "SELECT n.content FROM nodes n WHERE n.kind = 'document' AND n.title = "
-				   "'INDEX.md' AND n.superseded_by IS NULL AND n.scope IN ('global', ?9) "
+				   "'INDEX.md' AND +n.superseded_by IS NULL AND +n.scope IN ('global', ?9) "
 				   "ORDER BY n.scope = 'global' DESC, n.seq LIMIT 1",
 				   r->e);
 	if (!st)
