@@ -88,4 +88,4 @@ out:
 	return rc;
 }
 
-const struct zc_opdef zc_op_memory_history = {"zcor_memory_history", NULL, memory_history};
+const struct zc_opdef zc_op_memory_history = {"zcor_memory_history", NULL, memory_history, 1};

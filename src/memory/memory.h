@@ -58,6 +58,7 @@ struct zc_opdef {
 	const char *name;
 	zc_op_fn pre;  /* optional, outside the write transaction */
 	zc_op_fn body; /* inside it */
+	int reads;     /* changes nothing but the history (see zc_mem_run) */
 };
 
 int zc_mem_open(struct zc_mem *m, const char *dir, struct zc_err *e);

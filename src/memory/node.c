@@ -914,15 +914,15 @@ out:
 	return rc;
 }
 
-const struct zc_opdef zc_op_memory_write = {"zcor_memory_write", NULL, memory_write};
-const struct zc_opdef zc_op_memory_read = {"zcor_memory_read", NULL, memory_read};
-const struct zc_opdef zc_op_memory_delete = {"zcor_memory_delete", NULL, memory_delete};
-const struct zc_opdef zc_op_memory_children = {"zcor_memory_children", NULL, memory_children};
-const struct zc_opdef zc_op_memory_trace = {"zcor_memory_trace", NULL, memory_trace};
-const struct zc_opdef zc_op_memory_important = {"zcor_memory_important", NULL, memory_important};
-const struct zc_opdef zc_op_memory_query = {"zcor_memory_query", NULL, memory_query};
-const struct zc_opdef zc_op_memory_merge = {"zcor_memory_merge", NULL, memory_merge};
-const struct zc_opdef zc_op_memory_supersede = {"zcor_memory_supersede", NULL, memory_supersede};
+const struct zc_opdef zc_op_memory_write = {"zcor_memory_write", NULL, memory_write, 0};
+const struct zc_opdef zc_op_memory_read = {"zcor_memory_read", NULL, memory_read, 1};
+const struct zc_opdef zc_op_memory_delete = {"zcor_memory_delete", NULL, memory_delete, 0};
+const struct zc_opdef zc_op_memory_children = {"zcor_memory_children", NULL, memory_children, 1};
+const struct zc_opdef zc_op_memory_trace = {"zcor_memory_trace", NULL, memory_trace, 1};
+const struct zc_opdef zc_op_memory_important = {"zcor_memory_important", NULL, memory_important, 0};
+const struct zc_opdef zc_op_memory_query = {"zcor_memory_query", NULL, memory_query, 1};
+const struct zc_opdef zc_op_memory_merge = {"zcor_memory_merge", NULL, memory_merge, 0};
+const struct zc_opdef zc_op_memory_supersede = {"zcor_memory_supersede", NULL, memory_supersede, 0};
 
 /* ---- reads for hosts (not operations: no history) -------------------- */
 

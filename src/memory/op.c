@@ -248,11 +248,16 @@ void zc_mem_record_failure(struct zc_mem *m, const struct zcor_ctx *ctx, const c
 			   json_t *args, const char *raw, const struct zc_err *failure)
 {
 	struct zc_err e2 = {0};
-	if (zc_store_begin(&m->store, 1, &e2))
-		return;
-	if (insert_history(m, ctx, name, zc_mem_now(m), args, raw, failure, NULL, NULL, NULL, &e2) ||
-	    zc_store_commit(&m->store, &e2))
-		zc_store_rollback(&m->store);
+	/* a failed call changed nothing: its record is a read's (see zc_mem_run) */
+	int sync_changed = !m->store.in_tx && zc_exec(&m->store, "PRAGMA synchronous = NORMAL", NULL) == ZCOR_OK;
+	if (zc_store_begin(&m->store, 1, &e2) == ZCOR_OK) {
+		if (insert_history(m, ctx, name, zc_mem_now(m), args, raw, failure, NULL, NULL, NULL,
+				   &e2) ||
+		    zc_store_commit(&m->store, &e2))
+			zc_store_rollback(&m->store);
+	}
+	if (sync_changed)
+		zc_exec(&m->store, "PRAGMA synchronous = FULL", NULL);
 }
 
 /* ---- running an operation ------------------------------------------- */
@@ -265,7 +270,29 @@ static void op_release(struct zc_op *op)
 	json_decref(op->state);
 }
 
+static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opdef *def,
+	       json_t *args, json_t **out, struct zc_err *e);
+
+/*
+ * A read (def->reads) commits nothing but its history record, and that
+ * commit skips the fsync (synchronous=NORMAL, set outside the transaction
+ * as SQLite requires): WAL keeps it safe from a crash of zcor, and a power
+ * cut can lose only the last such records — never a change to memory,
+ * whose commits keep synchronous=FULL. Every read would otherwise wait
+ * for the disk (measured: docs/PERFORMANCE.md, MCP).
+ */
 int zc_mem_run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opdef *def,
+	       json_t *args, json_t **out, struct zc_err *e)
+{
+	if (def->reads)
+		zc_exec(&m->store, "PRAGMA synchronous = NORMAL", NULL);
+	int rc = run(m, ctx, def, args, out, e);
+	if (def->reads)
+		zc_exec(&m->store, "PRAGMA synchronous = FULL", NULL);
+	return rc;
+}
+
+static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opdef *def,
 	       json_t *args, json_t **out, struct zc_err *e)
 {
 	struct zc_op op = {.m = m, .ctx = ctx, .name = def->name, .now = zc_mem_now(m)};

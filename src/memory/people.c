@@ -280,8 +280,8 @@ static int relationship_delete(struct zc_op *op, json_t *args, json_t **out, str
 	return ZCOR_OK;
 }
 
-const struct zc_opdef zc_op_relationship_read = {"zcor_relationship_read", NULL, relationship_read};
-const struct zc_opdef zc_op_relationship_query = {"zcor_relationship_query", NULL, relationship_query};
-const struct zc_opdef zc_op_relationship_write = {"zcor_relationship_write", NULL, relationship_write};
+const struct zc_opdef zc_op_relationship_read = {"zcor_relationship_read", NULL, relationship_read, 1};
+const struct zc_opdef zc_op_relationship_query = {"zcor_relationship_query", NULL, relationship_query, 1};
+const struct zc_opdef zc_op_relationship_write = {"zcor_relationship_write", NULL, relationship_write, 0};
 const struct zc_opdef zc_op_relationship_delete = {"zcor_relationship_delete", NULL,
-						   relationship_delete};
+						   relationship_delete, 0};

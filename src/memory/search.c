@@ -262,7 +262,7 @@ static int search_body(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 	return ZCOR_OK;
 }
 
-const struct zc_opdef zc_op_memory_search = {"zcor_memory_search", search_pre, search_body};
+const struct zc_opdef zc_op_memory_search = {"zcor_memory_search", search_pre, search_body, 1};
 
 /* ---- zcor_synonyms_add ---------------------------------------------- */
 
@@ -280,7 +280,7 @@ static int synonyms_add(struct zc_op *op, json_t *args, json_t **out, struct zc_
 	return ZCOR_OK;
 }
 
-const struct zc_opdef zc_op_synonyms_add = {"zcor_synonyms_add", NULL, synonyms_add};
+const struct zc_opdef zc_op_synonyms_add = {"zcor_synonyms_add", NULL, synonyms_add, 0};
 
 /* ---- synonym groups for hosts: edit and delete (recorded) ------------- */
 
@@ -313,7 +313,7 @@ static int synonyms_edit(struct zc_op *op, json_t *args, json_t **out, struct zc
 	return ZCOR_OK;
 }
 
-const struct zc_opdef zc_op_synonyms_edit = {"synonyms_edit", NULL, synonyms_edit};
+const struct zc_opdef zc_op_synonyms_edit = {"synonyms_edit", NULL, synonyms_edit, 0};
 
 int zc_synonyms_expand(struct zc_mem *m, const char *word, json_t **out, struct zc_err *e)
 {

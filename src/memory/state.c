@@ -570,8 +570,8 @@ out:
 	return rc;
 }
 
-const struct zc_opdef zc_op_memory_backup = {"zcor_memory_backup", NULL, memory_backup};
-const struct zc_opdef zc_op_memory_restore = {"zcor_memory_restore", NULL, memory_restore};
+const struct zc_opdef zc_op_memory_backup = {"zcor_memory_backup", NULL, memory_backup, 0};
+const struct zc_opdef zc_op_memory_restore = {"zcor_memory_restore", NULL, memory_restore, 0};
 
 /* ---- X-MIGRATE ------------------------------------------------------ */
 
