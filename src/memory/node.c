@@ -12,6 +12,7 @@
 #include "base/timeutil.h"
 #include "memory/memory.h"
 #include "text/norm.h"
+#include "text/tokens.h"
 
 /* ---- rows <-> JSON -------------------------------------------------- */
 
@@ -705,6 +706,8 @@ int zc_page_args(json_t *args, long long *limit, long long *offset, struct zc_er
 	" AND NOT EXISTS (SELECT 1 FROM json_each(?4) k WHERE instr(title_norm, k.value) = 0" \
 	" AND instr(content_norm, k.value) = 0)"
 
+#define PREFILTER " AND seq IN (SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?7)"
+
 static void bind_query(struct zc_op *op, sqlite3_stmt *st, int superseded, int64_t from, int64_t to,
 		       const char *kw)
 {
@@ -715,6 +718,36 @@ static void bind_query(struct zc_op *op, sqlite3_stmt *st, int superseded, int64
 		sqlite3_bind_int64(st, 3, to);
 	sqlite3_bind_text(st, 4, kw, -1, SQLITE_TRANSIENT);
 	zc_bind_scope(op, st);
+}
+
+/*
+ * An FTS5 expression that every record matching the keywords also
+ * matches, or NULL. A keyword that is one run of CJK characters (two or
+ * more) is a substring of a text exactly when its bigrams follow each
+ * other there, so its phrase query finds every candidate; other keywords
+ * (Latin, mixed) are checked by the exact substring test only. Caller
+ * frees.
+ */
+static char *query_prefilter(json_t *keywords)
+{
+	struct zc_buf q = ZC_BUF_INIT;
+	size_t i;
+	json_t *k;
+	json_array_foreach(keywords, i, k) {
+		char *n = zc_norm(json_string_value(k));
+		size_t chars = 0, len = strlen(n);
+		int pure = 1;
+		for (size_t j = 0; j < len && pure;) {
+			unsigned cp;
+			j += zc_utf8_next(n + j, len - j, &cp);
+			pure = zc_is_cjk(cp);
+			chars++;
+		}
+		if (pure && chars >= 2)
+			zc_buf_addf(&q, "%s{title content} : \"%s\"", q.len ? " AND " : "", n);
+		zc_free(n);
+	}
+	return q.len ? zc_buf_detach(&q) : NULL;
 }
 
 static int memory_query(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
@@ -730,24 +763,36 @@ static int memory_query(struct zc_op *op, json_t *args, json_t **out, struct zc_
 	char *kw = kwj ? zc_norm_keywords(kwj) : zc_strdup("[]");
 	json_t *items = json_array();
 	long long total = 0;
-	sqlite3_stmt *st = zc_stmt(&op->m->store, "SELECT count(*)" QUERY_WHERE, e);
+	/* with a CJK keyword the full-text index narrows the records to test;
+	 * the test itself (QUERY_WHERE) is the same either way */
+	char *pre = kwj ? query_prefilter(kwj) : NULL;
+	sqlite3_stmt *st = pre ? zc_stmt(&op->m->store, "SELECT count(*)" QUERY_WHERE PREFILTER, e)
+			       : zc_stmt(&op->m->store, "SELECT count(*)" QUERY_WHERE, e);
 	if (!st) {
 		rc = e->code;
 		goto out;
 	}
 	bind_query(op, st, superseded, from, to, kw);
+	if (pre)
+		sqlite3_bind_text(st, 7, pre, -1, SQLITE_TRANSIENT);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		total = sqlite3_column_int64(st, 0);
 	sqlite3_reset(st);
-	st = zc_stmt(&op->m->store,
-		     "SELECT " ZC_NODE_COLS QUERY_WHERE " ORDER BY updated_at DESC, seq DESC "
-		     "LIMIT ?5 OFFSET ?6",
-		     e);
+	st = pre ? zc_stmt(&op->m->store,
+			   "SELECT " ZC_NODE_COLS QUERY_WHERE PREFILTER
+			   " ORDER BY updated_at DESC, seq DESC LIMIT ?5 OFFSET ?6",
+			   e)
+		 : zc_stmt(&op->m->store,
+			   "SELECT " ZC_NODE_COLS QUERY_WHERE " ORDER BY updated_at DESC, seq DESC "
+			   "LIMIT ?5 OFFSET ?6",
+			   e);
 	if (!st) {
 		rc = e->code;
 		goto out;
 	}
 	bind_query(op, st, superseded, from, to, kw);
+	if (pre)
+		sqlite3_bind_text(st, 7, pre, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 5, limit);
 	sqlite3_bind_int64(st, 6, offset);
 	if ((rc = collect_nodes(op, st, items, e)))
@@ -757,6 +802,7 @@ static int memory_query(struct zc_op *op, json_t *args, json_t **out, struct zc_
 			 next < total ? json_integer(next) : json_null());
 out:
 	zc_free(kw);
+	zc_free(pre);
 	json_decref(items);
 	return rc;
 }

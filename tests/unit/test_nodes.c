@@ -1438,7 +1438,35 @@ static void Z_HIST_every_call_adds_one_history_row(void)
 	zcor_close(z);
 }
 
+/* A CJK keyword narrows through the full-text index; the rule is still
+ * "a substring of title or content", not of keywords, and runs across
+ * word boundaries count. */
+static void Z_QUERY_cjk_keywords_use_the_index_with_the_same_rule(void)
+{
+	zcor *z = t_open();
+	json_decref(t_call(z, NULL, "zcor_memory_write",
+			   "{\"title\":\"周末安排\",\"content\":\"我们周五开黑吧\"}"));
+	json_decref(t_call(z, NULL, "zcor_memory_write",
+			   "{\"title\":\"x\",\"content\":\"y\",\"keywords\":[\"五开\"]}"));
+	json_t *r = t_call(z, NULL, "zcor_memory_query", "{\"keywords\":[\"五开\"]}");
+	CHECK_INT(t_int(r, "total"), 1);
+	CHECK_STR(t_str(r, "items.0.title"), "周末安排");
+	json_decref(r);
+	r = t_call(z, NULL, "zcor_memory_query", "{\"keywords\":[\"周五开黑吧\", \"末安\"]}");
+	CHECK_INT(t_int(r, "total"), 1);
+	json_decref(r);
+	r = t_call(z, NULL, "zcor_memory_query", "{\"keywords\":[\"开黑\", \"zz\"]}");
+	CHECK_INT(t_int(r, "total"), 0);
+	json_decref(r);
+	r = t_call(z, NULL, "zcor_memory_query", "{\"keywords\":[\"开\"]}"); /* one character: no index */
+	CHECK_INT(t_int(r, "total"), 1);
+	json_decref(r);
+	zcor_close(z);
+}
+
 const struct t_case t_cases[] = {
+	{"Z_QUERY_cjk_keywords_use_the_index_with_the_same_rule",
+	 Z_QUERY_cjk_keywords_use_the_index_with_the_same_rule},
 	{"Z_WRITE_create_without_id_is_root", Z_WRITE_create_without_id_is_root},
 	{"Z_WRITE_update_existing_id", Z_WRITE_update_existing_id},
 	{"Z_WRITE_update_unknown_id_is_not_found", Z_WRITE_update_unknown_id_is_not_found},
