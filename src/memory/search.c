@@ -18,6 +18,7 @@
 #include "base/json.h"
 #include "memory/memory.h"
 #include "text/norm.h"
+#include "text/tokens.h"
 
 struct cand {
 	json_int_t seq;
@@ -55,6 +56,35 @@ static json_t *expand(struct zc_mem *m, json_t *keywords)
 	return words;
 }
 
+/* An FTS5 expression matching every title that contains one of the
+ * words, when all of them are runs of 2+ CJK characters; else NULL. */
+static char *title_prefilter(json_t *words)
+{
+	struct zc_buf q = ZC_BUF_INIT;
+	size_t i;
+	json_t *w;
+	json_array_foreach(words, i, w) {
+		const char *t = json_string_value(w);
+		size_t len = strlen(t), chars = 0;
+		int pure = 1;
+		for (size_t j = 0; j < len && pure;) {
+			unsigned cp;
+			j += zc_utf8_next(t + j, len - j, &cp);
+			pure = zc_is_cjk(cp);
+			chars++;
+		}
+		if (!pure || chars < 2) {
+			zc_buf_release(&q);
+			return NULL;
+		}
+		zc_buf_addf(&q, "%s\"%s\"", q.len ? " OR " : "{title} : (", t);
+	}
+	if (!q.len)
+		return NULL;
+	zc_buf_addc(&q, ')');
+	return zc_buf_detach(&q);
+}
+
 /* Candidate stage, in a read transaction; fills state.candidates. */
 static int candidates(struct zc_op *op, json_t *words, json_t **out, struct zc_err *e)
 {
@@ -63,17 +93,31 @@ static int candidates(struct zc_op *op, json_t *words, json_t **out, struct zc_e
 	int rc = zc_store_begin(s, 0, e);
 	if (rc)
 		return rc;
-	sqlite3_stmt *st = zc_stmt(s,
-				   "SELECT seq, id, updated_at, (SELECT count(*) FROM json_each(?1) w "
-				   "WHERE instr(title_norm, w.value) > 0) AS words_hit FROM nodes "
-				   "WHERE superseded_by IS NULL AND " ZC_SCOPE_VISIBLE_SQL " AND words_hit > 0",
-				   e);
+	/* when every word is a run of CJK characters, the full-text index
+	 * gives every title that can contain one (see query_prefilter in
+	 * node.c); the exact test is the same either way */
+	char *pre = title_prefilter(words);
+	sqlite3_stmt *st =
+		pre ? zc_stmt(s,
+			      "SELECT seq, id, updated_at, (SELECT count(*) FROM json_each(?1) w "
+			      "WHERE instr(title_norm, w.value) > 0) AS words_hit FROM nodes "
+			      "WHERE seq IN (SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?2) AND "
+			      "+superseded_by IS NULL AND " ZC_SCOPE_VISIBLE_SQL " AND words_hit > 0",
+			      e)
+		    : zc_stmt(s,
+			      "SELECT seq, id, updated_at, (SELECT count(*) FROM json_each(?1) w "
+			      "WHERE instr(title_norm, w.value) > 0) AS words_hit FROM nodes "
+			      "WHERE superseded_by IS NULL AND " ZC_SCOPE_VISIBLE_SQL " AND words_hit > 0",
+			      e);
 	if (!st) {
+		zc_free(pre);
 		zc_store_rollback(s);
 		return e->code;
 	}
 	char *wtext = zc_json_dump(words);
 	sqlite3_bind_text(st, 1, wtext, -1, zc_free);
+	if (pre)
+		sqlite3_bind_text(st, 2, pre, -1, zc_free);
 	zc_bind_scope(op, st);
 	size_t n = 0, cap = 64;
 	struct cand *c = zc_malloc(cap * sizeof(*c));
