@@ -735,15 +735,7 @@ static char *query_prefilter(json_t *keywords)
 	json_t *k;
 	json_array_foreach(keywords, i, k) {
 		char *n = zc_norm(json_string_value(k));
-		size_t chars = 0, len = strlen(n);
-		int pure = 1;
-		for (size_t j = 0; j < len && pure;) {
-			unsigned cp;
-			j += zc_utf8_next(n + j, len - j, &cp);
-			pure = zc_is_cjk(cp);
-			chars++;
-		}
-		if (pure && chars >= 2)
+		if (zc_is_cjk_run(n, 2))
 			zc_buf_addf(&q, "%s{title content} : \"%s\"", q.len ? " AND " : "", n);
 		zc_free(n);
 	}

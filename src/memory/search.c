@@ -65,15 +65,7 @@ static char *title_prefilter(json_t *words)
 	json_t *w;
 	json_array_foreach(words, i, w) {
 		const char *t = json_string_value(w);
-		size_t len = strlen(t), chars = 0;
-		int pure = 1;
-		for (size_t j = 0; j < len && pure;) {
-			unsigned cp;
-			j += zc_utf8_next(t + j, len - j, &cp);
-			pure = zc_is_cjk(cp);
-			chars++;
-		}
-		if (!pure || chars < 2) {
+		if (!zc_is_cjk_run(t, 2)) {
 			zc_buf_release(&q);
 			return NULL;
 		}

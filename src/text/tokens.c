@@ -38,6 +38,19 @@ int zc_is_cjk(unsigned cp)
 	       (cp >= 0x20000 && cp <= 0x3134F);   /* ext B.. */
 }
 
+int zc_is_cjk_run(const char *s, size_t min_chars)
+{
+	size_t len = strlen(s), chars = 0;
+	for (size_t j = 0; j < len;) {
+		unsigned cp;
+		j += zc_utf8_next(s + j, len - j, &cp);
+		if (!zc_is_cjk(cp))
+			return 0;
+		chars++;
+	}
+	return chars >= min_chars;
+}
+
 enum cls { SEP, CJK, WORD };
 
 static enum cls classify(unsigned cp)

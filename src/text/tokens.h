@@ -39,6 +39,10 @@ void zc_words(struct zc_wordbreak *wb, const char *s, int min_chars, json_t *wor
 /* Accepts a zeroed or already released struct. */
 void zc_wordbreak_release(struct zc_wordbreak *wb);
 
+/* 1 if s is one run of at least min_chars CJK characters (nothing else):
+ * then it is a substring of a text exactly when its bigrams follow each
+ * other in the text's index tokens. */
+int zc_is_cjk_run(const char *s, size_t min_chars);
 /* 1 if the code point is a CJK ideograph, kana or hangul. */
 int zc_is_cjk(unsigned cp);
 /* Decodes one UTF-8 code point at s (len bytes left); returns its length. */
