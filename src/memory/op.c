@@ -369,7 +369,8 @@ int zc_mem_reindex(struct zc_mem *m, json_t **counts, struct zc_err *e)
 		return rc;
 	if ((rc = zc_exec(s, "INSERT INTO nodes_fts(nodes_fts) VALUES('rebuild')", e)) ||
 	    (rc = zc_exec(s, "INSERT INTO nodes_fts(nodes_fts) VALUES('optimize')", e)) ||
-	    (rc = zc_exec(s, "DELETE FROM terms", e)))
+	    (rc = zc_exec(s, "DELETE FROM terms", e)) ||
+	    (rc = zc_exec(s, "DELETE FROM term_prefix", e)))
 		goto out;
 	/* one statement each, prepared here: zc_stmt's cache may be in use
 	 * by the index helpers called inside the loops */

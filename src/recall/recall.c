@@ -223,6 +223,53 @@ static int is_punct(unsigned cp)
 
 /* Every substring of 1..ZC_TERM_MAX_CHARS characters that is a dictionary
  * term (terms table) or a synonym entry; min_chars 1 only for short text. */
+/* The longest term starting with each 2-character prefix of the text that
+ * starts any term (term_prefix), as prefix -> maxlen (new reference). */
+static int term_prefixes(struct recall *r, const char *norm, size_t from, json_t **out)
+{
+	size_t len = strlen(norm);
+	struct zc_buf list = ZC_BUF_INIT;
+	json_t *seen = json_object();
+	zc_buf_addc(&list, '[');
+	for (size_t i = from; i < len;) {
+		unsigned a, b = '\n';
+		size_t n1 = zc_utf8_next(norm + i, len - i, &a), n2 = 0;
+		if (i + n1 < len)
+			n2 = zc_utf8_next(norm + i + n1, len - i - n1, &b);
+		if (n2 && a != '\n' && !is_punct(a) && b != '\n' && !is_punct(b)) {
+			char p[16];
+			memcpy(p, norm + i, n1 + n2);
+			p[n1 + n2] = '\0';
+			if (!json_object_get(seen, p)) {
+				json_object_set_new(seen, p, json_true());
+				if (list.len > 1)
+					zc_buf_addc(&list, ',');
+				zc_json_buf_string(&list, p);
+			}
+		}
+		i += n1;
+	}
+	zc_buf_addc(&list, ']');
+	json_decref(seen);
+	*out = json_object();
+	sqlite3_stmt *st = zc_stmt(&r->m->store,
+				   "SELECT j.value, t.maxlen FROM json_each(?1) j JOIN term_prefix t "
+				   "ON t.prefix = j.value",
+				   r->e);
+	if (!st) {
+		zc_buf_release(&list);
+		return r->e->code;
+	}
+	sqlite3_bind_text(st, 1, list.p, (int)list.len, SQLITE_STATIC);
+	int step;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW)
+		json_object_set_new(*out, (const char *)sqlite3_column_text(st, 0),
+				    json_integer(sqlite3_column_int(st, 1)));
+	sqlite3_reset(st);
+	zc_buf_release(&list);
+	return step == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&r->m->store, step, r->e, "looking up terms");
+}
+
 static int dictionary_terms(struct recall *r, const char *norm, int min_chars, json_t *set)
 {
 	size_t len = strlen(norm);
@@ -230,27 +277,40 @@ static int dictionary_terms(struct recall *r, const char *norm, int min_chars, j
 	size_t from = len > 2000 ? len - 2000 : 0;
 	while (from < len && ((unsigned char)norm[from] & 0xC0) == 0x80)
 		from++;
-	/* the substrings as a JSON array for json_each, written directly: this
-	 * runs for every message */
+	/* the substrings that can be terms: those whose first two characters
+	 * begin some term, up to the longest such term (a short message's
+	 * single characters are all tried) */
+	json_t *prefixes = NULL;
+	int rc = min_chars > 1 ? term_prefixes(r, norm, from, &prefixes) : ZCOR_OK;
+	if (rc)
+		return rc;
 	struct zc_buf subs = ZC_BUF_INIT;
 	zc_buf_addc(&subs, '[');
 	for (size_t i = from; i < len;) {
 		unsigned cp;
 		size_t first = zc_utf8_next(norm + i, len - i, &cp);
 		size_t j = i;
+		int maxc = ZC_TERM_MAX_CHARS; /* longest term that can start here */
 		for (int c = 1; c <= ZC_TERM_MAX_CHARS && j < len; c++) {
 			j += zc_utf8_next(norm + j, len - j, &cp);
 			/* terms hold letters, digits and inner spaces, never
 			 * punctuation: a substring across one is no term */
 			if (cp == '\n' || is_punct(cp))
 				break;
-			if (c < min_chars)
-				continue;
 			char s[ZC_TERM_MAX_CHARS * 4 + 1];
 			memcpy(s, norm + i, j - i);
 			s[j - i] = '\0';
+			if (c == 2 && prefixes) {
+				json_t *m = json_object_get(prefixes, s);
+				maxc = m ? (int)json_integer_value(m) : 0;
+			}
+			if (c < min_chars)
+				continue;
+			/* synonym entries are in memory: every substring is cheap */
 			if (json_object_get(r->m->syn.index, s))
 				add_term(r, set, s);
+			if (c > maxc)
+				continue;
 			if (subs.len > 1)
 				zc_buf_addc(&subs, ',');
 			zc_json_buf_string(&subs, s);
@@ -258,7 +318,8 @@ static int dictionary_terms(struct recall *r, const char *norm, int min_chars, j
 		i += first;
 	}
 	zc_buf_addc(&subs, ']');
-	int rc = ZCOR_OK, step;
+	json_decref(prefixes);
+	int step;
 	sqlite3_stmt *st = zc_stmt(&r->m->store,
 				   "SELECT j.value FROM json_each(?1) j WHERE EXISTS (SELECT 1 FROM terms t "
 				   "WHERE t.term = j.value)",

@@ -147,6 +147,15 @@ static const char *const migrations[] = {
 	"  superseded_by, tier, kind, confidence ON nodes BEGIN\n"
 	"  UPDATE meta SET value = value + 1 WHERE key = 'nodes_gen';\n"
 	"END;\n",
+	/* 2 -> 3: the first two characters of the terms, with the longest
+	 * term behind them, so recall probes only the substrings of a message
+	 * that can be terms (derived; only grows between rebuilds) */
+	"CREATE TABLE term_prefix(\n"
+	"  prefix TEXT PRIMARY KEY,\n"
+	"  maxlen INTEGER NOT NULL\n"
+	") WITHOUT ROWID, STRICT;\n"
+	"INSERT INTO term_prefix(prefix, maxlen)\n"
+	"  SELECT substr(term, 1, 2), max(length(term)) FROM terms GROUP BY substr(term, 1, 2);\n",
 };
 
 int zc_store_fail(struct zc_store *s, int rc, struct zc_err *e, const char *what)
@@ -415,6 +424,18 @@ int zc_terms_set(struct zc_store *s, const char *kind, sqlite3_int64 ref, const 
 		size_t chars = zc_utf8_len(term);
 		if (chars == 0 || chars > ZC_TERM_MAX_CHARS)
 			continue;
+		sqlite3_stmt *pre = zc_stmt(s,
+					    "INSERT INTO term_prefix(prefix, maxlen) VALUES(substr(?1, 1, 2), "
+					    "length(?1)) ON CONFLICT(prefix) DO UPDATE SET maxlen = "
+					    "max(maxlen, excluded.maxlen)",
+					    e);
+		if (!pre)
+			return e->code;
+		sqlite3_bind_text(pre, 1, term, -1, SQLITE_TRANSIENT);
+		rc = sqlite3_step(pre);
+		sqlite3_reset(pre);
+		if (rc != SQLITE_DONE)
+			return zc_store_fail(s, rc, e, "updating the term index");
 		sqlite3_stmt *ins = zc_stmt(
 			s, "INSERT OR IGNORE INTO terms(term, scope, kind, ref) VALUES(?1, ?4, ?2, ?3)", e);
 		if (!ins)
