@@ -38,7 +38,7 @@ int zc_prefix(struct zc_mem *m, const char *conversation, char **out, struct zc_
 #define ZC_RECALL_SECTION_QUOTA 6
 #define ZC_RECALL_MAX_ITEMS 30
 /* Lexical scoring leaves out tokens in more than this many records. */
-#define ZC_LEXICAL_MAX_DF 200
+#define ZC_LEXICAL_MAX_DF 100
 /* At most this many tokens of a batch are looked up, and the best
  * ZC_LEXICAL_KEEP records by lexical score go on to scoring. */
 #define ZC_LEXICAL_TOKENS 24
