@@ -84,7 +84,7 @@ void zc_mem_record_failure(struct zc_mem *m, const struct zcor_ctx *ctx, const c
  * time and folded into nodes.hits / last_hit_at every ZC_HIT_LOG_FOLD hits
  * and when the handle closes. zc_mem_flush_hits writes and folds now.
  */
-#define ZC_HIT_BATCH 128
+#define ZC_HIT_BATCH 512
 #define ZC_HIT_LOG_FOLD 8192
 void zc_mem_count_hits(struct zc_mem *m, const json_t *seqs);
 void zc_mem_flush_hits(struct zc_mem *m);
