@@ -101,3 +101,10 @@ void zc_json_buf_string(struct zc_buf *b, const char *s)
 	}
 	zc_buf_addc(b, '"');
 }
+
+long long zc_json_get_time(const json_t *obj, const char *key, long long dflt)
+{
+	const char *s = zc_json_str(obj, key);
+	int64_t ms;
+	return s && zc_time_parse(s, key, &ms, NULL) == ZCOR_OK ? ms : dflt;
+}

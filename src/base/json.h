@@ -17,6 +17,8 @@ char *zc_json_dump(const json_t *v);
 const char *zc_json_str(const json_t *obj, const char *key);
 /* Sets key to a string, or null when s is NULL. */
 void zc_json_set_str(json_t *obj, const char *key, const char *s);
+/* The instant in key (ISO-8601 with a zone), or dflt when absent or not one. */
+long long zc_json_get_time(const json_t *obj, const char *key, long long dflt);
 /* Sets key to the ISO-8601 text of ms, or null when ms < 0. */
 void zc_json_set_time(json_t *obj, const char *key, long long ms);
 /* A JSON string that takes over s (a zc_malloc'ed UTF-8 string). */

@@ -22,11 +22,6 @@ static void set_col_str(json_t *o, const char *key, sqlite3_stmt *st, int i)
 	zc_json_set_str(o, key, (const char *)sqlite3_column_text(st, i));
 }
 
-static void set_col_time(json_t *o, const char *key, sqlite3_stmt *st, int i)
-{
-	zc_json_set_time(o, key, sqlite3_column_type(st, i) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, i));
-}
-
 json_t *zc_node_from_row(sqlite3_stmt *st)
 {
 	json_t *n = json_object();
@@ -51,10 +46,10 @@ json_t *zc_node_from_row(sqlite3_stmt *st)
 	set_col_str(n, "tier", st, 18);
 	set_col_str(n, "archiveMonth", st, 19);
 	json_object_set_new(n, "attrs", zc_col_json(st, 20, '{'));
-	set_col_time(n, "createdAt", st, 21);
-	set_col_time(n, "updatedAt", st, 22);
+	zc_col_time(n, "createdAt", st, 21);
+	zc_col_time(n, "updatedAt", st, 22);
 	json_object_set_new(n, "hits", json_integer(sqlite3_column_int64(st, 23)));
-	set_col_time(n, "lastHitAt", st, 24);
+	zc_col_time(n, "lastHitAt", st, 24);
 	return n;
 }
 
@@ -128,15 +123,6 @@ static void bind_json_col(sqlite3_stmt *st, int i, const json_t *v, const char *
 	sqlite3_bind_text(st, i, zc_json_dump(v), -1, zc_free);
 }
 
-static int64_t time_of(const json_t *n, const char *key, int64_t dflt)
-{
-	const char *s = zc_json_str(n, key);
-	int64_t ms;
-	if (s && zc_time_parse(s, key, &ms, NULL) == ZCOR_OK)
-		return ms;
-	return dflt;
-}
-
 int zc_node_save(struct zc_op *op, const json_t *n, struct zc_err *e)
 {
 	sqlite3_stmt *st = zc_stmt(
@@ -182,8 +168,8 @@ int zc_node_save(struct zc_op *op, const json_t *n, struct zc_err *e)
 	sqlite3_bind_text(st, 19, tier ? tier : "hot", -1, SQLITE_TRANSIENT);
 	bind_str_or_null(st, 20, json_object_get(n, "archiveMonth"));
 	bind_json_col(st, 21, json_object_get(n, "attrs"), "{}");
-	sqlite3_bind_int64(st, 22, time_of(n, "createdAt", op->now));
-	sqlite3_bind_int64(st, 23, time_of(n, "updatedAt", op->now));
+	sqlite3_bind_int64(st, 22, zc_json_get_time(n, "createdAt", op->now));
+	sqlite3_bind_int64(st, 23, zc_json_get_time(n, "updatedAt", op->now));
 	sqlite3_bind_text(st, 24, zc_norm(title), -1, zc_free);
 	sqlite3_bind_text(st, 25, zc_norm(content), -1, zc_free);
 	int rc = sqlite3_step(st);

@@ -14,11 +14,6 @@
 #include "text/norm.h"
 
 
-static void time_col(json_t *o, const char *key, sqlite3_stmt *st, int i)
-{
-	zc_json_set_time(o, key, sqlite3_column_type(st, i) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, i));
-}
-
 json_t *zc_person_from_row(sqlite3_stmt *st)
 {
 	json_t *p = json_object();
@@ -29,18 +24,11 @@ json_t *zc_person_from_row(sqlite3_stmt *st)
 	json_object_set_new(p, "affinity", json_integer(sqlite3_column_int(st, 4)));
 	zc_json_set_str(p, "reason", (const char *)sqlite3_column_text(st, 5));
 	zc_json_set_str(p, "memoryNodeId", (const char *)sqlite3_column_text(st, 6));
-	time_col(p, "firstSeen", st, 7);
+	zc_col_time(p, "firstSeen", st, 7);
 	zc_json_set_str(p, "confidence", (const char *)sqlite3_column_text(st, 8));
-	time_col(p, "createdAt", st, 9);
-	time_col(p, "updatedAt", st, 10);
+	zc_col_time(p, "createdAt", st, 9);
+	zc_col_time(p, "updatedAt", st, 10);
 	return p;
-}
-
-static int64_t time_or(const json_t *o, const char *key, int64_t dflt)
-{
-	const char *s = zc_json_str(o, key);
-	int64_t ms;
-	return s && zc_time_parse(s, key, &ms, NULL) == ZCOR_OK ? ms : dflt;
 }
 
 int zc_person_save(struct zc_op *op, const json_t *p, struct zc_err *e)
@@ -78,14 +66,14 @@ int zc_person_save(struct zc_op *op, const json_t *p, struct zc_err *e)
 	const char *link = zc_json_str(p, "memoryNodeId");
 	if (link)
 		sqlite3_bind_text(st, 7, link, -1, SQLITE_TRANSIENT);
-	int64_t first = time_or(p, "firstSeen", -1);
+	int64_t first = zc_json_get_time(p, "firstSeen", -1);
 	if (first >= 0)
 		sqlite3_bind_int64(st, 8, first);
 	const char *conf = zc_json_str(p, "confidence");
 	if (conf)
 		sqlite3_bind_text(st, 10, conf, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 11, time_or(p, "createdAt", op->now));
-	sqlite3_bind_int64(st, 12, time_or(p, "updatedAt", op->now));
+	sqlite3_bind_int64(st, 11, zc_json_get_time(p, "createdAt", op->now));
+	sqlite3_bind_int64(st, 12, zc_json_get_time(p, "updatedAt", op->now));
 	sqlite3_bind_text(st, 13, zc_norm(zc_buf_str(&all)), -1, zc_free);
 	zc_buf_release(&all);
 	int rc = sqlite3_step(st);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/json.h"
 #include "text/norm.h"
 
 /* Each entry moves the schema from version i to i+1. Never edit a
@@ -450,4 +451,9 @@ int zc_terms_set(struct zc_store *s, const char *kind, sqlite3_int64 ref, const 
 			return zc_store_fail(s, rc, e, "updating the term index");
 	}
 	return ZCOR_OK;
+}
+
+void zc_col_time(json_t *o, const char *key, sqlite3_stmt *st, int i)
+{
+	zc_json_set_time(o, key, sqlite3_column_type(st, i) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, i));
 }

@@ -70,6 +70,10 @@ int zc_fts_register(sqlite3 *db, struct zc_err *e);
 int zc_terms_set(struct zc_store *s, const char *kind, sqlite3_int64 ref, const char *scope,
 		 const json_t *terms, struct zc_err *e);
 
+/* Sets key of o to the ISO-8601 text of the milliseconds in column i, or
+ * null when the column is NULL. */
+void zc_col_time(json_t *o, const char *key, sqlite3_stmt *st, int i);
+
 /* Small key/value table for counters and flags. */
 int zc_meta_get_int(struct zc_store *s, const char *key, long long *v, struct zc_err *e);
 int zc_meta_set_int(struct zc_store *s, const char *key, long long v, struct zc_err *e);
