@@ -144,6 +144,8 @@ int zc_node_move_important(struct zc_op *op, const char *from, const char *to, s
 
 /* limit (default 20, 1..100) and offset (default 0, >= 0). */
 int zc_page_args(json_t *args, long long *limit, long long *offset, struct zc_err *e);
+/* {items, total, nextOffset} of a page that started at offset (items borrowed). */
+json_t *zc_page_result(json_t *items, long long total, long long offset);
 /* Optional ISO-8601 argument `key` with a zone -> *ms (-1 when absent). */
 int zc_time_arg(json_t *args, const char *key, int64_t *ms, struct zc_err *e);
 /* A JSON array text of the NFKC + case-folded keywords (caller frees). */

@@ -673,6 +673,13 @@ char *zc_norm_keywords(json_t *kw)
 	return s;
 }
 
+json_t *zc_page_result(json_t *items, long long total, long long offset)
+{
+	long long next = offset + (long long)json_array_size(items);
+	return json_pack("{s:O, s:I, s:o}", "items", items, "total", (json_int_t)total, "nextOffset",
+			 next < total ? json_integer(next) : json_null());
+}
+
 int zc_page_args(json_t *args, long long *limit, long long *offset, struct zc_err *e)
 {
 	json_t *l = json_object_get(args, "limit"), *o = json_object_get(args, "offset");
@@ -775,9 +782,7 @@ static int memory_query(struct zc_op *op, json_t *args, json_t **out, struct zc_
 	sqlite3_bind_int64(st, 6, offset);
 	if ((rc = collect_nodes(op, st, items, e)))
 		goto out;
-	long long next = offset + (long long)json_array_size(items);
-	*out = json_pack("{s:O, s:I, s:o}", "items", items, "total", (json_int_t)total, "nextOffset",
-			 next < total ? json_integer(next) : json_null());
+	*out = zc_page_result(items, total, offset);
 out:
 	zc_free(kw);
 	zc_free(pre);

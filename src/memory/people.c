@@ -188,9 +188,7 @@ static int relationship_query(struct zc_op *op, json_t *args, json_t **out, stru
 		rc = zc_store_fail(&op->m->store, step, e, "reading people");
 		goto out;
 	}
-	long long next = offset + (long long)json_array_size(items);
-	*out = json_pack("{s:O, s:I, s:o}", "items", items, "total", (json_int_t)total, "nextOffset",
-			 next < total ? json_integer(next) : json_null());
+	*out = zc_page_result(items, total, offset);
 out:
 	zc_free(kw);
 	json_decref(items);
