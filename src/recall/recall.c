@@ -213,14 +213,6 @@ static void add_term(struct recall *r, json_t *set, const char *t)
 	json_array_append_new(r->terms, json_string(t));
 }
 
-static int is_punct(unsigned cp)
-{
-	if (cp < 0x80)
-		return cp != ' ' && !((cp | 0x20) >= 'a' && (cp | 0x20) <= 'z') && !(cp >= '0' && cp <= '9');
-	return (cp >= 0x3000 && cp <= 0x303F) || (cp >= 0xFF00 && cp <= 0xFF0F) ||
-	       (cp >= 0xFF1A && cp <= 0xFF20) || (cp >= 0x2000 && cp <= 0x206F);
-}
-
 /* Every substring of 1..ZC_TERM_MAX_CHARS characters that is a dictionary
  * term (terms table) or a synonym entry; min_chars 1 only for short text. */
 /* The longest term starting with each 2-character prefix of the text that
@@ -236,7 +228,7 @@ static int term_prefixes(struct recall *r, const char *norm, size_t from, json_t
 		size_t n1 = zc_utf8_next(norm + i, len - i, &a), n2 = 0;
 		if (i + n1 < len)
 			n2 = zc_utf8_next(norm + i + n1, len - i - n1, &b);
-		if (n2 && a != '\n' && !is_punct(a) && b != '\n' && !is_punct(b)) {
+		if (n2 && a != '\n' && !zc_is_punct(a) && b != '\n' && !zc_is_punct(b)) {
 			char p[16];
 			memcpy(p, norm + i, n1 + n2);
 			p[n1 + n2] = '\0';
@@ -295,7 +287,7 @@ static int dictionary_terms(struct recall *r, const char *norm, int min_chars, j
 			j += zc_utf8_next(norm + j, len - j, &cp);
 			/* terms hold letters, digits and inner spaces, never
 			 * punctuation: a substring across one is no term */
-			if (cp == '\n' || is_punct(cp))
+			if (cp == '\n' || zc_is_punct(cp))
 				break;
 			char s[ZC_TERM_MAX_CHARS * 4 + 1];
 			memcpy(s, norm + i, j - i);

@@ -51,6 +51,14 @@ int zc_is_cjk_run(const char *s, size_t min_chars)
 	return chars >= min_chars;
 }
 
+int zc_is_punct(unsigned cp)
+{
+	if (cp < 0x80)
+		return cp != ' ' && !((cp | 0x20) >= 'a' && (cp | 0x20) <= 'z') && !(cp >= '0' && cp <= '9');
+	return (cp >= 0x3000 && cp <= 0x303F) || (cp >= 0xFF00 && cp <= 0xFF0F) ||
+	       (cp >= 0xFF1A && cp <= 0xFF20) || (cp >= 0x2000 && cp <= 0x206F);
+}
+
 enum cls { SEP, CJK, WORD };
 
 static enum cls classify(unsigned cp)

@@ -43,6 +43,9 @@ void zc_wordbreak_release(struct zc_wordbreak *wb);
  * then it is a substring of a text exactly when its bigrams follow each
  * other in the text's index tokens. */
 int zc_is_cjk_run(const char *s, size_t min_chars);
+/* 1 for punctuation and symbols (ASCII other than letters, digits and the
+ * space; CJK and full-width punctuation; general punctuation). */
+int zc_is_punct(unsigned cp);
 /* 1 if the code point is a CJK ideograph, kana or hangul. */
 int zc_is_cjk(unsigned cp);
 /* Decodes one UTF-8 code point at s (len bytes left); returns its length. */
