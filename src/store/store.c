@@ -157,6 +157,71 @@ static const char *const migrations[] = {
 	") WITHOUT ROWID, STRICT;\n"
 	"INSERT INTO term_prefix(prefix, maxlen)\n"
 	"  SELECT substr(term, 1, 2), max(length(term)) FROM terms GROUP BY substr(term, 1, 2);\n",
+	/* 3 -> 4: seed 003's bookkeeping. Conversations (what digest.json
+	 * held), the message log (Q-LOG), earlier versions of each memory
+	 * view (qq_memory write keeps the last 20), lines of a view that did
+	 * not parse (kept verbatim, reported), the inbound media cache. */
+	"CREATE TABLE conversations(\n"
+	"  key              TEXT PRIMARY KEY,\n"        /* group:<id> private:<qq> console:<name> */
+	"  slug             TEXT NOT NULL UNIQUE,\n"    /* key without the colon */
+	"  created_at       INTEGER NOT NULL,\n"
+	"  last_message_at  INTEGER,\n"
+	"  messages         INTEGER NOT NULL DEFAULT 0,\n"
+	"  lines_since_digest INTEGER NOT NULL DEFAULT 0,\n"
+	"  last_digest_at   INTEGER,\n"
+	"  last_digest_date TEXT\n"                     /* local YYYY-MM-DD of the last digest */
+	") STRICT;\n"
+	"CREATE TABLE messages(\n"
+	"  seq          INTEGER PRIMARY KEY,\n"
+	"  conversation TEXT NOT NULL REFERENCES conversations(key),\n"
+	"  message_id   TEXT,\n"
+	"  at           INTEGER NOT NULL,\n"
+	"  sender_id    TEXT NOT NULL,\n"
+	"  sender_name  TEXT NOT NULL DEFAULT '',\n"
+	"  text         TEXT NOT NULL,\n"
+	"  mentions     TEXT NOT NULL DEFAULT '[]',\n"  /* JSON array of ids */
+	"  reply_to     TEXT,\n"
+	"  media        TEXT NOT NULL DEFAULT '[]',\n"  /* JSON array of media references */
+	"  text_norm    TEXT NOT NULL,\n"
+	"  UNIQUE (conversation, message_id)\n"
+	") STRICT;\n"
+	"CREATE INDEX messages_conv_at ON messages(conversation, at);\n"
+	"CREATE INDEX messages_at ON messages(at);\n"
+	"CREATE VIRTUAL TABLE messages_fts USING fts5(text, sender_name,\n"
+	"  content='messages', content_rowid='seq', tokenize='zcor');\n"
+	"CREATE TRIGGER messages_fts_ai AFTER INSERT ON messages BEGIN\n"
+	"  INSERT INTO messages_fts(rowid, text, sender_name) VALUES (new.seq, new.text, new.sender_name);\n"
+	"END;\n"
+	"CREATE TRIGGER messages_fts_ad AFTER DELETE ON messages BEGIN\n"
+	"  INSERT INTO messages_fts(messages_fts, rowid, text, sender_name)\n"
+	"  VALUES ('delete', old.seq, old.text, old.sender_name);\n"
+	"END;\n"
+	"CREATE TABLE view_versions(\n"
+	"  seq   INTEGER PRIMARY KEY,\n"
+	"  path  TEXT NOT NULL,\n"
+	"  at    INTEGER NOT NULL,\n"
+	"  actor TEXT NOT NULL,\n"
+	"  text  TEXT NOT NULL\n"
+	") STRICT;\n"
+	"CREATE INDEX view_versions_path ON view_versions(path, seq);\n"
+	"CREATE TABLE view_unparsed(\n"
+	"  seq     INTEGER PRIMARY KEY,\n"
+	"  path    TEXT NOT NULL,\n"
+	"  section TEXT,\n"                /* the heading it was under, if any */
+	"  pos     REAL NOT NULL,\n"       /* where it sits among the entries */
+	"  line    TEXT NOT NULL,\n"
+	"  at      INTEGER NOT NULL\n"
+	") STRICT;\n"
+	"CREATE INDEX view_unparsed_path ON view_unparsed(path, pos);\n"
+	"CREATE TABLE media(\n"
+	"  hash      TEXT PRIMARY KEY,\n"  /* sha-256 of the bytes, hex */
+	"  ext       TEXT NOT NULL,\n"
+	"  bytes     INTEGER NOT NULL,\n"
+	"  origin    TEXT,\n"              /* where it came from (URL or file) */
+	"  first_seen INTEGER NOT NULL,\n"
+	"  last_used INTEGER NOT NULL\n"
+	") STRICT;\n"
+	"CREATE INDEX media_lru ON media(last_used);\n",
 };
 
 int zc_store_fail(struct zc_store *s, int rc, struct zc_err *e, const char *what)
