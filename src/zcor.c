@@ -116,15 +116,7 @@ void zcor_set_clock(zcor *z, int64_t (*now_ms)(void *ud), void *ud)
 /* Conversation keys: group:<id>, private:<qq>, console:<name>. */
 int zcor_check_conversation(const char *key, char **errmsg)
 {
-	static const char *const kinds[] = {"group:", "private:", "console:"};
-	const char *rest = NULL;
-	for (size_t i = 0; i < 3 && !rest; i++)
-		if (strncmp(key, kinds[i], strlen(kinds[i])) == 0)
-			rest = key + strlen(kinds[i]);
-	int ok = rest && *rest && strlen(rest) <= 64;
-	for (const char *p = rest; ok && *p; p++)
-		ok = isalnum((unsigned char)*p) || *p == '_' || *p == '-' || *p == '.';
-	if (ok)
+	if (zc_conv_valid(key))
 		return ZCOR_OK;
 	if (errmsg) {
 		struct zc_buf b = ZC_BUF_INIT;

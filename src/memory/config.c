@@ -26,6 +26,9 @@ static void defaults(struct zc_config *c)
 	c->profile = ZC_PROFILE_SCORED;
 	c->relationships = 1;
 	provider_defaults(&c->provider);
+	c->memory_file_max_bytes = ZC_MEMORY_FILE_MAX_DEFAULT;
+	c->memory_archive_ratio = ZC_MEMORY_ARCHIVE_RATIO_DEFAULT;
+	c->view_max_bytes = ZC_VIEW_MAX_DEFAULT;
 }
 
 void zc_config_init(struct zc_confile *c, const char *path)
@@ -228,10 +231,26 @@ int zc_config_check(const json_t *doc, struct zc_config *out, struct zc_err *e)
 			int rc = check_provider(v, &out->provider, e);
 			if (rc)
 				return rc;
+		} else if (strcmp(k, "memoryFileMaxBytes") == 0 || strcmp(k, "viewMaxBytes") == 0) {
+			if (!json_is_integer(v) || json_integer_value(v) < 1024 ||
+			    json_integer_value(v) > ZC_VIEW_MAX_LIMIT)
+				return zc_fail(e, ZCOR_EINVAL, "'%s' must be an integer from 1024 to %ld (bytes)",
+					       k, ZC_VIEW_MAX_LIMIT);
+			if (k[0] == 'm')
+				out->memory_file_max_bytes = (long)json_integer_value(v);
+			else
+				out->view_max_bytes = (long)json_integer_value(v);
+		} else if (strcmp(k, "memoryArchiveRatio") == 0) {
+			double r = json_is_number(v) ? json_number_value(v) : -1;
+			if (!(r >= 0.1 && r <= 1.0))
+				return zc_fail(e, ZCOR_EINVAL,
+					       "'memoryArchiveRatio' must be a number from 0.1 to 1 (the share "
+					       "of memoryFileMaxBytes above which old entries move to the archive)");
+			out->memory_archive_ratio = r;
 		} else {
 			return zc_fail(e, ZCOR_EINVAL,
 				       "unknown key '%s'; known: recallChars, recall.profile, relationships, "
-				       "provider",
+				       "provider, memoryFileMaxBytes, memoryArchiveRatio, viewMaxBytes",
 				       k);
 		}
 	}
@@ -325,7 +344,11 @@ static json_t *provider_json(const struct zc_provider_config *p)
 
 json_t *zc_config_json(const struct zc_config *cfg)
 {
-	return json_pack("{s:I, s:{s:s}, s:b, s:o}", "recallChars", (json_int_t)cfg->recall_chars,
-			 "recall", "profile", cfg->profile == ZC_PROFILE_ZCOR ? "zcor" : "scored",
-			 "relationships", cfg->relationships, "provider", provider_json(&cfg->provider));
+	return json_pack("{s:I, s:{s:s}, s:b, s:o, s:I, s:f, s:I}", "recallChars",
+			 (json_int_t)cfg->recall_chars, "recall", "profile",
+			 cfg->profile == ZC_PROFILE_ZCOR ? "zcor" : "scored", "relationships",
+			 cfg->relationships, "provider", provider_json(&cfg->provider),
+			 "memoryFileMaxBytes", (json_int_t)cfg->memory_file_max_bytes,
+			 "memoryArchiveRatio", cfg->memory_archive_ratio, "viewMaxBytes",
+			 (json_int_t)cfg->view_max_bytes);
 }

@@ -45,7 +45,15 @@ struct zc_config {
 	enum zc_profile profile; /* recall.profile: "scored" (seed 003) or "zcor" (seed 000) */
 	int relationships;    /* relationships: offer relationship tools and guidance */
 	struct zc_provider_config provider; /* provider: the LLM endpoint, if any */
+	long memory_file_max_bytes; /* memoryFileMaxBytes: hard cap of a MEMORY.md view */
+	double memory_archive_ratio;/* memoryArchiveRatio: rollover above max × ratio (Q-ROLL) */
+	long view_max_bytes;        /* viewMaxBytes: cap of every other view */
 };
+
+#define ZC_MEMORY_FILE_MAX_DEFAULT 32768
+#define ZC_MEMORY_ARCHIVE_RATIO_DEFAULT 0.75
+#define ZC_VIEW_MAX_DEFAULT 262144
+#define ZC_VIEW_MAX_LIMIT (16L << 20)
 
 #define ZC_RECALL_CHARS_DEFAULT 6000
 #define ZC_RECALL_CHARS_MAX 200000

@@ -50,6 +50,11 @@ struct zc_op {
 	json_t *receipt; /* what the caller must be told (important-mark replacement) */
 	int side_effect; /* something outside memory.db changed (a file) */
 	json_t *state;   /* handed from pre to body */
+	/* Files the body made beside memory.db, so that a file and its row
+	 * change together: undo_unlink is removed when the transaction does
+	 * not commit, commit_unlink once it has (sticker save and rename). */
+	json_t *undo_unlink;
+	json_t *commit_unlink;
 };
 
 typedef int (*zc_op_fn)(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e);
@@ -89,6 +94,11 @@ void zc_mem_record_failure(struct zc_mem *m, const struct zcor_ctx *ctx, const c
 void zc_mem_count_hits(struct zc_mem *m, const json_t *seqs);
 void zc_mem_flush_hits(struct zc_mem *m);
 
+/* Registers a file the body created (removed if the op fails) or one to
+ * remove once the op has committed. */
+void zc_op_file_created(struct zc_op *op, const char *path);
+void zc_op_file_obsolete(struct zc_op *op, const char *path);
+
 /* Snapshot helpers for bodies. */
 void zc_op_before(struct zc_op *op, json_t *snap); /* steals snap */
 void zc_op_after(struct zc_op *op, json_t *snap);  /* steals snap */
@@ -102,6 +112,9 @@ int zc_scope_visible(const struct zcor_ctx *ctx, const char *scope);
 int zc_scope_writable(const struct zcor_ctx *ctx, const char *scope);
 /* The scope of a record ctx creates. */
 const char *zc_scope_of_new(const struct zcor_ctx *ctx);
+/* Is key a conversation key: group:<id>, private:<qq>, console:<name>
+ * (letters, digits, _ - . up to 64)? */
+int zc_conv_valid(const char *key);
 int zc_scope_is_private(const struct zcor_ctx *ctx);
 /* The visible-scope filter for SQL over nodes; bind ?9 to the
  * conversation (NULL for the host plane). */
@@ -135,6 +148,10 @@ int zc_person_index_terms(struct zc_store *s, sqlite3_int64 seq, const json_t *p
  * and folds the hit log, in one transaction. *counts: {nodes, people}. */
 int zc_mem_reindex(struct zc_mem *m, json_t **counts, struct zc_err *e);
 
+/* Deletes a node op->ctx may change, unless it has children, a person
+ * link or is a supersede target (ZCOR_ECONFLICT saying which); keeps its
+ * snapshot as the op's before. node is borrowed. */
+int zc_node_delete(struct zc_op *op, const json_t *node, struct zc_err *e);
 /* A new id in creation order. */
 int zc_node_new_id(struct zc_op *op, char out[16], struct zc_err *e);
 /* Moves the important mark of `from` to `to` (keeping its order). */
@@ -181,7 +198,12 @@ extern const struct zc_opdef zc_op_memory_write, zc_op_memory_read, zc_op_memory
 	zc_op_memory_merge, zc_op_memory_supersede, zc_op_memory_history, zc_op_memory_backup,
 	zc_op_memory_restore, zc_op_memory_search, zc_op_relationship_read,
 	zc_op_relationship_query, zc_op_relationship_write, zc_op_relationship_delete,
-	zc_op_synonyms_add, zc_op_synonyms_edit;
+	zc_op_synonyms_add, zc_op_synonyms_edit, zc_op_qq_memory, zc_op_qq_save_sticker,
+	zc_op_qq_rename_sticker;
+
+/* Checks every [[图片: …]] of a reply: only an existing stickers/ file,
+ * with its exact name and extension (qqmem.c). */
+int zc_sticker_check_reply(struct zc_mem *m, const char *text, struct zc_err *e);
 
 /* The expansion of one word through the synonym classes (a read). */
 int zc_synonyms_expand(struct zc_mem *m, const char *word, json_t **out, struct zc_err *e);

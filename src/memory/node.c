@@ -510,15 +510,12 @@ static char *first_ref(struct zc_op *op, const char *sql, const char *id, long l
 	return first;
 }
 
-static int memory_delete(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+int zc_node_delete(struct zc_op *op, const json_t *node, struct zc_err *e)
 {
-	const char *id = zc_json_str(args, "id");
-	json_t *node = NULL;
-	int rc = load_writable(op, id, &node, e);
-	if (rc)
-		return rc;
+	const char *id = zc_json_str(node, "id");
 	long long n;
 	char *ref;
+	int rc = ZCOR_OK;
 	zc_err_clear(e);
 	if ((ref = first_ref(op, "SELECT count(*), min(id) FROM nodes WHERE parent_id = ?1", id, &n, e))) {
 		rc = zc_fail(e, ZCOR_ECONFLICT,
@@ -563,11 +560,22 @@ static int memory_delete(struct zc_op *op, json_t *args, json_t **out, struct zc
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
 	if ((rc = step_done(op, st, e, "deleting a memory")))
 		goto out;
-	zc_op_before(op, json_incref(node));
-	*out = json_pack("{s:s, s:b, s:b}", "id", id, "deleted", 1, "wasImportant",
-			 json_is_true(json_object_get(node, "important")));
+	zc_op_before(op, json_deep_copy(node));
 out:
 	zc_free(ref);
+	return rc;
+}
+
+static int memory_delete(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	const char *id = zc_json_str(args, "id");
+	json_t *node = NULL;
+	int rc = load_writable(op, id, &node, e);
+	if (rc)
+		return rc;
+	if ((rc = zc_node_delete(op, node, e)) == ZCOR_OK)
+		*out = json_pack("{s:s, s:b, s:b}", "id", id, "deleted", 1, "wasImportant",
+				 json_is_true(json_object_get(node, "important")));
 	json_decref(node);
 	return rc;
 }

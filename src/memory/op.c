@@ -6,7 +6,9 @@
  * and its history are one transaction" are enforced; operations never
  * begin or commit transactions themselves.
  */
+#include <ctype.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/buf.h"
@@ -34,6 +36,19 @@ int zc_scope_writable(const struct zcor_ctx *ctx, const char *scope)
 	if (!ctx->conversation || strcmp(scope, ctx->conversation) == 0)
 		return 1;
 	return strcmp(scope, "global") == 0 && !zc_scope_is_private(ctx);
+}
+
+int zc_conv_valid(const char *key)
+{
+	static const char *const kinds[] = {"group:", "private:", "console:"};
+	const char *rest = NULL;
+	for (size_t i = 0; i < 3 && !rest; i++)
+		if (strncmp(key, kinds[i], strlen(kinds[i])) == 0)
+			rest = key + strlen(kinds[i]);
+	int ok = rest && *rest && strlen(rest) <= 64;
+	for (const char *p = rest; ok && *p; p++)
+		ok = isalnum((unsigned char)*p) || *p == '_' || *p == '-' || *p == '.';
+	return ok;
 }
 
 const char *zc_scope_of_new(const struct zcor_ctx *ctx)
@@ -262,8 +277,31 @@ void zc_mem_record_failure(struct zc_mem *m, const struct zcor_ctx *ctx, const c
 
 /* ---- running an operation ------------------------------------------- */
 
+void zc_op_file_created(struct zc_op *op, const char *path)
+{
+	if (!op->undo_unlink)
+		op->undo_unlink = json_array();
+	json_array_append_new(op->undo_unlink, json_string(path));
+}
+
+void zc_op_file_obsolete(struct zc_op *op, const char *path)
+{
+	if (!op->commit_unlink)
+		op->commit_unlink = json_array();
+	json_array_append_new(op->commit_unlink, json_string(path));
+}
+
+static void unlink_all(json_t *paths)
+{
+	size_t i;
+	json_t *p;
+	json_array_foreach(paths, i, p) unlink(json_string_value(p));
+}
+
 static void op_release(struct zc_op *op)
 {
+	json_decref(op->undo_unlink);
+	json_decref(op->commit_unlink);
 	json_decref(op->before);
 	json_decref(op->after);
 	json_decref(op->receipt);
@@ -314,6 +352,7 @@ static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opd
 	op.now = zc_mem_now(m);
 	if ((rc = def->body(&op, args, &result, e))) {
 		zc_store_rollback(&m->store);
+		unlink_all(op.undo_unlink);
 		goto failed;
 	}
 	goto insert;
@@ -330,6 +369,7 @@ insert:
 	}
 	if ((rc = zc_store_commit(&m->store, e)))
 		goto uncertain_or_failed;
+	unlink_all(op.commit_unlink);
 	if (op.receipt && json_is_object(result))
 		json_object_set(result, "receipt", op.receipt);
 	*out = result;
@@ -339,6 +379,7 @@ insert:
 uncertain_or_failed:
 	json_decref(result);
 	result = NULL;
+	unlink_all(op.undo_unlink);
 	if (op.side_effect) {
 		/* A file outside memory.db (a backup, synonyms.json) was already
 		 * written: the caller must not assume nothing happened. */

@@ -222,6 +222,24 @@ static const char *const migrations[] = {
 	"  last_used INTEGER NOT NULL\n"
 	") STRICT;\n"
 	"CREATE INDEX media_lru ON media(last_used);\n",
+	/* 4 -> 5: where each view entry sits in its rendered view, for the
+	 * citations of recall (MEMORY.md#L23); derived, refreshed whenever
+	 * a view changes through qq_memory */
+	"CREATE TABLE view_lines(\n"
+	"  kind TEXT NOT NULL CHECK (kind IN ('node', 'person')),\n"
+	"  ref  INTEGER NOT NULL,\n"   /* nodes.seq or people.seq */
+	"  path TEXT NOT NULL,\n"
+	"  line INTEGER NOT NULL,\n"
+	"  PRIMARY KEY (kind, ref)\n"
+	") WITHOUT ROWID, STRICT;\n"
+	"CREATE INDEX view_lines_path ON view_lines(path);\n"
+	"CREATE INDEX nodes_view ON nodes(scope, kind, tier, archive_month);\n"
+	"CREATE TRIGGER view_lines_node_ad AFTER DELETE ON nodes BEGIN\n"
+	"  DELETE FROM view_lines WHERE kind = 'node' AND ref = old.seq;\n"
+	"END;\n"
+	"CREATE TRIGGER view_lines_person_ad AFTER DELETE ON people BEGIN\n"
+	"  DELETE FROM view_lines WHERE kind = 'person' AND ref = old.seq;\n"
+	"END;\n",
 };
 
 int zc_store_fail(struct zc_store *s, int rc, struct zc_err *e, const char *what)

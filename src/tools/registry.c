@@ -149,6 +149,65 @@ const struct zc_tool zc_tools[] = {
 	 OBJ("\"terms\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64},\"minItems\":2,\"maxItems\":50,\"description\":\"同义的词 / words that mean the same\"}",
 	     "\"terms\""),
 	 &zc_op_synonyms_add, ZC_OFFER_ALWAYS},
+	{"qq_memory", "记忆文件 / Memory views",
+	 "读写长期记忆的各个视图。path：INDEX.md（短索引）、PEOPLE.md（全局人物表，QQ 号为主键）、COGNITION.md（全局语言梗/黑话，只有文字）、"
+	 "STICKERS.md（表情包目录）、conversations/<slug>/MEMORY.md（本会话热层，slug 为会话 key 把冒号换成短横线，如 group-100000001）、"
+	 "conversations/<slug>/archive/YYYY-MM.md（冷层，只读可搜）。action：read（带行号引用与未解析行提示；version=N 读第 N 个旧版本）、"
+	 "list（列出视图与冷层文件）、search（query 关键词，含冷层）、upsert（按 name 新增或原地替换一条，只给字段，格式与分节由代码生成：name、meaning、"
+	 "usage、type=缩写/谐音/专名/其它、variants、image、scene、section=人物/惯例与偏好/在追/事实、date、qq、aliases、pinned、confidence=确认/存疑）、"
+	 "remove（按 name 或 line 删除）、write（整份覆盖，条目数掉到 90% 以下被拒，除非 force: true）、append（追加条目）。结构化文件请用 upsert，"
+	 "不要整份重写。私聊会话不能写 PEOPLE.md / COGNITION.md / STICKERS.md / INDEX.md，请写进本会话的 MEMORY.md；"
+	 "COGNITION.md 里不许出现文件路径；STICKERS.md 的图片必须先用 qq_save_sticker 收藏。",
+	 "Read and change the memory views. path: INDEX.md (short index), PEOPLE.md (global people by QQ number), COGNITION.md (global "
+	 "slang, words only), STICKERS.md (sticker catalog), conversations/<slug>/MEMORY.md (this conversation's hot memory; slug is the key "
+	 "with '-' for ':', e.g. group-100000001), conversations/<slug>/archive/YYYY-MM.md (cold, read-only, searchable). action: read "
+	 "(line references and a note on unparsed lines; version=N reads an earlier version), list, search (query words, archive "
+	 "included), upsert (add or replace one entry by name; give fields, the code formats them: name, meaning, usage, type, variants, "
+	 "image, scene, section, date, qq, aliases, pinned, confidence), remove (by name or line), write (replace the whole view; refused "
+	 "below 90% of the entries unless force: true), append. Prefer upsert. A private conversation cannot write the global views: use "
+	 "its own MEMORY.md. No file paths in COGNITION.md; collect an image with qq_save_sticker before cataloguing it.",
+	 OBJ("\"action\":{\"type\":\"string\",\"enum\":[\"read\",\"append\",\"write\",\"search\",\"list\",\"upsert\",\"remove\"],\"description\":\"动作 / action\"},"
+	     "\"path\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":512,\"description\":\"视图路径 / view path\"},"
+	     "\"content\":{\"type\":\"string\",\"maxLength\":1048576,\"description\":\"write / append 的 Markdown 文本 / Markdown text for write and append\"},"
+	     "\"force\":{\"type\":\"boolean\",\"description\":\"write 时允许条目数降到 90% 以下 / allow a write to drop below 90% of the entries\"},"
+	     "\"query\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":500,\"description\":\"search 的关键词，空格分隔 / search words, space-separated\"},"
+	     "\"version\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":20,\"description\":\"read 旧版本：1 为上一版 / read an earlier version, 1 = the previous one\"},"
+	     "\"line\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"remove 的行号 / line to remove\"},"
+	     "\"name\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200,\"description\":\"条目名（梗的写法、表情包名、人名、事项）/ entry name\"},"
+	     "\"meaning\":{\"type\":\"string\",\"maxLength\":2000,\"description\":\"含义 / 内容 / meaning\"},"
+	     "\"usage\":{\"type\":\"string\",\"maxLength\":2000,\"description\":\"用法（COGNITION）/ usage\"},"
+	     "\"type\":{\"type\":\"string\",\"enum\":[\"缩写\",\"谐音\",\"专名\",\"其它\"],\"description\":\"梗的类型（COGNITION）/ slang type\"},"
+	     "\"variants\":{\"type\":[\"string\",\"array\"],\"items\":{\"type\":\"string\"},\"description\":\"变体写法，用 / 分隔（COGNITION）/ variants, '/'-separated\"},"
+	     "\"image\":{\"type\":\"string\",\"maxLength\":300,\"description\":\"收藏后的 stickers/ 路径（STICKERS）/ collected sticker path\"},"
+	     "\"scene\":{\"type\":\"string\",\"maxLength\":2000,\"description\":\"使用场景（STICKERS）/ when to use it\"},"
+	     "\"picture\":{\"type\":\"string\",\"maxLength\":2000,\"description\":\"画面（STICKERS）/ what it shows\"},"
+	     "\"section\":{\"type\":\"string\",\"maxLength\":40,\"description\":\"MEMORY.md 的节：人物 / 惯例与偏好 / 在追 / 事实\"},"
+	     "\"date\":{\"type\":\"string\",\"maxLength\":10,\"description\":\"事实日期 YYYY-MM-DD / fact date\"},"
+	     "\"expires\":{\"type\":\"string\",\"maxLength\":10,\"description\":\"过期日期 YYYY-MM-DD（MEMORY）/ expiry date\"},"
+	     "\"qq\":{\"type\":\"string\",\"maxLength\":20,\"description\":\"QQ 号（PEOPLE）/ QQ number\"},"
+	     "\"aliases\":{\"type\":[\"string\",\"array\"],\"items\":{\"type\":\"string\"},\"description\":\"别名，用 / 分隔 / aliases, '/'-separated\"},"
+	     "\"pinned\":{\"type\":\"boolean\",\"description\":\"置顶：不滚入冷层 / pinned: never archived\"},"
+	     "\"confidence\":{\"type\":\"string\",\"enum\":[\"确认\",\"存疑\"],\"description\":\"置信；存疑的条目不进提示词 / doubtful entries are never injected\"}",
+	     "\"action\""),
+	 &zc_op_qq_memory, ZC_OFFER_ALWAYS},
+	{"qq_save_sticker", "收藏表情包 / Save a sticker",
+	 "把别人发来的图片（消息里的 media/<哈希>.<扩展名> 路径）收藏为 stickers/<name>.<扩展名>，并写进 STICKERS.md 的已收藏区。"
+	 "收藏后发送用返回的 send 字段，路径原样带扩展名：[[图片: stickers/名字.gif]]。",
+	 "Collect an image someone sent (its media/<hash>.<ext> path from the message) as stickers/<name>.<ext> and catalog it in "
+	 "STICKERS.md. Send it afterwards with the returned `send` text, the path exactly as given, extension included.",
+	 OBJ("\"media\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":300,\"description\":\"media/ 下的图片路径 / the media/ path\"},"
+	     "\"name\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64,\"description\":\"表情包名字 / sticker name\"},"
+	     "\"meaning\":{\"type\":\"string\",\"maxLength\":2000,\"description\":\"含义 / meaning\"},"
+	     "\"scene\":{\"type\":\"string\",\"maxLength\":2000,\"description\":\"使用场景 / when to use it\"}",
+	     "\"media\",\"name\""),
+	 &zc_op_qq_save_sticker, ZC_OFFER_ALWAYS},
+	{"qq_rename_sticker", "重命名表情包 / Rename a sticker",
+	 "给已收藏的表情包改名：文件与 STICKERS.md 条目一起搬，失败时两者都保持原样。",
+	 "Rename a collected sticker: the file and its STICKERS.md entry move together; on failure both stay as they were.",
+	 OBJ("\"from\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":300,\"description\":\"原名字或 stickers/ 路径 / current name or path\"},"
+	     "\"to\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64,\"description\":\"新名字（不带扩展名）/ new name, no extension\"}",
+	     "\"from\",\"to\""),
+	 &zc_op_qq_rename_sticker, ZC_OFFER_ALWAYS},
 	{NULL, NULL, NULL, NULL, NULL, NULL, 0},
 };
 

@@ -1,0 +1,709 @@
+/*
+ * qqmem.c — the qq tools over the memory views (SPEC §3.2, seed 003):
+ * qq_memory (read, append, write, search, list, upsert, remove),
+ * qq_save_sticker, qq_rename_sticker, and the check of [[图片: …]] in a
+ * reply.
+ *
+ * Memory layer. The write gate lives here, once: a private conversation
+ * never writes a global view (PEOPLE.md, COGNITION.md, STICKERS.md,
+ * INDEX.md) and is told to use its own MEMORY.md; a conversation reads
+ * and writes only its own MEMORY.md and archive; the host plane (web
+ * page, CLI) is not gated. Every change keeps the previous rendering
+ * (the last 20 per view), records before/after text in history, runs the
+ * rollover of a MEMORY.md and enforces the view's byte limit — all in
+ * the operation's one transaction.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "base/fs.h"
+#include "base/json.h"
+#include "memory/view.h"
+#include "text/norm.h"
+
+#define STICKER_MAX_BYTES (10L << 20)
+#define SEARCH_MAX_HITS 50
+
+/* ---- the gate ------------------------------------------------------------ */
+
+static int own_conversation(const struct zcor_ctx *ctx, const struct zc_view *v)
+{
+	return !ctx->conversation || strcmp(ctx->conversation, v->conv) == 0;
+}
+
+static int gate_read(const struct zcor_ctx *ctx, const struct zc_view *v, struct zc_err *e)
+{
+	if ((v->kind == ZC_VIEW_MEMORY || v->kind == ZC_VIEW_ARCHIVE) && !own_conversation(ctx, v))
+		return zc_fail(e, ZCOR_ENOTFOUND,
+			       "no view '%s' in this conversation; list the views with "
+			       "qq_memory {action: \"list\"}",
+			       v->path);
+	return ZCOR_OK;
+}
+
+static int gate_write(const struct zcor_ctx *ctx, const struct zc_view *v, struct zc_err *e)
+{
+	int rc = gate_read(ctx, v, e);
+	if (rc)
+		return rc;
+	if (ctx->conversation && v->kind != ZC_VIEW_MEMORY && v->kind != ZC_VIEW_ARCHIVE &&
+	    zc_scope_is_private(ctx)) {
+		struct zc_view own;
+		zc_view_memory(&own, ctx->conversation);
+		return zc_fail(e, ZCOR_EFORBIDDEN,
+			       "a private conversation cannot write %s: it is shared with every "
+			       "conversation, and what is learned in a private chat stays there; "
+			       "write it into this conversation's own %s instead",
+			       v->path, own.path);
+	}
+	return ZCOR_OK;
+}
+
+/* ---- arguments ------------------------------------------------------------ */
+
+static int path_arg(json_t *args, struct zc_view *v, struct zc_err *e)
+{
+	json_t *p = json_object_get(args, "path");
+	if (!json_is_string(p))
+		return zc_fail(e, ZCOR_EINVAL,
+			       "argument 'path': required for this action, e.g. "
+			       "conversations/group-100000001/MEMORY.md or COGNITION.md");
+	return zc_view_path(json_string_value(p), json_string_length(p), "path", v, e);
+}
+
+static int content_arg(json_t *args, const char **text, struct zc_err *e)
+{
+	json_t *c = json_object_get(args, "content");
+	if (!json_is_string(c))
+		return zc_fail(e, ZCOR_EINVAL, "argument 'content': the Markdown text to write");
+	if (strlen(json_string_value(c)) != json_string_length(c))
+		return zc_fail(e, ZCOR_EINVAL, "argument 'content': must not contain a NUL character");
+	*text = json_string_value(c);
+	return ZCOR_OK;
+}
+
+/* ---- around a change ------------------------------------------------------ */
+
+static json_t *snapshot(struct zc_op *op, const struct zc_view *v, struct zc_err *e)
+{
+	char *text = NULL;
+	if (zc_view_render(op->m, v, &text, NULL, NULL, e))
+		return NULL;
+	json_t *s = json_pack("{s:s, s:s}", "path", v->path, "text", text);
+	zc_free(text);
+	return s;
+}
+
+static int before_change(struct zc_op *op, const struct zc_view *v, struct zc_err *e)
+{
+	json_t *s = snapshot(op, v, e);
+	if (!s)
+		return e->code;
+	zc_op_before(op, s);
+	return zc_view_save_version(op, v, e);
+}
+
+/* Rollover, byte limit, citations, after-snapshot and the result. */
+static int after_change(struct zc_op *op, const struct zc_view *v, json_t *result,
+			struct zc_err *e)
+{
+	json_t *warnings = json_array();
+	int rc = ZCOR_OK;
+	if (v->kind == ZC_VIEW_MEMORY) {
+		long long moved = 0;
+		if ((rc = zc_view_rollover(op, v->conv, &moved, warnings, e)))
+			goto out;
+		if (moved)
+			json_object_set_new(result, "archived", json_integer(moved));
+	}
+	char *text = NULL;
+	json_t *unparsed = NULL;
+	if ((rc = zc_view_render(op->m, v, &text, NULL, &unparsed, e)))
+		goto out;
+	long bytes = (long)strlen(text), limit = zc_view_limit(op->m, v);
+	if (bytes > limit) {
+		rc = zc_fail(e, ZCOR_EINVAL,
+			     "%s would be %ld bytes, over its limit of %ld; shorten or remove entries "
+			     "(the operator can raise %s in config.json)",
+			     v->path, bytes, limit,
+			     v->kind == ZC_VIEW_MEMORY ? "memoryFileMaxBytes" : "viewMaxBytes");
+		zc_free(text);
+		json_decref(unparsed);
+		goto out;
+	}
+	zc_op_after(op, json_pack("{s:s, s:s}", "path", v->path, "text", text));
+	zc_free(text);
+	long long count = 0;
+	if ((rc = zc_view_index_lines(op->m, v, e)) || (rc = zc_view_count(op->m, v, &count, e))) {
+		json_decref(unparsed);
+		goto out;
+	}
+	json_object_set_new(result, "path", json_string(v->path));
+	json_object_set_new(result, "entries", json_integer(count));
+	json_object_set_new(result, "bytes", json_integer(bytes));
+	if (json_array_size(unparsed))
+		json_object_set_new(result, "unparsedLines", json_integer((json_int_t)json_array_size(unparsed)));
+	json_decref(unparsed);
+	if (json_array_size(warnings))
+		json_object_set(result, "warnings", warnings);
+out:
+	json_decref(warnings);
+	return rc;
+}
+
+/* ---- actions ---------------------------------------------------------------- */
+
+static json_t *unparsed_note(const json_t *unparsed)
+{
+	if (!json_array_size(unparsed))
+		return NULL;
+	struct zc_buf b = ZC_BUF_INIT;
+	zc_buf_addf(&b, "%zu 行没有解析成条目，原样保留、不进提示词（/ %zu line(s) did not parse: kept as "
+			"written, never injected）：",
+		    json_array_size(unparsed), json_array_size(unparsed));
+	size_t i;
+	json_t *u;
+	json_array_foreach(unparsed, i, u) {
+		if (i == 10) {
+			zc_buf_adds(&b, " …");
+			break;
+		}
+		zc_buf_addf(&b, "%sL%lld", i ? ", " : " ", (long long)json_integer_value(json_object_get(u, "line")));
+	}
+	zc_buf_adds(&b, "。用 upsert 重写这些条目，再用 remove {line} 删掉旧行 / rewrite them with upsert, then remove the old line with remove {line}.");
+	return zc_json_string_own(zc_buf_detach(&b));
+}
+
+static int act_read(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	struct zc_view v;
+	int rc;
+	if ((rc = path_arg(args, &v, e)) || (rc = gate_read(op->ctx, &v, e)))
+		return rc;
+	json_t *ver = json_object_get(args, "version");
+	if (ver) {
+		if (!json_is_integer(ver) || json_integer_value(ver) < 1 ||
+		    json_integer_value(ver) > ZC_VIEW_VERSIONS)
+			return zc_fail(e, ZCOR_EINVAL,
+				       "argument 'version': 1 (the previous version) to %d", ZC_VIEW_VERSIONS);
+		sqlite3_stmt *st = zc_stmt(&op->m->store,
+					   "SELECT text, at, actor FROM view_versions WHERE path = ?1 "
+					   "ORDER BY seq DESC LIMIT 1 OFFSET ?2",
+					   e);
+		if (!st)
+			return e->code;
+		sqlite3_bind_text(st, 1, v.path, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 2, json_integer_value(ver) - 1);
+		int s = sqlite3_step(st);
+		if (s == SQLITE_ROW) {
+			*out = json_pack("{s:s, s:I, s:s, s:s}", "path", v.path, "version",
+					 (json_int_t)json_integer_value(ver), "actor",
+					 (const char *)sqlite3_column_text(st, 2), "text",
+					 (const char *)sqlite3_column_text(st, 0));
+			zc_json_set_time(*out, "savedAt", sqlite3_column_int64(st, 1));
+		}
+		sqlite3_reset(st);
+		if (s == SQLITE_ROW)
+			return ZCOR_OK;
+		if (s != SQLITE_DONE)
+			return zc_store_fail(&op->m->store, s, e, "reading a view version");
+		return zc_fail(e, ZCOR_ENOTFOUND, "%s has fewer than %lld earlier versions", v.path,
+			       (long long)json_integer_value(ver));
+	}
+	char *text = NULL;
+	json_t *entries = NULL, *unparsed = NULL;
+	if ((rc = zc_view_render(op->m, &v, &text, &entries, &unparsed, e)))
+		return rc;
+	*out = json_pack("{s:s, s:s, s:I}", "path", v.path, "text", text, "entries",
+			 (json_int_t)json_array_size(entries));
+	json_t *note = unparsed_note(unparsed);
+	if (note)
+		json_object_set_new(*out, "note", note);
+	zc_free(text);
+	json_decref(entries);
+	json_decref(unparsed);
+	return ZCOR_OK;
+}
+
+static int act_list(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	json_t *views = NULL;
+	int rc = zc_view_list(op, &views, e);
+	if (rc)
+		return rc;
+	*out = json_pack("{s:o}", "views", views);
+	return ZCOR_OK;
+}
+
+/* Keywords from "query" (split on spaces) or "keywords", normalised. */
+static int search_terms(json_t *args, json_t **terms, struct zc_err *e)
+{
+	*terms = json_array();
+	json_t *q = json_object_get(args, "query"), *k = json_object_get(args, "keywords");
+	if (json_is_string(q)) {
+		const char *s = json_string_value(q);
+		while (*s) {
+			while (*s == ' ' || *s == '\t')
+				s++;
+			const char *t = s;
+			while (*s && *s != ' ' && *s != '\t')
+				s++;
+			if (s > t)
+				json_array_append_new(*terms, zc_json_string_own(zc_norm_n(t, (size_t)(s - t))));
+		}
+	}
+	size_t i;
+	json_t *w;
+	json_array_foreach(k, i, w) if (json_is_string(w) && *json_string_value(w))
+		json_array_append_new(*terms, zc_json_string_own(zc_norm(json_string_value(w))));
+	if (!json_array_size(*terms)) {
+		json_decref(*terms);
+		*terms = NULL;
+		return zc_fail(e, ZCOR_EINVAL,
+			       "argument 'query': the words to look for, e.g. {\"query\": \"蚌埠\"}");
+	}
+	return ZCOR_OK;
+}
+
+static int grep_view(struct zc_op *op, const struct zc_view *v, const json_t *terms, json_t *hits,
+		     struct zc_err *e)
+{
+	char *text = NULL;
+	int rc = zc_view_render(op->m, v, &text, NULL, NULL, e);
+	if (rc)
+		return rc;
+	long lineno = 0;
+	for (const char *p = text; *p && json_array_size(hits) < SEARCH_MAX_HITS;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		lineno++;
+		if (n && p[0] != '#') {
+			char *norm = zc_norm_n(p, n);
+			int all = 1;
+			size_t i;
+			json_t *t;
+			json_array_foreach(terms, i, t) all &= strstr(norm, json_string_value(t)) != NULL;
+			zc_free(norm);
+			if (all)
+				json_array_append_new(hits, json_pack("{s:s, s:I, s:s%}", "path", v->path,
+								      "line", (json_int_t)lineno, "text", p, n));
+		}
+		p = nl ? nl + 1 : p + n;
+	}
+	zc_free(text);
+	return ZCOR_OK;
+}
+
+static int act_search(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	json_t *terms = NULL, *views = NULL, *hits = json_array();
+	int rc;
+	if ((rc = search_terms(args, &terms, e)) || (rc = zc_view_list(op, &views, e)))
+		goto out;
+	size_t i;
+	json_t *x;
+	json_array_foreach(views, i, x) {
+		struct zc_view v;
+		const char *path = zc_json_str(x, "path");
+		if ((rc = zc_view_path(path, strlen(path), "path", &v, e)) ||
+		    (rc = grep_view(op, &v, terms, hits, e)))
+			goto out;
+	}
+	*out = json_pack("{s:O, s:b}", "hits", hits, "truncated", json_array_size(hits) >= SEARCH_MAX_HITS);
+out:
+	json_decref(terms);
+	json_decref(views);
+	json_decref(hits);
+	return rc;
+}
+
+static int act_upsert(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	struct zc_view v;
+	json_t *entry = NULL;
+	int rc, created = 0;
+	if ((rc = path_arg(args, &v, e)) || (rc = gate_write(op->ctx, &v, e)) ||
+	    (rc = zc_view_entry_check(op->m, &v, args, &entry, e)) || (rc = before_change(op, &v, e)) ||
+	    (rc = zc_view_upsert(op, &v, entry, &created, e)))
+		goto out;
+	*out = json_pack("{s:s, s:O, s:b}", "action", "upsert", "name", json_object_get(entry, "name"),
+			 "created", created);
+	rc = after_change(op, &v, *out, e);
+out:
+	json_decref(entry);
+	return rc;
+}
+
+static int act_remove(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	struct zc_view v;
+	int rc;
+	if ((rc = path_arg(args, &v, e)) || (rc = gate_write(op->ctx, &v, e)))
+		return rc;
+	const char *name = zc_json_str(args, "name");
+	json_t *line = json_object_get(args, "line");
+	if (!name && !json_is_integer(line))
+		return zc_fail(e, ZCOR_EINVAL,
+			       "argument 'name': the entry to remove (or 'line': its line number as read)");
+	if (v.kind == ZC_VIEW_INDEX)
+		return zc_fail(e, ZCOR_EINVAL, "argument 'path': INDEX.md has no entries; use write");
+	if ((rc = before_change(op, &v, e)) ||
+	    (rc = zc_view_remove(op, &v, name, json_is_integer(line) ? json_integer_value(line) : 0, e)))
+		return rc;
+	*out = json_pack("{s:s, s:b}", "action", "remove", "removed", 1);
+	return after_change(op, &v, *out, e);
+}
+
+static int act_write(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e, int append)
+{
+	struct zc_view v;
+	const char *text = NULL;
+	json_t *doc = NULL;
+	int rc;
+	if ((rc = path_arg(args, &v, e)) || (rc = gate_write(op->ctx, &v, e)) ||
+	    (rc = content_arg(args, &text, e)))
+		return rc;
+	if (v.kind == ZC_VIEW_ARCHIVE)
+		return zc_fail(e, ZCOR_EINVAL,
+			       "argument 'path': archive files are filled by rollover; change the "
+			       "entry in MEMORY.md, or remove it from the archive by name");
+	if ((long)strlen(text) > zc_view_limit(op->m, &v))
+		return zc_fail(e, ZCOR_EINVAL, "argument 'content': %zu bytes, over the limit of %ld for %s",
+			       strlen(text), zc_view_limit(op->m, &v), v.path);
+	doc = zc_view_parse(&v, text);
+	long long before = 0, after = 0;
+	if ((rc = zc_view_count(op->m, &v, &before, e)))
+		goto out;
+	if (v.kind == ZC_VIEW_INDEX) {
+		for (const char *p = text; *p;) {
+			const char *nl = strchr(p, '\n');
+			size_t n = nl ? (size_t)(nl - p) : strlen(p);
+			int blank = 1;
+			for (size_t i = 0; i < n; i++)
+				blank &= p[i] == ' ' || p[i] == '\t' || p[i] == '\r';
+			after += !blank;
+			p = nl ? nl + 1 : p + n;
+		}
+	} else {
+		after = (long long)(json_array_size(json_object_get(doc, "entries")) +
+				    json_array_size(json_object_get(doc, "unparsed")));
+	}
+	/* the 90% guard: a whole-view write that drops more than a tenth of
+	 * the entries is almost always a model that lost track of the file */
+	if (!append && after * 10 < before * 9 && !json_is_true(json_object_get(args, "force"))) {
+		rc = zc_fail(e, ZCOR_ECONFLICT,
+			     "writing %s would keep %lld of its %lld entries (below 90%%); nothing was "
+			     "written. Change single entries with upsert / remove, or pass force: true "
+			     "if dropping them is intended",
+			     v.path, after, before);
+		goto out;
+	}
+	if ((rc = before_change(op, &v, e)))
+		goto out;
+	rc = append ? zc_view_append(op, &v, doc, e) : zc_view_replace(op, &v, doc, e);
+	if (rc)
+		goto out;
+	*out = json_pack("{s:s, s:I, s:I}", "action", append ? "append" : "write", "parsedEntries",
+			 (json_int_t)json_array_size(json_object_get(doc, "entries")), "mergedDuplicates",
+			 (json_int_t)json_integer_value(json_object_get(doc, "duplicates")));
+	rc = after_change(op, &v, *out, e);
+out:
+	json_decref(doc);
+	return rc;
+}
+
+static int qq_memory(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	const char *action = zc_json_str(args, "action");
+	if (!action)
+		return zc_fail(e, ZCOR_EINVAL,
+			       "argument 'action': one of read, append, write, search, list, upsert, remove");
+	if (strcmp(action, "read") == 0)
+		return act_read(op, args, out, e);
+	if (strcmp(action, "list") == 0)
+		return act_list(op, args, out, e);
+	if (strcmp(action, "search") == 0)
+		return act_search(op, args, out, e);
+	if (strcmp(action, "upsert") == 0)
+		return act_upsert(op, args, out, e);
+	if (strcmp(action, "remove") == 0)
+		return act_remove(op, args, out, e);
+	if (strcmp(action, "write") == 0)
+		return act_write(op, args, out, e, 0);
+	if (strcmp(action, "append") == 0)
+		return act_write(op, args, out, e, 1);
+	return zc_fail(e, ZCOR_EINVAL,
+		       "argument 'action': '%s' is not one of read, append, write, search, list, "
+		       "upsert, remove",
+		       action);
+}
+
+const struct zc_opdef zc_op_qq_memory = {"qq_memory", NULL, qq_memory, 0};
+
+/* ---- stickers (Q-STK) -------------------------------------------------------- */
+
+static int sticker_name(const char *field, const char *s, struct zc_err *e)
+{
+	size_t n = s ? strlen(s) : 0;
+	int ok = n > 0 && zc_utf8_len(s) <= 64 && s[0] != '.' && s[0] != '-';
+	for (size_t i = 0; ok && i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		ok = c >= 0x20 && c != 0x7f && c != '/' && c != '\\' && c != ':' && c != '*' &&
+		     c != '?' && c != '"' && c != '<' && c != '>' && c != '|' && c != '[' && c != ']';
+	}
+	if (ok && (strstr(s, "｜") || strstr(s, "..")))
+		ok = 0;
+	if (!ok)
+		return zc_fail(e, ZCOR_EINVAL,
+			       "argument '%s': a sticker name of 1 to 64 characters, without / \\ : * "
+			       "? \" < > | [ ] ｜ or '..', not starting with '.' or '-', e.g. 无语",
+			       field);
+	return ZCOR_OK;
+}
+
+static const char *ext_of(const char *file)
+{
+	const char *dot = strrchr(file, '.');
+	return dot && dot != file ? dot : NULL;
+}
+
+/* media/<file> (or .qq-media/<file>) inside the memory directory. */
+static int media_arg(struct zc_mem *m, const char *media, char **full, const char **file,
+		     struct zc_err *e)
+{
+	const char *f = NULL;
+	if (media && strncmp(media, "media/", 6) == 0)
+		f = media + 6;
+	else if (media && strncmp(media, ".qq-media/", 10) == 0)
+		f = media + 10;
+	if (!f || !*f || strchr(f, '/') || f[0] == '.' || !ext_of(f))
+		return zc_fail(e, ZCOR_EINVAL,
+			       "argument 'media': the media/<hash>.<ext> path of an image someone sent "
+			       "(as in the message's media list)");
+	struct zc_buf b = ZC_BUF_INIT;
+	zc_buf_addf(&b, "%s/media/%s", m->dir, f);
+	if (!zc_file_exists(b.p)) {
+		int rc = zc_fail(e, ZCOR_ENOTFOUND,
+				 "argument 'media': '%s' is not in the media cache (it may have been "
+				 "evicted); ask for the image again",
+				 media);
+		zc_buf_release(&b);
+		return rc;
+	}
+	*full = zc_buf_detach(&b);
+	*file = f;
+	return ZCOR_OK;
+}
+
+static int same_file(const char *a, const char *b)
+{
+	char *x = NULL, *y = NULL;
+	size_t nx = 0, ny = 0;
+	int same = zc_read_file(a, STICKER_MAX_BYTES, &x, &nx, NULL) == ZCOR_OK &&
+		   zc_read_file(b, STICKER_MAX_BYTES, &y, &ny, NULL) == ZCOR_OK && nx == ny &&
+		   memcmp(x, y, nx) == 0;
+	zc_free(x);
+	zc_free(y);
+	return same;
+}
+
+static int save_sticker(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	struct zc_view v = {.kind = ZC_VIEW_STICKERS};
+	snprintf(v.path, sizeof(v.path), "STICKERS.md");
+	const char *name = zc_json_str(args, "name"), *file = NULL;
+	char *src = NULL, *dest = NULL, *data = NULL;
+	json_t *fields = NULL, *entry = NULL;
+	size_t len = 0;
+	int rc, created = 0;
+	if ((rc = gate_write(op->ctx, &v, e)) || (rc = sticker_name("name", name, e)) ||
+	    (rc = media_arg(op->m, zc_json_str(args, "media"), &src, &file, e)))
+		goto out;
+	struct zc_buf rel = ZC_BUF_INIT;
+	zc_buf_addf(&rel, "stickers/%s%s", name, ext_of(file));
+	char *stickers = zc_path_join(op->m->dir, "stickers");
+	rc = zc_mkdir_p(stickers, e);
+	zc_free(stickers);
+	dest = zc_path_join(op->m->dir, rel.p);
+	fields = json_pack("{s:s, s:s}", "name", name, "image", rel.p);
+	zc_buf_release(&rel);
+	if (rc)
+		goto out;
+	if (zc_json_str(args, "meaning"))
+		json_object_set(fields, "meaning", json_object_get(args, "meaning"));
+	if (zc_json_str(args, "scene"))
+		json_object_set(fields, "scene", json_object_get(args, "scene"));
+	if (zc_file_exists(dest)) {
+		if (!same_file(src, dest)) {
+			rc = zc_fail(e, ZCOR_ECONFLICT,
+				     "a different sticker is already saved as '%s'; choose another name, "
+				     "or rename that one first with qq_rename_sticker",
+				     zc_json_str(fields, "image"));
+			goto out;
+		}
+	} else {
+		if ((rc = zc_read_file(src, STICKER_MAX_BYTES, &data, &len, e)) ||
+		    (rc = zc_write_file_atomic(dest, data, len, e)))
+			goto out;
+		zc_op_file_created(op, dest);
+		op->side_effect = 1;
+	}
+	if ((rc = zc_view_entry_check(op->m, &v, fields, &entry, e)) || (rc = before_change(op, &v, e)) ||
+	    (rc = zc_view_upsert(op, &v, entry, &created, e)))
+		goto out;
+	*out = json_pack("{s:s, s:O, s:O, s:b, s:s}", "action", "save_sticker", "name",
+			 json_object_get(entry, "name"), "image", json_object_get(entry, "image"),
+			 "created", created, "send", "[[图片: ");
+	struct zc_buf send = ZC_BUF_INIT;
+	zc_buf_addf(&send, "[[图片: %s]]", zc_json_str(entry, "image"));
+	json_object_set_new(*out, "send", zc_json_string_own(zc_buf_detach(&send)));
+	rc = after_change(op, &v, *out, e);
+out:
+	zc_free(src);
+	zc_free(dest);
+	zc_free(data);
+	json_decref(fields);
+	json_decref(entry);
+	return rc;
+}
+
+const struct zc_opdef zc_op_qq_save_sticker = {"qq_save_sticker", NULL, save_sticker, 0};
+
+static int rename_sticker(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	struct zc_view v = {.kind = ZC_VIEW_STICKERS};
+	snprintf(v.path, sizeof(v.path), "STICKERS.md");
+	const char *from = zc_json_str(args, "from"), *to = zc_json_str(args, "to");
+	char *old_full = NULL, *new_full = NULL, *from_name = NULL;
+	json_t *entries = NULL, *node = NULL;
+	char *text = NULL;
+	int rc;
+	if ((rc = gate_write(op->ctx, &v, e)) || (rc = sticker_name("to", to, e)))
+		goto out;
+	if (!from || !*from) {
+		rc = zc_fail(e, ZCOR_EINVAL, "argument 'from': the sticker's name or its stickers/ path");
+		goto out;
+	}
+	/* "stickers/无语.gif" or "无语" */
+	if (strncmp(from, "stickers/", 9) == 0) {
+		const char *f = from + 9, *dot = ext_of(f);
+		from_name = dot ? zc_strndup(f, (size_t)(dot - f)) : zc_strdup(f);
+	} else {
+		from_name = zc_strdup(from);
+	}
+	if ((rc = zc_view_render(op->m, &v, &text, &entries, NULL, e)))
+		goto out;
+	char *want = zc_norm(from_name), *want_to = zc_norm(to);
+	const char *id = NULL;
+	size_t i;
+	json_t *x;
+	int clash = 0;
+	json_array_foreach(entries, i, x) {
+		char *nn = zc_norm(zc_json_str(x, "name"));
+		if (strcmp(nn, want) == 0)
+			id = zc_json_str(x, "id");
+		else if (strcmp(nn, want_to) == 0)
+			clash = 1;
+		zc_free(nn);
+	}
+	zc_free(want);
+	zc_free(want_to);
+	if (!id) {
+		rc = zc_fail(e, ZCOR_ENOTFOUND, "STICKERS.md has no sticker named '%s'; read it to see the names",
+			     from_name);
+		goto out;
+	}
+	if (clash) {
+		rc = zc_fail(e, ZCOR_ECONFLICT, "STICKERS.md already has a sticker named '%s'; pick another name", to);
+		goto out;
+	}
+	if ((rc = zc_node_load(op, id, &node, e)) || (rc = before_change(op, &v, e)))
+		goto out;
+	json_t *attrs = json_object_get(node, "attrs");
+	const char *img = zc_json_str(attrs, "image");
+	json_object_set_new(node, "title", json_string(to));
+	if (img && strncmp(img, "stickers/", 9) == 0) {
+		const char *ext = ext_of(img + 9);
+		struct zc_buf rel = ZC_BUF_INIT;
+		zc_buf_addf(&rel, "stickers/%s%s", to, ext ? ext : "");
+		old_full = zc_path_join(op->m->dir, img);
+		new_full = zc_path_join(op->m->dir, rel.p);
+		if (zc_file_exists(new_full)) {
+			rc = zc_fail(e, ZCOR_ECONFLICT, "a file '%s' already exists; pick another name", rel.p);
+			zc_buf_release(&rel);
+			goto out;
+		}
+		/* the new name appears now and the old one goes only after the
+		 * commit, so a failure anywhere leaves the old file and entry */
+		if (link(old_full, new_full) != 0) {
+			rc = zc_fail(e, errno == ENOENT ? ZCOR_ENOTFOUND : zc_errno_code(errno),
+				     "cannot rename '%s' to '%s': %s", img, rel.p, strerror(errno));
+			zc_buf_release(&rel);
+			goto out;
+		}
+		zc_op_file_created(op, new_full);
+		zc_op_file_obsolete(op, old_full);
+		op->side_effect = 1;
+		json_object_set_new(attrs, "image", zc_json_string_own(zc_buf_detach(&rel)));
+	}
+	zc_json_set_time(node, "updatedAt", op->now);
+	if ((rc = zc_node_save(op, node, e)))
+		goto out;
+	*out = json_pack("{s:s, s:s, s:s}", "action", "rename_sticker", "from", from_name, "to", to);
+	if (zc_json_str(attrs, "image"))
+		json_object_set(*out, "image", json_object_get(attrs, "image"));
+	rc = after_change(op, &v, *out, e);
+out:
+	zc_free(old_full);
+	zc_free(new_full);
+	zc_free(from_name);
+	zc_free(text);
+	json_decref(entries);
+	json_decref(node);
+	return rc;
+}
+
+const struct zc_opdef zc_op_qq_rename_sticker = {"qq_rename_sticker", NULL, rename_sticker, 0};
+
+/* ---- [[图片: …]] in a reply ----------------------------------------------------- */
+
+int zc_sticker_check_reply(struct zc_mem *m, const char *text, struct zc_err *e)
+{
+	static const char open[] = "[[图片:";
+	for (const char *p = text ? strstr(text, open) : NULL; p; p = strstr(p, open)) {
+		const char *s = p + strlen(open), *end = strstr(s, "]]");
+		if (!end)
+			return zc_fail(e, ZCOR_EINVAL, "a '[[图片:' in the reply has no closing ']]'");
+		while (s < end && (*s == ' ' || *s == '\t'))
+			s++;
+		const char *t = end;
+		while (t > s && (t[-1] == ' ' || t[-1] == '\t'))
+			t--;
+		char *path = zc_strndup(s, (size_t)(t - s));
+		const char *f = path + 9;
+		int ok = strncmp(path, "stickers/", 9) == 0 && *f && !strchr(f, '/') && f[0] != '.' &&
+			 ext_of(f) && !strstr(path, "..");
+		char *full = ok ? zc_path_join(m->dir, path) : NULL;
+		struct stat sb;
+		if (ok && (stat(full, &sb) != 0 || !S_ISREG(sb.st_mode)))
+			ok = 0;
+		zc_free(full);
+		if (!ok) {
+			int rc = zc_fail(e, ZCOR_ENOTFOUND,
+					 "[[图片: %s]] is not a collected sticker: only stickers/ files "
+					 "can be sent, with their exact name and extension as listed in "
+					 "the sticker catalog (STICKERS.md)",
+					 path);
+			zc_free(path);
+			return rc;
+		}
+		zc_free(path);
+		p = end + 2;
+	}
+	return ZCOR_OK;
+}

@@ -1,0 +1,120 @@
+/*
+ * view.h — seed 003's memory files as views of the store (SPEC §3.2).
+ *
+ * Memory layer. INDEX.md, PEOPLE.md, COGNITION.md, STICKERS.md and each
+ * conversation's MEMORY.md and archive/YYYY-MM.md are not files: they are
+ * rendered from nodes and people, deterministically, one line per entry,
+ * and a text written to them is parsed back into entries. What does not
+ * parse is kept verbatim (view_unparsed) and reported, never dropped.
+ * The qq_memory operation (qqmem.c), rollover (Q-ROLL), import/export and
+ * the doctor all go through these functions.
+ */
+#ifndef ZC_VIEW_H
+#define ZC_VIEW_H
+
+#include <jansson.h>
+
+#include "base/buf.h"
+#include "memory/memory.h"
+
+enum zc_view_kind {
+	ZC_VIEW_INDEX,     /* INDEX.md: one document node, free text */
+	ZC_VIEW_PEOPLE,    /* PEOPLE.md: the people table */
+	ZC_VIEW_COGNITION, /* COGNITION.md: kind 'cognition', sections by type */
+	ZC_VIEW_STICKERS,  /* STICKERS.md: kind 'sticker', 已收藏 / 未收藏 */
+	ZC_VIEW_MEMORY,    /* conversations/<slug>/MEMORY.md: hot entries */
+	ZC_VIEW_ARCHIVE,   /* conversations/<slug>/archive/YYYY-MM.md: cold ones */
+};
+
+#define ZC_VIEW_PATH_MAX 200
+#define ZC_VIEW_VERSIONS 20      /* earlier versions kept per view */
+#define ZC_FIELD_MAX 2000        /* characters of one entry field */
+
+struct zc_view {
+	enum zc_view_kind kind;
+	char path[ZC_VIEW_PATH_MAX]; /* canonical path */
+	char conv[96];               /* conversation key (MEMORY, ARCHIVE) */
+	char month[8];               /* YYYY-MM (ARCHIVE) */
+};
+
+/* Parses a view path, confined to the known roots: "..", absolute paths,
+ * backslashes, NUL, unknown roots and over-long names are errors naming
+ * `field`. */
+int zc_view_path(const char *path, size_t len, const char *field, struct zc_view *v,
+		 struct zc_err *e);
+/* The view of a conversation's MEMORY.md / archive month. */
+void zc_view_memory(struct zc_view *v, const char *conv);
+void zc_view_archive(struct zc_view *v, const char *conv, const char *month);
+/* "group:1" -> "group-1" (the slug rule). */
+void zc_conv_slug(const char *key, char *out, size_t cap);
+
+/*
+ * Renders a view. *text is the Markdown (caller frees); if entries is not
+ * NULL, *entries is an array of {name, line, id | personId} for each
+ * entry, and *unparsed an array of {line, text} (either may be NULL).
+ */
+int zc_view_render(struct zc_mem *m, const struct zc_view *v, char **text, json_t **entries,
+		   json_t **unparsed, struct zc_err *e);
+
+/*
+ * Parses view text into {entries: [entry…], unparsed: [{section, text}…],
+ * headings: n, duplicates: n}. An entry is an object of the upsert fields
+ * (name, meaning, usage, type, variants, image, scene, section, date, qq,
+ * aliases, pinned, confidence, expires, stale, affinity) plus "pos".
+ */
+json_t *zc_view_parse(const struct zc_view *v, const char *text);
+
+/* The line of one entry as rendered (no newline; caller frees). */
+char *zc_view_line(const struct zc_view *v, const json_t *entry);
+
+/* Does s hold a file path (a media or sticker directory, or a/b.gif)? */
+int zc_has_file_path(const char *s);
+
+/* Number of entries + kept unparsed lines of a view. */
+int zc_view_count(struct zc_mem *m, const struct zc_view *v, long long *n, struct zc_err *e);
+
+/*
+ * Checks the fields of an upsert for view v and returns the entry
+ * (normalised: variants/aliases as arrays, one-line fields). Errors name
+ * the field and say what to do. Enforces the hard rules: no file path in
+ * COGNITION.md, no media/ path in STICKERS.md.
+ */
+int zc_view_entry_check(struct zc_mem *m, const struct zc_view *v, const json_t *fields,
+			json_t **entry, struct zc_err *e);
+
+/* Upserts one entry (by name; same name -> replaced in place, fields not
+ * given keep their value). *created says which. */
+int zc_view_upsert(struct zc_op *op, const struct zc_view *v, const json_t *entry, int *created,
+		   struct zc_err *e);
+/* Removes the entry `name`, or the line `line` (1-based, as rendered). */
+int zc_view_remove(struct zc_op *op, const struct zc_view *v, const char *name, long long line,
+		   struct zc_err *e);
+/* Replaces the whole view by the parsed document (see zc_view_parse). */
+int zc_view_replace(struct zc_op *op, const struct zc_view *v, const json_t *doc,
+		    struct zc_err *e);
+/* Appends parsed entries (upsert by name) and unparsed lines at the end. */
+int zc_view_append(struct zc_op *op, const struct zc_view *v, const json_t *doc,
+		   struct zc_err *e);
+
+/* Saves the current rendering as a version (keeps the last 20). */
+int zc_view_save_version(struct zc_op *op, const struct zc_view *v, struct zc_err *e);
+/* Recomputes view_lines (the citation of each entry) for a view. */
+int zc_view_index_lines(struct zc_mem *m, const struct zc_view *v, struct zc_err *e);
+
+/* Byte limit of a view under the current config. */
+long zc_view_limit(struct zc_mem *m, const struct zc_view *v);
+
+/*
+ * Q-ROLL: if the conversation's MEMORY.md is over memoryFileMaxBytes ×
+ * memoryArchiveRatio, moves the least active non-pinned entries to
+ * archive/<this month>.md until it is not. Runs in a savepoint: a failed
+ * move leaves everything as it was and adds a warning; nothing movable
+ * adds a warning. *moved = entries moved.
+ */
+int zc_view_rollover(struct zc_op *op, const char *conv, long long *moved, json_t *warnings,
+		     struct zc_err *e);
+
+/* Every view visible to op->ctx: [{path, kind, conversation?, entries, bytes}]. */
+int zc_view_list(struct zc_op *op, json_t **out, struct zc_err *e);
+
+#endif
