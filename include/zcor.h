@@ -195,4 +195,18 @@ void zcor_set_clock(zcor *z, int64_t (*now_ms)(void *ud), void *ud);
 }
 #endif
 
+/*
+ * Checks a reply before it is sent: every [[图片: …]] must name an
+ * existing collected sticker, stickers/<name>.<ext> exactly (Q-STK).
+ * ZCOR_OK, or a code with zcor_errmsg() saying which path is wrong.
+ */
+int zcor_check_reply(zcor *z, const char *text);
+
+/*
+ * The bytes of the collected sticker stickers/<file> (a file name, no
+ * directory) and its MIME type (static). The caller frees *data with
+ * zcor_free().
+ */
+int zcor_sticker_read(zcor *z, const char *file, char **data, size_t *len, const char **mime);
+
 #endif /* ZCOR_H */

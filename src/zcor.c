@@ -379,3 +379,15 @@ int zcor_synonyms_edit(zcor *z, const struct zcor_ctx *ctx, const char *args_jso
 	json_decref(out);
 	return ZCOR_OK;
 }
+
+int zcor_check_reply(zcor *z, const char *text)
+{
+	zc_err_clear(&z->err);
+	return zc_sticker_check_reply(&z->mem, text, &z->err);
+}
+
+int zcor_sticker_read(zcor *z, const char *file, char **data, size_t *len, const char **mime)
+{
+	zc_err_clear(&z->err);
+	return zc_sticker_read(&z->mem, file, data, len, mime, &z->err);
+}

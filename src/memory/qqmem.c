@@ -707,3 +707,30 @@ int zc_sticker_check_reply(struct zc_mem *m, const char *text, struct zc_err *e)
 	}
 	return ZCOR_OK;
 }
+
+/* ---- a collected sticker's bytes (the web page shows them) --------------------- */
+
+int zc_sticker_read(struct zc_mem *m, const char *file, char **data, size_t *len, const char **mime,
+		    struct zc_err *e)
+{
+	*data = NULL;
+	*len = 0;
+	if (!file || !*file || strchr(file, '/') || strchr(file, '\\') || file[0] == '.' || !ext_of(file))
+		return zc_fail(e, ZCOR_EINVAL, "'%s' is not a sticker file name such as 无语.gif",
+			       file ? file : "");
+	static const struct {
+		const char *ext, *mime;
+	} types[] = {{".gif", "image/gif"}, {".png", "image/png"}, {".jpg", "image/jpeg"},
+		     {".jpeg", "image/jpeg"}, {".webp", "image/webp"}, {".bmp", "image/bmp"}};
+	*mime = NULL;
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (strcasecmp(ext_of(file), types[i].ext) == 0)
+			*mime = types[i].mime;
+	if (!*mime)
+		return zc_fail(e, ZCOR_EINVAL, "'%s' is not an image (gif, png, jpg, webp, bmp)", file);
+	struct zc_buf b = ZC_BUF_INIT;
+	zc_buf_addf(&b, "%s/stickers/%s", m->dir, file);
+	int rc = zc_read_file(b.p, STICKER_MAX_BYTES, data, len, e);
+	zc_buf_release(&b);
+	return rc;
+}

@@ -617,6 +617,8 @@ int zc_view_render(struct zc_mem *m, const struct zc_view *v, char **text, json_
 					json_object_set(ref, "id", json_object_get(src, "id"));
 				if (json_object_get(src, "personId"))
 					json_object_set(ref, "personId", json_object_get(src, "personId"));
+				if (json_object_get(src, "date"))
+					json_object_set(ref, "date", json_object_get(src, "date"));
 				json_array_append_new(*entries_out, ref);
 			}
 			lineno++;
@@ -1798,9 +1800,13 @@ int zc_view_index_lines(struct zc_mem *m, const struct zc_view *v, struct zc_err
 	}
 	size_t i;
 	json_t *x;
+	char eff[16] = ""; /* an entry without a date takes the one above it */
 	json_array_foreach(entries, i, x) {
+		if (zc_json_str(x, "date"))
+			snprintf(eff, sizeof(eff), "%s", zc_json_str(x, "date"));
 		st = zc_stmt(&m->store,
-			     "INSERT OR REPLACE INTO view_lines(kind, ref, path, line) VALUES(?1, ?2, ?3, ?4)",
+			     "INSERT OR REPLACE INTO view_lines(kind, ref, path, line, eff_date) "
+			     "VALUES(?1, ?2, ?3, ?4, ?5)",
 			     e);
 		if (!st) {
 			rc = e->code;
@@ -1811,6 +1817,7 @@ int zc_view_index_lines(struct zc_mem *m, const struct zc_view *v, struct zc_err
 		sqlite3_bind_int64(st, 2, json_integer_value(json_object_get(x, "seq")));
 		sqlite3_bind_text(st, 3, v->path, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int64(st, 4, json_integer_value(json_object_get(x, "line")));
+		sqlite3_bind_text(st, 5, eff, -1, SQLITE_TRANSIENT);
 		s = sqlite3_step(st);
 		sqlite3_reset(st);
 		if (s != SQLITE_DONE) {

@@ -47,6 +47,7 @@ struct item {
 	const char *why;
 	int picked, truncated;
 	int64_t updated;
+	char cite[240]; /* view path#Lnn of an entry of a memory view, or "" */
 };
 
 /* (seq, kind) -> 1 + index, open addressing; 0 is an empty slot */
@@ -1176,7 +1177,10 @@ static void item_line(const struct item *x, struct zc_buf *id, struct zc_buf *bo
 {
 	const json_t *o = x->obj;
 	if (x->kind == 'p') {
-		zc_buf_addf(id, "- [人物 %s] ", zc_json_str(o, "personId"));
+		if (x->cite[0])
+			zc_buf_addf(id, "- [人物 %s · %s] ", zc_json_str(o, "personId"), x->cite);
+		else
+			zc_buf_addf(id, "- [人物 %s] ", zc_json_str(o, "personId"));
 		one_line(body, zc_json_str(o, "name"));
 		json_t *al = json_object_get(o, "aliases");
 		if (json_array_size(al)) {
@@ -1198,7 +1202,10 @@ static void item_line(const struct item *x, struct zc_buf *id, struct zc_buf *bo
 		zc_buf_addf(body, "｜好感度 %lld", (long long)json_integer_value(json_object_get(o, "affinity")));
 		return;
 	}
-	zc_buf_addf(id, "- [%s] ", x->id);
+	if (x->cite[0])
+		zc_buf_addf(id, "- [%s · %s] ", x->id, x->cite);
+	else
+		zc_buf_addf(id, "- [%s] ", x->id);
 	one_line(body, x->title);
 	zc_buf_adds(body, "：");
 	one_line(body, x->content);
@@ -1209,7 +1216,11 @@ static void item_line(const struct item *x, struct zc_buf *id, struct zc_buf *bo
 	}
 }
 
-/* The INDEX document and the slang vocabulary line, when they exist. */
+static int archive_line(struct recall *r, struct pack *p);
+static int sticker_catalog(struct recall *r, struct pack *p);
+
+/* The INDEX document, the slang vocabulary line, the archive line and the
+ * sticker catalog, when they exist. */
 static int extras(struct recall *r, struct pack *p)
 {
 	sqlite3_stmt *st = zc_stmt(&r->m->store,
@@ -1261,6 +1272,147 @@ static int extras(struct recall *r, struct pack *p)
 			pack_cut(p, v.p, "…\n");
 	}
 	zc_buf_release(&v);
+	int rc = archive_line(r, p);
+	return rc ? rc : sticker_catalog(r, p);
+}
+
+/* Where an entry of a memory view sits (view_lines), for its citation. */
+static int cite_of(struct recall *r, struct item *x)
+{
+	sqlite3_stmt *st = zc_stmt(&r->m->store,
+				   "SELECT path, line FROM view_lines WHERE kind = ?1 AND ref = ?2", r->e);
+	if (!st)
+		return r->e->code;
+	sqlite3_bind_text(st, 1, x->kind == 'p' ? "person" : "node", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, x->seq);
+	x->cite[0] = '\0';
+	if (sqlite3_step(st) == SQLITE_ROW)
+		snprintf(x->cite, sizeof(x->cite), "%s#L%lld", (const char *)sqlite3_column_text(st, 0),
+			 (long long)sqlite3_column_int64(st, 1));
+	sqlite3_reset(st);
+	return ZCOR_OK;
+}
+
+/* The cold layer as one line of constant length (Q-ROLL: no pointer
+ * lines in the hot layer; the months are listed by qq_memory list). */
+static int archive_line(struct recall *r, struct pack *p)
+{
+	if (!r->ctx.conversation)
+		return ZCOR_OK;
+	sqlite3_stmt *st = zc_stmt(&r->m->store,
+				   "SELECT count(DISTINCT archive_month), min(archive_month), "
+				   "max(archive_month) FROM nodes WHERE scope = ?1 AND kind = 'memory' AND "
+				   "tier = 'archive' AND archive_month IS NOT NULL",
+				   r->e);
+	if (!st)
+		return r->e->code;
+	sqlite3_bind_text(st, 1, r->ctx.conversation, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
+		struct zc_buf b = ZC_BUF_INIT;
+		char slug[96];
+		snprintf(slug, sizeof(slug), "%s", r->ctx.conversation);
+		char *c = strchr(slug, ':');
+		if (c)
+			*c = '-';
+		zc_buf_addf(&b, "更早的记忆：conversations/%s/archive/ 下 %lld 个文件（%s … %s），不在提示词里，用 qq_memory search 查。\n",
+			    slug, (long long)sqlite3_column_int64(st, 0),
+			    (const char *)sqlite3_column_text(st, 1), (const char *)sqlite3_column_text(st, 2));
+		pack_add(p, b.p);
+		zc_buf_release(&b);
+	}
+	sqlite3_reset(st);
+	return ZCOR_OK;
+}
+
+/* The collected stickers: 名字（含义）→ 完整路径, the path exactly as it
+ * must be sent (Q-STK: a guessed extension is a sticker that is "not
+ * there"). */
+static int sticker_catalog(struct recall *r, struct pack *p)
+{
+	sqlite3_stmt *st = zc_stmt(&r->m->store,
+				   "SELECT title, content, json_extract(attrs, '$.image') FROM nodes WHERE "
+				   "scope = 'global' AND kind = 'sticker' AND tier = 'hot' AND section = "
+				   "'已收藏' AND superseded_by IS NULL AND coalesce(confidence, '') <> '存疑' "
+				   "AND json_extract(attrs, '$.image') IS NOT NULL "
+				   "ORDER BY coalesce(json_extract(attrs, '$.pos'), seq), seq LIMIT ?1",
+				   r->e);
+	if (!st)
+		return r->e->code;
+	sqlite3_bind_int(st, 1, ZC_RECALL_STICKERS);
+	struct zc_buf b = ZC_BUF_INIT;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (!b.len)
+			zc_buf_adds(&b, "## 已收藏的表情包（发送时原样写 [[图片: 完整路径]]）\n");
+		zc_buf_adds(&b, "- ");
+		one_line(&b, (const char *)sqlite3_column_text(st, 0));
+		const char *meaning = (const char *)sqlite3_column_text(st, 1);
+		if (meaning && *meaning) {
+			zc_buf_adds(&b, "（");
+			one_line(&b, meaning);
+			zc_buf_adds(&b, "）");
+		}
+		zc_buf_adds(&b, "→ ");
+		one_line(&b, (const char *)sqlite3_column_text(st, 2));
+		zc_buf_addc(&b, '\n');
+	}
+	sqlite3_reset(st);
+	if (b.len && !pack_add(p, b.p))
+		pack_cut(p, b.p, "…\n");
+	zc_buf_release(&b);
+	return ZCOR_OK;
+}
+
+/* "Recently learned slang" (seed 003): the newest COGNITION.md entries
+ * by date, an entry without one taking the date above it in the file;
+ * at most 15 entries and 1200 characters, those already shown left out.
+ * A fallback: it takes only what the budget has left. */
+static int recent_slang(struct recall *r, size_t npicked, struct pack *p)
+{
+	sqlite3_stmt *st = zc_stmt(&r->m->store,
+				   "SELECT n.seq, n.title, n.content, json_extract(n.attrs, '$.usage') "
+				   "FROM view_lines v JOIN nodes n ON n.seq = v.ref WHERE v.path = "
+				   "'COGNITION.md' AND v.kind = 'node' AND n.superseded_by IS NULL AND "
+				   "n.tier = 'hot' AND coalesce(n.confidence, '') <> '存疑' "
+				   "ORDER BY v.eff_date DESC, v.line DESC LIMIT ?1",
+				   r->e);
+	if (!st)
+		return r->e->code;
+	sqlite3_bind_int(st, 1, ZC_RECALL_RECENT_SLANG + (int)npicked);
+	struct zc_buf b = ZC_BUF_INIT;
+	int n = 0;
+	while (n < ZC_RECALL_RECENT_SLANG && sqlite3_step(st) == SQLITE_ROW) {
+		sqlite3_int64 seq = sqlite3_column_int64(st, 0);
+		int shown = 0;
+		for (size_t i = 0; i < npicked && !shown; i++)
+			shown = r->it[i].picked && r->it[i].kind == 'n' && r->it[i].seq == seq;
+		if (shown)
+			continue;
+		struct zc_buf line = ZC_BUF_INIT;
+		zc_buf_adds(&line, "- ");
+		one_line(&line, (const char *)sqlite3_column_text(st, 1));
+		zc_buf_adds(&line, "：");
+		one_line(&line, (const char *)sqlite3_column_text(st, 2));
+		const char *usage = (const char *)sqlite3_column_text(st, 3);
+		if (usage && *usage) {
+			zc_buf_adds(&line, "（用法：");
+			one_line(&line, usage);
+			zc_buf_adds(&line, "）");
+		}
+		zc_buf_addc(&line, '\n');
+		if (zc_utf8_len(b.p ? b.p : "") + zc_utf8_len(line.p) > ZC_RECALL_RECENT_SLANG_CHARS) {
+			zc_buf_release(&line);
+			break;
+		}
+		if (!b.len)
+			zc_buf_adds(&b, "## 最近学的梗\n");
+		zc_buf_adds(&b, line.p);
+		zc_buf_release(&line);
+		n++;
+	}
+	sqlite3_reset(st);
+	if (b.len)
+		pack_add(p, b.p);
+	zc_buf_release(&b);
 	return ZCOR_OK;
 }
 
@@ -1279,7 +1431,7 @@ static int pack_items(struct recall *r, size_t npicked, struct pack *p, json_t *
 {
 	static const char head[] =
 		"【自动回忆】以下是系统按当前消息检索到的记忆，只是参考资料，不是对方说的话；"
-		"方括号里是 id，完整内容用 zcor_memory_read 读取。\n";
+		"方括号里是 id 与出处，完整内容用 zcor_memory_read 或 qq_memory read 读取。\n";
 	int rc = ZCOR_OK;
 	size_t start = p->b.len, start_used = p->used;
 	if (!pack_add(p, head))
@@ -1291,6 +1443,8 @@ static int pack_items(struct recall *r, size_t npicked, struct pack *p, json_t *
 		for (size_t i = 0; i < npicked; i++) {
 			struct item *x = &r->it[i];
 			struct zc_buf id = ZC_BUF_INIT, body = ZC_BUF_INIT, line = ZC_BUF_INIT;
+			if ((rc = cite_of(r, x)))
+				return rc;
 			item_line(x, &id, &body);
 			zc_buf_addf(&line, "%s%s\n", id.p, body.p);
 			if (!pack_add(p, line.p)) {
@@ -1313,6 +1467,8 @@ static int pack_items(struct recall *r, size_t npicked, struct pack *p, json_t *
 				json_array_append_new(items, item_json(x));
 		}
 	}
+	if ((rc = recent_slang(r, npicked, p)))
+		return rc;
 	if (json_array_size(items) == 0 && p->used == before_items) {
 		/* nothing to say: no header at all */
 		p->b.len = start;

@@ -34,6 +34,9 @@ int zc_prefix(struct zc_mem *m, const char *conversation, char **out, struct zc_
 #define ZC_RECALL_MAX_MESSAGES 100
 #define ZC_RECALL_MAX_TEXT 20000
 #define ZC_RECALL_INDEX_CHARS 1500
+#define ZC_RECALL_STICKERS 40          /* collected stickers listed each turn */
+#define ZC_RECALL_RECENT_SLANG 15      /* the "recently learned slang" section */
+#define ZC_RECALL_RECENT_SLANG_CHARS 1200
 #define ZC_RECALL_ZCOR_MAX 10
 #define ZC_RECALL_SECTION_QUOTA 6
 #define ZC_RECALL_MAX_ITEMS 30

@@ -360,6 +360,45 @@ static enum MHD_Result call_tool(struct server *s, struct MHD_Connection *c, str
 	return send_result(c, r, rc, out, ok_status);
 }
 
+/* GET /api/v1/views[?conversation=K] -> {items} (the global views and
+ * K's own, or all for the host) and GET /api/v1/views/read?path=P. */
+static enum MHD_Result views_route(struct server *s, struct MHD_Connection *c, struct request *r,
+				   const char *conversation, int list, json_t *args)
+{
+	zcor *z = handle(s);
+	const char *only = json_string_value(json_object_get(args, "conversation"));
+	json_t *call = list ? json_pack("{s:s}", "action", "list")
+			    : json_pack("{s:s, s:O?}", "action", "read", "path", json_object_get(args, "path"));
+	char *only_copy = only ? strdup(only) : NULL;
+	json_decref(args);
+	struct zcor_ctx ctx = {ZCOR_ACTOR_UI, conversation};
+	char *text = json_dumps(call, JSON_COMPACT), *out = NULL;
+	json_decref(call);
+	int rc = zcor_tool_call(z, &ctx, "qq_memory", text, &out);
+	free(text);
+	if (rc || !list) {
+		free(only_copy);
+		return send_result(c, r, rc, out, 200);
+	}
+	json_t *res = json_loads(out, 0, NULL), *items = json_array();
+	zcor_free(out);
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(res, "views"), i, v) {
+		const char *conv = json_string_value(json_object_get(v, "conversation"));
+		if (!only_copy || !conv || !strcmp(conv, only_copy))
+			json_array_append(items, v);
+	}
+	free(only_copy);
+	json_decref(res);
+	json_t *o = json_pack("{s:o}", "items", items);
+	char *body = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	enum MHD_Result ret = send_json(c, r, 200, body);
+	free(body);
+	return ret;
+}
+
 /* Splits "/api/v1/a/b/c" into up to 4 segments after "/api/v1/". */
 static int segments(const char *url, char seg[4][160])
 {
@@ -451,6 +490,23 @@ static enum MHD_Result handle_api(struct server *s, struct MHD_Connection *c, st
 			json_object_set_new(args, "parentId", json_string(seg[1]));
 			return call_tool(s, c, r, conversation, "zcor_memory_children", args, 200);
 		}
+	}
+	/* the memory views (qq_memory), read-only here; changes go through
+	 * POST /api/v1/tools/qq_memory */
+	if (!strcmp(a, "views") && get && (n == 1 || (n == 2 && !strcmp(seg[1], "read"))))
+		return views_route(s, c, r, conversation, n == 1, args);
+	if (!strcmp(a, "stickers") && n == 2 && get) {
+		json_decref(args);
+		char *data = NULL;
+		size_t len = 0;
+		const char *mime = NULL;
+		int rc = zcor_sticker_read(z, seg[1], &data, &len, &mime);
+		if (rc)
+			return send_error(c, r, rc == ZCOR_ENOTFOUND || rc == ZCOR_EIO ? 404 : 400,
+					  rc == ZCOR_EINVAL ? "invalid_argument" : "not_found", zcor_errmsg(z));
+		enum MHD_Result ret = send_text(c, r, 200, mime, data, len, "Cache-Control", "no-store");
+		zcor_free(data);
+		return ret;
 	}
 	if (!strcmp(a, "roots") && n == 1 && get) {
 		json_object_clear(args);

@@ -230,9 +230,10 @@ static const char *const migrations[] = {
 	"  ref  INTEGER NOT NULL,\n"   /* nodes.seq or people.seq */
 	"  path TEXT NOT NULL,\n"
 	"  line INTEGER NOT NULL,\n"
+	"  eff_date TEXT NOT NULL DEFAULT '',\n" /* its date, or the one above it */
 	"  PRIMARY KEY (kind, ref)\n"
 	") WITHOUT ROWID, STRICT;\n"
-	"CREATE INDEX view_lines_path ON view_lines(path);\n"
+	"CREATE INDEX view_lines_path ON view_lines(path, eff_date, line);\n"
 	"CREATE INDEX nodes_view ON nodes(scope, kind, tier, archive_month);\n"
 	"CREATE TRIGGER view_lines_node_ad AFTER DELETE ON nodes BEGIN\n"
 	"  DELETE FROM view_lines WHERE kind = 'node' AND ref = old.seq;\n"
