@@ -209,4 +209,22 @@ int zcor_check_reply(zcor *z, const char *text);
  */
 int zcor_sticker_read(zcor *z, const char *file, char **data, size_t *len, const char **mime);
 
+/*
+ * Seed-003 directory layout (X-STORE): import is one transaction (the
+ * views, the 「## 人」 people extraction, .qq-stickers/ files); progress,
+ * if not NULL, is called with each file's view path. *report_json (caller
+ * frees) lists what was imported, lines kept as written, and what was
+ * skipped. Export writes the views and .qq-stickers/ under dir.
+ */
+int zcor_import_qq(zcor *z, const char *dir, void (*progress)(void *ud, const char *path),
+		   void *ud, char **report_json);
+int zcor_export_qq(zcor *z, const char *dir, char **report_json);
+
+/*
+ * zcor doctor (SPEC §10): *report_json = {"findings": [{code, severity,
+ * message, fix, path?, line?}], "needsAttention": bool}. With rebuild, the
+ * derived data (full-text index, terms, citations) is recomputed first.
+ */
+int zcor_doctor(zcor *z, int rebuild, char **report_json);
+
 #endif /* ZCOR_H */

@@ -49,5 +49,8 @@ int cmd_prefix(struct cli *c, int argc, char **argv);
 int cmd_reindex(struct cli *c, int argc, char **argv);
 int cmd_serve(struct cli *c, int argc, char **argv);
 int cmd_mcp(struct cli *c, int argc, char **argv);
+int cmd_import(struct cli *c, int argc, char **argv);
+int cmd_export(struct cli *c, int argc, char **argv);
+int cmd_doctor(struct cli *c, int argc, char **argv);
 
 #endif

@@ -65,6 +65,26 @@ const struct cli_cmd cli_cmds[] = {
 	 "the model's; with --conversation KEY they act inside that conversation.\n"
 	 "Example client config: {\"command\": \"zcor\", \"args\": [\"--dir\", \"D\", \"mcp\"]}.",
 	 cmd_mcp},
+	{"import", "zcor [--dir D] import qq-memory DIR",
+	 "Imports a seed-003 memory directory (PEOPLE.md, COGNITION.md, STICKERS.md,\n"
+	 "INDEX.md, conversations/<slug>/MEMORY.md and archive/, .qq-stickers/) in one\n"
+	 "transaction: each view replaces the store's, each group's 「## 人」 entries add\n"
+	 "the people not known yet. Progress goes to standard error; the report (JSON)\n"
+	 "lists lines kept as written (not parsed, or breaking a rule) and what was\n"
+	 "skipped. Running it again gives the same store.",
+	 cmd_import},
+	{"export", "zcor [--dir D] export qq-memory DIR",
+	 "Writes the memory views in the seed-003 layout under DIR (and the collected\n"
+	 "stickers as .qq-stickers/), from one consistent snapshot; prints a JSON report.",
+	 cmd_export},
+	{"doctor", "zcor [--dir D] doctor [--json] [--rebuild]",
+	 "Checks the memory directory: database integrity, dangling links, lines of\n"
+	 "COGNITION.md that are not entries (COGNITION_UNPARSED), duplicate headings,\n"
+	 "sticker files missing (STICKER_PATH_MISSING) or kept by a media path\n"
+	 "(STICKER_MEDIA_PATH), invalid config.json or synonyms.json, MEMORY.md over its\n"
+	 "rollover threshold. --rebuild first recomputes the derived data. Exit 0:\n"
+	 "nothing needs a person; 2: something does; 3: the check itself failed.",
+	 cmd_doctor},
 	{"help", "zcor help [COMMAND]", "Shows the commands, or the help of one command.", cmd_help},
 	{NULL, NULL, NULL, NULL},
 };

@@ -55,6 +55,7 @@ struct zc_op {
 	 * not commit, commit_unlink once it has (sticker save and rename). */
 	json_t *undo_unlink;
 	json_t *commit_unlink;
+	void *ud; /* what the caller of zc_mem_run_ud hands the body */
 };
 
 typedef int (*zc_op_fn)(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e);
@@ -78,6 +79,9 @@ int64_t zc_mem_now(struct zc_mem *m);
  */
 int zc_mem_run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opdef *def,
 	       json_t *args, json_t **out, struct zc_err *e);
+/* zc_mem_run with a pointer for the body (op->ud), never recorded. */
+int zc_mem_run_ud(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opdef *def,
+		  json_t *args, void *ud, json_t **out, struct zc_err *e);
 /* Records a call that failed before any operation ran (bad arguments).
  * args may be NULL (then raw is recorded as text). */
 void zc_mem_record_failure(struct zc_mem *m, const struct zcor_ctx *ctx, const char *name,
@@ -200,6 +204,20 @@ extern const struct zc_opdef zc_op_memory_write, zc_op_memory_read, zc_op_memory
 	zc_op_relationship_query, zc_op_relationship_write, zc_op_relationship_delete,
 	zc_op_synonyms_add, zc_op_synonyms_edit, zc_op_qq_memory, zc_op_qq_save_sticker,
 	zc_op_qq_rename_sticker;
+
+/* Imports a seed-003 directory (exchange.c): one operation, one
+ * transaction; progress(ud, path) per file. *report lists the views,
+ * unparsed lines, entries kept as written, skipped files, people
+ * extracted and stickers copied. */
+int zc_import_qq(struct zc_mem *m, const struct zcor_ctx *ctx, const char *dir,
+		 void (*progress)(void *, const char *), void *ud, json_t **report, struct zc_err *e);
+/* Writes the views in the seed-003 layout under dir (one read snapshot). */
+int zc_export_qq(struct zc_mem *m, const char *dir, json_t **report, struct zc_err *e);
+
+/* zcor doctor (doctor.c): {findings: [{code, severity, message, fix,
+ * path?, line?}], needsAttention}; rebuild first recomputes every derived
+ * table. */
+int zc_doctor(struct zc_mem *m, int rebuild, json_t **report, struct zc_err *e);
 
 /* Checks every [[图片: …]] of a reply: only an existing stickers/ file,
  * with its exact name and extension (qqmem.c). */

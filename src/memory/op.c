@@ -309,7 +309,7 @@ static void op_release(struct zc_op *op)
 }
 
 static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opdef *def,
-	       json_t *args, json_t **out, struct zc_err *e);
+	       json_t *args, void *ud, json_t **out, struct zc_err *e);
 
 /*
  * A read (def->reads) commits nothing but its history record, and that
@@ -322,18 +322,24 @@ static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opd
 int zc_mem_run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opdef *def,
 	       json_t *args, json_t **out, struct zc_err *e)
 {
+	return zc_mem_run_ud(m, ctx, def, args, NULL, out, e);
+}
+
+int zc_mem_run_ud(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opdef *def,
+		  json_t *args, void *ud, json_t **out, struct zc_err *e)
+{
 	if (def->reads)
 		zc_exec(&m->store, "PRAGMA synchronous = NORMAL", NULL);
-	int rc = run(m, ctx, def, args, out, e);
+	int rc = run(m, ctx, def, args, ud, out, e);
 	if (def->reads)
 		zc_exec(&m->store, "PRAGMA synchronous = FULL", NULL);
 	return rc;
 }
 
 static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opdef *def,
-	       json_t *args, json_t **out, struct zc_err *e)
+	       json_t *args, void *ud, json_t **out, struct zc_err *e)
 {
-	struct zc_op op = {.m = m, .ctx = ctx, .name = def->name, .now = zc_mem_now(m)};
+	struct zc_op op = {.m = m, .ctx = ctx, .name = def->name, .now = zc_mem_now(m), .ud = ud};
 	json_t *result = NULL;
 	int rc;
 	*out = NULL;

@@ -377,7 +377,7 @@ static int act_write(struct zc_op *op, json_t *args, json_t **out, struct zc_err
 			       strlen(text), zc_view_limit(op->m, &v), v.path);
 	doc = zc_view_parse(&v, text);
 	long long before = 0, after = 0;
-	if ((rc = zc_view_count(op->m, &v, &before, e)))
+	if ((rc = zc_view_doc_check(&v, doc, e)) || (rc = zc_view_count(op->m, &v, &before, e)))
 		goto out;
 	if (v.kind == ZC_VIEW_INDEX) {
 		for (const char *p = text; *p;) {

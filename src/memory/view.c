@@ -1172,8 +1172,7 @@ out:
 	return rc;
 }
 
-/* Checks the hard rules on a parsed document (write / append). */
-static int doc_hard_rules(const struct zc_view *v, const json_t *doc, struct zc_err *e)
+int zc_view_doc_check(const struct zc_view *v, const json_t *doc, struct zc_err *e)
 {
 	size_t i;
 	json_t *x;
@@ -1615,9 +1614,7 @@ int zc_view_replace(struct zc_op *op, const struct zc_view *v, const json_t *doc
 {
 	if (v->kind == ZC_VIEW_INDEX)
 		return set_index(op, zc_json_str(doc, "text"), 0, e);
-	int rc = doc_hard_rules(v, doc, e);
-	if (rc)
-		return rc;
+	int rc;
 	json_t *cur = NULL, *keep = json_object();
 	if ((rc = load_entries(op->m, v, &cur, e)))
 		goto out;
@@ -1704,9 +1701,7 @@ int zc_view_append(struct zc_op *op, const struct zc_view *v, const json_t *doc,
 {
 	if (v->kind == ZC_VIEW_INDEX)
 		return set_index(op, zc_json_str(doc, "text"), 1, e);
-	int rc = doc_hard_rules(v, doc, e);
-	if (rc)
-		return rc;
+	int rc;
 	zc_err_clear(e);
 	double base = max_pos(op, v, e);
 	if (e->code)

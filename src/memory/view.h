@@ -82,6 +82,10 @@ int zc_view_count(struct zc_mem *m, const struct zc_view *v, long long *n, struc
 int zc_view_entry_check(struct zc_mem *m, const struct zc_view *v, const json_t *fields,
 			json_t **entry, struct zc_err *e);
 
+/* The hard rules on a parsed document of a write / append: no file path
+ * in COGNITION.md, no media path in STICKERS.md (entries and lines). */
+int zc_view_doc_check(const struct zc_view *v, const json_t *doc, struct zc_err *e);
+
 /* Upserts one entry (by name; same name -> replaced in place, fields not
  * given keep their value). *created says which. */
 int zc_view_upsert(struct zc_op *op, const struct zc_view *v, const json_t *entry, int *created,

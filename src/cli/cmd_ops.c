@@ -1,0 +1,122 @@
+/*
+ * cmd_ops.c — the operator's commands over a whole directory:
+ * `zcor import qq-memory DIR`, `zcor export qq-memory DIR` and
+ * `zcor doctor [--json] [--rebuild]`.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+/* Exit statuses of doctor (and migrate): the seed's 0 / 2 / 3. */
+#define DOCTOR_FINE 0
+#define DOCTOR_NEEDS_PERSON 2
+#define DOCTOR_FAILED 3
+
+static void progress(void *ud, const char *path)
+{
+	long *n = ud;
+	fprintf(stderr, "zcor import: [%ld] %s\n", ++*n, path);
+}
+
+static int print_error(zcor *z, int code)
+{
+	printf("{\"error\":{\"code\":\"%s\",\"message\":", zcor_code_name(code));
+	json_t *m = json_string(zcor_errmsg(z));
+	char *s = json_dumps(m, JSON_ENCODE_ANY);
+	printf("%s}}\n", s);
+	free(s);
+	json_decref(m);
+	return CLI_FAILED;
+}
+
+int cmd_import(struct cli *c, int argc, char **argv)
+{
+	if (argc != 3 || strcmp(argv[1], "qq-memory") != 0)
+		return cli_usage(cli_find("import"));
+	zcor *z = cli_open(c);
+	if (!z)
+		return CLI_FAILED;
+	long n = 0;
+	char *out = NULL;
+	int rc = zcor_import_qq(z, argv[2], progress, &n, &out);
+	if (rc)
+		rc = print_error(z, rc);
+	else
+		printf("%s\n", out);
+	zcor_free(out);
+	zcor_close(z);
+	return rc;
+}
+
+int cmd_export(struct cli *c, int argc, char **argv)
+{
+	if (argc != 3 || strcmp(argv[1], "qq-memory") != 0)
+		return cli_usage(cli_find("export"));
+	zcor *z = cli_open(c);
+	if (!z)
+		return CLI_FAILED;
+	char *out = NULL;
+	int rc = zcor_export_qq(z, argv[2], &out);
+	if (rc)
+		rc = print_error(z, rc);
+	else
+		printf("%s\n", out);
+	zcor_free(out);
+	zcor_close(z);
+	return rc;
+}
+
+int cmd_doctor(struct cli *c, int argc, char **argv)
+{
+	int json = 0, rebuild = 0;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			json = 1;
+		else if (strcmp(argv[i], "--rebuild") == 0)
+			rebuild = 1;
+		else
+			return cli_usage(cli_find("doctor"));
+	}
+	zcor *z = cli_open(c);
+	if (!z)
+		return DOCTOR_FAILED;
+	char *out = NULL;
+	int rc = zcor_doctor(z, rebuild, &out);
+	if (rc) {
+		print_error(z, rc);
+		zcor_close(z);
+		return DOCTOR_FAILED;
+	}
+	json_t *r = json_loads(out, 0, NULL);
+	zcor_free(out);
+	int need = json_is_true(json_object_get(r, "needsAttention"));
+	if (json) {
+		char *s = json_dumps(r, JSON_INDENT(2));
+		printf("%s\n", s);
+		free(s);
+	} else {
+		size_t i;
+		json_t *f;
+		json_array_foreach(json_object_get(r, "findings"), i, f) {
+			const char *path = json_string_value(json_object_get(f, "path"));
+			long long line = json_integer_value(json_object_get(f, "line"));
+			printf("%-7s %s", json_string_value(json_object_get(f, "severity")),
+			       json_string_value(json_object_get(f, "code")));
+			if (path)
+				printf(" %s%s", path, line ? "" : "");
+			if (path && line)
+				printf(":%lld", line);
+			printf("\n        %s\n        → %s\n", json_string_value(json_object_get(f, "message")),
+			       json_string_value(json_object_get(f, "fix")));
+		}
+		if (json_object_get(r, "rebuilt"))
+			printf("rebuilt the derived data\n");
+		printf(need ? "something needs a person (exit 2)\n" : "nothing needs a person\n");
+	}
+	json_decref(r);
+	zcor_close(z);
+	return need ? DOCTOR_NEEDS_PERSON : DOCTOR_FINE;
+}

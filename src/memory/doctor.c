@@ -1,0 +1,276 @@
+/*
+ * doctor.c — `zcor doctor`: what in a memory directory needs a person
+ * (SPEC §10). Memory layer; reads only, except with rebuild, which
+ * recomputes every derived table (FTS, terms, citations) from the rows.
+ *
+ * Each finding is {code, severity, message, fix, path?, line?}; severity
+ * "error" or "warning" needs a person, "info" does not.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/fs.h"
+#include "base/json.h"
+#include "memory/view.h"
+#include "text/norm.h"
+
+static void finding(json_t *out, const char *code, const char *severity, const char *path,
+		    long long line, const char *fix, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
+
+static void finding(json_t *out, const char *code, const char *severity, const char *path,
+		    long long line, const char *fix, const char *fmt, ...)
+{
+	struct zc_buf b = ZC_BUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	zc_buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	json_t *f = json_pack("{s:s, s:s, s:s, s:s}", "code", code, "severity", severity, "message",
+			      b.p ? b.p : "", "fix", fix);
+	if (path)
+		json_object_set_new(f, "path", json_string(path));
+	if (line > 0)
+		json_object_set_new(f, "line", json_integer(line));
+	json_array_append_new(out, f);
+	zc_buf_release(&b);
+}
+
+static int integrity(struct zc_mem *m, json_t *out, struct zc_err *e)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(m->store.db, "PRAGMA integrity_check", -1, &st, NULL) != SQLITE_OK)
+		return zc_store_fail(&m->store, sqlite3_errcode(m->store.db), e, "checking the database");
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *r = (const char *)sqlite3_column_text(st, 0);
+		if (r && strcmp(r, "ok") != 0)
+			finding(out, "DB_INTEGRITY", "error", "memory.db", 0,
+				"restore the newest backup (zcor restore) and report the problem",
+				"memory.db: %s", r);
+	}
+	sqlite3_finalize(st);
+	if (sqlite3_exec(m->store.db, "INSERT INTO nodes_fts(nodes_fts) VALUES('integrity-check')", NULL,
+			 NULL, NULL) != SQLITE_OK)
+		finding(out, "INDEX_STALE", "warning", "memory.db", 0, "run zcor doctor --rebuild",
+			"the full-text index disagrees with the memories: %s", sqlite3_errmsg(m->store.db));
+	return ZCOR_OK;
+}
+
+/* A query of (text, text, int) rows, each one finding. */
+static int each_row(struct zc_mem *m, const char *sql, json_t *out, const char *code,
+		    const char *severity, const char *fix, const char *what, struct zc_err *e)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(m->store.db, sql, -1, &st, NULL) != SQLITE_OK)
+		return zc_store_fail(&m->store, sqlite3_errcode(m->store.db), e, "running the doctor");
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *path = (const char *)sqlite3_column_text(st, 0);
+		const char *text = (const char *)sqlite3_column_text(st, 1);
+		finding(out, code, severity, path, sqlite3_column_int64(st, 2), fix, "%s: %s", what,
+			text ? text : "");
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&m->store, rc, e, "running the doctor");
+}
+
+static int views(struct zc_mem *m, json_t *out, struct zc_err *e)
+{
+	int rc;
+	if ((rc = each_row(m,
+			   "SELECT path, line, 0 FROM view_unparsed WHERE path = 'COGNITION.md' ORDER BY pos",
+			   out, "COGNITION_UNPARSED", "warning",
+			   "rewrite the entry with qq_memory upsert (name, meaning, type, …), then remove "
+			   "the old line with qq_memory remove {line}",
+			   "a line of COGNITION.md that is not an entry (never injected)", e)) ||
+	    (rc = each_row(m,
+			   "SELECT path, line, 0 FROM view_unparsed WHERE path <> 'COGNITION.md' ORDER BY path, pos",
+			   out, "VIEW_UNPARSED", "info",
+			   "rewrite it with qq_memory upsert if it should be an entry",
+			   "a line kept as written", e)))
+		return rc;
+	/* in the store a heading cannot repeat (views are rendered); what can
+	 * is two headings that differ only in case, width or spaces */
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(m->store.db,
+			       "SELECT DISTINCT section FROM nodes WHERE kind = 'cognition' AND scope = "
+			       "'global' AND superseded_by IS NULL AND section IS NOT NULL",
+			       -1, &st, NULL) != SQLITE_OK)
+		return zc_store_fail(&m->store, sqlite3_errcode(m->store.db), e, "running the doctor");
+	json_t *seen = json_object();
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *sec = (const char *)sqlite3_column_text(st, 0);
+		char *n = zc_norm(sec), *k = n;
+		struct zc_buf b = ZC_BUF_INIT;
+		for (; *k; k++)
+			if (*k != ' ')
+				zc_buf_addc(&b, *k);
+		const char *other = zc_json_str(seen, zc_buf_str(&b));
+		if (other)
+			finding(out, "COGNITION_DUPLICATE_SECTION", "warning", "COGNITION.md", 0,
+				"upsert the entries of one of them with the type of the other",
+				"sections '%s' and '%s' are the same heading written two ways", other, sec);
+		else
+			json_object_set_new(seen, zc_buf_str(&b), json_string(sec));
+		zc_buf_release(&b);
+		zc_free(n);
+	}
+	sqlite3_finalize(st);
+	json_decref(seen);
+	if ((rc = each_row(m,
+			   "SELECT 'COGNITION.md', title, 0 FROM nodes WHERE kind = 'cognition' AND scope = "
+			   "'global' AND superseded_by IS NULL GROUP BY title_norm HAVING count(*) > 1",
+			   out, "COGNITION_DUPLICATE_ENTRY", "warning",
+			   "keep one: qq_memory remove the other by line",
+			   "two entries with the same name", e)))
+		return rc;
+	/* stickers: a collected file that is gone; a media-cache path */
+	if (sqlite3_prepare_v2(m->store.db,
+			       "SELECT title, json_extract(attrs, '$.image'), coalesce(l.line, 0) FROM "
+			       "nodes n LEFT JOIN view_lines l ON l.kind = 'node' AND l.ref = n.seq WHERE "
+			       "n.kind = 'sticker' AND n.superseded_by IS NULL AND "
+			       "json_extract(attrs, '$.image') IS NOT NULL",
+			       -1, &st, NULL) != SQLITE_OK)
+		return zc_store_fail(&m->store, sqlite3_errcode(m->store.db), e, "running the doctor");
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		const char *img = (const char *)sqlite3_column_text(st, 1);
+		long long line = sqlite3_column_int64(st, 2);
+		if (strstr(img, "media/") || strstr(img, ".qq-media")) {
+			finding(out, "STICKER_MEDIA_PATH", "error", "STICKERS.md", line,
+				"collect it with qq_save_sticker, or run zcor migrate cognition",
+				"sticker '%s' points into the media cache (%s), which forgets files", name, img);
+			continue;
+		}
+		char *full = zc_path_join(m->dir, img);
+		if (!zc_file_exists(full))
+			finding(out, "STICKER_PATH_MISSING", "error", "STICKERS.md", line,
+				"put the file back, or qq_memory upsert the entry without image (未收藏)",
+				"sticker '%s': the file %s is missing", name, img);
+		zc_free(full);
+	}
+	sqlite3_finalize(st);
+	return each_row(m,
+			"SELECT 'STICKERS.md', line, 0 FROM view_unparsed WHERE path = 'STICKERS.md' AND "
+			"(line LIKE '%media/%' OR line LIKE '%.qq-media%') UNION ALL "
+			"SELECT 'COGNITION.md', line, 0 FROM view_unparsed WHERE path = 'COGNITION.md' AND "
+			"(line LIKE '%.qq-media%' OR line LIKE '%media/%' OR line LIKE '%stickers/%')",
+			out, "STICKER_MEDIA_PATH", "error",
+			"run zcor migrate cognition (dry run first) to move it into STICKERS.md",
+			"an image kept by its media path", e);
+}
+
+static int links(struct zc_mem *m, json_t *out, struct zc_err *e)
+{
+	int rc = each_row(m,
+			  "SELECT 'memory.db', 'memory ' || id || ' has a missing parent ' || parent_id, 0 "
+			  "FROM nodes n WHERE parent_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM nodes p "
+			  "WHERE p.id = n.parent_id) UNION ALL "
+			  "SELECT 'memory.db', 'memory ' || id || ' is superseded by a missing ' || "
+			  "superseded_by, 0 FROM nodes n WHERE superseded_by IS NOT NULL AND NOT EXISTS "
+			  "(SELECT 1 FROM nodes p WHERE p.id = n.superseded_by) UNION ALL "
+			  "SELECT 'memory.db', 'person ' || person_id || ' links a missing memory ' || "
+			  "memory_node_id, 0 FROM people WHERE memory_node_id IS NOT NULL AND NOT EXISTS "
+			  "(SELECT 1 FROM nodes p WHERE p.id = memory_node_id)",
+			  out, "DANGLING_LINK", "error",
+			  "fix the link with zcor_memory_write / zcor_relationship_write, or restore a backup",
+			  "a link to nothing", e);
+	return rc;
+}
+
+static int settings(struct zc_mem *m, json_t *out)
+{
+	zc_config_refresh(&m->conf);
+	if (m->conf.warning[0])
+		finding(out, "CONFIG_INVALID", "error", "config.json", 0,
+			"fix the named key; the last good settings stay in use meanwhile", "%s",
+			m->conf.warning);
+	zc_syn_refresh(&m->syn, NULL);
+	if (zc_syn_warning(&m->syn) && *zc_syn_warning(&m->syn))
+		finding(out, "SYNONYMS_INVALID", "error", "synonyms.json", 0,
+			"fix the file; the last good groups stay in use meanwhile", "%s",
+			zc_syn_warning(&m->syn));
+	return ZCOR_OK;
+}
+
+static int over_threshold(struct zc_mem *m, json_t *out, struct zc_err *e)
+{
+	struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
+	struct zc_op op = {.m = m, .ctx = &host, .now = zc_mem_now(m)};
+	json_t *list = NULL;
+	int rc = zc_view_list(&op, &list, e);
+	if (rc)
+		return rc;
+	const struct zc_config *cfg = &m->conf.cfg;
+	long threshold = (long)((double)cfg->memory_file_max_bytes * cfg->memory_archive_ratio);
+	size_t i;
+	json_t *v;
+	json_array_foreach(list, i, v) {
+		const char *kind = zc_json_str(v, "kind");
+		long long bytes = json_integer_value(json_object_get(v, "bytes"));
+		if (strcmp(kind, "memory") == 0 && bytes > threshold)
+			finding(out, "MEMORY_OVER_THRESHOLD", "warning", zc_json_str(v, "path"), 0,
+				"unpin or remove entries; rollover moves only unpinned ones",
+				"%lld bytes, over the rollover threshold of %ld", bytes, threshold);
+	}
+	json_decref(list);
+	return ZCOR_OK;
+}
+
+/* The citations of every view (view_lines), recomputed in one transaction. */
+static int reindex_views(struct zc_mem *m, struct zc_err *e)
+{
+	struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
+	struct zc_op op = {.m = m, .ctx = &host, .now = zc_mem_now(m)};
+	json_t *list = NULL;
+	int rc = zc_store_begin(&m->store, 1, e);
+	if (rc)
+		return rc;
+	if (!(rc = zc_exec(&m->store, "DELETE FROM view_lines", e)) && !(rc = zc_view_list(&op, &list, e))) {
+		size_t i;
+		json_t *v;
+		json_array_foreach(list, i, v) {
+			struct zc_view view;
+			const char *path = zc_json_str(v, "path");
+			if ((rc = zc_view_path(path, strlen(path), "path", &view, e)) ||
+			    (rc = zc_view_index_lines(m, &view, e)))
+				break;
+		}
+	}
+	json_decref(list);
+	if (rc) {
+		zc_store_rollback(&m->store);
+		return rc;
+	}
+	return zc_store_commit(&m->store, e);
+}
+
+int zc_doctor(struct zc_mem *m, int rebuild, json_t **report, struct zc_err *e)
+{
+	json_t *out = json_array(), *rebuilt = NULL;
+	int rc = ZCOR_OK;
+	*report = NULL;
+	if (rebuild && ((rc = zc_mem_reindex(m, &rebuilt, e)) || (rc = reindex_views(m, e))))
+		goto done;
+	if ((rc = zc_store_begin(&m->store, 0, e)))
+		goto done;
+	if (!(rc = integrity(m, out, e)) && !(rc = views(m, out, e)) && !(rc = links(m, out, e)) &&
+	    !(rc = settings(m, out)))
+		rc = over_threshold(m, out, e);
+	zc_store_rollback(&m->store);
+	if (rc)
+		goto done;
+	int need = 0;
+	size_t i;
+	json_t *f;
+	json_array_foreach(out, i, f) need |= strcmp(zc_json_str(f, "severity"), "info") != 0;
+	*report = json_pack("{s:O, s:b}", "findings", out, "needsAttention", need);
+	if (rebuilt)
+		json_object_set(*report, "rebuilt", rebuilt);
+done:
+	json_decref(out);
+	json_decref(rebuilt);
+	return rc;
+}
