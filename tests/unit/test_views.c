@@ -1475,6 +1475,376 @@ static void Q_VIEW_upsert_recorded_in_history(void)
 	zcor_close(z);
 }
 
+/* ---- more rules around the views ------------------------------------------------ */
+
+/* remove {line} removes the line it names, even when the same text is kept
+ * in another section too. */
+static void Q_VIEW_remove_line_removes_that_unparsed_line(void)
+{
+	zcor *z = open_views(NULL);
+	/* written 谐音 first, rendered 缩写 first (the standard order) */
+	json_t *r = qm_text(z, NULL, "write", "COGNITION.md",
+			    "## 谐音\n- 只有一段\n- 甲｜乙\n## 缩写\n- 只有一段\n", 0);
+	CHECK_OK(r);
+	json_decref(r);
+	char *t = view_text(z, NULL, "COGNITION.md");
+	CHECK_INT(count_lines_equal(t, "- 只有一段"), 2);
+	const char *abbr = strstr(t, "## 缩写\n"), *homo = strstr(t, "## 谐音\n");
+	CHECK(abbr && homo && abbr < homo);
+	/* the first "- 只有一段" as read is the one under 缩写 */
+	int target = line_no(t, "- 只有一段");
+	CHECK(target > 0 && target == line_no(t, "## 缩写") + 1);
+	r = qm(z, NULL, "{\"action\":\"remove\",\"path\":\"COGNITION.md\",\"line\":%d}", target);
+	CHECK_OK(r);
+	json_decref(r);
+	char *u = view_text(z, NULL, "COGNITION.md");
+	CHECK_INT(count_lines_equal(u, "- 只有一段"), 1);
+	CHECK_HAS(u, "## 缩写\n\n## 谐音\n- 只有一段\n- 甲｜乙\n");
+	free(u);
+	free(t);
+	zcor_close(z);
+}
+
+/* Reading a view and writing the text back changes nothing. */
+static void Q_VIEW_read_write_roundtrip_is_identity(void)
+{
+	zcor *z = open_views(NULL);
+	upsert_seed_examples(z, NULL);
+	json_t *r;
+	r = qm(z, NULL,
+	       "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"yyds\",\"meaning\":\"永远的神\","
+	       "\"type\":\"缩写\",\"date\":\"2026-10-01\",\"confidence\":\"确认\"}");
+	CHECK_OK(r);
+	json_decref(r);
+	r = qm(z, NULL,
+	       "{\"action\":\"upsert\",\"path\":\"PEOPLE.md\",\"name\":\"anon\",\"aliases\":[\"千早爱音\"],"
+	       "\"meaning\":\"吉他手\"}");
+	CHECK_OK(r);
+	json_decref(r);
+	r = t_call(z, NULL, "zcor_relationship_write",
+		   "{\"personId\":\"100000001\",\"name\":\"kaguya\",\"relationship\":\"群主，周六常组织打本\","
+		   "\"affinity\":-5,\"reason\":\"r\",\"aliases\":[\"soyo\",\"爽世\"]}");
+	CHECK_OK(r);
+	json_decref(r);
+	r = qm(z, "group:100000001",
+	       "{\"action\":\"upsert\",\"path\":\"conversations/group-100000001/MEMORY.md\",\"name\":\"kaguya\","
+	       "\"meaning\":\"群主\",\"section\":\"人物\",\"pinned\":true,\"aliases\":\"soyo\"}");
+	CHECK_OK(r);
+	json_decref(r);
+	r = qm(z, "group:100000001",
+	       "{\"action\":\"upsert\",\"path\":\"conversations/group-100000001/MEMORY.md\",\"name\":\"周六打本\","
+	       "\"meaning\":\"下午三点\",\"section\":\"在追\",\"date\":\"2026-10-17\",\"expires\":\"2026-10-25\","
+	       "\"confidence\":\"存疑\"}");
+	CHECK_OK(r);
+	json_decref(r);
+	r = qm_text(z, NULL, "append", "COGNITION.md", "随手写的一行\n", 0);
+	CHECK_OK(r);
+	json_decref(r);
+	const char *paths[] = {"COGNITION.md", "PEOPLE.md", "conversations/group-100000001/MEMORY.md"};
+	for (int i = 0; i < 3; i++) {
+		char *t = view_text(z, NULL, paths[i]);
+		long long nodes = t_sql_int(zcor_dir(z), "SELECT count(*) FROM nodes");
+		long long people = t_sql_int(zcor_dir(z), "SELECT count(*) FROM people");
+		char *ids = sql_str(z, "SELECT group_concat(id) FROM (SELECT id FROM nodes ORDER BY id)");
+		r = qm_text(z, NULL, "write", paths[i], t, 0);
+		CHECK_OK(r);
+		json_decref(r);
+		char *u = view_text(z, NULL, paths[i]);
+		if (strcmp(t, u) != 0) {
+			fprintf(stderr, "%s:%d: %s changed by writing it back:\n%s---\n%s", __FILE__, __LINE__,
+				paths[i], t, u);
+			t_failures++;
+		}
+		CHECK_INT(t_sql_int(zcor_dir(z), "SELECT count(*) FROM nodes"), nodes);
+		CHECK_INT(t_sql_int(zcor_dir(z), "SELECT count(*) FROM people"), people);
+		char *ids2 = sql_str(z, "SELECT group_concat(id) FROM (SELECT id FROM nodes ORDER BY id)");
+		CHECK_STR(ids2, ids);
+		free(ids2);
+		free(ids);
+		free(t);
+		free(u);
+	}
+	CHECK_INT(t_sql_int(zcor_dir(z), "SELECT affinity FROM people WHERE person_id = '100000001'"), -5);
+	zcor_close(z);
+}
+
+/* The citation of an entry stays its line after the view changes by other
+ * tools (zcor_memory_delete, zcor_relationship_write / _delete). */
+static void Q_VIEW_citations_follow_changes_by_other_tools(void)
+{
+	zcor *z = open_views(NULL);
+	upsert_cog(z, "芜湖", "感叹");
+	upsert_cog(z, "栓Q", "谢谢（无奈）");
+	upsert_cog(z, "蚌埠住了", "忍不住笑了");
+	char *id = sql_str(z, "SELECT id FROM nodes WHERE title = '芜湖'");
+	json_t *r = t_call(z, NULL, "zcor_memory_delete", "{\"id\":\"%s\"}", id);
+	CHECK_OK(r);
+	json_decref(r);
+	free(id);
+	char *t = view_text(z, NULL, "COGNITION.md");
+	CHECK_LACKS(t, "芜湖");
+	id = sql_str(z, "SELECT id FROM nodes WHERE title = '蚌埠住了'");
+	char *h = recall_header(z, "group:1", "蚌埠住了", NULL);
+	char *cite = NULL;
+	if (asprintf(&cite, "[%s · COGNITION.md#L%d]", id, line_no(t, "- 蚌埠住了｜忍不住笑了")) < 0)
+		exit(2);
+	CHECK_HAS(h, cite);
+	free(cite);
+	free(h);
+	free(id);
+	free(t);
+
+	r = qm(z, NULL, "{\"action\":\"upsert\",\"path\":\"PEOPLE.md\",\"name\":\"tomori\",\"qq\":\"1001\",\"meaning\":\"主唱\"}");
+	CHECK_OK(r);
+	json_decref(r);
+	r = qm(z, NULL, "{\"action\":\"upsert\",\"path\":\"PEOPLE.md\",\"name\":\"kaguya\",\"qq\":\"100000001\",\"meaning\":\"群主\"}");
+	CHECK_OK(r);
+	json_decref(r);
+	r = t_call(z, NULL, "zcor_relationship_delete", "{\"personId\":\"1001\"}");
+	CHECK_OK(r);
+	json_decref(r);
+	r = t_call(z, NULL, "zcor_relationship_write",
+		   "{\"personId\":\"2002\",\"name\":\"rana\",\"relationship\":\"吉他\",\"affinity\":0,\"reason\":\"r\"}");
+	CHECK_OK(r);
+	json_decref(r);
+	t = view_text(z, NULL, "PEOPLE.md");
+	h = recall_header(z, "group:1", "在吗", "100000001");
+	if (asprintf(&cite, "[人物 100000001 · PEOPLE.md#L%d]", line_no(t, "- kaguya（QQ 100000001）｜群主｜首见 2026-10-18")) < 0)
+		exit(2);
+	CHECK_HAS(h, cite);
+	free(cite);
+	free(h);
+	h = recall_header(z, "group:1", "在吗", "2002");
+	if (asprintf(&cite, "[人物 2002 · PEOPLE.md#L%d]", line_no(t, "- rana（QQ 2002）｜吉他｜首见 2026-10-18")) < 0)
+		exit(2);
+	CHECK_HAS(h, cite);
+	free(cite);
+	free(h);
+	free(t);
+	zcor_close(z);
+}
+
+/* The gate holds for every global view, for qq_save_sticker and for the
+ * digest of a private conversation. */
+static void Q_VIEW_write_gate_all_globals_and_digest(void)
+{
+	zcor *z = open_views(NULL);
+	struct state s0 = state_of(z);
+	json_t *r = qm(z, "private:200",
+		       "{\"action\":\"upsert\",\"path\":\"STICKERS.md\",\"name\":\"无语\",\"meaning\":\"无语\"}");
+	CHECK_ERR(r, "forbidden");
+	CHECK_HAS(t_errmsg(r), "conversations/private-200/MEMORY.md");
+	json_decref(r);
+	r = qm_text(z, "private:200", "write", "INDEX.md", "私聊写的索引\n", 1);
+	CHECK_ERR(r, "forbidden");
+	json_decref(r);
+	put_media(z, HASH1, "gif", "x");
+	r = t_call(z, "private:200", "qq_save_sticker", "{\"media\":\"media/%s.gif\",\"name\":\"无语\"}", HASH1);
+	CHECK_ERR(r, "forbidden");
+	json_decref(r);
+	CHECK(!sticker_exists(z, "无语.gif"));
+	/* the digest actor of a private conversation: the same gate */
+	struct zcor_ctx ctx = {ZCOR_ACTOR_DIGEST, "private:200"};
+	char *out = NULL;
+	int rc = zcor_tool_call(z, &ctx, "qq_memory",
+				"{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"私聊梗\",\"meaning\":\"x\"}",
+				&out);
+	CHECK_INT(rc, ZCOR_EFORBIDDEN);
+	CHECK_HAS(out, "conversations/private-200/MEMORY.md");
+	zcor_free(out);
+	out = NULL;
+	rc = zcor_tool_call(z, &ctx, "qq_memory",
+			    "{\"action\":\"upsert\",\"path\":\"conversations/private-200/MEMORY.md\",\"name\":\"私聊梗\",\"meaning\":\"x\"}",
+			    &out);
+	CHECK_INT(rc, ZCOR_OK);
+	zcor_free(out);
+	/* a private conversation reads the global views */
+	r = qm(z, "private:200", "{\"action\":\"read\",\"path\":\"COGNITION.md\"}");
+	CHECK_OK(r);
+	json_decref(r);
+	/* a group writes the global views */
+	r = qm(z, "group:1", "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"群梗\",\"meaning\":\"x\"}");
+	CHECK_OK(r);
+	json_decref(r);
+	free(s0.views);
+	zcor_close(z);
+}
+
+/* Archive files are filled by rollover: read-only and searchable (the
+ * tool's own description), so no upsert into them. */
+static void Q_VIEW_archive_is_read_only(void)
+{
+	zcor *z = open_views(NULL);
+	struct state s0 = state_of(z);
+	json_t *r = qm(z, "group:1",
+		       "{\"action\":\"upsert\",\"path\":\"conversations/group-1/archive/2026-10.md\","
+		       "\"name\":\"手塞进冷层\",\"meaning\":\"x\"}");
+	CHECK(t_errcode(r) != NULL);
+	json_decref(r);
+	r = qm_text(z, "group:1", "append", "conversations/group-1/archive/2026-10.md", "## 事实\n- 手塞｜x\n", 0);
+	CHECK_ERR(r, "invalid_argument");
+	json_decref(r);
+	struct state s1 = state_of(z);
+	check_same_state(&s0, &s1, __LINE__);
+	free(s0.views);
+	zcor_close(z);
+}
+
+/* PEOPLE.md: a person first known by name, then with the QQ number, stays
+ * one entry (same name → replaced in place). */
+static void Q_VIEW_people_name_then_qq_is_one_entry(void)
+{
+	zcor *z = open_views(NULL);
+	json_t *r = qm(z, NULL, "{\"action\":\"upsert\",\"path\":\"PEOPLE.md\",\"name\":\"kaguya\",\"meaning\":\"群主\"}");
+	CHECK_OK(r);
+	json_decref(r);
+	r = qm(z, NULL, "{\"action\":\"upsert\",\"path\":\"PEOPLE.md\",\"name\":\"kaguya\",\"qq\":\"100000001\"}");
+	CHECK_OK(r);
+	CHECK(json_is_false(t_get(r, "created")));
+	json_decref(r);
+	CHECK_INT(t_sql_int(zcor_dir(z), "SELECT count(*) FROM people"), 1);
+	char *t = view_text(z, NULL, "PEOPLE.md");
+	CHECK_INT(count_sub(t, "kaguya"), 1);
+	CHECK_HAS(t, "- kaguya（QQ 100000001）｜群主｜");
+	free(t);
+	zcor_close(z);
+}
+
+/* qq_save_sticker: idempotent for the same image, conflict for another one
+ * under the same name, confined to media/. */
+static void Q_STK_save_sticker_rules(void)
+{
+	zcor *z = open_views(NULL);
+	put_media(z, HASH1, "gif", "wuyu");
+	put_media(z, HASH2, "gif", "other");
+	json_t *r = t_call(z, NULL, "qq_save_sticker", "{\"media\":\"media/%s.gif\",\"name\":\"无语\"}", HASH1);
+	CHECK_OK(r);
+	CHECK(json_is_true(t_get(r, "created")));
+	json_decref(r);
+	r = t_call(z, NULL, "qq_save_sticker",
+		   "{\"media\":\"media/%s.gif\",\"name\":\"无语\",\"meaning\":\"无语、懒得吐槽\"}", HASH1);
+	CHECK_OK(r);
+	CHECK(json_is_false(t_get(r, "created")));
+	json_decref(r);
+	struct state s0 = state_of(z);
+	r = t_call(z, NULL, "qq_save_sticker", "{\"media\":\"media/%s.gif\",\"name\":\"无语\"}", HASH2);
+	CHECK_ERR(r, "conflict");
+	json_decref(r);
+	char *b = sticker_bytes(z, "无语.gif");
+	CHECK_HAS(b, "wuyu");
+	free(b);
+	static const char *const bad[] = {"media/../memory.db", "media/.hidden.gif", "stickers/无语.gif",
+					  "/etc/passwd", "media/sub/x.gif", "media/noext"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r = t_call(z, NULL, "qq_save_sticker", "{\"media\":\"%s\",\"name\":\"坏的%zu\"}", bad[i], i);
+		CHECK_ERR(r, "invalid_argument");
+		json_decref(r);
+	}
+	r = t_call(z, NULL, "qq_save_sticker", "{\"media\":\"media/%064d.gif\",\"name\":\"没有\"}", 7);
+	CHECK_ERR(r, "not_found");
+	json_decref(r);
+	static const char *const bad_names[] = {"a/b", "..", ".隐藏", "带｜竖线", "[[x]]"};
+	for (size_t i = 0; i < sizeof(bad_names) / sizeof(bad_names[0]); i++) {
+		r = t_call(z, NULL, "qq_save_sticker", "{\"media\":\"media/%s.gif\",\"name\":\"%s\"}", HASH2,
+			   bad_names[i]);
+		CHECK_ERR(r, "invalid_argument");
+		json_decref(r);
+	}
+	r = t_call(z, NULL, "qq_rename_sticker", "{\"from\":\"没有这张\",\"to\":\"随便\"}");
+	CHECK_ERR(r, "not_found");
+	json_decref(r);
+	r = t_call(z, NULL, "qq_rename_sticker", "{\"from\":\"无语\",\"to\":\"../逃逸\"}");
+	CHECK_ERR(r, "invalid_argument");
+	json_decref(r);
+	struct state s1 = state_of(z);
+	check_same_state(&s0, &s1, __LINE__);
+	free(s0.views);
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/stickers", zcor_dir(z));
+	long long files = 0;
+	FILE *p = NULL;
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "ls -A '%s' | wc -l", path);
+	if ((p = popen(cmd, "r"))) {
+		if (fscanf(p, "%lld", &files) != 1)
+			files = -1;
+		pclose(p);
+	}
+	CHECK_INT(files, 1);
+	zcor_close(z);
+}
+
+/* search: normalised substrings of entry lines, with the line as read. */
+static void Q_VIEW_search_finds_lines_as_read(void)
+{
+	zcor *z = open_views(NULL);
+	upsert_seed_examples(z, NULL);
+	upsert_cog(z, "YYDS", "永远的神");
+	char *t = view_text(z, NULL, "COGNITION.md");
+	json_t *r = qm(z, "group:100000001", "{\"action\":\"search\",\"query\":\"蚌埠\"}");
+	CHECK_OK(r);
+	CHECK_INT(json_array_size(t_get(r, "hits")), 1);
+	CHECK_STR(t_str(r, "hits.0.path"), "COGNITION.md");
+	CHECK_STR(t_str(r, "hits.0.text"), BENG_LINE);
+	CHECK_INT(t_int(r, "hits.0.line"), line_no(t, BENG_LINE));
+	json_decref(r);
+	/* case and width folded; every word must occur */
+	r = qm(z, NULL, "{\"action\":\"search\",\"query\":\"ｙｙｄｓ 永远\"}");
+	CHECK_OK(r);
+	CHECK_INT(json_array_size(t_get(r, "hits")), 1);
+	CHECK_HAS(t_str(r, "hits.0.text"), "YYDS");
+	json_decref(r);
+	r = qm(z, NULL, "{\"action\":\"search\",\"query\":\"yyds 蚌埠\"}");
+	CHECK_OK(r);
+	CHECK_INT(json_array_size(t_get(r, "hits")), 0);
+	json_decref(r);
+	/* variants and aliases are searchable */
+	r = qm(z, NULL, "{\"action\":\"search\",\"query\":\"爽世\"}");
+	CHECK_OK(r);
+	CHECK_INT(json_array_size(t_get(r, "hits")), 1);
+	CHECK_STR(t_str(r, "hits.0.path"), "PEOPLE.md");
+	json_decref(r);
+	r = qm(z, "group:100000001", "{\"action\":\"search\",\"query\":\"开黑\"}");
+	CHECK_OK(r);
+	CHECK_INT(json_array_size(t_get(r, "hits")), 1);
+	CHECK_STR(t_str(r, "hits.0.path"), "conversations/group-100000001/MEMORY.md");
+	json_decref(r);
+	/* another conversation does not find it */
+	r = qm(z, "group:2", "{\"action\":\"search\",\"query\":\"开黑\"}");
+	CHECK_OK(r);
+	CHECK_INT(json_array_size(t_get(r, "hits")), 0);
+	json_decref(r);
+	free(t);
+	zcor_close(z);
+}
+
+/* INDEX.md is free text: written, appended, read back as written, and in
+ * the recall header. */
+static void Q_VIEW_index_is_free_text(void)
+{
+	zcor *z = open_views(NULL);
+	json_t *r = qm_text(z, NULL, "write", "INDEX.md", "人物 → PEOPLE.md\n梗 → COGNITION.md\n", 0);
+	CHECK_OK(r);
+	json_decref(r);
+	r = qm_text(z, NULL, "append", "INDEX.md", "表情包 → STICKERS.md\n", 0);
+	CHECK_OK(r);
+	json_decref(r);
+	char *t = view_text(z, NULL, "INDEX.md");
+	CHECK_STR(t, "人物 → PEOPLE.md\n梗 → COGNITION.md\n表情包 → STICKERS.md\n");
+	free(t);
+	r = qm(z, NULL, "{\"action\":\"upsert\",\"path\":\"INDEX.md\",\"name\":\"x\",\"meaning\":\"y\"}");
+	CHECK_ERR(r, "invalid_argument");
+	json_decref(r);
+	/* the 90% guard counts its non-blank lines */
+	r = qm_text(z, NULL, "write", "INDEX.md", "只剩一行\n", 0);
+	CHECK_ERR(r, "conflict");
+	json_decref(r);
+	char *h = recall_header(z, "group:1", "表情包在哪", NULL);
+	CHECK_HAS(h, "梗 → COGNITION.md");
+	free(h);
+	zcor_close(z);
+}
+
 const struct t_case t_cases[] = {
 	{"Q_VIEW_seed_upserts_render_exactly", Q_VIEW_seed_upserts_render_exactly},
 	{"Q_VIEW_upsert_same_name_replaces_in_place", Q_VIEW_upsert_same_name_replaces_in_place},
@@ -1495,5 +1865,14 @@ const struct t_case t_cases[] = {
 	{"Q_ROLL_all_pinned_warns_moves_nothing", Q_ROLL_all_pinned_warns_moves_nothing},
 	{"Q_ROLL_failed_move_leaves_everything", Q_ROLL_failed_move_leaves_everything},
 	{"Q_VIEW_upsert_recorded_in_history", Q_VIEW_upsert_recorded_in_history},
+	{"Q_VIEW_remove_line_removes_that_unparsed_line", Q_VIEW_remove_line_removes_that_unparsed_line},
+	{"Q_VIEW_read_write_roundtrip_is_identity", Q_VIEW_read_write_roundtrip_is_identity},
+	{"Q_VIEW_citations_follow_changes_by_other_tools", Q_VIEW_citations_follow_changes_by_other_tools},
+	{"Q_VIEW_write_gate_all_globals_and_digest", Q_VIEW_write_gate_all_globals_and_digest},
+	{"Q_VIEW_archive_is_read_only", Q_VIEW_archive_is_read_only},
+	{"Q_VIEW_people_name_then_qq_is_one_entry", Q_VIEW_people_name_then_qq_is_one_entry},
+	{"Q_STK_save_sticker_rules", Q_STK_save_sticker_rules},
+	{"Q_VIEW_search_finds_lines_as_read", Q_VIEW_search_finds_lines_as_read},
+	{"Q_VIEW_index_is_free_text", Q_VIEW_index_is_free_text},
 	{0},
 };

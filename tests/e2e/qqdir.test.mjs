@@ -1,0 +1,154 @@
+// qqdir.test.mjs — the seed-003 directory layout through the CLI (X-STORE,
+// Q-PEOPLE, SPEC §10): `zcor import qq-memory`, `zcor export qq-memory`
+// and `zcor doctor`, on the hand-made fixture tests/fixtures/qq-memory.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+
+const BIN = process.env.ZCOR_BIN;
+const FIXTURE = join(process.env.ZCOR_FIXTURES, 'qq-memory');
+assert.ok(BIN && process.env.ZCOR_FIXTURES, 'ZCOR_BIN and ZCOR_FIXTURES must be set');
+
+function tmp() {
+  return mkdtempSync(join(tmpdir(), 'zcor-qqdir-'));
+}
+
+function zcor(args) {
+  const env = { ...process.env };
+  delete env.ZCOR_DIR;
+  const r = spawnSync(BIN, args, { env, encoding: 'utf8', timeout: 60000 });
+  if (r.error) throw r.error;
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function ok(args) {
+  const r = zcor(args);
+  assert.equal(r.status, 0, `zcor ${args.join(' ')} exited ${r.status}: ${r.stdout}${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+// Every file under dir as {relative path: bytes as base64}.
+function tree(dir) {
+  const out = {};
+  const walk = (d) => {
+    for (const name of readdirSync(d)) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else out[relative(dir, p)] = readFileSync(p).toString('base64');
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+test('X-STORE: import reads the seed-003 layout into views, with a report', () => {
+  const dir = tmp();
+  const r = zcor(['--dir', dir, 'import', 'qq-memory', FIXTURE]);
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.match(r.stderr, /\[1\] /, 'progress is reported on standard error');
+  const rep = JSON.parse(r.stdout);
+  assert.equal(rep.stickersCopied, 2);
+  const paths = rep.views.map((v) => v.path);
+  for (const p of ['PEOPLE.md', 'COGNITION.md', 'STICKERS.md', 'INDEX.md',
+    'conversations/group-100000001/MEMORY.md', 'conversations/group-100000001/archive/2026-09.md',
+    'conversations/private-200000002/MEMORY.md']) assert.ok(paths.includes(p), `${p} imported`);
+  // lines that do not parse are kept, and reported
+  const unparsed = rep.unparsed.map((u) => u.text);
+  assert.ok(unparsed.includes('- 这一行没写含义'));
+  assert.ok(unparsed.includes('群规第一条：不许刷屏'));
+  assert.ok(rep.keptAsWritten.some((k) => k.text.includes('.qq-media/3f9a1c.jpg')));
+  const cog = ok(['--dir', dir, 'tool', 'qq_memory', '{"action":"read","path":"COGNITION.md"}']);
+  assert.match(cog.text, /- 这一行没写含义/);
+  assert.match(cog.note, /L\d+/);
+  // duplicate 「## 谐音」 headings were merged into one
+  assert.equal(cog.text.match(/^## 谐音$/gm).length, 1);
+  assert.match(cog.text, /- 栓Q｜/);
+  // collected stickers moved from .qq-stickers/ to stickers/
+  const st = ok(['--dir', dir, 'tool', 'qq_memory', '{"action":"read","path":"STICKERS.md"}']);
+  assert.match(st.text, /- 无语｜无语、懒得吐槽｜场景：有人说了句废话｜stickers\/无语\.gif/);
+  assert.ok(statSync(join(dir, 'stickers', '敲盆.gif')).isFile());
+});
+
+test('Q-PEOPLE: group 「## 人」 entries become people once, never a private chat\'s', () => {
+  const dir = tmp();
+  const rep = ok(['--dir', dir, 'import', 'qq-memory', FIXTURE]);
+  assert.equal(rep.peopleExtracted, 1, 'kaguya is already in PEOPLE.md; 阿杰 is new');
+  const people = ok(['--dir', dir, 'tool', 'qq_memory', '{"action":"read","path":"PEOPLE.md"}']).text;
+  assert.match(people, /- 阿杰（QQ 100000003）/);
+  assert.doesNotMatch(people, /小红/, 'a private chat\'s people never reach PEOPLE.md');
+  // kaguya kept as written in PEOPLE.md (only adds, never overwrites)
+  assert.match(people, /- kaguya（QQ 100000001）（别名：soyo\/爽世）｜群主，周六常组织打本/);
+  // importing again gives the same people (PEOPLE.md is replaced by the
+  // file's, then the extraction adds the same one person)
+  ok(['--dir', dir, 'import', 'qq-memory', FIXTURE]);
+  const people2 = ok(['--dir', dir, 'tool', 'qq_memory', '{"action":"read","path":"PEOPLE.md"}']).text;
+  assert.equal(people2, people);
+  assert.equal(people2.match(/阿杰/g).length, 1);
+});
+
+test('X-STORE: import → export → import gives the same store', () => {
+  const a = tmp(), b = tmp(), outA = join(tmp(), 'out'), outB = join(tmp(), 'out');
+  ok(['--dir', a, 'import', 'qq-memory', FIXTURE]);
+  const ex = ok(['--dir', a, 'export', 'qq-memory', outA]);
+  assert.ok(ex.files.includes('conversations/group-100000001/archive/2026-09.md'));
+  ok(['--dir', b, 'import', 'qq-memory', outA]);
+  ok(['--dir', b, 'export', 'qq-memory', outB]);
+  assert.deepEqual(tree(outB), tree(outA));
+  // the exported layout uses the seed's sticker folder
+  assert.match(readFileSync(join(outA, 'STICKERS.md'), 'utf8'), /\.qq-stickers\/无语\.gif/);
+  // importing the same files again into the same store changes nothing
+  ok(['--dir', b, 'import', 'qq-memory', outA]);
+  const outC = join(tmp(), 'out');
+  ok(['--dir', b, 'export', 'qq-memory', outC]);
+  assert.deepEqual(tree(outC), tree(outA));
+});
+
+test('import of a missing directory fails with exit 1 and changes nothing', () => {
+  const dir = tmp();
+  const r = zcor(['--dir', dir, 'import', 'qq-memory', join(dir, 'nope')]);
+  assert.equal(r.status, 1);
+  assert.equal(JSON.parse(r.stdout).error.code, 'not_found');
+  assert.equal(zcor(['--dir', dir, 'import', 'qq-memory']).status, 2, 'bad usage');
+});
+
+test('doctor: codes for unparsed slang and media paths; exit 2 until fixed, then 0', () => {
+  const dir = tmp();
+  ok(['--dir', dir, 'import', 'qq-memory', FIXTURE]);
+  let r = zcor(['--dir', dir, 'doctor', '--json']);
+  assert.equal(r.status, 2, r.stdout);
+  let codes = JSON.parse(r.stdout).findings.map((f) => f.code);
+  assert.ok(codes.includes('COGNITION_UNPARSED'));
+  assert.ok(codes.includes('STICKER_MEDIA_PATH'));
+  // fix them the way the doctor says: remove the lines by number
+  for (;;) {
+    const cog = ok(['--dir', dir, 'tool', 'qq_memory', '{"action":"read","path":"COGNITION.md"}']);
+    const m = cog.note && cog.note.match(/L(\d+)/);
+    if (!m) break;
+    ok(['--dir', dir, 'tool', 'qq_memory', JSON.stringify({ action: 'remove', path: 'COGNITION.md', line: Number(m[1]) })]);
+  }
+  r = zcor(['--dir', dir, 'doctor', '--json']);
+  assert.equal(r.status, 0, r.stdout);
+  codes = JSON.parse(r.stdout).findings.map((f) => f.code);
+  assert.deepEqual(codes.filter((c) => c !== 'VIEW_UNPARSED'), []);
+});
+
+test('doctor: a missing sticker file, a bad config.json; --rebuild', () => {
+  const dir = tmp();
+  ok(['--dir', dir, 'import', 'qq-memory', FIXTURE]);
+  unlinkSync(join(dir, 'stickers', '敲盆.gif'));
+  writeFileSync(join(dir, 'config.json'), '{"recallChars": "lots"}');
+  const r = zcor(['--dir', dir, 'doctor', '--json', '--rebuild']);
+  assert.equal(r.status, 2);
+  const rep = JSON.parse(r.stdout);
+  const missing = rep.findings.find((f) => f.code === 'STICKER_PATH_MISSING');
+  assert.ok(missing && /敲盆/.test(missing.message), JSON.stringify(rep.findings));
+  assert.ok(rep.findings.some((f) => f.code === 'CONFIG_INVALID' && /recallChars/.test(f.message)));
+  assert.ok(rep.rebuilt, 'the derived data was rebuilt');
+  const text = zcor(['--dir', dir, 'doctor']);
+  assert.equal(text.status, 2);
+  assert.match(text.stdout, /STICKER_PATH_MISSING/);
+  assert.equal(zcor(['--dir', dir, 'doctor', '--bogus']).status, 2);
+});
