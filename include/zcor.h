@@ -227,4 +227,12 @@ int zcor_export_qq(zcor *z, const char *dir, char **report_json);
  */
 int zcor_doctor(zcor *z, int rebuild, char **report_json);
 
+/*
+ * zcor migrate cognition (SPEC §6): old COGNITION.md entries keyed by a
+ * media path move to STICKERS.md. A dry run unless apply; apply backs up
+ * first. *report_json: {applied, actions: [{action, name, media, image?,
+ * line}], unrecognised, backups?, stateBackup?}.
+ */
+int zcor_migrate_cognition(zcor *z, int apply, char **report_json);
+
 #endif /* ZCOR_H */

@@ -430,3 +430,12 @@ int zcor_doctor(zcor *z, int rebuild, char **report_json)
 	int rc = zc_doctor(&z->mem, rebuild, &r, &z->err);
 	return json_out(z, rc, r, report_json);
 }
+
+int zcor_migrate_cognition(zcor *z, int apply, char **report_json)
+{
+	zc_err_clear(&z->err);
+	*report_json = NULL;
+	json_t *r = NULL;
+	int rc = zc_migrate_cognition(&z->mem, apply, &r, &z->err);
+	return json_out(z, rc, r, report_json);
+}

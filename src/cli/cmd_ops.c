@@ -120,3 +120,63 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 	zcor_close(z);
 	return need ? DOCTOR_NEEDS_PERSON : DOCTOR_FINE;
 }
+
+int cmd_migrate(struct cli *c, int argc, char **argv)
+{
+	int json = 0, apply = 0;
+	if (argc < 2 || strcmp(argv[1], "cognition") != 0)
+		return cli_usage(cli_find("migrate"));
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			json = 1;
+		else if (strcmp(argv[i], "--apply") == 0)
+			apply = 1;
+		else
+			return cli_usage(cli_find("migrate"));
+	}
+	zcor *z = cli_open(c);
+	if (!z)
+		return DOCTOR_FAILED;
+	char *out = NULL;
+	int rc = zcor_migrate_cognition(z, apply, &out);
+	if (rc) {
+		if (json)
+			print_error(z, rc);
+		else
+			fprintf(stderr, "zcor migrate cognition: %s\n", zcor_errmsg(z));
+		zcor_close(z);
+		return DOCTOR_FAILED;
+	}
+	json_t *r = json_loads(out, 0, NULL);
+	zcor_free(out);
+	long long unrec = json_integer_value(json_object_get(r, "unrecognised"));
+	if (json) {
+		char *s = json_dumps(r, JSON_INDENT(2));
+		printf("%s\n", s);
+		free(s);
+	} else {
+		size_t i;
+		json_t *a;
+		json_array_foreach(json_object_get(r, "actions"), i, a) {
+			const char *what = json_string_value(json_object_get(a, "action"));
+			printf("%s  %s\n", json_string_value(json_object_get(a, "line")),
+			       !strcmp(what, "collect")	  ? "→ 收藏为 / collect as"
+			       : !strcmp(what, "expired") ? "→ 未收藏（原图已过期）/ uncollected, picture expired"
+							  : "→ 已收藏的同一张图 / same as collected");
+			const char *img = json_string_value(json_object_get(a, "image"));
+			if (img)
+				printf("    %s\n", img);
+		}
+		if (!json_array_size(json_object_get(r, "actions")))
+			printf("nothing to migrate\n");
+		else
+			printf(json_is_true(json_object_get(r, "applied")) ? "applied (backups: see --json)\n"
+									    : "dry run: nothing changed; --apply writes (after a backup)\n");
+		if (unrec)
+			printf("%lld entr%s could not be recognised: find the picture again (exit 2)\n", unrec,
+			       unrec == 1 ? "y" : "ies");
+	}
+	json_decref(r);
+	zcor_close(z);
+	return unrec ? DOCTOR_NEEDS_PERSON : DOCTOR_FINE;
+}

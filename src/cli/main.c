@@ -85,6 +85,14 @@ const struct cli_cmd cli_cmds[] = {
 	 "rollover threshold. --rebuild first recomputes the derived data. Exit 0:\n"
 	 "nothing needs a person; 2: something does; 3: the check itself failed.",
 	 cmd_doctor},
+	{"migrate", "zcor [--dir D] migrate cognition [--json] [--apply]",
+	 "Moves old COGNITION.md entries keyed by an inbound media path (.qq-media/…)\n"
+	 "into STICKERS.md: a picture already collected (recognised by its perceptual\n"
+	 "fingerprint, even re-encoded) joins that sticker; one still in the media cache\n"
+	 "is collected into stickers/; one whose file is gone goes to 未收藏 marked\n"
+	 "原图已过期. A dry run unless --apply, which first writes backups. Exit 0:\n"
+	 "nothing to do by hand; 2: entries could not be recognised; 3: it failed.",
+	 cmd_migrate},
 	{"help", "zcor help [COMMAND]", "Shows the commands, or the help of one command.", cmd_help},
 	{NULL, NULL, NULL, NULL},
 };

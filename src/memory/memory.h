@@ -214,6 +214,17 @@ int zc_import_qq(struct zc_mem *m, const struct zcor_ctx *ctx, const char *dir,
 /* Writes the views in the seed-003 layout under dir (one read snapshot). */
 int zc_export_qq(struct zc_mem *m, const char *dir, json_t **report, struct zc_err *e);
 
+/* A 64-bit difference hash of an image file (imagehash.c), and the
+ * number of bits two hashes differ in (≤ ZC_IMAGE_SAME: same picture). */
+int zc_image_dhash(const char *path, uint64_t *hash, struct zc_err *e);
+int zc_image_distance(uint64_t a, uint64_t b);
+#define ZC_IMAGE_SAME 10
+
+/* zcor migrate cognition (migrate.c): media-keyed COGNITION.md entries
+ * into STICKERS.md. Dry run unless apply (which backs up first). *report:
+ * {actions: [...], unrecognised: n, backup?}. */
+int zc_migrate_cognition(struct zc_mem *m, int apply, json_t **report, struct zc_err *e);
+
 /* zcor doctor (doctor.c): {findings: [{code, severity, message, fix,
  * path?, line?}], needsAttention}; rebuild first recomputes every derived
  * table. */

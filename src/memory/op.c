@@ -16,6 +16,7 @@
 #include "base/json.h"
 #include "base/timeutil.h"
 #include "memory/memory.h"
+#include "memory/view.h"
 #include "text/norm.h"
 
 /* ---- scope ---------------------------------------------------------- */
@@ -356,7 +357,7 @@ static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opd
 	if ((rc = zc_store_begin(&m->store, 1, e)))
 		goto failed;
 	op.now = zc_mem_now(m);
-	if ((rc = def->body(&op, args, &result, e))) {
+	if ((rc = def->body(&op, args, &result, e)) || (!def->reads && (rc = zc_view_refresh_dirty(m, e)))) {
 		zc_store_rollback(&m->store);
 		unlink_all(op.undo_unlink);
 		goto failed;

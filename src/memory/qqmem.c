@@ -327,8 +327,15 @@ static int act_upsert(struct zc_op *op, json_t *args, json_t **out, struct zc_er
 	struct zc_view v;
 	json_t *entry = NULL;
 	int rc, created = 0;
-	if ((rc = path_arg(args, &v, e)) || (rc = gate_write(op->ctx, &v, e)) ||
-	    (rc = zc_view_entry_check(op->m, &v, args, &entry, e)) || (rc = before_change(op, &v, e)) ||
+	if ((rc = path_arg(args, &v, e)) || (rc = gate_write(op->ctx, &v, e)))
+		goto out;
+	if (v.kind == ZC_VIEW_ARCHIVE) {
+		rc = zc_fail(e, ZCOR_EINVAL,
+			     "argument 'path': archive files are filled by rollover and read-only; "
+			     "upsert the entry into MEMORY.md instead (remove works on the archive)");
+		goto out;
+	}
+	if ((rc = zc_view_entry_check(op->m, &v, args, &entry, e)) || (rc = before_change(op, &v, e)) ||
 	    (rc = zc_view_upsert(op, &v, entry, &created, e)))
 		goto out;
 	*out = json_pack("{s:s, s:O, s:b}", "action", "upsert", "name", json_object_get(entry, "name"),

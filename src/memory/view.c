@@ -555,6 +555,9 @@ int zc_view_render(struct zc_mem *m, const struct zc_view *v, char **text, json_
 					  zc_json_str(x, "section"), zc_strdup(zc_json_str(x, "text")), x, 1};
 		n++;
 	}
+#define UNPARSED_REF(l) \
+	json_pack("{s:I, s:s, s:O}", "line", (json_int_t)lineno, "text", (l).text, "useq", \
+		  json_object_get((l).src, "useq"))
 	qsort(lines, n, sizeof(*lines), by_pos);
 	/* sections: the standard ones always, in their order; others in the
 	 * order they first appear */
@@ -580,9 +583,7 @@ int zc_view_render(struct zc_mem *m, const struct zc_view *v, char **text, json_
 		if (!lines[i].section) {
 			zc_buf_addf(&out, "%s\n", lines[i].text);
 			if (unparsed_out)
-				json_array_append_new(*unparsed_out,
-						      json_pack("{s:I, s:s}", "line", (json_int_t)lineno,
-								"text", lines[i].text));
+				json_array_append_new(*unparsed_out, UNPARSED_REF(lines[i]));
 			lineno++;
 			any_loose = 1;
 		}
@@ -605,9 +606,7 @@ int zc_view_render(struct zc_mem *m, const struct zc_view *v, char **text, json_
 				continue;
 			zc_buf_addf(&out, "%s\n", lines[i].text);
 			if (lines[i].unparsed && unparsed_out)
-				json_array_append_new(*unparsed_out,
-						      json_pack("{s:I, s:s}", "line", (json_int_t)lineno,
-								"text", lines[i].text));
+				json_array_append_new(*unparsed_out, UNPARSED_REF(lines[i]));
 			if (!lines[i].unparsed && entries_out) {
 				const json_t *src = lines[i].src;
 				json_t *ref = json_pack("{s:O, s:I, s:O}", "name",
@@ -855,7 +854,7 @@ static json_t *parse_entry(const struct zc_view *v, const char *section, const c
 			json_object_set_new(x, "stale", json_true());
 		else if (is_date(t) && !json_object_get(x, "date"))
 			json_object_set_new(x, "date", json_string(t));
-		else if (is_image_path(t) && !json_object_get(x, "image"))
+		else if (v->kind == ZC_VIEW_STICKERS && is_image_path(t) && !json_object_get(x, "image"))
 			json_object_set_new(x, "image", json_string(t));
 		else
 			json_array_append_new(extra, json_string(t));
@@ -903,6 +902,7 @@ json_t *zc_view_parse(const struct zc_view *v, const char *text)
 		const char *nl = strchr(p, '\n');
 		size_t n = nl ? (size_t)(nl - p) : strlen(p);
 		char *line = trim_dup(p, n);
+		const char *raw = p;
 		p = nl ? nl + 1 : p + n;
 		pos += 1;
 		if (!*line || (line[0] == '#' && line[1] == ' ')) {
@@ -948,7 +948,11 @@ json_t *zc_view_parse(const struct zc_view *v, const char *text)
 				dups++;
 			} else {
 				json_object_set_new(seen_lines, k.p, json_true());
-				json_t *u = json_pack("{s:s, s:f}", "text", line, "pos", pos);
+				/* kept as written: only the line end is trimmed */
+				size_t rn = n;
+				while (rn && (raw[rn - 1] == ' ' || raw[rn - 1] == '\t' || raw[rn - 1] == '\r'))
+					rn--;
+				json_t *u = json_pack("{s:s%, s:f}", "text", raw, rn, "pos", pos);
 				if (section)
 					json_object_set_new(u, "section", json_string(section));
 				json_array_append_new(unparsed, u);
@@ -1180,7 +1184,7 @@ int zc_view_doc_check(const struct zc_view *v, const json_t *doc, struct zc_err 
 		char *line = zc_view_line(v, x);
 		int bad = 0;
 		if (v->kind == ZC_VIEW_COGNITION)
-			bad = zc_has_file_path(line);
+			bad = zc_has_file_path(line) || json_object_get(x, "image");
 		else if (v->kind == ZC_VIEW_STICKERS)
 			bad = strstr(line, ".qq-media") || strstr(line, "media/") != NULL;
 		if (bad) {
@@ -1241,8 +1245,8 @@ static json_t *find_person(struct zc_op *op, const json_t *x, struct zc_err *e)
 	const char *qq = zc_json_str(x, "qq");
 	sqlite3_stmt *st = zc_stmt(&op->m->store,
 				   "SELECT " ZC_PERSON_COLS " FROM people WHERE "
-				   "(?1 IS NOT NULL AND person_id = ?1) OR (?1 IS NULL AND "
-				   "(person_id = 'name:' || ?2 OR name = ?2)) ORDER BY seq LIMIT 1",
+				   "(?1 IS NOT NULL AND person_id = ?1) OR person_id = 'name:' || ?2 OR "
+				   "(?1 IS NULL AND name = ?2) ORDER BY person_id = ?1 DESC, seq LIMIT 1",
 				   e);
 	if (!st)
 		return NULL;
@@ -1396,6 +1400,25 @@ static int save_person_entry(struct zc_op *op, json_t *p, const json_t *x, int r
 		zc_json_set_time(p, "createdAt", op->now);
 	} else {
 		json_incref(p);
+		const char *qq = zc_json_str(x, "qq"), *pid = zc_json_str(p, "personId");
+		if (qq && *qq && pid && strncmp(pid, "name:", 5) == 0) {
+			/* a person known only by name learns their QQ number */
+			sqlite3_stmt *st = zc_stmt(&op->m->store,
+						   "UPDATE people SET person_id = ?2 WHERE person_id = ?1", e);
+			if (!st) {
+				json_decref(p);
+				return e->code;
+			}
+			sqlite3_bind_text(st, 1, pid, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_text(st, 2, qq, -1, SQLITE_TRANSIENT);
+			int s = sqlite3_step(st);
+			sqlite3_reset(st);
+			if (s != SQLITE_DONE) {
+				json_decref(p);
+				return zc_store_fail(&op->m->store, s, e, "updating PEOPLE.md");
+			}
+			json_object_set_new(p, "personId", json_string(qq));
+		}
 	}
 	json_object_set(p, "name", json_object_get(x, "name"));
 	if (json_object_get(x, "meaning") || replace)
@@ -1513,16 +1536,13 @@ int zc_view_remove(struct zc_op *op, const struct zc_view *v, const char *name, 
 			if (json_integer_value(json_object_get(x, "line")) != line)
 				continue;
 			sqlite3_stmt *st = zc_stmt(&op->m->store,
-						   "DELETE FROM view_unparsed WHERE seq = (SELECT seq FROM "
-						   "view_unparsed WHERE path = ?1 AND line = ?2 ORDER BY "
-						   "pos, seq LIMIT 1)",
-						   e);
+						   "DELETE FROM view_unparsed WHERE seq = ?1 AND path = ?2", e);
 			if (!st) {
 				rc = e->code;
 				goto out;
 			}
-			sqlite3_bind_text(st, 1, v->path, -1, SQLITE_TRANSIENT);
-			sqlite3_bind_text(st, 2, zc_json_str(x, "text"), -1, SQLITE_TRANSIENT);
+			sqlite3_bind_int64(st, 1, json_integer_value(json_object_get(x, "useq")));
+			sqlite3_bind_text(st, 2, v->path, -1, SQLITE_TRANSIENT);
 			int s = sqlite3_step(st);
 			sqlite3_reset(st);
 			rc = s == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&op->m->store, s, e, "removing a line");
@@ -2073,4 +2093,36 @@ int zc_view_list(struct zc_op *op, json_t **out, struct zc_err *e)
 	}
 	json_decref(views);
 	return rc;
+}
+
+/* ---- stale citations --------------------------------------------------------- */
+
+int zc_view_refresh_dirty(struct zc_mem *m, struct zc_err *e)
+{
+	json_t *paths = json_array();
+	sqlite3_stmt *st = zc_stmt(&m->store, "SELECT path FROM view_dirty", e);
+	if (!st) {
+		json_decref(paths);
+		return e->code;
+	}
+	int s;
+	while ((s = sqlite3_step(st)) == SQLITE_ROW)
+		json_array_append_new(paths, json_string((const char *)sqlite3_column_text(st, 0)));
+	sqlite3_reset(st);
+	int rc = s == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&m->store, s, e, "reading stale views");
+	size_t i;
+	json_t *p;
+	json_array_foreach(rc ? NULL : paths, i, p) {
+		struct zc_view v;
+		const char *path = json_string_value(p);
+		struct zc_err ignore = {0};
+		/* a path the triggers built from a bad key is no view: skip it */
+		if (zc_view_path(path, strlen(path), "path", &v, &ignore) == ZCOR_OK &&
+		    (rc = zc_view_index_lines(m, &v, e)))
+			break;
+	}
+	json_decref(paths);
+	if (!rc && json_array_size(paths) == 0)
+		return ZCOR_OK;
+	return rc ? rc : zc_exec(&m->store, "DELETE FROM view_dirty", e);
 }

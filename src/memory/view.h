@@ -105,6 +105,10 @@ int zc_view_save_version(struct zc_op *op, const struct zc_view *v, struct zc_er
 /* Recomputes view_lines (the citation of each entry) for a view. */
 int zc_view_index_lines(struct zc_mem *m, const struct zc_view *v, struct zc_err *e);
 
+/* Recomputes the citations of every view a change marked stale (the
+ * view_dirty triggers); run by each operation before it commits. */
+int zc_view_refresh_dirty(struct zc_mem *m, struct zc_err *e);
+
 /* Byte limit of a view under the current config. */
 long zc_view_limit(struct zc_mem *m, const struct zc_view *v);
 

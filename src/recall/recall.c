@@ -1436,9 +1436,9 @@ static int pack_items(struct recall *r, size_t npicked, struct pack *p, json_t *
 	size_t start = p->b.len, start_used = p->used;
 	if (!pack_add(p, head))
 		return ZCOR_OK;
+	size_t after_head = p->used;
 	if ((rc = extras(r, p)))
 		return rc;
-	size_t before_items = p->used;
 	if (npicked && pack_add(p, "## 相关记忆\n")) {
 		for (size_t i = 0; i < npicked; i++) {
 			struct item *x = &r->it[i];
@@ -1469,7 +1469,7 @@ static int pack_items(struct recall *r, size_t npicked, struct pack *p, json_t *
 	}
 	if ((rc = recent_slang(r, npicked, p)))
 		return rc;
-	if (json_array_size(items) == 0 && p->used == before_items) {
+	if (json_array_size(items) == 0 && p->used == after_head) {
 		/* nothing to say: no header at all */
 		p->b.len = start;
 		if (p->b.p)

@@ -194,13 +194,14 @@ static int has_person(json_t *r, const char *pid)
 	return 0;
 }
 
-/* "[id]" as the header shows it. */
+/* "[id" as the header shows it ("[id]", or "[id · path#Lnn]" for an entry
+ * of a memory view); ids have a fixed width, so no id is a prefix of another. */
 static const char *bracket(const char *id)
 {
 	static char buf[4][64];
 	static int k;
 	char *b = buf[k++ % 4];
-	snprintf(b, 64, "[%s]", id);
+	snprintf(b, 64, "[%s", id);
 	return b;
 }
 
