@@ -49,5 +49,6 @@ int cmd_prefix(struct cli *c, int argc, char **argv);
 int cmd_reindex(struct cli *c, int argc, char **argv);
 int cmd_serve(struct cli *c, int argc, char **argv);
 int cmd_mcp(struct cli *c, int argc, char **argv);
+int cmd_transcript(struct cli *c, int argc, char **argv);
 
 #endif

@@ -65,6 +65,24 @@ const struct cli_cmd cli_cmds[] = {
 	 "the model's; with --conversation KEY they act inside that conversation.\n"
 	 "Example client config: {\"command\": \"zcor\", \"args\": [\"--dir\", \"D\", \"mcp\"]}.",
 	 cmd_mcp},
+	{"transcript",
+	 "zcor [--dir D] transcript list | read --conversation KEY [--from T] [--to T] | "
+	 "search --conversation KEY KEYWORD… | log --conversation KEY < BATCH.json | "
+	 "export [--conversation KEY] --out DIR | import --conversation KEY FILE.jsonl… | "
+	 "digest-done --conversation KEY",
+	 "The message log (Q-LOG). list: the conversations with a log and their counters.\n"
+	 "read: one conversation oldest first, --from/--to ISO-8601 with a zone (inclusive).\n"
+	 "search: messages containing every KEYWORD, newest first. read/search/list take\n"
+	 "--limit N (default 20, max 100) and --offset N, and go through the tool\n"
+	 "qq_transcript (recorded in history). log: logs the JSON batch {\"messages\": […]}\n"
+	 "on standard input (admission rules apply; docs/FORMATS.md) and prints {logged,\n"
+	 "skipped, header, items}. export: writes DIR/conversations/<slug>/log/YYYY-MM-DD.jsonl\n"
+	 "(all conversations without --conversation). import: reads such files into KEY,\n"
+	 "idempotent by message id; bad lines are listed by number. digest-done: marks the\n"
+	 "conversation's digest done now. With the global --conversation the call acts\n"
+	 "inside that conversation and sees only its own transcript. Exit 1 on error, 2 on\n"
+	 "bad usage.",
+	 cmd_transcript},
 	{"help", "zcor help [COMMAND]", "Shows the commands, or the help of one command.", cmd_help},
 	{NULL, NULL, NULL, NULL},
 };
@@ -103,7 +121,7 @@ static void print_main_help(void)
 	       "  -h, --help          this help; `zcor help COMMAND` for one command\n\n"
 	       "commands:\n");
 	for (const struct cli_cmd *c = cli_cmds; c->name; c++)
-		printf("  %-9s %s\n", c->name, c->usage);
+		printf("  %-10s %s\n", c->name, c->usage);
 }
 
 int cmd_help(struct cli *c, int argc, char **argv)
