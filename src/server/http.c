@@ -326,7 +326,7 @@ static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind, const char 
 	if (!strcmp(key, "limit") || !strcmp(key, "offset")) {
 		char *end;
 		long long v = strtoll(value, &end, 10);
-		json_object_set_new(args, key, *end ? json_string(value) : json_integer(v));
+		json_object_set_new(args, key, (*end || !*value) ? json_string(value) : json_integer(v));
 	} else if (!strcmp(key, "keywords")) {
 		json_t *kw = json_array();
 		for (const char *p = value; *p;) {
