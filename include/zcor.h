@@ -153,10 +153,11 @@ int zcor_recall(zcor *z, const char *request_json, char **out_json);
 int zcor_prefix(zcor *z, const char *conversation, char **out);
 
 /*
- * Rebuilds the derived indexes (full-text index, term dictionary) from the
- * nodes and people, and folds pending hit counts. For recovery after a
- * hand edit of memory.db or a damaged index; memory itself is untouched.
- * On success *out_json is {"nodes": N, "people": M}.
+ * Rebuilds the derived indexes (full-text indexes, term dictionary) from
+ * the nodes, people and message log, and folds pending hit counts. For
+ * recovery after a hand edit of memory.db or a damaged index; memory
+ * itself is untouched. On success *out_json is {"nodes": N, "people": M,
+ * "messages": K}.
  */
 int zcor_reindex(zcor *z, char **out_json);
 

@@ -44,9 +44,10 @@ const struct cli_cmd cli_cmds[] = {
 	 "memories the conversation may see.",
 	 cmd_prefix},
 	{"reindex", "zcor [--dir D] reindex",
-	 "Rebuilds the derived indexes recall reads (full-text index, term dictionary)\n"
-	 "from the memories and people, and writes pending hit counts. Memory itself is\n"
-	 "not changed. Prints {\"nodes\": N, \"people\": M}.",
+	 "Rebuilds the derived indexes (the full-text indexes of memories and of the\n"
+	 "message log, the term dictionary) from the memories, people and messages, and\n"
+	 "writes pending hit counts. Memory itself is not changed. Prints\n"
+	 "{\"nodes\": N, \"people\": M, \"messages\": K}.",
 	 cmd_reindex},
 	{"serve", "zcor [--dir D] serve [--listen ADDR:PORT] [--token T]",
 	 "Serves the memory directory over HTTP: the REST API under /api/v1/, MCP\n"
