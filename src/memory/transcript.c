@@ -228,8 +228,11 @@ static int parse_media(json_t *v, const char *field, struct media_in *mi, struct
 	return ZCOR_OK;
 }
 
-/* Stores one media item (the file once, the row's last use now). */
-static int media_store(struct zc_mem *m, const struct media_in *mi, int64_t now, struct zc_err *e)
+/* Stores one media item (the file once, the row's last use now); a file
+ * written here is named in `written` (removed again if the batch rolls
+ * back: the write lock is ours, so no other row can refer to it yet). */
+static int media_store(struct zc_mem *m, const struct media_in *mi, int64_t now, json_t *written,
+		       struct zc_err *e)
 {
 	struct zc_buf name = ZC_BUF_INIT;
 	int rc = ZCOR_OK;
@@ -239,6 +242,7 @@ static int media_store(struct zc_mem *m, const struct media_in *mi, int64_t now,
 	if (mi->data && !zc_file_exists(path)) {
 		if ((rc = zc_mkdir_p(dir, e)) || (rc = zc_write_file_atomic(path, mi->data, mi->len, e)))
 			goto out;
+		json_array_append_new(written, json_string(zc_buf_str(&name)));
 	}
 	sqlite3_stmt *st = zc_stmt(&m->store,
 				   "INSERT INTO media(hash, ext, bytes, origin, first_seen, last_used) "
@@ -634,7 +638,7 @@ static int parse_batch(struct zc_mem *m, const json_t *batch, struct msg_in **v,
 
 /* Inside the transaction: logs the admitted messages and their media. */
 static int log_body(struct zc_mem *m, const char *key, struct msg_in *v, size_t n, long long *logged,
-		    json_t *evicted, struct zc_err *e)
+		    json_t *written, json_t *evicted, struct zc_err *e)
 {
 	int64_t now = zc_mem_now(m), last = 0;
 	int rc = ZCOR_OK;
@@ -653,7 +657,7 @@ static int log_body(struct zc_mem *m, const char *key, struct msg_in *v, size_t 
 		++*logged;
 		last = v[i].at > last ? v[i].at : last;
 		for (size_t j = 0; j < v[i].nmedia && !rc; j++)
-			rc = media_store(m, &v[i].media[j], now, e);
+			rc = media_store(m, &v[i].media[j], now, written, e);
 	}
 	if (!rc && *logged)
 		rc = conv_add(m, key, *logged, 1, last, e);
@@ -668,7 +672,7 @@ int zc_transcript_log(struct zc_mem *m, const char *conversation, const json_t *
 	struct msg_in *v = NULL;
 	size_t n = 0;
 	long long logged = 0;
-	json_t *evicted = json_array();
+	json_t *evicted = json_array(), *written = json_array();
 	int rc;
 	*out = NULL;
 	zc_config_refresh(&m->conf);
@@ -679,13 +683,16 @@ int zc_transcript_log(struct zc_mem *m, const char *conversation, const json_t *
 		v[i].skip = refused;
 	if ((rc = zc_store_begin(&m->store, 1, e)))
 		goto out;
-	if ((rc = log_body(m, conversation, v, n, &logged, evicted, e))) {
+	if ((rc = log_body(m, conversation, v, n, &logged, written, evicted, e))) {
 		zc_store_rollback(&m->store);
+		media_unlink(m, written);
 		zc_err_prefix(e, "nothing was logged");
 		goto out;
 	}
-	if ((rc = zc_store_commit(&m->store, e)))
+	if ((rc = zc_store_commit(&m->store, e))) {
+		media_unlink(m, written);
 		goto out;
+	}
 	media_unlink(m, evicted);
 	json_t *skipped = json_array(), *admitted = json_array();
 	for (size_t i = 0; i < n; i++) {
@@ -701,6 +708,7 @@ int zc_transcript_log(struct zc_mem *m, const char *conversation, const json_t *
 out:
 	msgs_release(v, n);
 	json_decref(evicted);
+	json_decref(written);
 	return rc;
 }
 

@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <sqlite3.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -490,6 +491,47 @@ static void Q_STK_media_cache_dedup_lru_and_magic_bytes(void)
 	zcor_close(z);
 }
 
+static void exec_sql(zcor *z, const char *sql)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/memory.db", zcor_dir(z));
+	sqlite3 *db = NULL;
+	char *err = NULL;
+	if (sqlite3_open(path, &db) != SQLITE_OK || sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) {
+		fprintf(stderr, "exec_sql: %s: %s\n", sql, err ? err : sqlite3_errmsg(db));
+		t_failures++;
+	}
+	sqlite3_free(err);
+	sqlite3_close(db);
+}
+
+/* A batch that fails after its image was written leaves no message, no
+ * media row and no file behind. */
+static void Q_STK_failed_batch_leaves_no_media_file(void)
+{
+	zcor *z = t_open();
+	int64_t now = 1764417600000;
+	zcor_set_clock(z, clock_of, &now);
+	int rc;
+	json_decref(log_batch(z, "group:1", &rc, "{\"messages\":[{\"id\":\"0\",\"senderId\":\"1\",\"text\":\"hi\"}]}"));
+	exec_sql(z, "CREATE TRIGGER fail_count BEFORE UPDATE OF messages ON conversations BEGIN "
+		    "SELECT RAISE(ABORT, 'injected'); END;");
+	json_t *r = log_image(z, &now, "1", GIF_B64, &rc);
+	CHECK(rc != ZCOR_OK);
+	CHECK(t_errmsg(r) && strstr(t_errmsg(r), "nothing was logged"));
+	json_decref(r);
+	CHECK_INT(count(z, "SELECT count(*) FROM messages"), 1);
+	CHECK_INT(count(z, "SELECT count(*) FROM media"), 0);
+	CHECK_INT(media_files(z), 0);
+	exec_sql(z, "DROP TRIGGER fail_count;");
+	r = log_image(z, &now, "1", GIF_B64, &rc);
+	CHECK_INT(rc, ZCOR_OK);
+	CHECK_INT(t_int(r, "logged"), 1);
+	json_decref(r);
+	CHECK_INT(media_files(z), 1);
+	zcor_close(z);
+}
+
 static char *slurp(const char *path)
 {
 	FILE *f = fopen(path, "rb");
@@ -639,6 +681,7 @@ const struct t_case t_cases[] = {
 	{"Q_LOG_qq_transcript_read_search_ranges_and_pages", Q_LOG_qq_transcript_read_search_ranges_and_pages},
 	{"Q_SCOPE_a_conversation_sees_only_its_own_transcript", Q_SCOPE_a_conversation_sees_only_its_own_transcript},
 	{"Q_STK_media_cache_dedup_lru_and_magic_bytes", Q_STK_media_cache_dedup_lru_and_magic_bytes},
+	{"Q_STK_failed_batch_leaves_no_media_file", Q_STK_failed_batch_leaves_no_media_file},
 	{"Q_LOG_export_import_round_trip", Q_LOG_export_import_round_trip},
 	{"Q_LOG_import_accepts_aliases_and_reports_bad_lines", Q_LOG_import_accepts_aliases_and_reports_bad_lines},
 	{"X_REINDEX_rebuilds_the_message_index", X_REINDEX_rebuilds_the_message_index},
