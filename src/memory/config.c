@@ -219,7 +219,7 @@ static int check_id_list(const json_t *v, const char *key, struct zc_err *e)
 	if (!json_is_array(v) || json_array_size(v) > ZC_ADMISSION_LIST_MAX)
 		return zc_fail(e, ZCOR_EINVAL,
 			       "'admission.%s' must be an array of ids such as [\"100000001\"] (at most %d; "
-			       "leave it out to admit every one)",
+			       "null or left out admits every one)",
 			       key, ZC_ADMISSION_LIST_MAX);
 	size_t i;
 	json_t *x;
@@ -248,7 +248,8 @@ static int check_admission(const json_t *o, struct zc_config *out, struct zc_err
 				return zc_fail(e, ZCOR_EINVAL, "'admission.privateChats' must be true or false");
 			out->private_chats = json_is_true(v);
 		} else if (strcmp(k, "groups") == 0 || strcmp(k, "privates") == 0) {
-			rc = check_id_list(v, k, e);
+			if (!json_is_null(v)) /* null: no allow-list, as when absent */
+				rc = check_id_list(v, k, e);
 		} else {
 			rc = zc_fail(e, ZCOR_EINVAL,
 				     "unknown key 'admission.%s'; known: admission.privateChats, "

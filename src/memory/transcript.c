@@ -1306,7 +1306,7 @@ int zc_transcript_import_file(struct zc_mem *m, const char *conversation, const 
 	if ((rc = zc_store_begin(&m->store, 1, e)))
 		goto out;
 	if ((rc = conv_add(m, conversation, 0, 0, 0, e)))
-		goto rollback;
+		goto out;
 	for (size_t at = 0; at < len;) {
 		size_t n = strcspn(data + at, "\n");
 		const char *line = data + at;
@@ -1332,7 +1332,7 @@ int zc_transcript_import_file(struct zc_mem *m, const char *conversation, const 
 			self++;
 		} else if ((rc = insert_message(&m->store, conversation, msg, t, &inserted, e))) {
 			json_decref(msg);
-			goto rollback;
+			goto out;
 		} else if (inserted) {
 			logged++;
 			last = t > last ? t : last;
@@ -1344,7 +1344,7 @@ int zc_transcript_import_file(struct zc_mem *m, const char *conversation, const 
 	/* imported history is old news: it does not count as new lines for
 	 * the digest (lines_since_digest stays) */
 	if (logged && (rc = conv_add(m, conversation, logged, 0, last, e)))
-		goto rollback;
+		goto out;
 	if (!logged && !dups) {
 		/* nothing of this conversation: no empty conversation row */
 		sqlite3_stmt *st = zc_stmt(&m->store,
@@ -1353,14 +1353,14 @@ int zc_transcript_import_file(struct zc_mem *m, const char *conversation, const 
 					   e);
 		if (!st) {
 			rc = e->code;
-			goto rollback;
+			goto out;
 		}
 		sqlite3_bind_text(st, 1, conversation, -1, SQLITE_STATIC);
 		int step = sqlite3_step(st);
 		sqlite3_reset(st);
 		if (step != SQLITE_DONE) {
 			rc = zc_store_fail(&m->store, step, e, "importing");
-			goto rollback;
+			goto out;
 		}
 	}
 	if ((rc = zc_store_commit(&m->store, e)))
@@ -1369,10 +1369,9 @@ int zc_transcript_import_file(struct zc_mem *m, const char *conversation, const 
 			    conversation, "lines", (json_int_t)lines, "logged", (json_int_t)logged,
 			    "duplicates", (json_int_t)dups, "self", (json_int_t)self, "errorCount",
 			    (json_int_t)nerr, "errors", errors);
-	goto out;
-rollback:
-	zc_store_rollback(&m->store);
 out:
+	if (rc)
+		zc_store_rollback(&m->store); /* safe when no transaction is open */
 	zc_free(data);
 	json_decref(errors);
 	return rc;

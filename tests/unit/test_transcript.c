@@ -102,6 +102,25 @@ static void Q_LOG_admission_private_switch_and_allow_lists(void)
 	CHECK_INT(t_int(r, "logged"), 1);
 	json_decref(r);
 	CHECK_INT(count(z, "SELECT count(*) FROM messages"), 3);
+	/* the settings in effect round-trip through zcor_config_set (the page
+	 * PUTs back what it GETs): null lists admit every one */
+	char *cfg = zcor_config_json(z);
+	json_t *j = parse(cfg);
+	CHECK(json_is_true(t_get(j, "admission.privateChats")));
+	CHECK_STR(t_str(j, "admission.groups.0"), "100"); /* settings merge: still there */
+	CHECK_STR(t_str(j, "admission.privates.0"), "7");
+	CHECK_INT(t_int(j, "mediaCacheMax"), 200);
+	char *text = json_dumps(j, JSON_COMPACT);
+	set_config(z, text);
+	free(text);
+	json_decref(j);
+	r = log_batch(z, "group:555", &rc, "{\"messages\":[{\"id\":\"g\",\"senderId\":\"8\",\"text\":\"hi\"}]}");
+	CHECK_STR(skip_reason(r, "g"), "group_not_allowed");
+	json_decref(r);
+	set_config(z, "{\"admission\": {\"groups\": null}}"); /* null: every group again */
+	r = log_batch(z, "group:555", &rc, "{\"messages\":[{\"id\":\"g\",\"senderId\":\"8\",\"text\":\"hi\"}]}");
+	CHECK_INT(t_int(r, "logged"), 1);
+	json_decref(r);
 	zcor_close(z);
 }
 
