@@ -16,6 +16,7 @@
 #include "base/timeutil.h"
 #include "llm/llm.h"
 #include "memory/memory.h"
+#include "memory/media.h"
 #include "memory/transcript.h"
 #include "recall/recall.h"
 #include "tools/tools.h"

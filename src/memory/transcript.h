@@ -1,13 +1,14 @@
 /*
  * transcript.h — the message log (Q-LOG), the conversations' digest
- * bookkeeping (what seed 003's digest.json held), the inbound media cache
- * (Q-STK) and the seed-003 log files (conversations/<slug>/log/YYYY-MM-DD.jsonl).
+ * bookkeeping (what seed 003's digest.json held) and the seed-003 log
+ * files (conversations/<slug>/log/YYYY-MM-DD.jsonl).
  *
  * Memory layer. Logging a batch is not a tool call: it writes no history
  * record (history would flood), but it is one transaction, durable before
  * it returns. Admission rules (config.json "admission", "botId") are
  * applied here, before anything is logged: memory is no back door around
- * them. Formats and limits: docs/FORMATS.md.
+ * them. Media go to the cache of media.h. Formats and limits:
+ * docs/FORMATS.md.
  */
 #ifndef ZC_TRANSCRIPT_H
 #define ZC_TRANSCRIPT_H
@@ -21,7 +22,6 @@
 #define ZC_MSG_ID_MAX 128             /* bytes of a message id */
 #define ZC_MSG_MENTIONS_MAX 50
 #define ZC_MSG_MEDIA_MAX 10           /* media references per message */
-#define ZC_MEDIA_BYTES_MAX (10L << 20) /* one inbound media file */
 #define ZC_TRANSCRIPT_SCAN_MAX 20000  /* messages a search without an index hint reads */
 #define ZC_LOG_FILE_MAX (256L << 20)  /* one imported .jsonl file */
 #define ZC_IMPORT_ERRORS_MAX 100      /* unparsable lines listed in a report */
@@ -56,15 +56,6 @@ int zc_conversation_get(struct zc_mem *m, const struct zcor_ctx *ctx, const char
  * = today's local date, lines_since_digest = 0. *out is the conversation.
  * ZCOR_ENOTFOUND for a conversation with no log. */
 int zc_transcript_digest_done(struct zc_mem *m, const char *key, json_t **out, struct zc_err *e);
-
-/*
- * The cached file of a media reference "media/<sha256hex>.<ext>": checks
- * the form, that the cache holds it and that the file exists, counts it
- * as a use (LRU), and sets *path to the absolute path (caller frees with
- * zc_free). ZCOR_EINVAL for a malformed reference, ZCOR_ENOTFOUND for one
- * not (or no longer) cached.
- */
-int zc_media_path(struct zc_mem *m, const char *ref, char **path, struct zc_err *e);
 
 /*
  * Writes the log of `conversation` (NULL: every conversation) under
