@@ -153,12 +153,71 @@ int zcor_recall(zcor *z, const char *request_json, char **out_json);
 int zcor_prefix(zcor *z, const char *conversation, char **out);
 
 /*
- * Rebuilds the derived indexes (full-text index, term dictionary) from the
- * nodes and people, and folds pending hit counts. For recovery after a
- * hand edit of memory.db or a damaged index; memory itself is untouched.
- * On success *out_json is {"nodes": N, "people": M}.
+ * Rebuilds the derived indexes (full-text indexes, term dictionary) from
+ * the nodes, people and message log, and folds pending hit counts. For
+ * recovery after a hand edit of memory.db or a damaged index; memory
+ * itself is untouched. On success *out_json is {"nodes": N, "people": M,
+ * "messages": K}.
  */
 int zcor_reindex(zcor *z, char **out_json);
+
+/* ---- transcripts (Q-LOG), conversations, media ------------------------ */
+
+/*
+ * Logs a batch of incoming messages for `conversation` and runs auto-recall
+ * for it. batch_json: {"messages": [{"id", "time"?, "senderId",
+ * "senderName"?, "text"?, "mentions"?, "replyTo"?, "media"?, "self"?}…]}
+ * (docs/FORMATS.md). Admission rules and the bot's own id (config.json)
+ * apply first; rejected and already-logged messages are skipped with a
+ * reason. One transaction, durable before this returns; not recorded in
+ * history. On success *out_json is {"conversation", "logged", "skipped":
+ * [{"messageId", "reason"}], "header", "items"}: the recall header of
+ * the batch's admitted messages (their text, speakers and mentions), as
+ * zcor_recall gives it ("" when nothing was admitted; "recallError" when
+ * recall failed after logging). A ctx bound to another conversation is
+ * ZCOR_EFORBIDDEN. ctx NULL: the host plane. Errors as zcor_tool_call.
+ */
+int zcor_log_messages(zcor *z, const struct zcor_ctx *ctx, const char *conversation,
+		      const char *batch_json, char **out_json);
+
+/* The conversations with a log, for hosts, without history: {"items":
+ * [{"key", "slug", "createdAt", "lastMessageAt", "messages",
+ * "linesSinceDigest", "lastDigestAt", "lastDigestDate"}…]}, most recent
+ * activity first. A bound ctx sees only its own. Errors as zcor_tool_call. */
+int zcor_conversations(zcor *z, const struct zcor_ctx *ctx, char **out_json);
+/* One conversation as {"conversation": {…}}; ZCOR_ENOTFOUND without a log,
+ * ZCOR_EFORBIDDEN for another conversation than a bound ctx's. */
+int zcor_conversation_get(zcor *z, const struct zcor_ctx *ctx, const char *key, char **out_json);
+
+/*
+ * The digest of `conversation` is done (for the digest agent): sets its
+ * last digest time to now and date to today's local date, and lines since
+ * the last digest to 0. *out_json is {"conversation": {…}}.
+ */
+int zcor_digest_done(zcor *z, const char *conversation, char **out_json);
+
+/*
+ * Seed-003 log files. Export writes root_dir/conversations/<slug>/log/
+ * YYYY-MM-DD.jsonl for `conversation` (NULL: all), atomically per file:
+ * {"conversations", "files", "messages"}. Import reads one such file into
+ * `conversation`, tolerant of alias keys, idempotent by message id;
+ * unparsable lines are listed by line number: {"file", "conversation",
+ * "lines", "logged", "duplicates", "self", "errorCount", "errors"}.
+ * Reading and searching transcripts is the tool qq_transcript.
+ */
+int zcor_transcript_export(zcor *z, const char *conversation, const char *root_dir,
+			   char **out_json);
+int zcor_transcript_import_file(zcor *z, const char *conversation, const char *path,
+				char **out_json);
+
+/*
+ * The absolute path of a cached inbound media file named by a message's
+ * reference "media/<sha256>.<ext>" (counts as a use for the LRU cache).
+ * On success *out_path is the caller's (zcor_free). ZCOR_EINVAL for a
+ * malformed reference, ZCOR_ENOTFOUND when not (or no longer) cached;
+ * zcor_errmsg says which.
+ */
+int zcor_media_path(zcor *z, const char *ref, char **out_path);
 
 /* ---- settings ------------------------------------------------------- */
 

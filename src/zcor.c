@@ -16,6 +16,8 @@
 #include "base/timeutil.h"
 #include "llm/llm.h"
 #include "memory/memory.h"
+#include "memory/media.h"
+#include "memory/transcript.h"
 #include "recall/recall.h"
 #include "tools/tools.h"
 
@@ -226,6 +228,13 @@ char *zcor_config_json(zcor *z)
 {
 	zc_config_refresh(&z->mem.conf);
 	json_t *j = zc_config_json(&z->mem.conf.cfg);
+	/* the allow-lists live in the document (config.h) */
+	json_t *adm = json_object_get(z->mem.conf.doc, "admission");
+	json_t *groups = json_object_get(adm, "groups"), *privates = json_object_get(adm, "privates");
+	json_object_set_new(j, "admission",
+			    json_pack("{s:b, s:O, s:O}", "privateChats", z->mem.conf.cfg.private_chats,
+				      "groups", groups ? groups : json_null(), "privates",
+				      privates ? privates : json_null()));
 	if (z->mem.conf.warning[0])
 		json_object_set_new(j, "warning", json_string(z->mem.conf.warning));
 	char *s = zc_json_dump(j);
@@ -438,4 +447,131 @@ int zcor_migrate_cognition(zcor *z, int apply, char **report_json)
 	json_t *r = NULL;
 	int rc = zc_migrate_cognition(&z->mem, apply, &r, &z->err);
 	return json_out(z, rc, r, report_json);
+}
+
+/* ---- transcripts ------------------------------------------------------ */
+
+/* Sets *out_json to out (consumed) or to the error of rc. */
+static int answer(zcor *z, int rc, json_t *out, char **out_json)
+{
+	if (rc) {
+		json_decref(out);
+		*out_json = error_json(rc, z->err.msg);
+		return rc;
+	}
+	*out_json = zc_json_dump(out);
+	json_decref(out);
+	return ZCOR_OK;
+}
+
+/* The recall request of a logged batch: its admitted messages (text and
+ * sender) and everyone they @-mention (SPEC Q-QUERY). */
+static json_t *batch_recall_request(const char *conversation, const json_t *admitted)
+{
+	json_t *msgs = json_array(), *mentions = json_array();
+	size_t i, j;
+	json_t *v, *x;
+	json_array_foreach(admitted, i, v) {
+		json_array_append_new(msgs, json_pack("{s:O, s:O, s:O}", "text", json_object_get(v, "text"),
+						      "senderId", json_object_get(v, "senderId"),
+						      "senderName", json_object_get(v, "senderName")));
+		json_array_foreach(json_object_get(v, "mentions"), j, x) json_array_append(mentions, x);
+	}
+	return json_pack("{s:s, s:o, s:o}", "conversation", conversation, "messages", msgs, "mentions",
+			 mentions);
+}
+
+int zcor_log_messages(zcor *z, const struct zcor_ctx *ctx, const char *conversation,
+		      const char *batch_json, char **out_json)
+{
+	zc_err_clear(&z->err);
+	if (host_ctx(z, &ctx, out_json))
+		return ZCOR_EINVAL;
+	json_t *batch = NULL, *out = NULL, *recall = NULL;
+	int rc = ZCOR_OK;
+	if (ctx->conversation && conversation && strcmp(ctx->conversation, conversation) != 0)
+		rc = zc_fail(&z->err, ZCOR_EFORBIDDEN,
+			     "this caller is bound to conversation '%s' and cannot log into '%.80s'",
+			     ctx->conversation, conversation);
+	if (!rc)
+		rc = zc_json_parse(batch_json ? batch_json : "", batch_json ? strlen(batch_json) : 0,
+				   "the batch", &batch, &z->err);
+	if (!rc)
+		rc = zc_transcript_log(&z->mem, conversation, batch, &out, &z->err);
+	json_decref(batch);
+	if (rc)
+		return answer(z, rc, NULL, out_json);
+	json_t *admitted = json_incref(json_object_get(out, "admitted"));
+	json_object_del(out, "admitted");
+	if (json_array_size(admitted) > 0) {
+		struct zc_err re = {0};
+		json_t *req = batch_recall_request(conversation, admitted);
+		if (zc_recall(&z->mem, req, &recall, &re) == ZCOR_OK) {
+			json_object_set(out, "header", json_object_get(recall, "header"));
+			json_object_set(out, "items", json_object_get(recall, "items"));
+		} else {
+			json_object_set_new(out, "recallError", json_string(re.msg));
+		}
+		json_decref(req);
+		json_decref(recall);
+	}
+	if (!json_object_get(out, "header")) {
+		json_object_set_new(out, "header", json_string(""));
+		json_object_set_new(out, "items", json_array());
+	}
+	json_decref(admitted);
+	return answer(z, ZCOR_OK, out, out_json);
+}
+
+int zcor_conversations(zcor *z, const struct zcor_ctx *ctx, char **out_json)
+{
+	zc_err_clear(&z->err);
+	if (host_ctx(z, &ctx, out_json))
+		return ZCOR_EINVAL;
+	json_t *out = NULL;
+	int rc = zc_conversations_list(&z->mem, ctx, &out, &z->err);
+	return answer(z, rc, out, out_json);
+}
+
+int zcor_conversation_get(zcor *z, const struct zcor_ctx *ctx, const char *key, char **out_json)
+{
+	zc_err_clear(&z->err);
+	if (host_ctx(z, &ctx, out_json))
+		return ZCOR_EINVAL;
+	json_t *out = NULL;
+	int rc = zc_conversation_get(&z->mem, ctx, key, &out, &z->err);
+	return answer(z, rc, out, out_json);
+}
+
+int zcor_digest_done(zcor *z, const char *conversation, char **out_json)
+{
+	zc_err_clear(&z->err);
+	json_t *out = NULL;
+	int rc = zc_transcript_digest_done(&z->mem, conversation, &out, &z->err);
+	return answer(z, rc, out, out_json);
+}
+
+int zcor_transcript_export(zcor *z, const char *conversation, const char *root_dir, char **out_json)
+{
+	zc_err_clear(&z->err);
+	json_t *out = NULL;
+	int rc = root_dir && *root_dir
+			 ? zc_transcript_export(&z->mem, conversation, root_dir, &out, &z->err)
+			 : zc_fail(&z->err, ZCOR_EINVAL, "the export needs a directory to write into");
+	return answer(z, rc, out, out_json);
+}
+
+int zcor_transcript_import_file(zcor *z, const char *conversation, const char *path, char **out_json)
+{
+	zc_err_clear(&z->err);
+	json_t *out = NULL;
+	int rc = path ? zc_transcript_import_file(&z->mem, conversation, path, &out, &z->err)
+		      : zc_fail(&z->err, ZCOR_EINVAL, "the import needs a file");
+	return answer(z, rc, out, out_json);
+}
+
+int zcor_media_path(zcor *z, const char *ref, char **out_path)
+{
+	zc_err_clear(&z->err);
+	return zc_media_path(&z->mem, ref, out_path, &z->err);
 }

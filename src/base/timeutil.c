@@ -1,6 +1,8 @@
 /*
  * timeutil.c — ISO-8601 instants without the C library's time zone state
- * (timegm and friends are not thread-safe everywhere and read TZ).
+ * (timegm and friends are not thread-safe everywhere and read TZ). The
+ * one exception is zc_time_local_date: a local day needs the zone rules,
+ * so it asks localtime_r (thread-safe).
  */
 #include "base/timeutil.h"
 
@@ -162,4 +164,19 @@ int zc_time_parse(const char *str, const char *field, int64_t *ms, struct zc_err
 	*ms = ((days * 24 + h) * 60 + mi) * 60000 + (int64_t)sec * 1000 + frac -
 	      (int64_t)offset_min * 60000;
 	return ZCOR_OK;
+}
+
+void zc_time_local_date(int64_t ms, char out[ZC_DATE_LEN])
+{
+	time_t t = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
+	struct tm tm;
+	if (!localtime_r(&t, &tm)) {
+		snprintf(out, ZC_DATE_LEN, "0000-00-00");
+		return;
+	}
+	char buf[48];
+	snprintf(buf, sizeof(buf), "%04d-%02d-%02d", (tm.tm_year + 1900) % 10000, tm.tm_mon + 1,
+		 tm.tm_mday);
+	memcpy(out, buf, ZC_DATE_LEN - 1);
+	out[ZC_DATE_LEN - 1] = '\0';
 }

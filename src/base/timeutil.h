@@ -22,5 +22,9 @@ void zc_time_stamp(int64_t ms, char out[ZC_TIME_LEN]);
  * names the argument in the error. Returns ZCOR_OK or ZCOR_EINVAL.
  */
 int zc_time_parse(const char *s, const char *field, int64_t *ms, struct zc_err *e);
+/* The local calendar date of ms, "YYYY-MM-DD", in the process's time zone
+ * (TZ): the day boundary of seed 003's digest and log files. */
+#define ZC_DATE_LEN 11
+void zc_time_local_date(int64_t ms, char out[ZC_DATE_LEN]);
 
 #endif

@@ -53,5 +53,6 @@ int cmd_import(struct cli *c, int argc, char **argv);
 int cmd_export(struct cli *c, int argc, char **argv);
 int cmd_doctor(struct cli *c, int argc, char **argv);
 int cmd_migrate(struct cli *c, int argc, char **argv);
+int cmd_transcript(struct cli *c, int argc, char **argv);
 
 #endif

@@ -44,9 +44,10 @@ const struct cli_cmd cli_cmds[] = {
 	 "memories the conversation may see.",
 	 cmd_prefix},
 	{"reindex", "zcor [--dir D] reindex",
-	 "Rebuilds the derived indexes recall reads (full-text index, term dictionary)\n"
-	 "from the memories and people, and writes pending hit counts. Memory itself is\n"
-	 "not changed. Prints {\"nodes\": N, \"people\": M}.",
+	 "Rebuilds the derived indexes (the full-text indexes of memories and of the\n"
+	 "message log, the term dictionary) from the memories, people and messages, and\n"
+	 "writes pending hit counts. Memory itself is not changed. Prints\n"
+	 "{\"nodes\": N, \"people\": M, \"messages\": K}.",
 	 cmd_reindex},
 	{"serve", "zcor [--dir D] serve [--listen ADDR:PORT] [--token T]",
 	 "Serves the memory directory over HTTP: the REST API under /api/v1/, MCP\n"
@@ -93,6 +94,24 @@ const struct cli_cmd cli_cmds[] = {
 	 "原图已过期. A dry run unless --apply, which first writes backups. Exit 0:\n"
 	 "nothing to do by hand; 2: entries could not be recognised; 3: it failed.",
 	 cmd_migrate},
+	{"transcript",
+	 "zcor [--dir D] transcript list | read --conversation KEY [--from T] [--to T] | "
+	 "search --conversation KEY KEYWORD… | log --conversation KEY < BATCH.json | "
+	 "export [--conversation KEY] --out DIR | import --conversation KEY FILE.jsonl… | "
+	 "digest-done --conversation KEY",
+	 "The message log (Q-LOG). list: the conversations with a log and their counters.\n"
+	 "read: one conversation oldest first, --from/--to ISO-8601 with a zone (inclusive).\n"
+	 "search: messages containing every KEYWORD, newest first. read/search/list take\n"
+	 "--limit N (default 20, max 100) and --offset N, and go through the tool\n"
+	 "qq_transcript (recorded in history). log: logs the JSON batch {\"messages\": […]}\n"
+	 "on standard input (admission rules apply; docs/FORMATS.md) and prints {logged,\n"
+	 "skipped, header, items}. export: writes DIR/conversations/<slug>/log/YYYY-MM-DD.jsonl\n"
+	 "(all conversations without --conversation). import: reads such files into KEY,\n"
+	 "idempotent by message id; bad lines are listed by number. digest-done: marks the\n"
+	 "conversation's digest done now. With the global --conversation the call acts\n"
+	 "inside that conversation and sees only its own transcript. Exit 1 on error, 2 on\n"
+	 "bad usage.",
+	 cmd_transcript},
 	{"help", "zcor help [COMMAND]", "Shows the commands, or the help of one command.", cmd_help},
 	{NULL, NULL, NULL, NULL},
 };
@@ -131,7 +150,7 @@ static void print_main_help(void)
 	       "  -h, --help          this help; `zcor help COMMAND` for one command\n\n"
 	       "commands:\n");
 	for (const struct cli_cmd *c = cli_cmds; c->name; c++)
-		printf("  %-9s %s\n", c->name, c->usage);
+		printf("  %-10s %s\n", c->name, c->usage);
 }
 
 int cmd_help(struct cli *c, int argc, char **argv)

@@ -29,6 +29,9 @@ static void defaults(struct zc_config *c)
 	c->memory_file_max_bytes = ZC_MEMORY_FILE_MAX_DEFAULT;
 	c->memory_archive_ratio = ZC_MEMORY_ARCHIVE_RATIO_DEFAULT;
 	c->view_max_bytes = ZC_VIEW_MAX_DEFAULT;
+	c->bot_id[0] = '\0';
+	c->private_chats = 1;
+	c->media_cache_max = ZC_MEDIA_CACHE_DEFAULT;
 }
 
 void zc_config_init(struct zc_confile *c, const char *path)
@@ -202,6 +205,80 @@ static int check_provider(const json_t *o, struct zc_provider_config *p, struct 
 	return ZCOR_OK;
 }
 
+/* ---- admission (Q-LOG) ------------------------------------------------ */
+
+/* An id as it appears after "group:" / "private:" in a conversation key. */
+static int id_ok(const char *s, size_t max)
+{
+	size_t n = s ? strlen(s) : 0;
+	int ok = n > 0 && n < max;
+	for (size_t i = 0; ok && i < n; i++)
+		ok = isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == '-' || s[i] == '.';
+	return ok;
+}
+
+static int check_id_list(const json_t *v, const char *key, struct zc_err *e)
+{
+	if (!json_is_array(v) || json_array_size(v) > ZC_ADMISSION_LIST_MAX)
+		return zc_fail(e, ZCOR_EINVAL,
+			       "'admission.%s' must be an array of ids such as [\"100000001\"] (at most %d; "
+			       "null or left out admits every one)",
+			       key, ZC_ADMISSION_LIST_MAX);
+	size_t i;
+	json_t *x;
+	json_array_foreach(v, i, x) {
+		if (!id_ok(json_string_value(x), 65))
+			return zc_fail(e, ZCOR_EINVAL,
+				       "'admission.%s[%zu]' must be an id string (letters, digits, _ - ., at "
+				       "most 64), such as \"100000001\"",
+				       key, i);
+	}
+	return ZCOR_OK;
+}
+
+static int check_admission(const json_t *o, struct zc_config *out, struct zc_err *e)
+{
+	if (!json_is_object(o))
+		return zc_fail(e, ZCOR_EINVAL,
+			       "'admission' must be an object such as {\"privateChats\": true, \"groups\": "
+			       "[\"100000001\"]}");
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)o, k, v) {
+		int rc = ZCOR_OK;
+		if (strcmp(k, "privateChats") == 0) {
+			if (!json_is_boolean(v))
+				return zc_fail(e, ZCOR_EINVAL, "'admission.privateChats' must be true or false");
+			out->private_chats = json_is_true(v);
+		} else if (strcmp(k, "groups") == 0 || strcmp(k, "privates") == 0) {
+			if (!json_is_null(v)) /* null: no allow-list, as when absent */
+				rc = check_id_list(v, k, e);
+		} else {
+			rc = zc_fail(e, ZCOR_EINVAL,
+				     "unknown key 'admission.%s'; known: admission.privateChats, "
+				     "admission.groups, admission.privates",
+				     k);
+		}
+		if (rc)
+			return rc;
+	}
+	return ZCOR_OK;
+}
+
+int zc_config_allowed(const struct zc_confile *c, const char *list, const char *id)
+{
+	json_t *l = json_object_get(json_object_get(c->doc, "admission"), list);
+	if (!json_is_array(l))
+		return 1;
+	size_t i;
+	json_t *x;
+	json_array_foreach(l, i, x) {
+		if (json_is_string(x) && strcmp(json_string_value(x), id) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* ---- the document ---------------------------------------------------- */
 
 int zc_config_check(const json_t *doc, struct zc_config *out, struct zc_err *e)
@@ -247,10 +324,33 @@ int zc_config_check(const json_t *doc, struct zc_config *out, struct zc_err *e)
 					       "'memoryArchiveRatio' must be a number from 0.1 to 1 (the share "
 					       "of memoryFileMaxBytes above which old entries move to the archive)");
 			out->memory_archive_ratio = r;
+		} else if (strcmp(k, "botId") == 0) {
+			if (json_is_null(v)) {
+				out->bot_id[0] = '\0';
+			} else if (!id_ok(json_string_value(v), sizeof(out->bot_id))) {
+				return zc_fail(e, ZCOR_EINVAL,
+					       "'botId' must be the bot's own sender id as a string, such as "
+					       "\"3000000001\" (letters, digits, _ - ., at most 64), or null");
+			} else {
+				snprintf(out->bot_id, sizeof(out->bot_id), "%s", json_string_value(v));
+			}
+		} else if (strcmp(k, "admission") == 0) {
+			int rc = check_admission(v, out, e);
+			if (rc)
+				return rc;
+		} else if (strcmp(k, "mediaCacheMax") == 0) {
+			if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+			    json_integer_value(v) > ZC_MEDIA_CACHE_MAX)
+				return zc_fail(e, ZCOR_EINVAL,
+					       "'mediaCacheMax' must be an integer from 1 to %d (inbound media "
+					       "files kept; default %d)",
+					       ZC_MEDIA_CACHE_MAX, ZC_MEDIA_CACHE_DEFAULT);
+			out->media_cache_max = (long)json_integer_value(v);
 		} else {
 			return zc_fail(e, ZCOR_EINVAL,
 				       "unknown key '%s'; known: recallChars, recall.profile, relationships, "
-				       "provider, memoryFileMaxBytes, memoryArchiveRatio, viewMaxBytes",
+				       "provider, botId, admission, mediaCacheMax, memoryFileMaxBytes, "
+				       "memoryArchiveRatio, viewMaxBytes",
 				       k);
 		}
 	}
@@ -344,11 +444,14 @@ static json_t *provider_json(const struct zc_provider_config *p)
 
 json_t *zc_config_json(const struct zc_config *cfg)
 {
-	return json_pack("{s:I, s:{s:s}, s:b, s:o, s:I, s:f, s:I}", "recallChars",
+	json_t *o = json_pack("{s:I, s:{s:s}, s:b, s:o, s:o, s:I}", "recallChars",
 			 (json_int_t)cfg->recall_chars, "recall", "profile",
 			 cfg->profile == ZC_PROFILE_ZCOR ? "zcor" : "scored", "relationships",
-			 cfg->relationships, "provider", provider_json(&cfg->provider),
-			 "memoryFileMaxBytes", (json_int_t)cfg->memory_file_max_bytes,
-			 "memoryArchiveRatio", cfg->memory_archive_ratio, "viewMaxBytes",
-			 (json_int_t)cfg->view_max_bytes);
+			 cfg->relationships, "provider", provider_json(&cfg->provider), "botId",
+			 cfg->bot_id[0] ? json_string(cfg->bot_id) : json_null(), "mediaCacheMax",
+			 (json_int_t)cfg->media_cache_max);
+	json_object_set_new(o, "memoryFileMaxBytes", json_integer(cfg->memory_file_max_bytes));
+	json_object_set_new(o, "memoryArchiveRatio", json_real(cfg->memory_archive_ratio));
+	json_object_set_new(o, "viewMaxBytes", json_integer(cfg->view_max_bytes));
+	return o;
 }

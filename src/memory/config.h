@@ -40,6 +40,11 @@ struct zc_provider_config {
 #define ZC_PROVIDER_RETRIES_DEFAULT 3
 #define ZC_PROVIDER_RESPONSE_DEFAULT (4L << 20)
 
+#define ZC_BOT_ID_MAX 65
+#define ZC_MEDIA_CACHE_DEFAULT 200
+#define ZC_MEDIA_CACHE_MAX 100000
+#define ZC_ADMISSION_LIST_MAX 10000
+
 struct zc_config {
 	long recall_chars;    /* recallChars: auto-recall budget in characters; 0 = off */
 	enum zc_profile profile; /* recall.profile: "scored" (seed 003) or "zcor" (seed 000) */
@@ -48,6 +53,11 @@ struct zc_config {
 	long memory_file_max_bytes; /* memoryFileMaxBytes: hard cap of a MEMORY.md view */
 	double memory_archive_ratio;/* memoryArchiveRatio: rollover above max × ratio (Q-ROLL) */
 	long view_max_bytes;        /* viewMaxBytes: cap of every other view */
+	char bot_id[ZC_BOT_ID_MAX]; /* botId: the bot's own sender id ("" = not set) */
+	int private_chats;    /* admission.privateChats: log private chats at all */
+	long media_cache_max; /* mediaCacheMax: inbound media files kept (LRU) */
+	/* admission.groups / admission.privates (allow-lists of ids) vary in
+	 * length, so they stay in the document: zc_config_allowed reads them. */
 };
 
 #define ZC_MEMORY_FILE_MAX_DEFAULT 32768
@@ -76,6 +86,10 @@ int zc_config_check(const json_t *doc, struct zc_config *out, struct zc_err *e);
 /* Merges patch (an object of keys to set) into the file after checking
  * the result; writes atomically. */
 int zc_config_set(struct zc_confile *c, const json_t *patch, struct zc_err *e);
+/* Is the id (a group id or a QQ number) on the allow-list `list`
+ * ("groups" or "privates") of the last good document? An absent list
+ * allows every id. */
+int zc_config_allowed(const struct zc_confile *c, const char *list, const char *id);
 /* The settings in effect as JSON (new reference). */
 json_t *zc_config_json(const struct zc_config *cfg);
 

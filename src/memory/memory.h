@@ -148,8 +148,9 @@ int zc_node_page(struct zc_mem *m, const struct zcor_ctx *ctx, long long before,
 /* Recomputes the dictionary terms of node / person `seq` (derived data). */
 int zc_node_index_terms(struct zc_store *s, sqlite3_int64 seq, const json_t *n, struct zc_err *e);
 int zc_person_index_terms(struct zc_store *s, sqlite3_int64 seq, const json_t *p, struct zc_err *e);
-/* Rebuilds every derived index (nodes_fts, terms) from nodes and people
- * and folds the hit log, in one transaction. *counts: {nodes, people}. */
+/* Rebuilds every derived index (nodes_fts, terms, messages_fts) from
+ * nodes, people and the message log and folds the hit log, in one
+ * transaction. *counts: {nodes, people, messages}. */
 int zc_mem_reindex(struct zc_mem *m, json_t **counts, struct zc_err *e);
 
 /* Deletes a node op->ctx may change, unless it has children, a person

@@ -17,6 +17,7 @@
 #include "base/timeutil.h"
 #include "memory/memory.h"
 #include "memory/view.h"
+#include "memory/transcript.h"
 #include "text/norm.h"
 
 /* ---- scope ---------------------------------------------------------- */
@@ -410,7 +411,7 @@ failed:
 int zc_mem_reindex(struct zc_mem *m, json_t **counts, struct zc_err *e)
 {
 	struct zc_store *s = &m->store;
-	long long nodes = 0, people = 0;
+	long long nodes = 0, people = 0, messages = 0;
 	int rc, step = SQLITE_DONE;
 	zc_mem_flush_hits(m);
 	if ((rc = zc_store_begin(s, 1, e)))
@@ -418,7 +419,8 @@ int zc_mem_reindex(struct zc_mem *m, json_t **counts, struct zc_err *e)
 	if ((rc = zc_exec(s, "INSERT INTO nodes_fts(nodes_fts) VALUES('rebuild')", e)) ||
 	    (rc = zc_exec(s, "INSERT INTO nodes_fts(nodes_fts) VALUES('optimize')", e)) ||
 	    (rc = zc_exec(s, "DELETE FROM terms", e)) ||
-	    (rc = zc_exec(s, "DELETE FROM term_prefix", e)))
+	    (rc = zc_exec(s, "DELETE FROM term_prefix", e)) ||
+	    (rc = zc_transcript_reindex(s, &messages, e)))
 		goto out;
 	/* one statement each, prepared here: zc_stmt's cache may be in use
 	 * by the index helpers called inside the loops */
@@ -458,6 +460,7 @@ out:
 	}
 	if ((rc = zc_store_commit(s, e)))
 		return rc;
-	*counts = json_pack("{s:I, s:I}", "nodes", (json_int_t)nodes, "people", (json_int_t)people);
+	*counts = json_pack("{s:I, s:I, s:I}", "nodes", (json_int_t)nodes, "people", (json_int_t)people,
+			    "messages", (json_int_t)messages);
 	return ZCOR_OK;
 }

@@ -326,7 +326,7 @@ static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind, const char 
 	if (!strcmp(key, "limit") || !strcmp(key, "offset")) {
 		char *end;
 		long long v = strtoll(value, &end, 10);
-		json_object_set_new(args, key, *end ? json_string(value) : json_integer(v));
+		json_object_set_new(args, key, (*end || !*value) ? json_string(value) : json_integer(v));
 	} else if (!strcmp(key, "keywords")) {
 		json_t *kw = json_array();
 		for (const char *p = value; *p;) {
@@ -417,6 +417,86 @@ static int segments(const char *url, char seg[4][160])
 		p = slash + 1;
 	}
 	return n;
+}
+
+/* ---- conversations and transcripts (Q-LOG) ---------------------------- */
+
+/* Decodes %XX in a path segment in place (keys arrive as group%3A1). */
+static void pct_decode(char *p)
+{
+	char *o = p;
+	for (; *p; p++) {
+		unsigned hi, lo;
+		if (p[0] == '%' && sscanf(p + 1, "%1x%1x", &hi, &lo) == 2) {
+			*o++ = (char)(hi * 16 + lo);
+			p += 2;
+		} else {
+			*o++ = *p;
+		}
+	}
+	*o = '\0';
+}
+
+/* /api/v1/conversations[/{key}[/messages | /digest-done]] */
+static enum MHD_Result handle_conversations(struct server *s, struct MHD_Connection *c,
+					    struct request *r, zcor *z, char seg[4][160], int n,
+					    const char *method, json_t *args, const char *conversation)
+{
+	int get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
+	struct zcor_ctx ctx = {ZCOR_ACTOR_UI, conversation};
+	char *out = NULL;
+	int rc;
+	if (n == 1 && get) {
+		json_decref(args);
+		rc = zcor_conversations(z, &ctx, &out);
+		return send_result(c, r, rc, out, 200);
+	}
+	if (n < 2 || n > 3) {
+		json_decref(args);
+		return send_error(c, r, 404, "not_found", "no such API route or method; see docs/API.md");
+	}
+	char *key = seg[1];
+	pct_decode(key);
+	if (conversation && strcmp(key, conversation) != 0) {
+		json_decref(args);
+		return send_error(c, r, 403, "forbidden",
+				  "this caller is bound to another conversation (X-Zcor-Conversation) and "
+				  "may only touch its own");
+	}
+	if (n == 2 && get) {
+		json_decref(args);
+		rc = zcor_conversation_get(z, &ctx, key, &out);
+		return send_result(c, r, rc, out, 200);
+	}
+	if (n == 3 && !strcmp(seg[2], "messages") && post) {
+		char *text = json_dumps(args, JSON_COMPACT);
+		json_decref(args);
+		rc = zcor_log_messages(z, &ctx, key, text, &out);
+		free(text);
+		return send_result(c, r, rc, out, 200);
+	}
+	if (n == 3 && !strcmp(seg[2], "messages") && get) {
+		/* a transcript page: read (oldest first), or search with keywords;
+		 * empty parameters (a form's "from=&to=") mean absent */
+		const char *k;
+		json_t *v, *tmp;
+		json_object_foreach_safe(args, tmp, k, v) {
+			if ((json_is_string(v) && !*json_string_value(v)) ||
+			    (json_is_array(v) && json_array_size(v) == 0))
+				json_object_del(args, k);
+		}
+		json_object_set_new(args, "action",
+				    json_string(json_object_get(args, "keywords") ? "search" : "read"));
+		json_object_set_new(args, "conversation", json_string(key));
+		return call_tool(s, c, r, conversation, "qq_transcript", args, 200);
+	}
+	if (n == 3 && !strcmp(seg[2], "digest-done") && post) {
+		json_decref(args);
+		rc = zcor_digest_done(z, key, &out);
+		return send_result(c, r, rc, out, 200);
+	}
+	json_decref(args);
+	return send_error(c, r, 404, "not_found", "no such API route or method; see docs/API.md");
 }
 
 static enum MHD_Result handle_api(struct server *s, struct MHD_Connection *c, struct request *r,
@@ -603,6 +683,8 @@ static enum MHD_Result handle_api(struct server *s, struct MHD_Connection *c, st
 		zcor_free(cfg);
 		return ret;
 	}
+	if (!strcmp(a, "conversations"))
+		return handle_conversations(s, c, r, z, seg, n, method, args, conversation);
 	/* recall and prefix */
 	if (!strcmp(a, "recall") && n == 1 && post) {
 		const char *asked = json_string_value(json_object_get(args, "conversation"));

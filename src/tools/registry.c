@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/json.h"
+#include "memory/transcript.h"
 #include "tools/schema.h"
 
 #define OBJ(props, req) \
@@ -208,6 +209,23 @@ const struct zc_tool zc_tools[] = {
 	     "\"to\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64,\"description\":\"新名字（不带扩展名）/ new name, no extension\"}",
 	     "\"from\",\"to\""),
 	 &zc_op_qq_rename_sticker, ZC_OFFER_ALWAYS},
+	{"qq_transcript", "聊天转录 / Transcript",
+	 "查聊天原话（转录）。action=list 列出有转录的会话及计数；read 按时间正序读一个会话（可给 from/to 带时区 ISO 时间）；"
+	 "search 按关键词找原话（每个关键词经 NFKC 和大小写归一化后都要出现在消息正文里，单字也行），按时间倒序。"
+	 "在会话里调用时只能看到本会话的转录，conversation 可省略；宿主平面可看所有会话。分页：limit 默认 20、最多 100，offset，返回 total 和 nextOffset。",
+	 "Look up what was actually said (the transcript). action=list lists the conversations with a log and their counters; "
+	 "read pages through one conversation oldest first (from/to: ISO-8601 with a zone, inclusive); search finds messages "
+	 "whose text contains every keyword (NFKC + case folded; single characters work), newest first. Inside a conversation "
+	 "only its own transcript is visible and conversation may be left out; the host plane sees every conversation. "
+	 "Pages: limit (default 20, max 100), offset; returns total and nextOffset.",
+	 OBJ("\"action\":{\"type\":\"string\",\"enum\":[\"list\",\"read\",\"search\"],\"description\":\"list 会话列表 / read 按时间读 / search 关键词找原话\"},"
+	     "\"conversation\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":80,\"description\":\"会话 key，如 group:100000001；会话内可省略 / conversation key such as group:100000001; optional inside a conversation\"},"
+	     TIME_PROP("from", "起始时间（带时区，含端点）/ from, ISO-8601 with zone, inclusive") ","
+	     TIME_PROP("to", "结束时间（带时区，含端点）/ to, ISO-8601 with zone, inclusive") ","
+	     KEYWORDS_PROP("search 时全部需要出现在原话里的关键词 / for search: keywords that must all occur in the text") ","
+	     PAGE_PROPS,
+	     "\"action\""),
+	 &zc_op_qq_transcript, ZC_OFFER_ALWAYS},
 	{NULL, NULL, NULL, NULL, NULL, NULL, 0},
 };
 

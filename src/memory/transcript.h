@@ -1,0 +1,89 @@
+/*
+ * transcript.h — the message log (Q-LOG), the conversations' digest
+ * bookkeeping (what seed 003's digest.json held) and the seed-003 log
+ * files (conversations/<slug>/log/YYYY-MM-DD.jsonl).
+ *
+ * Memory layer. Logging a batch is not a tool call: it writes no history
+ * record (history would flood), but it is one transaction, durable before
+ * it returns. Admission rules (config.json "admission", "botId") are
+ * applied here, before anything is logged: memory is no back door around
+ * them. Media go to the cache of media.h. Formats and limits:
+ * docs/FORMATS.md.
+ */
+#ifndef ZC_TRANSCRIPT_H
+#define ZC_TRANSCRIPT_H
+
+#include <jansson.h>
+
+#include "memory/memory.h"
+
+#define ZC_BATCH_MAX 100              /* messages per logged batch */
+#define ZC_MSG_TEXT_MAX 20000         /* characters of one message's text */
+#define ZC_MSG_ID_MAX 128             /* bytes of a message id */
+#define ZC_MSG_MENTIONS_MAX 50
+#define ZC_MSG_MEDIA_MAX 10           /* media references per message */
+#define ZC_TRANSCRIPT_SCAN_MAX 20000  /* messages a search without an index hint reads */
+#define ZC_LOG_FILE_MAX (256L << 20)  /* one imported .jsonl file */
+#define ZC_IMPORT_ERRORS_MAX 100      /* unparsable lines listed in a report */
+
+/* The slug of a conversation key: the key without its colon
+ * ("group:100000001" -> "group-100000001"). out holds at least 80 bytes. */
+void zc_conversation_slug(const char *key, char *out, size_t n);
+
+/*
+ * Logs one batch for `conversation` (checked by zcor_check_conversation).
+ * batch: {"messages": [{id, time?, senderId, senderName?, text?, mentions?,
+ * replyTo?, media?, self?}…]} (1..ZC_BATCH_MAX). Everything is checked
+ * first; a bad field is ZCOR_EINVAL naming it ("messages[2].senderId") and
+ * nothing is changed. Rejected messages (admission, the bot's own,
+ * duplicates) are skipped with a reason code. On success *out is
+ * {conversation, logged, skipped: [{messageId, reason}], admitted: [the
+ * admitted messages, logged or duplicate, in the output shape]} (new
+ * reference; the caller builds the recall query from "admitted").
+ */
+int zc_transcript_log(struct zc_mem *m, const char *conversation, const json_t *batch,
+		      json_t **out, struct zc_err *e);
+
+/* Host reads, no history: {"items": [conversation…]} visible to ctx (a
+ * bound ctx sees only its own), newest activity first; one conversation
+ * as {"conversation": {…}} (ZCOR_ENOTFOUND when absent or not ctx's). */
+int zc_conversations_list(struct zc_mem *m, const struct zcor_ctx *ctx, json_t **out,
+			  struct zc_err *e);
+int zc_conversation_get(struct zc_mem *m, const struct zcor_ctx *ctx, const char *key,
+			json_t **out, struct zc_err *e);
+
+/* The digest of `key` is done now: last_digest_at = now, last_digest_date
+ * = today's local date, lines_since_digest = 0. *out is the conversation.
+ * ZCOR_ENOTFOUND for a conversation with no log. */
+int zc_transcript_digest_done(struct zc_mem *m, const char *key, json_t **out, struct zc_err *e);
+
+/*
+ * Writes the log of `conversation` (NULL: every conversation) under
+ * root_dir in the seed-003 layout, conversations/<slug>/log/YYYY-MM-DD.jsonl
+ * (local date of each message), one JSON object per line; each file is
+ * written atomically (temp + rename) and replaces an older one. *report:
+ * {conversations, files, messages}.
+ */
+int zc_transcript_export(struct zc_mem *m, const char *conversation, const char *root_dir,
+			 json_t **report, struct zc_err *e);
+
+/*
+ * Imports one seed-003 log file into `conversation`'s log, tolerantly:
+ * alias keys are accepted (docs/FORMATS.md), a line that does not parse
+ * is reported with its number and never silently dropped, a message id
+ * already logged is skipped (importing twice changes nothing), the bot's
+ * own lines are skipped. Lines without an id get one derived from their
+ * bytes. One transaction. *report: {file, conversation, lines, logged,
+ * duplicates, self, errorCount, errors: [{line, error}]}.
+ */
+int zc_transcript_import_file(struct zc_mem *m, const char *conversation, const char *path,
+			      json_t **report, struct zc_err *e);
+
+/* Rebuilds messages_fts from messages (inside the caller's transaction);
+ * *count is the number of messages. */
+int zc_transcript_reindex(struct zc_store *s, long long *count, struct zc_err *e);
+
+/* qq_transcript {action: list | read | search, …} (tools/ adds the schema). */
+extern const struct zc_opdef zc_op_qq_transcript;
+
+#endif
