@@ -306,6 +306,13 @@ static int synonyms_add(struct zc_op *op, json_t *args, json_t **out, struct zc_
 {
 	int changed = 0;
 	json_t *cls = NULL;
+	/* synonyms.json is shared: a word learned in a private chat would
+	 * steer recall in every group (Q-SCOPE) */
+	if (zc_scope_is_private(op->ctx))
+		return zc_fail(e, ZCOR_EFORBIDDEN,
+			       "synonyms are shared with every conversation and a private conversation "
+			       "cannot add them; save what you learned here with zcor_memory_write or "
+			       "in this conversation's own MEMORY.md (qq_memory)");
 	int rc = zc_syn_add(&op->m->syn, json_object_get(args, "terms"), &changed, &cls, e);
 	if (rc)
 		return rc;
