@@ -152,3 +152,27 @@ test('doctor: a missing sticker file, a bad config.json; --rebuild', () => {
   assert.match(text.stdout, /STICKER_PATH_MISSING/);
   assert.equal(zcor(['--dir', dir, 'doctor', '--bogus']).status, 2);
 });
+
+test('migrate cognition: dry run by default, --apply after a backup, exit 2 while entries are unrecognised', () => {
+  const dir = tmp();
+  ok(['--dir', dir, 'import', 'qq-memory', FIXTURE]);
+  const cogBefore = ok(['--dir', dir, 'tool', 'qq_memory', '{"action":"read","path":"COGNITION.md"}']).text;
+  let r = zcor(['--dir', dir, 'migrate', 'cognition', '--json']);
+  assert.equal(r.status, 2, r.stdout + r.stderr); // .qq-media/3f9a1c.jpg is gone from the cache
+  let rep = JSON.parse(r.stdout);
+  assert.equal(rep.applied, false);
+  assert.deepEqual(rep.actions.map((a) => [a.media, a.action]), [['.qq-media/3f9a1c.jpg', 'expired']]);
+  assert.equal(ok(['--dir', dir, 'tool', 'qq_memory', '{"action":"read","path":"COGNITION.md"}']).text, cogBefore);
+  r = zcor(['--dir', dir, 'migrate', 'cognition', '--apply', '--json']);
+  assert.equal(r.status, 2);
+  rep = JSON.parse(r.stdout);
+  assert.equal(rep.applied, true);
+  for (const f of rep.backups) assert.ok(statSync(f).isFile(), f);
+  const st = ok(['--dir', dir, 'tool', 'qq_memory', '{"action":"read","path":"STICKERS.md"}']).text;
+  assert.match(st.split('## 未收藏')[1], /- 群主常发的猫猫表情｜群主常发的猫猫表情｜原图已过期/);
+  assert.doesNotMatch(ok(['--dir', dir, 'tool', 'qq_memory', '{"action":"read","path":"COGNITION.md"}']).text, /qq-media/);
+  r = zcor(['--dir', dir, 'migrate', 'cognition']);
+  assert.equal(r.status, 0, 'nothing left to do');
+  assert.match(r.stdout, /nothing to migrate/);
+  assert.equal(zcor(['--dir', dir, 'migrate', 'stickers']).status, 2, 'bad usage');
+});
