@@ -16,6 +16,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,6 +24,8 @@
 #include "base/alloc.h"
 #include "base/fs.h"
 #include "base/json.h"
+#include "base/timeutil.h"
+#include "memory/transcript.h"
 #include "memory/view.h"
 #include "text/norm.h"
 
@@ -241,6 +244,119 @@ static int copy_stickers(struct zc_op *op, const char *src_dir, json_t *report, 
 	return rc;
 }
 
+/* conversations/<slug>/log/YYYY-MM-DD.jsonl, in name (date) order; each
+ * file's unparsable lines are reported, never dropped silently. */
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int import_logs(struct zc_op *op, const char *dir, const char *slug, const char *conv,
+		       json_t *report, struct zc_err *e)
+{
+	struct zc_buf p = ZC_BUF_INIT;
+	zc_buf_addf(&p, "%s/conversations/%s/log", dir, slug);
+	DIR *d = opendir(p.p);
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		if (len < 7 || strcmp(de->d_name + len - 6, ".jsonl") != 0 || de->d_name[0] == '.')
+			continue;
+		if (n == cap)
+			names = zc_realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*names));
+		names[n++] = zc_strdup(de->d_name);
+	}
+	if (d)
+		closedir(d);
+	qsort(names, n, sizeof(*names), by_name);
+	int rc = ZCOR_OK;
+	for (size_t i = 0; i < n; i++) {
+		if (rc)
+			goto next;
+		char *f = zc_path_join(p.p, names[i]);
+		json_t *r = NULL;
+		rc = zc_transcript_import_file(op->m, conv, f, &r, e);
+		zc_free(f);
+		if (rc)
+			goto next;
+		json_t *logs = json_object_get(report, "logs");
+		json_object_set_new(r, "file", json_sprintf("conversations/%s/log/%s", slug, names[i]));
+		json_array_append_new(logs, r);
+		json_object_set_new(report, "messages",
+				    json_integer(json_integer_value(json_object_get(report, "messages")) +
+						 json_integer_value(json_object_get(r, "logged"))));
+	next:
+		zc_free(names[i]);
+	}
+	zc_free(names);
+	zc_buf_release(&p);
+	return rc;
+}
+
+/* digest.json: the digest progress per conversation, as
+ * {"<key or slug>": {"at"|"lastDigestAt": ISO-8601 or ms, "date"|
+ * "lastDigestDate": "YYYY-MM-DD"}} or the same under "conversations". */
+static int import_digest(struct zc_op *op, const char *dir, json_t *report, struct zc_err *e)
+{
+	char *f = zc_path_join(dir, "digest.json"), *data = NULL;
+	size_t len = 0;
+	int rc = ZCOR_OK;
+	if (!zc_file_exists(f))
+		goto out;
+	json_t *doc = NULL;
+	struct zc_err pe = {0};
+	if (zc_read_file(f, IMPORT_FILE_MAX, &data, &len, e) ||
+	    zc_json_parse(data, len, "digest.json", &doc, &pe)) {
+		json_array_append_new(json_object_get(report, "skipped"),
+				      json_pack("{s:s, s:s}", "path", "digest.json", "why",
+						pe.msg[0] ? pe.msg : "cannot be read"));
+		zc_err_clear(e);
+		goto out;
+	}
+	json_t *convs = json_object_get(doc, "conversations");
+	if (!json_is_object(convs))
+		convs = doc;
+	const char *k;
+	json_t *v;
+	json_object_foreach(convs, k, v) {
+		char key[96];
+		snprintf(key, sizeof(key), "%s", k);
+		if (!strchr(key, ':') && strchr(key, '-'))
+			*strchr(key, '-') = ':';
+		if (!json_is_object(v) || !zc_conv_valid(key)) {
+			json_array_append_new(json_object_get(report, "skipped"),
+					      json_pack("{s:s, s:s}", "path", "digest.json", "why",
+							"an entry that is not {conversation: {at, date}}; left out"));
+			continue;
+		}
+		json_t *at = json_object_get(v, "at");
+		if (!at)
+			at = json_object_get(v, "lastDigestAt");
+		int64_t ms = -1;
+		if (json_is_integer(at))
+			ms = json_integer_value(at) < 100000000000LL ? json_integer_value(at) * 1000
+								      : json_integer_value(at);
+		else if (json_is_string(at) && zc_time_parse(json_string_value(at), "at", &ms, &pe))
+			ms = -1;
+		const char *date = json_string_value(json_object_get(v, "date"));
+		if (!date)
+			date = json_string_value(json_object_get(v, "lastDigestDate"));
+		if (date && (strlen(date) != 10 || date[4] != '-' || date[7] != '-'))
+			date = NULL;
+		if ((rc = zc_conversation_set_digest(op->m, key, ms, date, e)))
+			break;
+		json_object_set_new(report, "digests",
+				    json_integer(json_integer_value(json_object_get(report, "digests")) + 1));
+	}
+	json_decref(doc);
+out:
+	zc_free(f);
+	zc_free(data);
+	return rc;
+}
+
 /* ---- the import operation ------------------------------------------------- */
 
 struct import_args {
@@ -253,9 +369,9 @@ static int import_body(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 {
 	struct import_args *ia = op->ud;
 	const char *dir = ia->dir;
-	json_t *report = json_pack("{s:s, s:[], s:[], s:[], s:[], s:i, s:i}", "from", dir, "views",
-				   "unparsed", "keptAsWritten", "skipped", "peopleExtracted", 0,
-				   "stickersCopied", 0);
+	json_t *report = json_pack("{s:s, s:[], s:[], s:[], s:[], s:[], s:i, s:i, s:i, s:i}", "from",
+				   dir, "views", "unparsed", "keptAsWritten", "skipped", "logs",
+				   "peopleExtracted", 0, "stickersCopied", 0, "messages", 0, "digests", 0);
 	int rc;
 	char *p = zc_path_join(dir, ".qq-stickers");
 	rc = copy_stickers(op, p, report, e);
@@ -323,11 +439,15 @@ static int import_body(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 		}
 		if (ad)
 			closedir(ad);
+		if (!rc)
+			rc = import_logs(op, dir, de->d_name, mv.conv, report, e);
 		zc_buf_release(&path);
 	}
 	if (d)
 		closedir(d);
 	zc_free(convs);
+	if (!rc)
+		rc = import_digest(op, dir, report, e);
 	if (rc)
 		goto out;
 	*out = report;
@@ -434,9 +554,30 @@ int zc_export_qq(struct zc_mem *m, const char *dir, json_t **report, struct zc_e
 		closedir(d);
 	zc_free(src);
 	zc_free(dst);
+	json_t *logs = NULL, *convs = NULL;
 	if (!rc)
-		*report = json_pack("{s:s, s:O, s:I}", "to", dir, "files", files, "stickers",
-				    (json_int_t)copied);
+		rc = zc_transcript_export(m, NULL, dir, &logs, e);
+	if (!rc && !(rc = zc_conversations_list(m, &host, &convs, e))) {
+		json_t *dj = json_object();
+		size_t k;
+		json_t *cv;
+		json_array_foreach(json_object_get(convs, "items"), k, cv)
+			json_object_set_new(dj, zc_json_str(cv, "key"),
+					    json_pack("{s:O, s:O, s:O}", "lastDigestAt",
+						      json_object_get(cv, "lastDigestAt"), "lastDigestDate",
+						      json_object_get(cv, "lastDigestDate"), "linesSinceDigest",
+						      json_object_get(cv, "linesSinceDigest")));
+		json_t *doc = json_pack("{s:o}", "conversations", dj);
+		char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
+		rc = write_text(dir, "digest.json", text, e);
+		free(text);
+		json_decref(doc);
+	}
+	if (!rc)
+		*report = json_pack("{s:s, s:O, s:I, s:O}", "to", dir, "files", files, "stickers",
+				    (json_int_t)copied, "logs", logs);
+	json_decref(logs);
+	json_decref(convs);
 out:
 	json_decref(views);
 	json_decref(files);

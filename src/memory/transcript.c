@@ -1025,12 +1025,14 @@ int zc_transcript_import_file(struct zc_mem *m, const char *conversation, const 
 	long long lines = 0, logged = 0, dups = 0, self = 0, nerr = 0;
 	int64_t last = 0;
 	json_t *errors = json_array();
-	int rc;
+	int rc, own = 0;
 	zc_config_refresh(&m->conf);
 	if ((rc = check_key(conversation, "conversation", e)) ||
 	    (rc = zc_read_file(path, ZC_LOG_FILE_MAX, &data, &len, e)))
 		goto out;
-	if ((rc = zc_store_begin(&m->store, 1, e)))
+	/* inside a caller's transaction (zcor import qq-memory) it joins it */
+	own = !m->store.in_tx;
+	if (own && (rc = zc_store_begin(&m->store, 1, e)))
 		goto out;
 	if ((rc = conv_add(m, conversation, 0, 0, 0, e)))
 		goto out;
@@ -1090,18 +1092,40 @@ int zc_transcript_import_file(struct zc_mem *m, const char *conversation, const 
 			goto out;
 		}
 	}
-	if ((rc = zc_store_commit(&m->store, e)))
+	if (own && (rc = zc_store_commit(&m->store, e)))
 		goto out;
 	*report = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:O}", "file", path, "conversation",
 			    conversation, "lines", (json_int_t)lines, "logged", (json_int_t)logged,
 			    "duplicates", (json_int_t)dups, "self", (json_int_t)self, "errorCount",
 			    (json_int_t)nerr, "errors", errors);
 out:
-	if (rc)
+	if (rc && own)
 		zc_store_rollback(&m->store); /* safe when no transaction is open */
 	zc_free(data);
 	json_decref(errors);
 	return rc;
+}
+
+int zc_conversation_set_digest(struct zc_mem *m, const char *key, int64_t at, const char *date,
+			       struct zc_err *e)
+{
+	int rc = check_key(key, "conversation", e);
+	if (rc || (rc = conv_add(m, key, 0, 0, 0, e)))
+		return rc;
+	sqlite3_stmt *st = zc_stmt(&m->store,
+				   "UPDATE conversations SET last_digest_at = ?2, last_digest_date = ?3 "
+				   "WHERE key = ?1",
+				   e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
+	if (at >= 0)
+		sqlite3_bind_int64(st, 2, at);
+	if (date)
+		sqlite3_bind_text(st, 3, date, -1, SQLITE_TRANSIENT);
+	int step = sqlite3_step(st);
+	sqlite3_reset(st);
+	return step == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&m->store, step, e, "setting digest progress");
 }
 
 /* ---- derived data ------------------------------------------------------ */

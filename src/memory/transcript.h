@@ -73,11 +73,17 @@ int zc_transcript_export(struct zc_mem *m, const char *conversation, const char 
  * is reported with its number and never silently dropped, a message id
  * already logged is skipped (importing twice changes nothing), the bot's
  * own lines are skipped. Lines without an id get one derived from their
- * bytes. One transaction. *report: {file, conversation, lines, logged,
+ * bytes. One transaction (or the caller's, when one is open). *report: {file, conversation, lines, logged,
  * duplicates, self, errorCount, errors: [{line, error}]}.
  */
 int zc_transcript_import_file(struct zc_mem *m, const char *conversation, const char *path,
 			      json_t **report, struct zc_err *e);
+
+/* Inside the caller's transaction: the digest progress of `key` as
+ * digest.json held it (at: ms or -1, date: local YYYY-MM-DD or NULL);
+ * creates the conversation row if needed. */
+int zc_conversation_set_digest(struct zc_mem *m, const char *key, int64_t at, const char *date,
+			       struct zc_err *e);
 
 /* Rebuilds messages_fts from messages (inside the caller's transaction);
  * *count is the number of messages. */

@@ -70,6 +70,18 @@ test('X-STORE: import reads the seed-003 layout into views, with a report', () =
   const st = ok(['--dir', dir, 'tool', 'qq_memory', '{"action":"read","path":"STICKERS.md"}']);
   assert.match(st.text, /- 无语｜无语、懒得吐槽｜场景：有人说了句废话｜stickers\/无语\.gif/);
   assert.ok(statSync(join(dir, 'stickers', '敲盆.gif')).isFile());
+  // the logs: alias keys accepted, a line that is not JSON reported by number
+  assert.equal(rep.messages, 4);
+  const glog = rep.logs.find((l) => l.conversation === 'group:100000001');
+  assert.deepEqual(glog.errors.map((x) => x.line), [3]);
+  const found = ok(['--dir', dir, 'tool', 'qq_transcript', '{"action":"search","conversation":"group:100000001","keywords":["蚌埠住了"]}']);
+  assert.equal(found.items[0].senderName, '小林');
+  // digest.json: the progress of each conversation, keyed by key or slug
+  assert.equal(rep.digests, 2);
+  const convs = ok(['--dir', dir, 'transcript', 'list']).items;
+  const g = convs.find((c) => c.key === 'group:100000001');
+  assert.equal(g.lastDigestDate, '2026-10-20');
+  assert.equal(convs.find((c) => c.key === 'private:200000002').lastDigestAt, '2026-10-19T20:00:00.000Z');
 });
 
 test('Q-PEOPLE: group 「## 人」 entries become people once, never a private chat\'s', () => {
