@@ -15,7 +15,7 @@ export function render(root, app) {
 }
 
 function form(cfg, app, reload) {
-  const chars = h('input', { type: 'number', id: 'c-recallChars', min: 0, step: 1, value: cfg.recallChars });
+  const chars = h('input', { type: 'number', id: 'c-recallChars', step: 1, value: cfg.recallChars });
   const rel = h('input', { type: 'checkbox', id: 'c-relationships', checked: cfg.relationships });
   const profile = h('select', { id: 'c-profile' }, ['zcor', 'scored'].map((p) =>
     h('option', { value: p, selected: cfg.recall?.profile === p }, t(`cfg.profile.${p}`))));

@@ -30,7 +30,7 @@ export function render(root, app) {
     if (!word.value.trim()) return clear(preview);
     await load(preview, () => api('GET', `synonyms/expand${qs({ word: word.value.trim() })}`), (r) =>
       h('div', {}, h('p', { class: 'meta' }, `${t('syn.normalized')}: `, r.normalized),
-        (r.expansion || []).length ? h('ul', { class: 'list', id: 's-expansion' }, r.expansion.map((x) => h('li', {}, x))) : empty(t('syn.noExpansion'))));
+        (r.expansion || []).some((x) => x !== r.normalized) ? h('ul', { class: 'list', id: 's-expansion' }, r.expansion.map((x) => h('li', {}, x))) : empty(t('syn.noExpansion'))));
   }
   let timer = null;
   word.addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(expand, 250); });
