@@ -93,8 +93,8 @@ export function cli(dir, ...args) {
 
 // Runs fn({ srv, browser, page }) with a fresh server, browser and page
 // (1280 px wide, Chinese UI); console errors and page errors fail the test.
-export async function withPage(fn, { viewport = { width: 1280, height: 900 } } = {}) {
-  const srv = await startServe();
+export async function withPage(fn, { viewport = { width: 1280, height: 900 }, dir } = {}) {
+  const srv = await startServe(dir);
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true });
   const errors = [];
   try {
