@@ -121,5 +121,5 @@ export async function shot(page, name) {
   const dir = process.env.ZCOR_SCREENSHOTS;
   if (!dir) return;
   mkdirSync(dir, { recursive: true });
-  await page.screenshot({ path: join(dir, `${name}.png`), fullPage: true });
+  await page.screenshot({ path: join(dir, `${name}.png`) }); // the viewport: 1280 × 900, or the phone's
 }
