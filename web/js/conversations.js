@@ -21,7 +21,8 @@ export function render(root, app, arg) {
     h('tbody', {}, data.items.map((c) => h('tr', {},
       h('td', {}, h('button', { type: 'button', class: 'link', onclick: () => app.go('conversations', c.key) }, c.key)),
       h('td', {}, String(c.messages ?? '')), h('td', {}, String(c.linesSinceDigest ?? '')),
-      h('td', {}, fmtTime(c.lastMessageAt)), h('td', {}, c.lastDigestDate || fmtTime(c.lastDigestAt) || '—'))))) : empty(t('conv.none')));
+      h('td', {}, fmtTime(c.lastMessageAt)), h('td', {}, c.lastDigestDate || fmtTime(c.lastDigestAt) || '—'))))) : empty(t('conv.none')),
+  (e) => (e.status === 404 ? t('state.missingRoute') : ''));
   if (arg) conversation(side, arg);
 }
 

@@ -8,11 +8,10 @@ export function loading(el) {
   return clear(el, h('p', { class: 'loading', role: 'status' }, t('state.loading')));
 }
 
-export function errorBox(e) {
-  const why = e && e.status === 404 && e.code !== 'not_found' ? t('state.missingRoute') : '';
+export function errorBox(e, hint) {
   return h('div', { class: 'error', role: 'alert' },
     `${t('state.error')}${e && e.status ? ` (${e.status}${e.code ? ` ${e.code}` : ''})` : ''}: `,
-    e && e.message ? e.message : String(e), why ? `\n${why}` : '');
+    e && e.message ? e.message : String(e), hint ? `\n${hint}` : '');
 }
 
 export function empty(text) {
@@ -20,14 +19,17 @@ export function empty(text) {
 }
 
 // Loads data into el: a loading line first, then render(data) or the error.
-export async function load(el, fetcher, render) {
+// hint(e) may add a line to the error (e.g. what a 404 means there).
+export async function load(el, fetcher, render, hint) {
   loading(el);
+  let data;
   try {
-    const data = await fetcher();
-    clear(el, render(data));
+    data = await fetcher();
   } catch (e) {
-    clear(el, errorBox(e));
+    clear(el, errorBox(e, hint ? hint(e) : ''));
+    return;
   }
+  clear(el, render(data));
 }
 
 // { total, nextOffset } from a page; onPage(offset)
