@@ -109,6 +109,10 @@ test('memory: the 6th important mark shows the replacement receipt; merge and su
     assert.match(await receipt.innerText(), new RegExp(ids[0]));
     assert.equal((await srv.api('GET', `nodes/${ids[0]}`)).body.node.important, false);
     assert.equal((await srv.api('GET', `nodes/${ids[5]}`)).body.node.important, true);
+    // and unmark it again
+    await page.locator('#toggle-important', { hasText: '取消重要' }).click();
+    await page.locator('#toggle-important', { hasText: '标记重要' }).waitFor();
+    assert.equal((await srv.api('GET', `nodes/${ids[5]}`)).body.node.important, false);
 
     // merge 事项2 with 事项3
     await openPanel(page, srv, `memory/${ids[1]}`);
@@ -143,5 +147,33 @@ test('memory: the 6th important mark shows the replacement receipt; merge and su
     await page.check('#q-superseded');
     await page.click('form button[type=submit]');
     await page.locator('ul[aria-label="搜索结果"] .tag.sup').waitFor();
+  });
+});
+
+test('memory: search pages through results and filters by time', async () => {
+  await withPage(async ({ srv, page }) => {
+    for (let i = 1; i <= 23; i++)
+      assert.equal((await srv.api('POST', 'nodes', { title: `笔记${i}`, content: '分页测试' })).status, 201);
+    await openPanel(page, srv, 'memory');
+    await page.fill('#q-keywords', '分页测试');
+    await page.click('form button[type=submit]');
+    const items = page.locator('ul[aria-label="搜索结果"] li');
+    await page.locator('.pager', { hasText: '第 1–20 条，共 23 条' }).waitFor();
+    assert.equal(await items.count(), 20);
+    assert.match(await items.first().innerText(), /笔记23/); // newest first
+    await page.locator('.pager button', { hasText: '下一页' }).click();
+    await page.locator('.pager', { hasText: '第 21–23 条，共 23 条' }).waitFor();
+    assert.equal(await items.count(), 3);
+    assert.match(await items.last().innerText(), /笔记1\b/);
+    await page.locator('.pager button', { hasText: '上一页' }).click();
+    await page.locator('.pager', { hasText: '第 1–20 条' }).waitFor();
+    // a time range that ends before they were written finds nothing
+    await page.fill('#q-to', '2000-01-01T00:00');
+    await page.click('form button[type=submit]');
+    await page.locator('.pager', { hasText: '共 0 条' }).waitFor();
+    await page.fill('#q-to', '');
+    await page.fill('#q-from', '2000-01-01T00:00');
+    await page.click('form button[type=submit]');
+    await page.locator('.pager', { hasText: '共 23 条' }).waitFor();
   });
 });
