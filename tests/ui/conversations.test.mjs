@@ -2,34 +2,19 @@
 // conversation routes (GET conversations, …/messages, views, views/read,
 // stickers/<name>). Not registered in CTest until those routes land.
 //
-// The conversation and its messages are put into memory.db's schema-4
-// tables (conversations, messages) with the sqlite3 shell before the
-// server starts, as the bot loop would have logged them. NOTE for the
-// merge: the messages table's FTS trigger uses zcor's own tokenizer,
-// which the sqlite3 shell lacks ("no such tokenizer: zcor"), so seed()
-// must switch to the real logging path (the console world or an import)
-// once it exists on this branch.
+// The messages are logged the way a world logs them: POST
+// conversations/{key}/messages (docs/API.md, "Log a batch").
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { withPage, openPanel, shot, cli, tmp } from './serve.mjs';
-
-function seed(dir, text) {
-  const r = spawnSync('sqlite3', [`${dir}/memory.db`], { input: text, encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-}
+import { withPage, openPanel, shot } from './serve.mjs';
 
 test('conversations: list with counters, transcript by date and keywords, read-only views', async () => {
-  const dir = tmp();
-  assert.equal(cli(dir, 'tool', 'zcor_memory_query', '{}').status, 0); // creates the store
-  const day = Date.parse('2026-03-01T12:00:00Z');
-  seed(dir, `
-INSERT INTO conversations(key, slug, created_at, last_message_at, messages, lines_since_digest)
-  VALUES ('group:100000001', 'group-100000001', ${day}, ${day + 60000}, 2, 2);
-INSERT INTO messages(conversation, message_id, at, sender_id, sender_name, text, text_norm)
-  VALUES ('group:100000001', 'a1', ${day}, '42', '小红', '今天去看了熊猫', '今天去看了熊猫'),
-         ('group:100000001', 'a2', ${day + 60000}, '43', '小蓝', '<b>熊猫</b>好可爱', '<b>熊猫</b>好可爱');`);
   await withPage(async ({ srv, page }) => {
+    const logged = await srv.api('POST', 'conversations/group%3A100000001/messages', { messages: [
+      { id: 'a1', time: '2026-03-01T12:00:00Z', senderId: '42', senderName: '小红', text: '今天去看了熊猫' },
+      { id: 'a2', time: '2026-03-01T12:01:00Z', senderId: '43', senderName: '小蓝', text: '<b>熊猫</b>好可爱' }] });
+    assert.equal(logged.status, 200, JSON.stringify(logged.body));
+    assert.equal(logged.body.logged, 2, JSON.stringify(logged.body));
     await openPanel(page, srv, 'conversations');
     const row = page.locator('#conv-list tr', { hasText: 'group:100000001' });
     await row.waitFor();
@@ -72,5 +57,5 @@ INSERT INTO messages(conversation, message_id, at, sender_id, sender_name, text,
     } else {
       await page.locator('#cv-views p.empty').waitFor();
     }
-  }, { dir });
+  });
 });

@@ -42,7 +42,8 @@ function conversation(el, key) {
     await load(msgs, () => api('GET', `conversations/${encodeURIComponent(key)}/messages${qs({ from, to, keywords: splitList(kw.value.replace(/\s+/g, ',')), limit: LIMIT, offset })}`), (page) => [
       page.items.length ? h('ol', { class: 'list' }, page.items.map((m) => h('li', {},
         h('div', { class: 'meta' }, `${fmtTime(m.time)} · ${m.senderName ?? ''} (${m.senderId ?? ''}) · #${m.id}`),
-        h('div', { class: 'text' }, m.text ?? '')))) : empty(t('state.noMatch')),
+        h('div', { class: 'text' }, m.text ?? ''),
+        m.media?.length ? h('div', { class: 'meta' }, `${t('conv.media')}: `, m.media.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join(', ')) : null))) : empty(t('state.noMatch')),
       pager(page, offset, LIMIT, search)]);
   }
   clear(el, h('h2', {}, key),
