@@ -35,7 +35,9 @@ test('conversations: list with counters, transcript by date and keywords, read-o
     await shot(page, 'conversations');
 
     // the views: each opens read-only, with the API's text
-    const views = (await srv.api('GET', 'views?conversation=group%3A100000001')).body.items;
+    const vr = await srv.api('GET', 'views?conversation=group%3A100000001');
+    assert.equal(vr.status, 200, JSON.stringify(vr.body));
+    const views = vr.body.items;
     if (views.length) {
       await page.locator('#cv-views button.link').first().waitFor();
       const first = views[0].path;
