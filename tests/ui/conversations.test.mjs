@@ -1,12 +1,20 @@
 // conversations.test.mjs — the Conversations panel against the
 // conversation routes (GET conversations, …/messages, views, views/read,
-// stickers/<name>). Not registered in CTest until those routes land.
+// stickers/<name>) and the seed-003 fixture tests/fixtures/qq-memory
+// (imported with `zcor import qq-memory`). Not registered in CTest until
+// those land here. Tried before committing on trial merges: the first
+// test's list and transcript against the tx branch's routes, the second
+// test whole against main's views and stickers.
 //
 // The messages are logged the way a world logs them: POST
 // conversations/{key}/messages (docs/API.md, "Log a batch").
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { withPage, openPanel, shot } from './serve.mjs';
+import { fileURLToPath } from 'node:url';
+import { withPage, openPanel, shot, cli, tmp } from './serve.mjs';
+
+// the seed-003 memory directory fixture (tests/fixtures/qq-memory)
+const QQ_MEMORY = fileURLToPath(new URL('../fixtures/qq-memory', import.meta.url));
 
 test('conversations: list with counters, transcript by date and keywords, read-only views', async () => {
   await withPage(async ({ srv, page }) => {
@@ -60,4 +68,28 @@ test('conversations: list with counters, transcript by date and keywords, read-o
       await page.locator('#cv-views p.empty').waitFor();
     }
   });
+});
+
+test('views: every view read-only from the panel, STICKERS.md with its images', async () => {
+  const dir = tmp();
+  const imp = cli(dir, 'import', 'qq-memory', QQ_MEMORY);
+  assert.equal(imp.status, 0, imp.stderr);
+  await withPage(async ({ srv, page }) => {
+    const all = (await srv.api('GET', 'views')).body.items;
+    assert.ok(all.some((v) => v.path === 'STICKERS.md'), JSON.stringify(all));
+    await openPanel(page, srv, 'conversations');
+    for (const v of all) await page.locator('#all-views button.link', { hasText: v.path }).first().waitFor();
+    await page.locator('#all-views button.link', { hasText: /^STICKERS\.md$/ }).click();
+    const text = (await srv.api('GET', 'views/read?path=STICKERS.md')).body.text;
+    await page.locator('#cv-view pre.view-text').waitFor();
+    assert.equal(await page.locator('#cv-view pre.view-text').textContent(), text);
+    const names = [...text.matchAll(/stickers\/(\S+)/g)].map((m) => m[1]);
+    assert.ok(names.length >= 1, text);
+    // each sticker is an image fetched with the token header (a blob: URL)
+    await page.waitForFunction((n) => {
+      const im = [...document.querySelectorAll('#cv-view .stickers img')];
+      return im.length === n && im.every((i) => i.complete && i.naturalWidth > 0 && i.src.startsWith('blob:'));
+    }, names.length);
+    await shot(page, 'views');
+  }, { dir });
 });

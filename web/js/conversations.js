@@ -12,9 +12,17 @@ const LIMIT = 50;
 export function render(root, app, arg) {
   const list = h('div', { id: 'conv-list' });
   const side = h('div', { id: 'conv-detail' });
+  const allViews = h('div', { id: 'all-views' });
   root.append(h('div', { class: 'cols' },
-    h('section', { class: 'card', 'aria-labelledby': 'h-conv' }, h('h2', { id: 'h-conv' }, t('tab.conversations')), list),
+    h('div', {},
+      h('section', { class: 'card', 'aria-labelledby': 'h-conv' }, h('h2', { id: 'h-conv' }, t('tab.conversations')), list),
+      h('section', { class: 'card', 'aria-labelledby': 'h-views' }, h('h2', { id: 'h-views' }, t('conv.allViews')), allViews)),
     h('section', { class: 'card', 'aria-label': t('conv.detail') }, side)));
+  load(allViews, () => api('GET', 'views'), (data) => viewList(data.items, (path) => {
+    const box = h('div', { id: 'cv-view' });
+    clear(side, box);
+    showView(box, path);
+  }), (e) => (e.status === 404 ? t('state.missingRoute') : ''));
   clear(side, empty(t('conv.pick')));
   load(list, () => api('GET', 'conversations'), (data) => data.items.length ? h('table', {},
     h('thead', {}, h('tr', {}, ['conv.key', 'conv.messages', 'conv.sinceDigest', 'conv.lastMessage', 'conv.lastDigest'].map((k) => h('th', {}, t(k))))),
@@ -52,9 +60,14 @@ function conversation(el, key) {
       h('div', { class: 'row' }, field(t('conv.date'), date), field(t('mem.keywords'), kw), h('button', { type: 'submit', class: 'primary' }, t('action.search')))),
     msgs, h('h3', {}, t('conv.views')), views, viewText);
   search(0);
-  load(views, () => api('GET', `views${qs({ conversation: key })}`), (data) => data.items.length ? h('ul', { class: 'list' }, data.items.map((v) => h('li', {},
-    h('button', { type: 'button', class: 'link', onclick: () => showView(viewText, v.path) }, v.path),
-    h('span', { class: 'meta' }, ` ${v.kind ?? ''} · ${v.entries ?? 0} · ${v.bytes ?? 0} B`)))) : empty(t('conv.noViews')));
+  load(views, () => api('GET', `views${qs({ conversation: key })}`), (data) => viewList(data.items, (path) => showView(viewText, path)),
+    (e) => (e.status === 404 ? t('state.missingRoute') : ''));
+}
+
+function viewList(items, open) {
+  return items.length ? h('ul', { class: 'list' }, items.map((v) => h('li', {},
+    h('button', { type: 'button', class: 'link', onclick: () => open(v.path) }, v.path),
+    h('span', { class: 'meta' }, ` ${v.kind ?? ''} · ${v.entries ?? 0} · ${v.bytes ?? 0} B`)))) : empty(t('conv.noViews'));
 }
 
 function showView(el, path) {
@@ -63,8 +76,8 @@ function showView(el, path) {
     if (/STICKERS\.md$/.test(v.path)) {
       const names = [...new Set([...String(v.text).matchAll(/stickers\/([^\s)\]"'`]+)/g)].map((m) => m[1]))];
       for (const name of names) {
-        const img = h('img', { alt: name, title: name });
-        stickers.append(img);
+        const img = h('img', { alt: name });
+        stickers.append(h('figure', {}, img, h('figcaption', {}, name)));
         blobUrl(`stickers/${encodeURIComponent(name)}`).then((u) => { img.src = u; }).catch((e) => { img.replaceWith(errorBox(e)); });
       }
     }

@@ -41,7 +41,7 @@ const dict = {
     'cfg.saved': '配置已保存', 'cfg.others': '其他设置（只读）',
     'conv.detail': '对话详情', 'conv.pick': '选择一个对话。', 'conv.none': '还没有对话', 'conv.key': '对话',
     'conv.messages': '消息数', 'conv.sinceDigest': '未整理行数', 'conv.lastMessage': '最后消息', 'conv.lastDigest': '最后整理',
-    'conv.transcript': '聊天记录', 'conv.date': '日期', 'conv.views': '视图（只读）', 'conv.noViews': '没有视图', 'conv.media': '附件',
+    'conv.transcript': '聊天记录', 'conv.date': '日期', 'conv.views': '视图（只读）', 'conv.noViews': '没有视图', 'conv.media': '附件', 'conv.allViews': '所有视图（只读）',
   },
   en: {
     'app.title': 'zcor Memory', 'lang.switch': 'Switch language / 切换语言',
@@ -83,7 +83,7 @@ const dict = {
     'cfg.saved': 'Settings saved', 'cfg.others': 'Other settings (read-only)',
     'conv.detail': 'Conversation', 'conv.pick': 'Choose a conversation.', 'conv.none': 'No conversations yet', 'conv.key': 'Conversation',
     'conv.messages': 'Messages', 'conv.sinceDigest': 'Since digest', 'conv.lastMessage': 'Last message', 'conv.lastDigest': 'Last digest',
-    'conv.transcript': 'Transcript', 'conv.date': 'Date', 'conv.views': 'Views (read-only)', 'conv.noViews': 'No views', 'conv.media': 'Media',
+    'conv.transcript': 'Transcript', 'conv.date': 'Date', 'conv.views': 'Views (read-only)', 'conv.noViews': 'No views', 'conv.media': 'Media', 'conv.allViews': 'All views (read-only)',
   },
 };
 
