@@ -34,7 +34,7 @@ test:
 	@cmake --build $(ASAN_BUILD) -j $(JOBS) -- --no-print-directory
 	@echo "== unit tests under ASan + UBSan =="
 	@cd $(ASAN_BUILD) && ctest --output-on-failure -L unit -j $(JOBS)
-	@echo "== all tests on the release build (unit, crash, end-to-end) =="
+	@echo "== all tests on the release build (unit, crash, end-to-end, browser) =="
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 bench: build

@@ -3,10 +3,11 @@
  * REST API under /api/v1/, MCP Streamable HTTP at /mcp, the web page at /.
  *
  * Server layer: speaks only include/zcor.h (one zcor handle per
- * connection thread: a handle is one SQLite connection) and mcp.h. Every request
- * passes, in order: the Host allow-list and the Origin check (DNS
- * rebinding → 403), the token (Authorization: Bearer; the page's cookie
- * only for GET of the page itself), the body cap (→ 413). A slow call
+ * connection thread: a handle is one SQLite connection), mcp.h and the
+ * embedded page (web.h). Every request passes, in order: the Host
+ * allow-list and the Origin check (DNS rebinding → 403), the token
+ * (Authorization: Bearer; the page's cookie only for GET of the page and
+ * its assets, never for the API), the body cap (→ 413). A slow call
  * (an LLM request) occupies one worker; the others go on.
  */
 #include "server/http.h"
@@ -27,6 +28,7 @@
 #include <netinet/in.h>
 
 #include "server/mcp.h"
+#include "server/web.h"
 
 #define BODY_MAX (1u << 20)     /* 1 MiB per request body */
 #define JSON_DEPTH_MAX 64
@@ -725,15 +727,115 @@ static enum MHD_Result handle_api(struct server *s, struct MHD_Connection *c, st
 	return send_error(c, r, 404, "not_found", "no such API route or method; see docs/API.md");
 }
 
-/* ---- the page (a placeholder until the web page lands) ----------------- */
+static const char *bearer(struct MHD_Connection *c)
+{
+	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	return h && strncasecmp(h, "Bearer ", 7) == 0 ? h + 7 : NULL;
+}
 
-static const char page[] =
-	"<!doctype html><html lang=\"zh\"><head><meta charset=\"utf-8\"><title>zcor</title>"
-	"<meta name=\"viewport\" content=\"width=device-width\"></head><body>"
-	"<h1>zcor</h1><p>记忆服务正在运行。REST API 在 <code>/api/v1/</code>，MCP 在 "
-	"<code>/mcp</code>。Memory 页面即将推出。</p>"
-	"<p lang=\"en\">zcor is running. REST API under <code>/api/v1/</code>, MCP at "
-	"<code>/mcp</code>. The Memory page is coming.</p></body></html>";
+static const char *cookie_token(struct MHD_Connection *c)
+{
+	return MHD_lookup_connection_value(c, MHD_COOKIE_KIND, "zcor_token");
+}
+
+/* ---- the Memory page (web/, embedded) --------------------------------- */
+
+/* What the page may do: its own scripts, styles and API, images from
+ * blob: URLs (stickers fetched with the token header); no inline script,
+ * no framing, no form posts, no plug-ins. */
+#define PAGE_CSP                                                                             \
+	"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; "   \
+	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+#define TOKEN_MARK "__ZCOR_TOKEN__"
+
+static const struct zc_web_asset *web_asset(const char *path)
+{
+	for (const struct zc_web_asset *a = zc_web_assets; a->path; a++)
+		if (strcmp(a->path, path) == 0)
+			return a;
+	return NULL;
+}
+
+static enum MHD_Result send_web(struct MHD_Connection *c, struct request *r, const char *type,
+				char *body, size_t len, const char *cookie)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Content-Type", type);
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(resp, "Content-Security-Policy", PAGE_CSP);
+	MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+	MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+	if (cookie)
+		MHD_add_response_header(resp, "Set-Cookie", cookie);
+	r->status = 200;
+	enum MHD_Result ret = MHD_queue_response(c, 200, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+/* index.html with the token HTML-escaped into <meta name="zcor-token">:
+ * the page's scripts read it to send Authorization: Bearer. Only a
+ * caller that already holds the token gets this page, and a page of
+ * another origin cannot read it (same-origin policy; no CORS headers are
+ * ever sent, and the Host check stops DNS rebinding). */
+static char *page_with_token(const struct zc_web_asset *a, const char *token, size_t *len)
+{
+	const char *text = (const char *)a->data;
+	const char *mark = strstr(text, TOKEN_MARK);
+	size_t cap = a->len + 6 * strlen(token) + 1, n = 0;
+	char *out = malloc(cap);
+	if (!out)
+		return NULL;
+	size_t head = mark ? (size_t)(mark - text) : a->len;
+	memcpy(out, text, head);
+	n = head;
+	if (mark) {
+		for (const char *p = token; *p; p++) {
+			const char *esc = *p == '&' ? "&amp;" : *p == '"' ? "&quot;" : *p == '\'' ? "&#39;"
+				: *p == '<' ? "&lt;" : *p == '>' ? "&gt;" : NULL;
+			size_t k = esc ? strlen(esc) : 1;
+			memcpy(out + n, esc ? esc : p, k);
+			n += k;
+		}
+		size_t tail = a->len - head - strlen(TOKEN_MARK);
+		memcpy(out + n, mark + strlen(TOKEN_MARK), tail);
+		n += tail;
+	}
+	out[n] = '\0';
+	*len = n;
+	return out;
+}
+
+/* GET / (or /index.html) and /assets/<file under web/>. The page takes
+ * the token from ?token= (and sets the cookie for reloads), the cookie or
+ * the header; assets take the cookie or the header. */
+static enum MHD_Result handle_web(struct server *s, struct MHD_Connection *c, struct request *r,
+				  const char *url, int is_page)
+{
+	const char *q = is_page ? MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token") : NULL;
+	int by_query = token_ok(s, q);
+	if (!by_query && !token_ok(s, cookie_token(c)) && !token_ok(s, bearer(c)))
+		return send_error(c, r, 401, "unauthorized",
+				  "open the URL zcor serve printed (it carries ?token=…)");
+	const struct zc_web_asset *a = web_asset(is_page ? "index.html" : url + strlen("/assets/"));
+	if (!a)
+		return send_error(c, r, 404, "not_found", "no such file of the Memory page");
+	size_t len = a->len;
+	char *body = is_page ? page_with_token(a, s->token, &len) : malloc(len + 1);
+	if (!body)
+		return send_error(c, r, 500, "internal", "out of memory");
+	if (!is_page)
+		memcpy(body, a->data, len);
+	char cookie[160];
+	if (by_query)
+		snprintf(cookie, sizeof(cookie), "zcor_token=%s; Path=/; HttpOnly; SameSite=Strict", s->token);
+	return send_web(c, r, a->type, body, len, by_query ? cookie : NULL);
+}
 
 /* ---- dispatch --------------------------------------------------------- */
 
@@ -761,17 +863,6 @@ static int too_deep(const char *p, size_t len)
 	return 0;
 }
 
-static const char *bearer(struct MHD_Connection *c)
-{
-	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-	return h && strncasecmp(h, "Bearer ", 7) == 0 ? h + 7 : NULL;
-}
-
-static const char *cookie_token(struct MHD_Connection *c)
-{
-	return MHD_lookup_connection_value(c, MHD_COOKIE_KIND, "zcor_token");
-}
-
 static enum MHD_Result dispatch(struct server *s, struct MHD_Connection *c, struct request *r,
 				const char *url, const char *method)
 {
@@ -786,22 +877,8 @@ static enum MHD_Result dispatch(struct server *s, struct MHD_Connection *c, stru
 		return send_error(c, r, 413, "invalid_argument", "the request body is larger than 1 MiB");
 
 	int is_page = !strcmp(url, "/") || !strcmp(url, "/index.html");
-	if (is_page && !strcmp(method, "GET")) {
-		const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
-		if (token_ok(s, q)) {
-			/* the page keeps the token in a cookie and sends it as a
-			 * header with each API request (no cookie auth for the API) */
-			char cookie[160];
-			snprintf(cookie, sizeof(cookie), "zcor_token=%s; Path=/; HttpOnly; SameSite=Strict",
-				 s->token);
-			return send_text(c, r, 200, "text/html; charset=utf-8", page, strlen(page),
-					 "Set-Cookie", cookie);
-		}
-		if (token_ok(s, cookie_token(c)) || token_ok(s, bearer(c)))
-			return send_text(c, r, 200, "text/html; charset=utf-8", page, strlen(page), NULL, NULL);
-		return send_error(c, r, 401, "unauthorized",
-				  "open the URL zcor serve printed (it carries ?token=…)");
-	}
+	if ((is_page || !strncmp(url, "/assets/", 8)) && !strcmp(method, "GET"))
+		return handle_web(s, c, r, url, is_page);
 	if (!token_ok(s, bearer(c)))
 		return send_error(c, r, 401, "unauthorized",
 				  "missing or wrong token: send Authorization: Bearer <token> (zcor serve "

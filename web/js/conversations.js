@@ -1,0 +1,86 @@
+// conversations.js — the Conversations panel: conversations with their
+// counters, a conversation's transcript by date with a search, and its
+// rendered views (MEMORY.md, PEOPLE.md, COGNITION.md, STICKERS.md,
+// INDEX.md) read-only, stickers shown as images fetched with the token.
+import { h, clear, field, fmtTime, splitList } from './dom.js';
+import { api, qs, blobUrl } from './api.js';
+import { t } from './i18n.js';
+import { load, empty, pager, errorBox } from './ui.js';
+
+const LIMIT = 50;
+
+export function render(root, app, arg) {
+  const list = h('div', { id: 'conv-list' });
+  const side = h('div', { id: 'conv-detail' });
+  const allViews = h('div', { id: 'all-views' });
+  root.append(h('div', { class: 'cols' },
+    h('div', {},
+      h('section', { class: 'card', 'aria-labelledby': 'h-conv' }, h('h2', { id: 'h-conv' }, t('tab.conversations')), list),
+      h('section', { class: 'card', 'aria-labelledby': 'h-views' }, h('h2', { id: 'h-views' }, t('conv.allViews')), allViews)),
+    h('section', { class: 'card', 'aria-label': t('conv.detail') }, side)));
+  load(allViews, () => api('GET', 'views'), (data) => viewList(data.items, (path) => {
+    const box = h('div', { id: 'cv-view' });
+    clear(side, box);
+    showView(box, path);
+  }), (e) => (e.status === 404 ? t('state.missingRoute') : ''));
+  clear(side, empty(t('conv.pick')));
+  load(list, () => api('GET', 'conversations'), (data) => data.items.length ? h('table', {},
+    h('thead', {}, h('tr', {}, ['conv.key', 'conv.messages', 'conv.sinceDigest', 'conv.lastMessage', 'conv.lastDigest'].map((k) => h('th', {}, t(k))))),
+    h('tbody', {}, data.items.map((c) => h('tr', {},
+      h('td', {}, h('button', { type: 'button', class: 'link', onclick: () => app.go('conversations', c.key) }, c.key)),
+      h('td', {}, String(c.messages ?? '')), h('td', {}, String(c.linesSinceDigest ?? '')),
+      h('td', {}, fmtTime(c.lastMessageAt)), h('td', {}, c.lastDigestDate || fmtTime(c.lastDigestAt) || '—'))))) : empty(t('conv.none')),
+  (e) => (e.status === 404 ? t('state.missingRoute') : ''));
+  if (arg) conversation(side, arg);
+}
+
+function conversation(el, key) {
+  const date = h('input', { type: 'date', id: 'cv-date' });
+  const kw = h('input', { type: 'search', id: 'cv-keywords' });
+  const msgs = h('div', { id: 'cv-messages' });
+  const views = h('div', { id: 'cv-views' });
+  const viewText = h('div', { id: 'cv-view' });
+  async function search(offset = 0) {
+    let from = '', to = '';
+    if (date.value) {
+      const d = new Date(`${date.value}T00:00:00`);
+      from = d.toISOString();
+      to = new Date(d.getTime() + 86400000 - 1).toISOString();
+    }
+    await load(msgs, () => api('GET', `conversations/${encodeURIComponent(key)}/messages${qs({ from, to, keywords: splitList(kw.value.replace(/\s+/g, ',')), limit: LIMIT, offset })}`), (page) => [
+      page.items.length ? h('ol', { class: 'list' }, page.items.map((m) => h('li', {},
+        h('div', { class: 'meta' }, `${fmtTime(m.time)} · ${m.senderName ?? ''} (${m.senderId ?? ''}) · #${m.id}`),
+        h('div', { class: 'text' }, m.text ?? ''),
+        m.media?.length ? h('div', { class: 'meta' }, `${t('conv.media')}: `, m.media.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join(', ')) : null))) : empty(t('state.noMatch')),
+      pager(page, offset, LIMIT, search)]);
+  }
+  clear(el, h('h2', {}, key),
+    h('h3', {}, t('conv.transcript')),
+    h('form', { onsubmit: (e) => { e.preventDefault(); search(0); } },
+      h('div', { class: 'row' }, field(t('conv.date'), date), field(t('mem.keywords'), kw), h('button', { type: 'submit', class: 'primary' }, t('action.search')))),
+    msgs, h('h3', {}, t('conv.views')), views, viewText);
+  search(0);
+  load(views, () => api('GET', `views${qs({ conversation: key })}`), (data) => viewList(data.items, (path) => showView(viewText, path)),
+    (e) => (e.status === 404 ? t('state.missingRoute') : ''));
+}
+
+function viewList(items, open) {
+  return items.length ? h('ul', { class: 'list' }, items.map((v) => h('li', {},
+    h('button', { type: 'button', class: 'link', onclick: () => open(v.path) }, v.path),
+    h('span', { class: 'meta' }, ` ${v.kind ?? ''} · ${v.entries ?? 0} · ${v.bytes ?? 0} B`)))) : empty(t('conv.noViews'));
+}
+
+function showView(el, path) {
+  load(el, () => api('GET', `views/read${qs({ path })}`), (v) => {
+    const stickers = h('div', { class: 'stickers' });
+    if (/STICKERS\.md$/.test(v.path)) {
+      const names = [...new Set([...String(v.text).matchAll(/stickers\/([^\s)\]"'`]+)/g)].map((m) => m[1]))];
+      for (const name of names) {
+        const img = h('img', { alt: name });
+        stickers.append(h('figure', {}, img, h('figcaption', {}, name)));
+        blobUrl(`stickers/${encodeURIComponent(name)}`).then((u) => { img.src = u; }).catch((e) => { img.replaceWith(errorBox(e)); });
+      }
+    }
+    return [h('h4', {}, v.path), v.note ? h('p', { class: 'notice' }, v.note) : null, stickers, h('pre', { class: 'view-text' }, v.text)];
+  });
+}

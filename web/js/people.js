@@ -1,0 +1,79 @@
+// people.js — the People panel: search, create, edit (affinity −100…100,
+// aliases, relationship, reason), delete, and a link to a memory node.
+import { h, clear, field, fmtTime, splitList } from './dom.js';
+import { api, qs } from './api.js';
+import { t } from './i18n.js';
+import { load, empty, pager, picker, errorBox } from './ui.js';
+
+const LIMIT = 20;
+
+export function render(root, app) {
+  const kw = h('input', { type: 'search', id: 'p-keywords', placeholder: t('mem.keywordsHint') });
+  const list = h('div', { id: 'people-list' });
+  const editor = h('div', { id: 'person-editor' });
+  async function search(offset = 0) {
+    await load(list, () => api('GET', `people${qs({ keywords: splitList(kw.value.replace(/\s+/g, ',')), limit: LIMIT, offset })}`), (page) => [
+      page.items.length ? h('ul', { class: 'list' }, page.items.map((p) => h('li', {},
+        h('button', { type: 'button', class: 'link', onclick: () => edit(editor, app, p, () => search(offset)) }, p.name), ' ',
+        h('span', { class: 'tag' }, `${t('ppl.affinity')} ${p.affinity}`),
+        h('div', { class: 'meta' }, `${p.personId} · ${p.relationship}${p.aliases?.length ? ` · ${p.aliases.join(', ')}` : ''}`)))) : empty(t('state.noMatch')),
+      pager(page, offset, LIMIT, search)]);
+  }
+  root.append(h('div', { class: 'cols' },
+    h('section', { class: 'card', 'aria-labelledby': 'h-people' }, h('h2', { id: 'h-people' }, t('tab.people')),
+      h('form', { onsubmit: (e) => { e.preventDefault(); search(0); } },
+        h('div', { class: 'row' }, field(t('mem.keywords'), kw), h('button', { type: 'submit', class: 'primary' }, t('action.search')),
+          h('button', { type: 'button', id: 'new-person', onclick: () => edit(editor, app, null, () => search(0)) }, t('ppl.new')))),
+      list),
+    h('section', { class: 'card', 'aria-label': t('ppl.editor') }, editor)));
+  clear(editor, empty(t('ppl.pick')));
+  search(0);
+}
+
+function edit(el, app, p, refresh) {
+  const id = h('input', { type: 'text', id: 'p-id', value: p?.personId ?? '', readonly: !!p, required: true, placeholder: 'qq:12345' });
+  const name = h('input', { type: 'text', id: 'p-name', value: p?.name ?? '', required: true });
+  const aliases = h('input', { type: 'text', id: 'p-aliases', value: (p?.aliases || []).join(', ') });
+  const rel = h('input', { type: 'text', id: 'p-relationship', value: p?.relationship ?? '' });
+  const affinity = h('input', { type: 'range', id: 'p-affinity', min: -100, max: 100, step: 1, value: p?.affinity ?? 0 });
+  const affShow = h('output', { for: 'p-affinity', id: 'p-affinity-value' }, String(p?.affinity ?? 0));
+  affinity.addEventListener('input', () => { affShow.textContent = affinity.value; });
+  const reason = h('textarea', { id: 'p-reason' });
+  reason.value = p?.reason ?? '';
+  let nodeId = p?.memoryNodeId ?? null;
+  const nodeShow = h('span', { id: 'p-node' });
+  const drawNode = () => clear(nodeShow, nodeId ? h('button', { type: 'button', class: 'link', onclick: () => app.go('memory', nodeId) }, nodeId) : t('ppl.noNode'));
+  drawNode();
+  const msg = h('div');
+  clear(el, h('form', { onsubmit: async (e) => {
+    e.preventDefault();
+    const body = { name: name.value, aliases: splitList(aliases.value), relationship: rel.value,
+      affinity: Number(affinity.value), reason: reason.value, memoryNodeId: nodeId };
+    try {
+      await api('PUT', `people/${encodeURIComponent(id.value.trim())}`, body);
+      app.status(t('ppl.saved', { name: name.value }));
+      refresh();
+      edit(el, app, { ...p, personId: id.value.trim(), ...body }, refresh);
+    } catch (err) { clear(msg, errorBox(err)); }
+  } },
+  h('h2', {}, p ? `${p.name} (${p.personId})` : t('ppl.new')),
+  p ? h('p', { class: 'meta' }, `${t('mem.created')} ${fmtTime(p.createdAt)} · ${t('mem.updated')} ${fmtTime(p.updatedAt)}`) : null,
+  field(t('ppl.id'), id), field(t('ppl.name'), name), field(t('ppl.aliases'), aliases), field(t('ppl.relationship'), rel),
+  h('div', {}, h('label', { for: 'p-affinity' }, t('ppl.affinity'), ' (−100…100): ', affShow), affinity),
+  field(t('ppl.reason'), reason),
+  h('div', {}, h('label', {}, t('ppl.node')), nodeShow, ' ',
+    h('button', { type: 'button', onclick: () => { nodeId = null; drawNode(); } }, t('ppl.unlink'))),
+  picker((n) => { nodeId = n ? n.id : null; drawNode(); }, { label: t('ppl.linkFind') }),
+  h('div', { class: 'row' }, h('button', { type: 'submit', class: 'primary', id: 'p-save' }, t('action.save')),
+    p ? h('button', { type: 'button', class: 'danger', id: 'p-delete', onclick: async () => {
+      if (!window.confirm(t('ppl.confirmDelete', { name: p.name }))) return;
+      try {
+        await api('DELETE', `people/${encodeURIComponent(p.personId)}`);
+        app.status(t('ppl.deleted', { name: p.name }));
+        clear(el, empty(t('ppl.pick')));
+        refresh();
+      } catch (err) { clear(msg, errorBox(err)); }
+    } }, t('action.delete')) : null),
+  msg));
+  (p ? name : id).focus();
+}
