@@ -1,10 +1,7 @@
 // conversations.test.mjs — the Conversations panel against the
 // conversation routes (GET conversations, …/messages, views, views/read,
 // stickers/<name>) and the seed-003 fixture tests/fixtures/qq-memory
-// (imported with `zcor import qq-memory`). Not registered in CTest until
-// those land here. Tried before committing on trial merges: the first
-// test's list and transcript against the tx branch's routes, the second
-// test whole against main's views and stickers.
+// (imported with `zcor import qq-memory`).
 //
 // The messages are logged the way a world logs them: POST
 // conversations/{key}/messages (docs/API.md, "Log a batch").
