@@ -45,7 +45,7 @@ int zc_prefix(struct zc_mem *m, const char *conversation, char **out, struct zc_
 /* At most this many tokens of a batch are looked up, and the best
  * ZC_LEXICAL_KEEP records by lexical score go on to scoring. */
 #define ZC_LEXICAL_TOKENS 24
-#define ZC_LEXICAL_KEEP 30
+#define ZC_LEXICAL_KEEP 12
 /* Entity hits per term and scope, and (profile zcor) title/keyword hits
  * per term: a term this common keeps its most recent records. */
 #define ZC_ENTITY_PER_TERM 16
