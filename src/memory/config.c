@@ -317,6 +317,12 @@ int zc_config_check(const json_t *doc, struct zc_config *out, struct zc_err *e)
 				out->memory_file_max_bytes = (long)json_integer_value(v);
 			else
 				out->view_max_bytes = (long)json_integer_value(v);
+		} else if (strcmp(k, "mirror") == 0) {
+			if (!json_is_boolean(v))
+				return zc_fail(e, ZCOR_EINVAL,
+					       "'mirror' must be true or false (keep mirror/ current with the "
+					       "views as files)");
+			out->mirror = json_is_true(v);
 		} else if (strcmp(k, "memoryArchiveRatio") == 0) {
 			double r = json_is_number(v) ? json_number_value(v) : -1;
 			if (!(r >= 0.1 && r <= 1.0))
@@ -350,7 +356,7 @@ int zc_config_check(const json_t *doc, struct zc_config *out, struct zc_err *e)
 			return zc_fail(e, ZCOR_EINVAL,
 				       "unknown key '%s'; known: recallChars, recall.profile, relationships, "
 				       "provider, botId, admission, mediaCacheMax, memoryFileMaxBytes, "
-				       "memoryArchiveRatio, viewMaxBytes",
+				       "memoryArchiveRatio, viewMaxBytes, mirror",
 				       k);
 		}
 	}
@@ -453,5 +459,6 @@ json_t *zc_config_json(const struct zc_config *cfg)
 	json_object_set_new(o, "memoryFileMaxBytes", json_integer(cfg->memory_file_max_bytes));
 	json_object_set_new(o, "memoryArchiveRatio", json_real(cfg->memory_archive_ratio));
 	json_object_set_new(o, "viewMaxBytes", json_integer(cfg->view_max_bytes));
+	json_object_set_new(o, "mirror", json_boolean(cfg->mirror));
 	return o;
 }

@@ -53,6 +53,7 @@ struct zc_config {
 	long memory_file_max_bytes; /* memoryFileMaxBytes: hard cap of a MEMORY.md view */
 	double memory_archive_ratio;/* memoryArchiveRatio: rollover above max × ratio (Q-ROLL) */
 	long view_max_bytes;        /* viewMaxBytes: cap of every other view */
+	int mirror;                 /* mirror: keep mirror/ (the views as files) current */
 	char bot_id[ZC_BOT_ID_MAX]; /* botId: the bot's own sender id ("" = not set) */
 	int private_chats;    /* admission.privateChats: log private chats at all */
 	long media_cache_max; /* mediaCacheMax: inbound media files kept (LRU) */

@@ -56,6 +56,7 @@ struct zc_op {
 	json_t *undo_unlink;
 	json_t *commit_unlink;
 	void *ud; /* what the caller of zc_mem_run_ud hands the body */
+	json_t *views_changed; /* views the operation changed (for mirror/) */
 };
 
 typedef int (*zc_op_fn)(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e);

@@ -304,6 +304,7 @@ static void op_release(struct zc_op *op)
 {
 	json_decref(op->undo_unlink);
 	json_decref(op->commit_unlink);
+	json_decref(op->views_changed);
 	json_decref(op->before);
 	json_decref(op->after);
 	json_decref(op->receipt);
@@ -358,7 +359,8 @@ static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opd
 	if ((rc = zc_store_begin(&m->store, 1, e)))
 		goto failed;
 	op.now = zc_mem_now(m);
-	if ((rc = def->body(&op, args, &result, e)) || (!def->reads && (rc = zc_view_refresh_dirty(m, e)))) {
+	if ((rc = def->body(&op, args, &result, e)) ||
+	    (!def->reads && (rc = zc_view_refresh_dirty(m, op.views_changed = json_array(), e)))) {
 		zc_store_rollback(&m->store);
 		unlink_all(op.undo_unlink);
 		goto failed;
@@ -378,6 +380,7 @@ insert:
 	if ((rc = zc_store_commit(&m->store, e)))
 		goto uncertain_or_failed;
 	unlink_all(op.commit_unlink);
+	zc_view_mirror(m, op.views_changed);
 	if (op.receipt && json_is_object(result))
 		json_object_set(result, "receipt", op.receipt);
 	*out = result;

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "base/alloc.h"
+#include "base/fs.h"
 #include "base/json.h"
 #include "base/timeutil.h"
 #include "text/norm.h"
@@ -2097,7 +2098,7 @@ int zc_view_list(struct zc_op *op, json_t **out, struct zc_err *e)
 
 /* ---- stale citations --------------------------------------------------------- */
 
-int zc_view_refresh_dirty(struct zc_mem *m, struct zc_err *e)
+int zc_view_refresh_dirty(struct zc_mem *m, json_t *changed, struct zc_err *e)
 {
 	json_t *paths = json_array();
 	sqlite3_stmt *st = zc_stmt(&m->store, "SELECT path FROM view_dirty", e);
@@ -2120,9 +2121,44 @@ int zc_view_refresh_dirty(struct zc_mem *m, struct zc_err *e)
 		if (zc_view_path(path, strlen(path), "path", &v, &ignore) == ZCOR_OK &&
 		    (rc = zc_view_index_lines(m, &v, e)))
 			break;
+		if (changed)
+			json_array_append(changed, p);
 	}
 	json_decref(paths);
 	if (!rc && json_array_size(paths) == 0)
 		return ZCOR_OK;
 	return rc ? rc : zc_exec(&m->store, "DELETE FROM view_dirty", e);
+}
+
+/* ---- mirror/ ---------------------------------------------------------------- */
+
+void zc_view_mirror(struct zc_mem *m, const json_t *paths)
+{
+	zc_config_refresh(&m->conf);
+	if (!m->conf.cfg.mirror || !json_array_size(paths))
+		return;
+	struct zc_err e = {0};
+	if (zc_store_begin(&m->store, 0, &e))
+		return;
+	size_t i;
+	json_t *p;
+	json_array_foreach(paths, i, p) {
+		struct zc_view v;
+		const char *path = json_string_value(p);
+		char *text = NULL;
+		if (zc_view_path(path, strlen(path), "path", &v, &e) ||
+		    zc_view_render(m, &v, &text, NULL, NULL, &e))
+			continue;
+		struct zc_buf f = ZC_BUF_INIT;
+		zc_buf_addf(&f, "%s/mirror/%s", m->dir, path);
+		char *slash = strrchr(f.p, '/');
+		*slash = '\0';
+		if (zc_mkdir_p(f.p, &e) == ZCOR_OK) {
+			*slash = '/';
+			zc_write_file_atomic(f.p, text, strlen(text), &e);
+		}
+		zc_buf_release(&f);
+		zc_free(text);
+	}
+	zc_store_rollback(&m->store);
 }

@@ -188,3 +188,17 @@ test('migrate cognition: dry run by default, --apply after a backup, exit 2 whil
   assert.match(r.stdout, /nothing to migrate/);
   assert.equal(zcor(['--dir', dir, 'migrate', 'stickers']).status, 2, 'bad usage');
 });
+
+test('mirror/: with "mirror": true every changed view is kept current as a file', () => {
+  const dir = tmp();
+  ok(['--dir', dir, 'tool', 'qq_memory', '{"action":"upsert","path":"COGNITION.md","name":"早于镜像","meaning":"开启之前"}']);
+  writeFileSync(join(dir, 'config.json'), '{"mirror": true}');
+  ok(['--dir', dir, 'tool', 'qq_memory', '{"action":"upsert","path":"COGNITION.md","name":"蚌埠住了","meaning":"忍不住笑了","type":"谐音"}']);
+  ok(['--dir', dir, '--conversation', 'group:1', 'tool', 'qq_memory', '{"action":"upsert","path":"conversations/group-1/MEMORY.md","name":"周五固定开黑","meaning":"晚上八点"}']);
+  const cog = readFileSync(join(dir, 'mirror', 'COGNITION.md'), 'utf8');
+  assert.equal(cog, ok(['--dir', dir, 'tool', 'qq_memory', '{"action":"read","path":"COGNITION.md"}']).text);
+  assert.match(readFileSync(join(dir, 'mirror', 'conversations', 'group-1', 'MEMORY.md'), 'utf8'), /- 周五固定开黑｜晚上八点/);
+  // a change through another tool (a person) reaches the mirror too
+  ok(['--dir', dir, 'tool', 'zcor_relationship_write', JSON.stringify({ personId: '100000001', name: 'kaguya', relationship: '群主', affinity: 10, reason: '组织打本' })]);
+  assert.match(readFileSync(join(dir, 'mirror', 'PEOPLE.md'), 'utf8'), /kaguya（QQ 100000001）｜群主｜好感 10/);
+});
