@@ -120,6 +120,9 @@ const char *zc_scope_of_new(const struct zcor_ctx *ctx);
 /* Is key a conversation key: group:<id>, private:<qq>, console:<name>
  * (letters, digits, _ - . up to 64)? */
 int zc_conv_valid(const char *key);
+/* The slug of a conversation key, the key with '-' for ':' ("group:1" ->
+ * "group-1"): its folder in the seed-003 layout. */
+void zc_conv_slug(const char *key, char *out, size_t cap);
 int zc_scope_is_private(const struct zcor_ctx *ctx);
 /* The visible-scope filter for SQL over nodes; bind ?9 to the
  * conversation (NULL for the host plane). */
@@ -171,6 +174,11 @@ int zc_page_args(json_t *args, long long *limit, long long *offset, struct zc_er
 json_t *zc_page_result(json_t *items, long long total, long long offset);
 /* Optional ISO-8601 argument `key` with a zone -> *ms (-1 when absent). */
 int zc_time_arg(json_t *args, const char *key, int64_t *ms, struct zc_err *e);
+/* An FTS5 expression that every text containing all the keywords also
+ * matches (each keyword that is one run of 2+ CJK characters as a phrase
+ * over `columns`, e.g. "{title content}"), or NULL when none is: the
+ * exact substring test must still follow. Caller frees. */
+char *zc_fts_keywords_prefilter(json_t *keywords, const char *columns);
 /* A JSON array text of the NFKC + case-folded keywords (caller frees). */
 char *zc_norm_keywords(json_t *keywords);
 /* Binds ?9 of ZC_SCOPE_VISIBLE_SQL for op's conversation. */

@@ -729,7 +729,7 @@ static void bind_query(struct zc_op *op, sqlite3_stmt *st, int superseded, int64
  * (Latin, mixed) are checked by the exact substring test only. Caller
  * frees.
  */
-static char *query_prefilter(json_t *keywords)
+char *zc_fts_keywords_prefilter(json_t *keywords, const char *columns)
 {
 	struct zc_buf q = ZC_BUF_INIT;
 	size_t i;
@@ -737,7 +737,7 @@ static char *query_prefilter(json_t *keywords)
 	json_array_foreach(keywords, i, k) {
 		char *n = zc_norm(json_string_value(k));
 		if (zc_is_cjk_run(n, 2))
-			zc_buf_addf(&q, "%s{title content} : \"%s\"", q.len ? " AND " : "", n);
+			zc_buf_addf(&q, "%s%s : \"%s\"", q.len ? " AND " : "", columns, n);
 		zc_free(n);
 	}
 	return q.len ? zc_buf_detach(&q) : NULL;
@@ -758,7 +758,7 @@ static int memory_query(struct zc_op *op, json_t *args, json_t **out, struct zc_
 	long long total = 0;
 	/* with a CJK keyword the full-text index narrows the records to test;
 	 * the test itself (QUERY_WHERE) is the same either way */
-	char *pre = kwj ? query_prefilter(kwj) : NULL;
+	char *pre = kwj ? zc_fts_keywords_prefilter(kwj, "{title content}") : NULL;
 	sqlite3_stmt *st = pre ? zc_stmt(&op->m->store, "SELECT count(*)" QUERY_WHERE PREFILTER, e)
 			       : zc_stmt(&op->m->store, "SELECT count(*)" QUERY_WHERE, e);
 	if (!st) {

@@ -7,6 +7,7 @@
  * begin or commit transactions themselves.
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -51,6 +52,14 @@ int zc_conv_valid(const char *key)
 	for (const char *p = rest; ok && *p; p++)
 		ok = isalnum((unsigned char)*p) || *p == '_' || *p == '-' || *p == '.';
 	return ok;
+}
+
+void zc_conv_slug(const char *key, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s", key);
+	char *c = strchr(out, ':');
+	if (c)
+		*c = '-';
 }
 
 const char *zc_scope_of_new(const struct zcor_ctx *ctx)

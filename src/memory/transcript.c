@@ -29,14 +29,6 @@
 
 /* ---- small helpers --------------------------------------------------- */
 
-void zc_conversation_slug(const char *key, char *out, size_t n)
-{
-	snprintf(out, n, "%s", key);
-	char *colon = strchr(out, ':');
-	if (colon)
-		*colon = '-';
-}
-
 /* An id given as a string or an integer, as text (caller frees), or NULL
  * when v is neither or the text is empty or longer than max bytes. */
 static char *id_text(const json_t *v, size_t max)
@@ -292,7 +284,7 @@ static int conv_add(struct zc_mem *m, const char *key, long long n, int lines, i
 		    struct zc_err *e)
 {
 	char slug[96];
-	zc_conversation_slug(key, slug, sizeof(slug));
+	zc_conv_slug(key, slug, sizeof(slug));
 	sqlite3_stmt *st = zc_stmt(&m->store,
 				   "INSERT INTO conversations(key, slug, created_at) VALUES(?1, ?2, ?3) "
 				   "ON CONFLICT(key) DO NOTHING",
@@ -690,23 +682,6 @@ static int action_read(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 	return rc;
 }
 
-/* An FTS5 expression every matching message also matches, or NULL (see
- * node.c's query_prefilter: only CJK runs of two or more characters are
- * exact through the bigram index). Caller frees. */
-static char *search_prefilter(json_t *keywords)
-{
-	struct zc_buf q = ZC_BUF_INIT;
-	size_t i;
-	json_t *k;
-	json_array_foreach(keywords, i, k) {
-		char *n = zc_norm(json_string_value(k));
-		if (zc_is_cjk_run(n, 2))
-			zc_buf_addf(&q, "%stext : \"%s\"", q.len ? " AND " : "", n);
-		zc_free(n);
-	}
-	return q.len ? zc_buf_detach(&q) : NULL;
-}
-
 #define SEARCH_WHERE                                                                     \
 	" FROM messages WHERE (?1 IS NULL OR conversation = ?1)"                          \
 	" AND (?2 IS NULL OR at >= ?2) AND (?3 IS NULL OR at <= ?3)"                      \
@@ -753,7 +728,7 @@ static int action_search(struct zc_op *op, json_t *args, json_t **out, struct zc
 		goto out;
 	}
 	kw = zc_norm_keywords(kwj);
-	pre = search_prefilter(kwj);
+	pre = zc_fts_keywords_prefilter(kwj, "text");
 	sqlite3_stmt *st = pre ? zc_stmt(s, "SELECT count(*)" SEARCH_WHERE SEARCH_INDEXED, e)
 			       : zc_stmt(s, "SELECT count(*)" SEARCH_WHERE SEARCH_SCAN, e);
 	if (!st) {
@@ -881,7 +856,7 @@ int zc_transcript_export(struct zc_mem *m, const char *conversation, const char 
 			if (strcmp(key, cur) != 0)
 				convs++;
 			snprintf(cur, sizeof(cur), "%s", key);
-			zc_conversation_slug(key, slug, sizeof(slug));
+			zc_conv_slug(key, slug, sizeof(slug));
 			memcpy(date, d, sizeof(date));
 		}
 		json_t *msg = msg_from_row(st);

@@ -26,10 +26,6 @@
 #define ZC_LOG_FILE_MAX (256L << 20)  /* one imported .jsonl file */
 #define ZC_IMPORT_ERRORS_MAX 100      /* unparsable lines listed in a report */
 
-/* The slug of a conversation key: the key without its colon
- * ("group:100000001" -> "group-100000001"). out holds at least 80 bytes. */
-void zc_conversation_slug(const char *key, char *out, size_t n);
-
 /*
  * Logs one batch for `conversation` (checked by zcor_check_conversation).
  * batch: {"messages": [{id, time?, senderId, senderName?, text?, mentions?,

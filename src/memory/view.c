@@ -56,14 +56,6 @@ static int in_list(const char *const *list, const char *s)
 
 /* ---- paths ------------------------------------------------------------ */
 
-void zc_conv_slug(const char *key, char *out, size_t cap)
-{
-	snprintf(out, cap, "%s", key);
-	char *c = strchr(out, ':');
-	if (c)
-		*c = '-';
-}
-
 void zc_view_memory(struct zc_view *v, const char *conv)
 {
 	char slug[96];

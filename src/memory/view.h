@@ -45,8 +45,6 @@ int zc_view_path(const char *path, size_t len, const char *field, struct zc_view
 /* The view of a conversation's MEMORY.md / archive month. */
 void zc_view_memory(struct zc_view *v, const char *conv);
 void zc_view_archive(struct zc_view *v, const char *conv, const char *month);
-/* "group:1" -> "group-1" (the slug rule). */
-void zc_conv_slug(const char *key, char *out, size_t cap);
 
 /*
  * Renders a view. *text is the Markdown (caller frees); if entries is not

@@ -1310,10 +1310,7 @@ static int archive_line(struct recall *r, struct pack *p)
 	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
 		struct zc_buf b = ZC_BUF_INIT;
 		char slug[96];
-		snprintf(slug, sizeof(slug), "%s", r->ctx.conversation);
-		char *c = strchr(slug, ':');
-		if (c)
-			*c = '-';
+		zc_conv_slug(r->ctx.conversation, slug, sizeof(slug));
 		zc_buf_addf(&b, "更早的记忆：conversations/%s/archive/ 下 %lld 个文件（%s … %s），不在提示词里，用 qq_memory search 查。\n",
 			    slug, (long long)sqlite3_column_int64(st, 0),
 			    (const char *)sqlite3_column_text(st, 1), (const char *)sqlite3_column_text(st, 2));
