@@ -38,3 +38,36 @@ test('config: relationship memory off and a new budget reach `zcor prefix`; a ba
     assert.equal((await srv.api('GET', 'config')).body.recallChars, 1234);
   });
 });
+
+test('config: conversation admission, limits and mirror set in the page take effect', async () => {
+  await withPage(async ({ srv, page }) => {
+    await openPanel(page, srv, 'config');
+    await page.locator('#c-groups').waitFor();
+    await page.fill('#c-botId', '3000000001');
+    await page.fill('#c-groups', '100000001, 100000002');
+    await page.uncheck('#c-privateChats');
+    await page.fill('#c-memoryFileMaxBytes', '4096');
+    await page.check('#c-mirror');
+    await page.click('#c-save');
+    await page.locator('#status', { hasText: '配置已保存' }).waitFor();
+    const cfg = (await srv.api('GET', 'config')).body;
+    assert.equal(cfg.botId, '3000000001');
+    assert.deepEqual(cfg.admission.groups, ['100000001', '100000002']);
+    assert.equal(cfg.admission.privateChats, false);
+    assert.equal(cfg.memoryFileMaxBytes, 4096);
+    assert.equal(cfg.mirror, true);
+    // admission now refuses a group outside the list and every private chat
+    const log = (key) => srv.api('POST', `conversations/${encodeURIComponent(key)}/messages`, {
+      messages: [{ id: 'x1', time: '2026-11-29T10:00:00Z', senderId: '42', senderName: 'a', text: '你好' }],
+    });
+    assert.equal((await log('group:100000001')).body.logged, 1);
+    assert.equal((await log('group:999')).body.skipped[0].reason, 'group_not_allowed');
+    assert.equal((await log('private:42')).body.skipped[0].reason, 'private_chats_off');
+    // the mirror is kept: a view change through the API appears as a file
+    await srv.api('POST', 'tools/qq_memory', { action: 'upsert', path: 'COGNITION.md', name: '蚌埠住了', meaning: '忍不住笑了' });
+    const mirrored = cli(srv.dir, 'tool', 'qq_memory', '{"action":"read","path":"COGNITION.md"}');
+    assert.equal(mirrored.status, 0);
+    const { readFileSync } = await import('node:fs');
+    assert.equal(readFileSync(`${srv.dir}/mirror/COGNITION.md`, 'utf8'), JSON.parse(mirrored.stdout).text);
+  });
+});

@@ -1,12 +1,20 @@
 // config.js — the Config panel: recall budget (recallChars), relationship
-// memory on/off, recall profile. Settings this page does not know yet are
-// shown read-only, so new ones appear as they are added.
-import { h, clear, field } from './dom.js';
+// memory on/off, recall profile; the conversation settings (bot id,
+// admission, media cache) and the memory files' limits and mirror.
+// Settings this page does not know yet are shown read-only, so new ones
+// appear as they are added.
+import { h, clear, field, splitList } from './dom.js';
 import { api } from './api.js';
 import { t } from './i18n.js';
 import { load, errorBox } from './ui.js';
 
-const KNOWN = ['recallChars', 'relationships', 'recall'];
+const KNOWN = ['recallChars', 'relationships', 'recall', 'botId', 'admission', 'mediaCacheMax',
+  'memoryFileMaxBytes', 'memoryArchiveRatio', 'viewMaxBytes', 'mirror'];
+
+// A number input for key; its value goes back as a number.
+function num(id, value, step = 1) {
+  return h('input', { type: 'number', id, step, value: value ?? '' });
+}
 
 export function render(root, app) {
   const body = h('div');
@@ -19,12 +27,35 @@ function form(cfg, app, reload) {
   const rel = h('input', { type: 'checkbox', id: 'c-relationships', checked: cfg.relationships });
   const profile = h('select', { id: 'c-profile' }, ['zcor', 'scored'].map((p) =>
     h('option', { value: p, selected: cfg.recall?.profile === p }, t(`cfg.profile.${p}`))));
+  const adm = cfg.admission || {};
+  const botId = h('input', { type: 'text', id: 'c-botId', value: cfg.botId ?? '' });
+  const priv = h('input', { type: 'checkbox', id: 'c-privateChats', checked: adm.privateChats !== false });
+  const groups = h('input', { type: 'text', id: 'c-groups', value: (adm.groups || []).join(', ') });
+  const privates = h('input', { type: 'text', id: 'c-privates', value: (adm.privates || []).join(', ') });
+  const media = num('c-mediaCacheMax', cfg.mediaCacheMax);
+  const memMax = num('c-memoryFileMaxBytes', cfg.memoryFileMaxBytes);
+  const ratio = num('c-memoryArchiveRatio', cfg.memoryArchiveRatio, 0.05);
+  const viewMax = num('c-viewMaxBytes', cfg.viewMaxBytes);
+  const mirror = h('input', { type: 'checkbox', id: 'c-mirror', checked: !!cfg.mirror });
+  const list = (input) => { const v = splitList(input.value); return v.length ? v : null; };
   const msg = h('div');
   const others = Object.fromEntries(Object.entries(cfg).filter(([k]) => !KNOWN.includes(k) && k !== 'warning'));
   return h('form', { onsubmit: async (e) => {
     e.preventDefault();
     try {
-      await api('PUT', 'config', { recallChars: Number(chars.value), relationships: rel.checked, recall: { profile: profile.value } });
+      const patch = { recallChars: Number(chars.value), relationships: rel.checked, recall: { profile: profile.value } };
+      if ('botId' in cfg) {
+        patch.botId = botId.value.trim() || null;
+        patch.admission = { privateChats: priv.checked, groups: list(groups), privates: list(privates) };
+        patch.mediaCacheMax = Number(media.value);
+      }
+      if ('memoryFileMaxBytes' in cfg) {
+        patch.memoryFileMaxBytes = Number(memMax.value);
+        patch.memoryArchiveRatio = Number(ratio.value);
+        patch.viewMaxBytes = Number(viewMax.value);
+        patch.mirror = mirror.checked;
+      }
+      await api('PUT', 'config', patch);
       app.status(t('cfg.saved'));
       reload();
     } catch (err) { clear(msg, errorBox(err)); }
@@ -33,6 +64,14 @@ function form(cfg, app, reload) {
   field(t('cfg.recallChars'), chars), h('p', { class: 'meta' }, t('cfg.recallCharsHelp')),
   h('div', {}, h('label', { for: 'c-relationships' }, rel, ' ', t('cfg.relationships'))), h('p', { class: 'meta' }, t('cfg.relationshipsHelp')),
   field(t('cfg.profile'), profile),
+  'botId' in cfg || 'memoryFileMaxBytes' in cfg ? h('fieldset', {}, h('legend', {}, t('cfg.qq')),
+    'botId' in cfg ? [field(t('cfg.botId'), botId),
+      h('div', {}, h('label', { for: 'c-privateChats' }, priv, ' ', t('cfg.privateChats'))),
+      field(t('cfg.groups'), groups), field(t('cfg.privates'), privates),
+      field(t('cfg.mediaCacheMax'), media)] : null,
+    'memoryFileMaxBytes' in cfg ? [field(t('cfg.memoryFileMaxBytes'), memMax),
+      field(t('cfg.memoryArchiveRatio'), ratio), field(t('cfg.viewMaxBytes'), viewMax),
+      h('div', {}, h('label', { for: 'c-mirror' }, mirror, ' ', t('cfg.mirror')))] : null) : null,
   h('button', { type: 'submit', class: 'primary', id: 'c-save' }, t('action.save')), msg,
   Object.keys(others).length ? [h('h3', {}, t('cfg.others')), h('pre', {}, JSON.stringify(others, null, 2))] : null);
 }
