@@ -219,40 +219,12 @@ static int over_threshold(struct zc_mem *m, json_t *out, struct zc_err *e)
 	return ZCOR_OK;
 }
 
-/* The citations of every view (view_lines), recomputed in one transaction. */
-static int reindex_views(struct zc_mem *m, struct zc_err *e)
-{
-	struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
-	struct zc_op op = {.m = m, .ctx = &host, .now = zc_mem_now(m)};
-	json_t *list = NULL;
-	int rc = zc_store_begin(&m->store, 1, e);
-	if (rc)
-		return rc;
-	if (!(rc = zc_exec(&m->store, "DELETE FROM view_lines", e)) && !(rc = zc_view_list(&op, &list, e))) {
-		size_t i;
-		json_t *v;
-		json_array_foreach(list, i, v) {
-			struct zc_view view;
-			const char *path = zc_json_str(v, "path");
-			if ((rc = zc_view_path(path, strlen(path), "path", &view, e)) ||
-			    (rc = zc_view_index_lines(m, &view, e)))
-				break;
-		}
-	}
-	json_decref(list);
-	if (rc) {
-		zc_store_rollback(&m->store);
-		return rc;
-	}
-	return zc_store_commit(&m->store, e);
-}
-
 int zc_doctor(struct zc_mem *m, int rebuild, json_t **report, struct zc_err *e)
 {
 	json_t *out = json_array(), *rebuilt = NULL;
 	int rc = ZCOR_OK;
 	*report = NULL;
-	if (rebuild && ((rc = zc_mem_reindex(m, &rebuilt, e)) || (rc = reindex_views(m, e))))
+	if (rebuild && (rc = zc_mem_reindex(m, &rebuilt, e)))
 		goto done;
 	if ((rc = zc_store_begin(&m->store, 0, e)))
 		goto done;

@@ -470,9 +470,14 @@ out:
 		zc_store_rollback(s);
 		return rc;
 	}
+	long long views = 0;
+	if ((rc = zc_view_reindex_all(m, &views, e))) {
+		zc_store_rollback(s);
+		return rc;
+	}
 	if ((rc = zc_store_commit(s, e)))
 		return rc;
-	*counts = json_pack("{s:I, s:I, s:I}", "nodes", (json_int_t)nodes, "people", (json_int_t)people,
-			    "messages", (json_int_t)messages);
+	*counts = json_pack("{s:I, s:I, s:I, s:I}", "nodes", (json_int_t)nodes, "people",
+			    (json_int_t)people, "messages", (json_int_t)messages, "views", (json_int_t)views);
 	return ZCOR_OK;
 }

@@ -2154,3 +2154,27 @@ void zc_view_mirror(struct zc_mem *m, const json_t *paths)
 	}
 	zc_store_rollback(&m->store);
 }
+
+int zc_view_reindex_all(struct zc_mem *m, long long *views, struct zc_err *e)
+{
+	struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
+	struct zc_op op = {.m = m, .ctx = &host, .now = zc_mem_now(m)};
+	json_t *list = NULL;
+	int rc;
+	*views = 0;
+	if ((rc = zc_exec(&m->store, "DELETE FROM view_lines", e)) ||
+	    (rc = zc_exec(&m->store, "DELETE FROM view_dirty", e)) || (rc = zc_view_list(&op, &list, e)))
+		return rc;
+	size_t i;
+	json_t *v;
+	json_array_foreach(list, i, v) {
+		struct zc_view view;
+		const char *path = zc_json_str(v, "path");
+		if ((rc = zc_view_path(path, strlen(path), "path", &view, e)) ||
+		    (rc = zc_view_index_lines(m, &view, e)))
+			break;
+		(*views)++;
+	}
+	json_decref(list);
+	return rc;
+}

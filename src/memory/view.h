@@ -112,6 +112,10 @@ int zc_view_refresh_dirty(struct zc_mem *m, json_t *changed, struct zc_err *e);
  * files; best effort, never an error of the operation. */
 void zc_view_mirror(struct zc_mem *m, const json_t *paths);
 
+/* Inside the caller's transaction: recomputes the citations of every
+ * view (zcor reindex, zcor doctor --rebuild); *views = how many. */
+int zc_view_reindex_all(struct zc_mem *m, long long *views, struct zc_err *e);
+
 /* Byte limit of a view under the current config. */
 long zc_view_limit(struct zc_mem *m, const struct zc_view *v);
 
