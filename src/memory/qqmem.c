@@ -89,28 +89,74 @@ static int content_arg(json_t *args, const char **text, struct zc_err *e)
 
 /* ---- around a change ------------------------------------------------------ */
 
-static json_t *snapshot(struct zc_op *op, const struct zc_view *v, struct zc_err *e)
+/*
+ * What history keeps of a view around a change: for a whole-view write
+ * (name NULL, line 0) the view's text; for a change of one entry only that
+ * entry's line, {path, entry} (null when there is none), so that a busy
+ * COGNITION.md does not copy itself into history at every upsert. The
+ * whole text of the last 20 versions is in view_versions either way.
+ */
+static json_t *snapshot(struct zc_op *op, const struct zc_view *v, const char *name,
+			long long line, struct zc_err *e)
 {
 	char *text = NULL;
-	if (zc_view_render(op->m, v, &text, NULL, NULL, e))
+	json_t *entries = NULL, *unparsed = NULL, *s = NULL;
+	if (zc_view_render(op->m, v, &text, &entries, &unparsed, e))
 		return NULL;
-	json_t *s = json_pack("{s:s, s:s}", "path", v->path, "text", text);
+	if (!name && line == 0) {
+		s = json_pack("{s:s, s:s}", "path", v->path, "text", text);
+		goto out;
+	}
+	long long at = line > 0 ? line : 0;
+	if (name) {
+		char *want = zc_norm(name);
+		size_t i;
+		json_t *x;
+		json_array_foreach(entries, i, x) {
+			char *nn = zc_norm(zc_json_str(x, "name"));
+			int hit = strcmp(nn, want) == 0;
+			zc_free(nn);
+			if (hit) {
+				at = json_integer_value(json_object_get(x, "line"));
+				break;
+			}
+		}
+		zc_free(want);
+	}
+	line = at;
+	/* the text of rendered line `line` */
+	const char *p = text;
+	for (long long k = 1; k < line && p && *p; k++) {
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	if (line > 0 && p && *p) {
+		const char *nl = strchr(p, '\n');
+		s = json_pack("{s:s, s:s%}", "path", v->path, "entry", p, nl ? (size_t)(nl - p) : strlen(p));
+	} else {
+		s = json_pack("{s:s, s:n}", "path", v->path, "entry");
+	}
+out:
 	zc_free(text);
+	json_decref(entries);
+	json_decref(unparsed);
 	return s;
 }
 
-static int before_change(struct zc_op *op, const struct zc_view *v, struct zc_err *e)
+static int before_change(struct zc_op *op, const struct zc_view *v, const char *name,
+			 long long line, struct zc_err *e)
 {
-	json_t *s = snapshot(op, v, e);
+	json_t *s = snapshot(op, v, name, line, e);
 	if (!s)
 		return e->code;
 	zc_op_before(op, s);
 	return zc_view_save_version(op, v, e);
 }
 
-/* Rollover, byte limit, citations, after-snapshot and the result. */
-static int after_change(struct zc_op *op, const struct zc_view *v, json_t *result,
-			struct zc_err *e)
+/* Rollover, byte limit, citations, after-snapshot (of the entry `name`,
+ * or of the whole view when whole) and the result. */
+static int after_change(struct zc_op *op, const struct zc_view *v, json_t *result, const char *name,
+			int whole, struct zc_err *e)
 {
 	json_t *warnings = json_array();
 	int rc = ZCOR_OK;
@@ -136,8 +182,16 @@ static int after_change(struct zc_op *op, const struct zc_view *v, json_t *resul
 		json_decref(unparsed);
 		goto out;
 	}
-	zc_op_after(op, json_pack("{s:s, s:s}", "path", v->path, "text", text));
 	zc_free(text);
+	json_t *snap = snapshot(op, v, whole ? NULL : name, whole || name ? 0 : -1, e);
+	if (!snap) {
+		rc = e->code;
+		json_decref(unparsed);
+		goto out;
+	}
+	if (json_object_get(result, "archived"))
+		json_object_set(snap, "archived", json_object_get(result, "archived"));
+	zc_op_after(op, snap);
 	long long count = 0;
 	if ((rc = zc_view_index_lines(op->m, v, e)) || (rc = zc_view_count(op->m, v, &count, e))) {
 		json_decref(unparsed);
@@ -335,12 +389,13 @@ static int act_upsert(struct zc_op *op, json_t *args, json_t **out, struct zc_er
 			     "upsert the entry into MEMORY.md instead (remove works on the archive)");
 		goto out;
 	}
-	if ((rc = zc_view_entry_check(op->m, &v, args, &entry, e)) || (rc = before_change(op, &v, e)) ||
+	if ((rc = zc_view_entry_check(op->m, &v, args, &entry, e)) ||
+	    (rc = before_change(op, &v, zc_json_str(entry, "name"), 0, e)) ||
 	    (rc = zc_view_upsert(op, &v, entry, &created, e)))
 		goto out;
 	*out = json_pack("{s:s, s:O, s:b}", "action", "upsert", "name", json_object_get(entry, "name"),
 			 "created", created);
-	rc = after_change(op, &v, *out, e);
+	rc = after_change(op, &v, *out, zc_json_str(entry, "name"), 0, e);
 out:
 	json_decref(entry);
 	return rc;
@@ -359,11 +414,12 @@ static int act_remove(struct zc_op *op, json_t *args, json_t **out, struct zc_er
 			       "argument 'name': the entry to remove (or 'line': its line number as read)");
 	if (v.kind == ZC_VIEW_INDEX)
 		return zc_fail(e, ZCOR_EINVAL, "argument 'path': INDEX.md has no entries; use write");
-	if ((rc = before_change(op, &v, e)) ||
-	    (rc = zc_view_remove(op, &v, name, json_is_integer(line) ? json_integer_value(line) : 0, e)))
+	long long at = json_is_integer(line) ? json_integer_value(line) : 0;
+	if ((rc = before_change(op, &v, at > 0 ? NULL : name, at, e)) ||
+	    (rc = zc_view_remove(op, &v, name, at, e)))
 		return rc;
 	*out = json_pack("{s:s, s:b}", "action", "remove", "removed", 1);
-	return after_change(op, &v, *out, e);
+	return after_change(op, &v, *out, NULL, 0, e);
 }
 
 static int act_write(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e, int append)
@@ -410,7 +466,7 @@ static int act_write(struct zc_op *op, json_t *args, json_t **out, struct zc_err
 			     v.path, after, before);
 		goto out;
 	}
-	if ((rc = before_change(op, &v, e)))
+	if ((rc = before_change(op, &v, NULL, 0, e)))
 		goto out;
 	rc = append ? zc_view_append(op, &v, doc, e) : zc_view_replace(op, &v, doc, e);
 	if (rc)
@@ -418,7 +474,7 @@ static int act_write(struct zc_op *op, json_t *args, json_t **out, struct zc_err
 	*out = json_pack("{s:s, s:I, s:I}", "action", append ? "append" : "write", "parsedEntries",
 			 (json_int_t)json_array_size(json_object_get(doc, "entries")), "mergedDuplicates",
 			 (json_int_t)json_integer_value(json_object_get(doc, "duplicates")));
-	rc = after_change(op, &v, *out, e);
+	rc = after_change(op, &v, *out, NULL, 1, e);
 out:
 	json_decref(doc);
 	return rc;
@@ -560,7 +616,8 @@ static int save_sticker(struct zc_op *op, json_t *args, json_t **out, struct zc_
 		zc_op_file_created(op, dest);
 		op->side_effect = 1;
 	}
-	if ((rc = zc_view_entry_check(op->m, &v, fields, &entry, e)) || (rc = before_change(op, &v, e)) ||
+	if ((rc = zc_view_entry_check(op->m, &v, fields, &entry, e)) ||
+	    (rc = before_change(op, &v, zc_json_str(entry, "name"), 0, e)) ||
 	    (rc = zc_view_upsert(op, &v, entry, &created, e)))
 		goto out;
 	*out = json_pack("{s:s, s:O, s:O, s:b, s:s}", "action", "save_sticker", "name",
@@ -569,7 +626,7 @@ static int save_sticker(struct zc_op *op, json_t *args, json_t **out, struct zc_
 	struct zc_buf send = ZC_BUF_INIT;
 	zc_buf_addf(&send, "[[图片: %s]]", zc_json_str(entry, "image"));
 	json_object_set_new(*out, "send", zc_json_string_own(zc_buf_detach(&send)));
-	rc = after_change(op, &v, *out, e);
+	rc = after_change(op, &v, *out, zc_json_str(entry, "name"), 0, e);
 out:
 	zc_free(src);
 	zc_free(dest);
@@ -629,7 +686,7 @@ static int rename_sticker(struct zc_op *op, json_t *args, json_t **out, struct z
 		rc = zc_fail(e, ZCOR_ECONFLICT, "STICKERS.md already has a sticker named '%s'; pick another name", to);
 		goto out;
 	}
-	if ((rc = zc_node_load(op, id, &node, e)) || (rc = before_change(op, &v, e)))
+	if ((rc = zc_node_load(op, id, &node, e)) || (rc = before_change(op, &v, from_name, 0, e)))
 		goto out;
 	json_t *attrs = json_object_get(node, "attrs");
 	const char *img = zc_json_str(attrs, "image");
@@ -664,7 +721,7 @@ static int rename_sticker(struct zc_op *op, json_t *args, json_t **out, struct z
 	*out = json_pack("{s:s, s:s, s:s}", "action", "rename_sticker", "from", from_name, "to", to);
 	if (zc_json_str(attrs, "image"))
 		json_object_set(*out, "image", json_object_get(attrs, "image"));
-	rc = after_change(op, &v, *out, e);
+	rc = after_change(op, &v, *out, to, 0, e);
 out:
 	zc_free(old_full);
 	zc_free(new_full);

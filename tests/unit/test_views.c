@@ -1450,12 +1450,32 @@ static void Q_VIEW_upsert_recorded_in_history(void)
 	json_t *rec = json_array_get(items, 0);
 	CHECK_STR(t_str(rec, "operation"), "qq_memory");
 	CHECK_STR(t_str(rec, "conversation"), "group:1");
+	/* an upsert keeps the entry before (none: it is new) and after */
 	CHECK_STR(t_str(rec, "before.0.path"), "COGNITION.md");
-	CHECK_HAS(t_str(rec, "before.0.text"), "- 芜湖｜感叹");
-	CHECK_LACKS(t_str(rec, "before.0.text"), "蚌埠住了");
+	CHECK(json_is_null(t_get(rec, "before.0.entry")));
 	CHECK_STR(t_str(rec, "after.0.path"), "COGNITION.md");
-	CHECK_HAS(t_str(rec, "after.0.text"), BENG_LINE);
-	CHECK_HAS(t_str(rec, "after.0.text"), "- 芜湖｜感叹");
+	CHECK_STR(t_str(rec, "after.0.entry"), BENG_LINE);
+	CHECK(t_get(rec, "after.0.text") == NULL); /* not the whole view */
+	json_decref(r);
+	/* a second upsert of the same name: the old line before, the new after */
+	r = qm(z, "group:1", "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"蚌埠住了\",\"meaning\":\"笑死\"}");
+	CHECK_OK(r);
+	json_decref(r);
+	r = t_call(z, NULL, "zcor_memory_history", "{\"keywords\":[\"笑死\"]}");
+	rec = json_array_get(t_get(r, "items"), 0);
+	CHECK_STR(t_str(rec, "before.0.entry"), BENG_LINE);
+	CHECK_HAS(t_str(rec, "after.0.entry"), "- 蚌埠住了｜笑死｜");
+	json_decref(r);
+	/* a whole-view write keeps the whole text before and after */
+	r = qm(z, NULL, "{\"action\":\"write\",\"path\":\"COGNITION.md\",\"force\":true,\"content\":\"## 其它\\n- 芜湖｜感叹\\n- 新词｜新的\\n\"}");
+	CHECK_OK(r);
+	json_decref(r);
+	r = t_call(z, NULL, "zcor_memory_history", "{\"keywords\":[\"新词\"]}");
+	rec = json_array_get(t_get(r, "items"), 0);
+	CHECK_HAS(t_str(rec, "before.0.text"), "- 芜湖｜感叹");
+	CHECK_HAS(t_str(rec, "before.0.text"), "- 蚌埠住了｜笑死");
+	CHECK_HAS(t_str(rec, "after.0.text"), "- 新词｜新的");
+	CHECK_LACKS(t_str(rec, "after.0.text"), "蚌埠住了");
 	json_decref(r);
 	/* the conversation sees its own record */
 	r = t_call(z, "group:1", "zcor_memory_history", "{\"keywords\":[\"蚌埠住了\"]}");
