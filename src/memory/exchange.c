@@ -106,7 +106,8 @@ static int import_view(struct zc_op *op, const struct zc_view *v, const char *fi
 	json_t *doc = zc_view_parse(v, text);
 	zc_free(text);
 	quarantine(v, doc, report);
-	if ((rc = zc_view_replace(op, v, doc, e)))
+	/* the view as it was stays readable (qq_memory read {version: 1}) */
+	if ((rc = zc_view_save_version(op, v, e)) || (rc = zc_view_replace(op, v, doc, e)))
 		goto out;
 	char *rendered = NULL;
 	json_t *unparsed = NULL;
