@@ -1855,7 +1855,21 @@ static void Q_VIEW_index_is_free_text(void)
 	zcor_close(z);
 }
 
+/* seed 003: the prompt names the way out for what recall did not show */
+static void Q_VIEW_prefix_names_the_search_exits(void)
+{
+	zcor *z = t_open();
+	char *prefix = NULL;
+	CHECK_INT(zcor_prefix(z, "group:1", &prefix), ZCOR_OK);
+	CHECK(prefix && strstr(prefix, "qq_memory search") != NULL);
+	CHECK(prefix && strstr(prefix, "qq_transcript search") != NULL);
+	CHECK(prefix && strstr(prefix, "qq_memory upsert") != NULL);
+	zcor_free(prefix);
+	zcor_close(z);
+}
+
 const struct t_case t_cases[] = {
+	{"Q_VIEW_prefix_names_the_search_exits", Q_VIEW_prefix_names_the_search_exits},
 	{"Q_VIEW_seed_upserts_render_exactly", Q_VIEW_seed_upserts_render_exactly},
 	{"Q_VIEW_upsert_same_name_replaces_in_place", Q_VIEW_upsert_same_name_replaces_in_place},
 	{"Q_VIEW_remove_by_name_and_by_line", Q_VIEW_remove_by_name_and_by_line},
