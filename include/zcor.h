@@ -267,6 +267,8 @@ int zcor_check_reply(zcor *z, const char *text);
  * zcor_free().
  */
 int zcor_sticker_read(zcor *z, const char *file, char **data, size_t *len, const char **mime);
+/* The same for an inbound image of the media cache, media/<file>. */
+int zcor_media_read(zcor *z, const char *file, char **data, size_t *len, const char **mime);
 
 /*
  * Seed-003 directory layout (X-STORE): import is one transaction (the

@@ -398,7 +398,13 @@ int zcor_check_reply(zcor *z, const char *text)
 int zcor_sticker_read(zcor *z, const char *file, char **data, size_t *len, const char **mime)
 {
 	zc_err_clear(&z->err);
-	return zc_sticker_read(&z->mem, file, data, len, mime, &z->err);
+	return zc_image_read(&z->mem, "stickers", file, data, len, mime, &z->err);
+}
+
+int zcor_media_read(zcor *z, const char *file, char **data, size_t *len, const char **mime)
+{
+	zc_err_clear(&z->err);
+	return zc_image_read(&z->mem, "media", file, data, len, mime, &z->err);
 }
 
 static int json_out(zcor *z, int rc, json_t *j, char **out)

@@ -243,9 +243,10 @@ int zc_doctor(struct zc_mem *m, int rebuild, json_t **report, struct zc_err *e);
 /* Checks every [[图片: …]] of a reply: only an existing stickers/ file,
  * with its exact name and extension (qqmem.c). */
 int zc_sticker_check_reply(struct zc_mem *m, const char *text, struct zc_err *e);
-/* The bytes of stickers/<file> and its MIME type (caller frees *data). */
-int zc_sticker_read(struct zc_mem *m, const char *file, char **data, size_t *len, const char **mime,
-		    struct zc_err *e);
+/* The bytes of <folder>/<file>, folder "stickers" or "media", and its
+ * MIME type (caller frees *data). A file name only: no '/', no leading '.'. */
+int zc_image_read(struct zc_mem *m, const char *folder, const char *file, char **data, size_t *len,
+		  const char **mime, struct zc_err *e);
 
 /* The expansion of one word through the synonym classes (a read). */
 int zc_synonyms_expand(struct zc_mem *m, const char *word, json_t **out, struct zc_err *e);

@@ -772,10 +772,10 @@ int zc_sticker_check_reply(struct zc_mem *m, const char *text, struct zc_err *e)
 	return ZCOR_OK;
 }
 
-/* ---- a collected sticker's bytes (the web page shows them) --------------------- */
+/* ---- a sticker's or a cached image's bytes (the web page shows them) ---------- */
 
-int zc_sticker_read(struct zc_mem *m, const char *file, char **data, size_t *len, const char **mime,
-		    struct zc_err *e)
+int zc_image_read(struct zc_mem *m, const char *folder, const char *file, char **data, size_t *len,
+		  const char **mime, struct zc_err *e)
 {
 	*data = NULL;
 	*len = 0;
@@ -793,7 +793,7 @@ int zc_sticker_read(struct zc_mem *m, const char *file, char **data, size_t *len
 	if (!*mime)
 		return zc_fail(e, ZCOR_EINVAL, "'%s' is not an image (gif, png, jpg, webp, bmp)", file);
 	struct zc_buf b = ZC_BUF_INIT;
-	zc_buf_addf(&b, "%s/stickers/%s", m->dir, file);
+	zc_buf_addf(&b, "%s/%s/%s", m->dir, strcmp(folder, "media") == 0 ? "media" : "stickers", file);
 	int rc = zc_read_file(b.p, STICKER_MAX_BYTES, data, len, e);
 	zc_buf_release(&b);
 	return rc;

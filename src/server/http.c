@@ -577,12 +577,13 @@ static enum MHD_Result handle_api(struct server *s, struct MHD_Connection *c, st
 	 * POST /api/v1/tools/qq_memory */
 	if (!strcmp(a, "views") && get && (n == 1 || (n == 2 && !strcmp(seg[1], "read"))))
 		return views_route(s, c, r, conversation, n == 1, args);
-	if (!strcmp(a, "stickers") && n == 2 && get) {
+	if ((!strcmp(a, "stickers") || !strcmp(a, "media")) && n == 2 && get) {
 		json_decref(args);
 		char *data = NULL;
 		size_t len = 0;
 		const char *mime = NULL;
-		int rc = zcor_sticker_read(z, seg[1], &data, &len, &mime);
+		int rc = a[0] == 's' ? zcor_sticker_read(z, seg[1], &data, &len, &mime)
+				     : zcor_media_read(z, seg[1], &data, &len, &mime);
 		if (rc)
 			return send_error(c, r, rc == ZCOR_ENOTFOUND || rc == ZCOR_EIO ? 404 : 400,
 					  rc == ZCOR_EINVAL ? "invalid_argument" : "not_found", zcor_errmsg(z));

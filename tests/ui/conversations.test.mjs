@@ -90,3 +90,25 @@ test('views: every view read-only from the panel, STICKERS.md with its images', 
     await shot(page, 'views');
   }, { dir });
 });
+
+test('conversations: an image someone sent is shown from the media cache', async () => {
+  await withPage(async ({ srv, page }) => {
+    // a 2×2 PNG, sent inline as a message's media
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==';
+    const logged = await srv.api('POST', 'conversations/group%3A7/messages', { messages: [
+      { id: 'p1', time: '2026-03-01T12:00:00Z', senderId: '42', senderName: '小红', text: '看这个', media: [{ type: 'image', data: png, name: 'x.png' }] }] });
+    assert.equal(logged.status, 200, JSON.stringify(logged.body));
+    const ref = (await srv.api('GET', 'conversations/group%3A7/messages')).body.items[0].media[0];
+    assert.match(ref, /^media\/[0-9a-f]{64}\.png$/);
+    await openPanel(page, srv, 'conversations');
+    await page.locator('#conv-list button.link', { hasText: 'group:7' }).click();
+    const img = page.locator('#cv-messages img.media');
+    await img.waitFor();
+    await page.waitForFunction(() => { const i = document.querySelector('#cv-messages img.media'); return i && i.complete && i.naturalWidth === 2; });
+    assert.match(await img.getAttribute('src'), /^blob:/);
+    // the route refuses names outside the cache
+    assert.equal((await srv.api('GET', 'media/..%2Fmemory.db')).status, 404); // no such route
+    assert.equal((await srv.api('GET', 'media/.memory.db')).status, 400);
+    assert.equal((await srv.api('GET', `media/${'0'.repeat(64)}.png`)).status, 404);
+  });
+});

@@ -51,7 +51,7 @@ function conversation(el, key) {
       page.items.length ? h('ol', { class: 'list' }, page.items.map((m) => h('li', {},
         h('div', { class: 'meta' }, `${fmtTime(m.time)} · ${m.senderName ?? ''} (${m.senderId ?? ''}) · #${m.id}`),
         h('div', { class: 'text' }, m.text ?? ''),
-        m.media?.length ? h('div', { class: 'meta' }, `${t('conv.media')}: `, m.media.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join(', ')) : null))) : empty(t('state.noMatch')),
+        m.media?.length ? h('div', { class: 'stickers' }, m.media.map((x) => media(typeof x === 'string' ? x : JSON.stringify(x)))) : null))) : empty(t('state.noMatch')),
       pager(page, offset, LIMIT, search)]);
   }
   clear(el, h('h2', {}, key),
@@ -62,6 +62,16 @@ function conversation(el, key) {
   search(0);
   load(views, () => api('GET', `views${qs({ conversation: key })}`), (data) => viewList(data.items, (path) => showView(viewText, path)),
     (e) => (e.status === 404 ? t('state.missingRoute') : ''));
+}
+
+// An inbound image of a message (media/<hash>.<ext>), fetched with the
+// token; anything else is shown as its text.
+function media(ref) {
+  const m = /^media\/([0-9a-f]{64}\.[a-z]+)$/.exec(ref);
+  if (!m) return h('span', { class: 'meta' }, `${t('conv.media')}: ${ref}`);
+  const img = h('img', { alt: ref, class: 'media' });
+  blobUrl(`media/${m[1]}`).then((u) => { img.src = u; }).catch((e) => { img.replaceWith(errorBox(e)); });
+  return h('figure', {}, img, h('figcaption', {}, ref.slice(6, 18) + '…'));
 }
 
 function viewList(items, open) {
