@@ -15,6 +15,7 @@
 #include "base/json.h"
 #include "base/timeutil.h"
 #include "llm/llm.h"
+#include "text/norm.h"
 #include "memory/memory.h"
 #include "memory/media.h"
 #include "memory/transcript.h"
@@ -133,7 +134,9 @@ int zcor_check_conversation(const char *key, char **errmsg)
 
 static char *error_json(int code, const char *msg)
 {
-	json_t *j = json_pack("{s:{s:s, s:s}}", "error", "code", zcor_code_name(code), "message", msg);
+	/* the message may quote bytes from outside (a decoded URI, a path) */
+	json_t *j = json_pack("{s:{s:s, s:o}}", "error", "code", zcor_code_name(code), "message",
+			      zc_json_string_own(zc_utf8_lossy(msg)));
 	char *s = zc_json_dump(j);
 	json_decref(j);
 	return s;

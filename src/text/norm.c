@@ -10,6 +10,7 @@
 #include <unicode/ustring.h>
 
 #include "base/alloc.h"
+#include "base/buf.h"
 
 static UChar *to_utf16(const char *s, size_t len, int32_t *out_len)
 {
@@ -126,4 +127,21 @@ int zc_utf8_valid(const char *s, size_t len)
 		p += n + 1;
 	}
 	return 1;
+}
+
+char *zc_utf8_lossy(const char *s)
+{
+	struct zc_buf b = ZC_BUF_INIT;
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	while (*p) {
+		size_t n = *p < 0x80 ? 1 : (*p & 0xE0) == 0xC0 ? 2 : (*p & 0xF0) == 0xE0 ? 3 : (*p & 0xF8) == 0xF0 ? 4 : 0;
+		if (n && zc_utf8_valid((const char *)p, n)) {
+			zc_buf_add(&b, p, n);
+			p += n;
+		} else {
+			zc_buf_adds(&b, "\xef\xbf\xbd"); /* U+FFFD */
+			p++;
+		}
+	}
+	return b.p ? zc_buf_detach(&b) : zc_strdup("");
 }

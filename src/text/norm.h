@@ -16,6 +16,10 @@ char *zc_norm_n(const char *s, size_t len);
 size_t zc_utf8_len(const char *s);
 /* 1 if s is valid UTF-8 without NUL bytes before len. */
 int zc_utf8_valid(const char *s, size_t len);
+/* A copy of s with every invalid UTF-8 byte replaced by U+FFFD, for
+ * putting text from outside (a path, a decoded URI) into JSON. Caller
+ * frees; never NULL. */
+char *zc_utf8_lossy(const char *s);
 /* Byte length of the first max code points of s (for cutting text). */
 size_t zc_utf8_prefix(const char *s, size_t max_chars);
 

@@ -246,6 +246,9 @@ static void resources_and_prompts(void)
 	CHECK_ERR(&s, z, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\",\"params\":{\"uri\":\"file:///etc/passwd\"}}", -32602);
 	CHECK_ERR(&s, z, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\",\"params\":{\"uri\":\"zcor://node/\"}}", -32602);
 	CHECK_ERR(&s, z, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\",\"params\":{\"uri\":\"zcor://node/a%zz\"}}", -32602);
+	/* an id that decodes to bytes that are not UTF-8 (found by the fuzzer:
+	 * the error message quoting it could not become JSON) */
+	CHECK_ERR(&s, z, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\",\"params\":{\"uri\":\"zcor://node/m%30%d30%301\"}}", -32002);
 	CHECK_ERR(&s, z, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\",\"params\":{}}", -32602);
 
 	r = rpc(&s, z, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/templates/list\"}");
