@@ -17,6 +17,8 @@ void *zc_calloc(size_t n, size_t size);
 void *zc_realloc(void *p, size_t n);
 char *zc_strdup(const char *s);
 char *zc_strndup(const char *s, size_t n);
+/* A copy of s[0..n) without the white space around it. */
+char *zc_strndup_trim(const char *s, size_t n);
 void zc_free(void *p);
 
 /* Test hook: the (n+1)th allocation from now fails; -1 turns it off. */

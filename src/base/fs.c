@@ -182,3 +182,9 @@ int zc_file_changed(const char *path, struct zc_file_id *id)
 	id->mtime = st.st_mtim;
 	return 1;
 }
+
+const char *zc_file_ext(const char *name)
+{
+	const char *dot = name ? strrchr(name, '.') : NULL;
+	return dot && dot != name && dot[1] && !strchr(dot, '/') ? dot : NULL;
+}

@@ -37,5 +37,8 @@ int zc_file_changed(const char *path, struct zc_file_id *id);
 int zc_errno_code(int err);
 /* path joined: "dir/name" (caller frees). */
 char *zc_path_join(const char *dir, const char *name);
+/* The extension of a file name with its dot (".gif"), or NULL when it has
+ * none (a leading dot alone is a hidden file, not an extension). */
+const char *zc_file_ext(const char *name);
 
 #endif

@@ -32,22 +32,6 @@
 
 /* ---- finding the entries --------------------------------------------------- */
 
-static int is_media(const char *s)
-{
-	return strncmp(s, ".qq-media/", 10) == 0 || strncmp(s, "media/", 6) == 0;
-}
-
-static char *trim(const char *s, size_t n)
-{
-	while (n && (*s == ' ' || *s == '\t')) {
-		s++;
-		n--;
-	}
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-		n--;
-	return zc_strndup(s, n);
-}
-
 /* {media, name, meaning} of one old line, or NULL if it has no media key. */
 static json_t *parse_old(const char *line)
 {
@@ -57,7 +41,7 @@ static json_t *parse_old(const char *line)
 	for (const char *p = line;;) {
 		const char *b = strstr(p, BAR);
 		size_t n = b ? (size_t)(b - p) : strlen(p);
-		char *t = trim(p, n);
+		char *t = zc_strndup_trim(p, n);
 		if (*t)
 			json_array_append_new(segs, zc_json_string_own(t));
 		else
@@ -71,7 +55,7 @@ static json_t *parse_old(const char *line)
 	json_t *s;
 	json_array_foreach(segs, i, s) {
 		const char *t = json_string_value(s);
-		if (!json_object_get(x, "media") && is_media(t))
+		if (!json_object_get(x, "media") && zc_media_file(t))
 			json_object_set(x, "media", s);
 		else
 			json_array_append(rest, s);
@@ -167,10 +151,11 @@ static json_t *sticker_hashes(struct zc_mem *m)
 	return out;
 }
 
+/* The extension a collected copy gets (".jpg" for a name without one). */
 static const char *ext_of(const char *f)
 {
-	const char *dot = strrchr(f, '.');
-	return dot ? dot : ".jpg";
+	const char *x = zc_file_ext(f);
+	return x ? x : ".jpg";
 }
 
 static int plan(struct zc_mem *m, json_t **actions, long long *unrecognised, struct zc_err *e)
@@ -183,7 +168,7 @@ static int plan(struct zc_mem *m, json_t **actions, long long *unrecognised, str
 	json_t *x;
 	json_array_foreach(rc ? NULL : olds, i, x) {
 		const char *media = zc_json_str(x, "media");
-		const char *file = strchr(media, '/') + 1;
+		const char *file = zc_media_file(media);
 		struct zc_buf src = ZC_BUF_INIT;
 		zc_buf_addf(&src, "%s/media/%s", m->dir, file);
 		json_t *a = json_deep_copy(x);

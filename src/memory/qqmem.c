@@ -529,22 +529,12 @@ static int sticker_name(const char *field, const char *s, struct zc_err *e)
 	return ZCOR_OK;
 }
 
-static const char *ext_of(const char *file)
-{
-	const char *dot = strrchr(file, '.');
-	return dot && dot != file ? dot : NULL;
-}
-
 /* media/<file> (or .qq-media/<file>) inside the memory directory. */
 static int media_arg(struct zc_mem *m, const char *media, char **full, const char **file,
 		     struct zc_err *e)
 {
-	const char *f = NULL;
-	if (media && strncmp(media, "media/", 6) == 0)
-		f = media + 6;
-	else if (media && strncmp(media, ".qq-media/", 10) == 0)
-		f = media + 10;
-	if (!f || !*f || strchr(f, '/') || f[0] == '.' || !ext_of(f))
+	const char *f = zc_media_file(media);
+	if (!zc_image_name_ok(f))
 		return zc_fail(e, ZCOR_EINVAL,
 			       "argument 'media': the media/<hash>.<ext> path of an image someone sent "
 			       "(as in the message's media list)");
@@ -588,7 +578,7 @@ static int save_sticker(struct zc_op *op, json_t *args, json_t **out, struct zc_
 	    (rc = media_arg(op->m, zc_json_str(args, "media"), &src, &file, e)))
 		goto out;
 	struct zc_buf rel = ZC_BUF_INIT;
-	zc_buf_addf(&rel, "stickers/%s%s", name, ext_of(file));
+	zc_buf_addf(&rel, "stickers/%s%s", name, zc_file_ext(file));
 	char *stickers = zc_path_join(op->m->dir, "stickers");
 	rc = zc_mkdir_p(stickers, e);
 	zc_free(stickers);
@@ -655,7 +645,7 @@ static int rename_sticker(struct zc_op *op, json_t *args, json_t **out, struct z
 	}
 	/* "stickers/无语.gif" or "无语" */
 	if (strncmp(from, "stickers/", 9) == 0) {
-		const char *f = from + 9, *dot = ext_of(f);
+		const char *f = from + 9, *dot = zc_file_ext(f);
 		from_name = dot ? zc_strndup(f, (size_t)(dot - f)) : zc_strdup(f);
 	} else {
 		from_name = zc_strdup(from);
@@ -692,7 +682,7 @@ static int rename_sticker(struct zc_op *op, json_t *args, json_t **out, struct z
 	const char *img = zc_json_str(attrs, "image");
 	json_object_set_new(node, "title", json_string(to));
 	if (img && strncmp(img, "stickers/", 9) == 0) {
-		const char *ext = ext_of(img + 9);
+		const char *ext = zc_file_ext(img + 9);
 		struct zc_buf rel = ZC_BUF_INIT;
 		zc_buf_addf(&rel, "stickers/%s%s", to, ext ? ext : "");
 		old_full = zc_path_join(op->m->dir, img);
@@ -749,9 +739,7 @@ int zc_sticker_check_reply(struct zc_mem *m, const char *text, struct zc_err *e)
 		while (t > s && (t[-1] == ' ' || t[-1] == '\t'))
 			t--;
 		char *path = zc_strndup(s, (size_t)(t - s));
-		const char *f = path + 9;
-		int ok = strncmp(path, "stickers/", 9) == 0 && *f && !strchr(f, '/') && f[0] != '.' &&
-			 ext_of(f) && !strstr(path, "..");
+		int ok = strncmp(path, "stickers/", 9) == 0 && zc_image_name_ok(path + 9);
 		char *full = ok ? zc_path_join(m->dir, path) : NULL;
 		struct stat sb;
 		if (ok && (stat(full, &sb) != 0 || !S_ISREG(sb.st_mode)))
@@ -779,19 +767,18 @@ int zc_image_read(struct zc_mem *m, const char *folder, const char *file, char *
 {
 	*data = NULL;
 	*len = 0;
-	if (!file || !*file || strchr(file, '/') || strchr(file, '\\') || file[0] == '.' || !ext_of(file))
-		return zc_fail(e, ZCOR_EINVAL, "'%s' is not a sticker file name such as 无语.gif",
+	if (!zc_image_name_ok(file))
+		return zc_fail(e, ZCOR_EINVAL,
+			       "'%s' is not an image file name such as 无语.gif (gif, png, jpg, webp, bmp)",
 			       file ? file : "");
 	static const struct {
 		const char *ext, *mime;
 	} types[] = {{".gif", "image/gif"}, {".png", "image/png"}, {".jpg", "image/jpeg"},
 		     {".jpeg", "image/jpeg"}, {".webp", "image/webp"}, {".bmp", "image/bmp"}};
-	*mime = NULL;
+	*mime = "application/octet-stream";
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		if (strcasecmp(ext_of(file), types[i].ext) == 0)
+		if (strcasecmp(zc_file_ext(file), types[i].ext) == 0)
 			*mime = types[i].mime;
-	if (!*mime)
-		return zc_fail(e, ZCOR_EINVAL, "'%s' is not an image (gif, png, jpg, webp, bmp)", file);
 	struct zc_buf b = ZC_BUF_INIT;
 	zc_buf_addf(&b, "%s/%s/%s", m->dir, strcmp(folder, "media") == 0 ? "media" : "stickers", file);
 	int rc = zc_read_file(b.p, STICKER_MAX_BYTES, data, len, e);

@@ -662,20 +662,6 @@ int zc_view_count(struct zc_mem *m, const struct zc_view *v, long long *count, s
 
 /* ---- parsing --------------------------------------------------------------- */
 
-static char *trim_dup(const char *s, size_t n)
-{
-	while (n && isspace((unsigned char)*s)) {
-		s++;
-		n--;
-	}
-	while (n && isspace((unsigned char)s[n - 1]))
-		n--;
-	char *r = zc_malloc(n + 1);
-	memcpy(r, s, n);
-	r[n] = '\0';
-	return r;
-}
-
 static int is_date(const char *s)
 {
 	if (strlen(s) != 10 || s[4] != '-' || s[7] != '-')
@@ -694,7 +680,7 @@ static json_t *split_list(const char *s)
 		while (*end && *end != '/' && *end != ',' && strncmp(end, "、", 3) != 0 &&
 		       strncmp(end, "，", 3) != 0)
 			end++;
-		char *t = trim_dup(s, (size_t)(end - s));
+		char *t = zc_strndup_trim(s, (size_t)(end - s));
 		if (*t)
 			json_array_append_new(a, zc_json_string_own(t));
 		else
@@ -715,6 +701,21 @@ static int has_image_ext(const char *s, size_t n)
 			return 1;
 	}
 	return 0;
+}
+
+int zc_image_name_ok(const char *file)
+{
+	return file && *file && !strchr(file, '/') && !strchr(file, '\\') && file[0] != '.' &&
+	       has_image_ext(file, strlen(file));
+}
+
+const char *zc_media_file(const char *path)
+{
+	if (path && strncmp(path, "media/", 6) == 0)
+		return path + 6;
+	if (path && strncmp(path, ".qq-media/", 10) == 0)
+		return path + 10;
+	return NULL;
 }
 
 /* A file path in s: a media or sticker directory, or a token with a '/'
@@ -765,7 +766,7 @@ static int take_paren(char *head, const char *tag, char **val)
 	if (!b)
 		return 0;
 	const char *v0 = a + strlen(tag);
-	*val = trim_dup(v0, (size_t)(b - v0));
+	*val = zc_strndup_trim(v0, (size_t)(b - v0));
 	memmove(a, b + 3, strlen(b + 3) + 1);
 	return 1;
 }
@@ -778,7 +779,7 @@ static json_t *parse_entry(const struct zc_view *v, const char *section, const c
 	for (;;) {
 		const char *b = strstr(p, BAR);
 		size_t n = b ? (size_t)(b - p) : strlen(p);
-		json_array_append_new(segs, zc_json_string_own(trim_dup(p, n)));
+		json_array_append_new(segs, zc_json_string_own(zc_strndup_trim(p, n)));
 		if (!b)
 			break;
 		p = b + 3;
@@ -791,8 +792,8 @@ static json_t *parse_entry(const struct zc_view *v, const char *section, const c
 			json_decref(segs);
 			return NULL;
 		}
-		json_array_append_new(segs, zc_json_string_own(trim_dup(s, (size_t)(c - s))));
-		json_array_append_new(segs, zc_json_string_own(trim_dup(c + 3, strlen(c + 3))));
+		json_array_append_new(segs, zc_json_string_own(zc_strndup_trim(s, (size_t)(c - s))));
+		json_array_append_new(segs, zc_json_string_own(zc_strndup_trim(c + 3, strlen(c + 3))));
 	}
 	char *head = zc_strdup(json_string_value(json_array_get(segs, 0)));
 	json_t *x = json_object();
@@ -807,7 +808,7 @@ static json_t *parse_entry(const struct zc_view *v, const char *section, const c
 			zc_free(val);
 		}
 	}
-	char *name = trim_dup(head, strlen(head));
+	char *name = zc_strndup_trim(head, strlen(head));
 	zc_free(head);
 	if (!*name) {
 		zc_free(name);
@@ -894,7 +895,7 @@ json_t *zc_view_parse(const struct zc_view *v, const char *text)
 	for (const char *p = text ? text : ""; *p;) {
 		const char *nl = strchr(p, '\n');
 		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		char *line = trim_dup(p, n);
+		char *line = zc_strndup_trim(p, n);
 		const char *raw = p;
 		p = nl ? nl + 1 : p + n;
 		pos += 1;
@@ -904,7 +905,7 @@ json_t *zc_view_parse(const struct zc_view *v, const char *text)
 		}
 		if (strncmp(line, "## ", 3) == 0) {
 			zc_free(section);
-			section = trim_dup(line + 3, strlen(line + 3));
+			section = zc_strndup_trim(line + 3, strlen(line + 3));
 			if ((v->kind == ZC_VIEW_MEMORY || v->kind == ZC_VIEW_ARCHIVE) &&
 			    strcmp(section, "人") == 0) {
 				zc_free(section);
@@ -983,7 +984,7 @@ static int one_line_field(const json_t *fields, const char *k, int required, jso
 			       k);
 	if (zc_utf8_len(s) > ZC_FIELD_MAX)
 		return zc_fail(e, ZCOR_EINVAL, "argument '%s': longer than %d characters", k, ZC_FIELD_MAX);
-	char *t = trim_dup(s, strlen(s));
+	char *t = zc_strndup_trim(s, strlen(s));
 	if (required && !*t) {
 		zc_free(t);
 		return zc_fail(e, ZCOR_EINVAL, "argument '%s': must not be empty", k);
@@ -1038,7 +1039,7 @@ static int sticker_image(struct zc_mem *m, json_t *x, struct zc_err *e)
 	const char *img = zc_json_str(x, "image");
 	if (!img)
 		return ZCOR_OK;
-	if (strncmp(img, ".qq-media", 9) == 0 || strncmp(img, "media/", 6) == 0)
+	if (zc_media_file(img))
 		return zc_fail(e, ZCOR_EINVAL,
 			       "argument 'image': '%s' is in the inbound media cache, which forgets "
 			       "old files; collect it first with qq_save_sticker, then use the "
@@ -1052,10 +1053,7 @@ static int sticker_image(struct zc_mem *m, json_t *x, struct zc_err *e)
 	} else {
 		path = zc_strdup(img);
 	}
-	const char *file = path + 9;
-	int ok = strncmp(path, "stickers/", 9) == 0 && *file && !strchr(file, '/') &&
-		 file[0] != '.' && has_image_ext(file, strlen(file));
-	if (!ok) {
+	if (!(strncmp(path, "stickers/", 9) == 0 && zc_image_name_ok(path + 9))) {
 		zc_free(path);
 		return zc_fail(e, ZCOR_EINVAL,
 			       "argument 'image': '%s' is not a collected sticker; give the path "

@@ -65,6 +65,12 @@ json_t *zc_view_parse(const struct zc_view *v, const char *text);
 /* The line of one entry as rendered (no newline; caller frees). */
 char *zc_view_line(const struct zc_view *v, const json_t *entry);
 
+/* Q-STK's file names: a name under stickers/ or media/ has no directory
+ * part, is not hidden and ends in an image extension (gif, png, jpg,
+ * jpeg, webp, bmp). zc_media_file: the <file> of "media/<file>" (or the
+ * seed's ".qq-media/<file>"), else NULL. */
+int zc_image_name_ok(const char *file);
+const char *zc_media_file(const char *path);
 /* Does s hold a file path (a media or sticker directory, or a/b.gif)? */
 int zc_has_file_path(const char *s);
 
