@@ -152,14 +152,24 @@ static int views(struct zc_mem *m, json_t *out, struct zc_err *e)
 		zc_free(full);
 	}
 	sqlite3_finalize(st);
-	return each_row(m,
-			"SELECT 'STICKERS.md', line, 0 FROM view_unparsed WHERE path = 'STICKERS.md' AND "
-			"(line LIKE '%media/%' OR line LIKE '%.qq-media%') UNION ALL "
-			"SELECT 'COGNITION.md', line, 0 FROM view_unparsed WHERE path = 'COGNITION.md' AND "
-			"(line LIKE '%.qq-media%' OR line LIKE '%media/%' OR line LIKE '%stickers/%')",
-			out, "STICKER_MEDIA_PATH", "error",
-			"run zcor migrate cognition (dry run first) to move it into STICKERS.md",
-			"an image kept by its media path", e);
+	/* lines kept as written that break the hard rules (an import keeps
+	 * them): the same test as every write */
+	if (sqlite3_prepare_v2(m->store.db,
+			       "SELECT path, line FROM view_unparsed WHERE path IN ('STICKERS.md', "
+			       "'COGNITION.md') ORDER BY path, pos",
+			       -1, &st, NULL) != SQLITE_OK)
+		return zc_store_fail(&m->store, sqlite3_errcode(m->store.db), e, "running the doctor");
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *path = (const char *)sqlite3_column_text(st, 0);
+		const char *line = (const char *)sqlite3_column_text(st, 1);
+		struct zc_view v = {.kind = path[0] == 'S' ? ZC_VIEW_STICKERS : ZC_VIEW_COGNITION};
+		if (zc_view_text_breaks_rule(&v, line))
+			finding(out, "STICKER_MEDIA_PATH", "error", path, 0,
+				"run zcor migrate cognition (dry run first) to move it into STICKERS.md",
+				"an image kept by its media path: %s", line);
+	}
+	sqlite3_finalize(st);
+	return ZCOR_OK;
 }
 
 static int links(struct zc_mem *m, json_t *out, struct zc_err *e)
@@ -203,8 +213,7 @@ static int over_threshold(struct zc_mem *m, json_t *out, struct zc_err *e)
 	int rc = zc_view_list(&op, &list, e);
 	if (rc)
 		return rc;
-	const struct zc_config *cfg = &m->conf.cfg;
-	long threshold = (long)((double)cfg->memory_file_max_bytes * cfg->memory_archive_ratio);
+	long threshold = zc_view_rollover_threshold(m);
 	size_t i;
 	json_t *v;
 	json_array_foreach(list, i, v) {

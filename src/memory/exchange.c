@@ -60,9 +60,7 @@ static void quarantine(const struct zc_view *v, json_t *doc, json_t *report)
 	json_t *x;
 	json_array_foreach(entries, i, x) {
 		char *line = zc_view_line(v, x);
-		int bad = (v->kind == ZC_VIEW_COGNITION && (zc_has_file_path(line) || json_object_get(x, "image"))) ||
-			  (v->kind == ZC_VIEW_STICKERS && (strstr(line, ".qq-media") || strstr(line, "media/")));
-		if (bad) {
+		if (zc_view_entry_breaks_rule(v, x)) {
 			json_t *u = json_pack("{s:s, s:O}", "text", line, "pos", json_object_get(x, "pos"));
 			const char *sec = zc_json_str(x, v->kind == ZC_VIEW_COGNITION ? "type" : "section");
 			if (sec)

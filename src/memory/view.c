@@ -174,16 +174,30 @@ int zc_view_path(const char *path, size_t len, const char *field, struct zc_view
 	"(?4 IS NULL OR archive_month = ?4) AND (?5 = 0 OR section IS NOT NULL)"
 #define POS_SQL "coalesce(json_extract(attrs, '$.pos'), seq)"
 
+/* Where a view's rows live: their kind, scope and tier. */
+static const char *view_node_kind(const struct zc_view *v)
+{
+	return v->kind == ZC_VIEW_COGNITION ? "cognition"
+	       : v->kind == ZC_VIEW_STICKERS ? "sticker"
+	       : v->kind == ZC_VIEW_INDEX    ? "document"
+					     : "memory";
+}
+
+static const char *view_scope(const struct zc_view *v)
+{
+	return v->kind == ZC_VIEW_MEMORY || v->kind == ZC_VIEW_ARCHIVE ? v->conv : "global";
+}
+
+static const char *view_tier(const struct zc_view *v)
+{
+	return v->kind == ZC_VIEW_ARCHIVE ? "archive" : "hot";
+}
+
 static void bind_view(sqlite3_stmt *st, const struct zc_view *v)
 {
-	const char *kind = v->kind == ZC_VIEW_COGNITION ? "cognition"
-			   : v->kind == ZC_VIEW_STICKERS ? "sticker"
-			   : v->kind == ZC_VIEW_INDEX	 ? "document"
-							 : "memory";
-	int conv = v->kind == ZC_VIEW_MEMORY || v->kind == ZC_VIEW_ARCHIVE;
-	sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, conv ? v->conv : "global", -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, v->kind == ZC_VIEW_ARCHIVE ? "archive" : "hot", -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 1, view_node_kind(v), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, view_scope(v), -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, view_tier(v), -1, SQLITE_STATIC);
 	if (v->kind == ZC_VIEW_ARCHIVE)
 		sqlite3_bind_text(st, 4, v->month, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int(st, 5, v->kind == ZC_VIEW_MEMORY);
@@ -1167,43 +1181,41 @@ out:
 	return rc;
 }
 
+int zc_view_text_breaks_rule(const struct zc_view *v, const char *text)
+{
+	if (v->kind == ZC_VIEW_COGNITION)
+		return zc_has_file_path(text);
+	if (v->kind == ZC_VIEW_STICKERS)
+		return text && (strstr(text, ".qq-media") || strstr(text, "media/"));
+	return 0;
+}
+
+int zc_view_entry_breaks_rule(const struct zc_view *v, const json_t *entry)
+{
+	char *line = zc_view_line(v, entry);
+	int bad = zc_view_text_breaks_rule(v, line) ||
+		  (v->kind == ZC_VIEW_COGNITION && json_object_get(entry, "image"));
+	zc_free(line);
+	return bad;
+}
+
 int zc_view_doc_check(const struct zc_view *v, const json_t *doc, struct zc_err *e)
 {
+	const char *why = v->kind == ZC_VIEW_COGNITION
+				  ? "COGNITION.md holds words only; images go to STICKERS.md"
+				  : "it points into the media cache; collect the image with qq_save_sticker "
+				    "first and use its stickers/ path";
 	size_t i;
 	json_t *x;
 	json_array_foreach(json_object_get(doc, "entries"), i, x) {
-		char *line = zc_view_line(v, x);
-		int bad = 0;
-		if (v->kind == ZC_VIEW_COGNITION)
-			bad = zc_has_file_path(line) || json_object_get(x, "image");
-		else if (v->kind == ZC_VIEW_STICKERS)
-			bad = strstr(line, ".qq-media") || strstr(line, "media/") != NULL;
-		if (bad) {
-			int rc = v->kind == ZC_VIEW_COGNITION
-					 ? zc_fail(e, ZCOR_EINVAL,
-						   "argument 'content': COGNITION.md holds words only, but "
-						   "the entry '%s' has a file path; images go to STICKERS.md",
-						   zc_json_str(x, "name"))
-					 : zc_fail(e, ZCOR_EINVAL,
-						   "argument 'content': the entry '%s' points into the media "
-						   "cache; collect the image with qq_save_sticker first and "
-						   "use its stickers/ path",
-						   zc_json_str(x, "name"));
-			zc_free(line);
-			return rc;
-		}
-		zc_free(line);
+		if (zc_view_entry_breaks_rule(v, x))
+			return zc_fail(e, ZCOR_EINVAL, "argument 'content': the entry '%s' has a file path: %s",
+				       zc_json_str(x, "name"), why);
 	}
 	json_array_foreach(json_object_get(doc, "unparsed"), i, x) {
-		const char *t = zc_json_str(x, "text");
-		if ((v->kind == ZC_VIEW_COGNITION && zc_has_file_path(t)) ||
-		    (v->kind == ZC_VIEW_STICKERS && (strstr(t, ".qq-media") || strstr(t, "media/"))))
-			return zc_fail(e, ZCOR_EINVAL,
-				       "argument 'content': the line '%.80s' has a file path %s",
-				       t,
-				       v->kind == ZC_VIEW_COGNITION
-					       ? "(COGNITION.md holds words only; images go to STICKERS.md)"
-					       : "into the media cache (collect it with qq_save_sticker first)");
+		if (zc_view_text_breaks_rule(v, zc_json_str(x, "text")))
+			return zc_fail(e, ZCOR_EINVAL, "argument 'content': the line '%.80s' has a file path: %s",
+				       zc_json_str(x, "text"), why);
 	}
 	return ZCOR_OK;
 }
@@ -1353,13 +1365,8 @@ static json_t *new_node(struct zc_op *op, const struct zc_view *v, struct zc_err
 	char id[16];
 	if (zc_node_new_id(op, id, e))
 		return NULL;
-	int conv = v->kind == ZC_VIEW_MEMORY || v->kind == ZC_VIEW_ARCHIVE;
 	json_t *n = json_pack("{s:s, s:n, s:s, s:s, s:s, s:{}}", "id", id, "parentId", "scope",
-			      conv ? v->conv : "global", "kind",
-			      v->kind == ZC_VIEW_COGNITION ? "cognition"
-			      : v->kind == ZC_VIEW_STICKERS ? "sticker"
-							    : "memory",
-			      "tier", v->kind == ZC_VIEW_ARCHIVE ? "archive" : "hot", "attrs");
+			      view_scope(v), "kind", view_node_kind(v), "tier", view_tier(v), "attrs");
 	if (v->kind == ZC_VIEW_ARCHIVE)
 		json_object_set_new(n, "archiveMonth", json_string(v->month));
 	zc_json_set_time(n, "createdAt", op->now);
@@ -1836,6 +1843,13 @@ out:
 	return rc;
 }
 
+long zc_view_rollover_threshold(struct zc_mem *m)
+{
+	zc_config_refresh(&m->conf);
+	const struct zc_config *cfg = &m->conf.cfg;
+	return (long)((double)cfg->memory_file_max_bytes * cfg->memory_archive_ratio);
+}
+
 long zc_view_limit(struct zc_mem *m, const struct zc_view *v)
 {
 	zc_config_refresh(&m->conf);
@@ -1905,8 +1919,7 @@ int zc_view_rollover(struct zc_op *op, const char *conv, long long *moved, json_
 	*moved = 0;
 	zc_view_memory(&hot, conv);
 	zc_config_refresh(&op->m->conf);
-	const struct zc_config *cfg = &op->m->conf.cfg;
-	long threshold = (long)((double)cfg->memory_file_max_bytes * cfg->memory_archive_ratio);
+	long threshold = zc_view_rollover_threshold(op->m);
 	if ((rc = zc_view_render(op->m, &hot, &text, NULL, NULL, e)))
 		return rc;
 	long bytes = (long)strlen(text), before = bytes;

@@ -86,8 +86,11 @@ int zc_view_count(struct zc_mem *m, const struct zc_view *v, long long *n, struc
 int zc_view_entry_check(struct zc_mem *m, const struct zc_view *v, const json_t *fields,
 			json_t **entry, struct zc_err *e);
 
-/* The hard rules on a parsed document of a write / append: no file path
- * in COGNITION.md, no media path in STICKERS.md (entries and lines). */
+/* The hard rules: no file path in COGNITION.md, no media path in
+ * STICKERS.md — for a line of text, for an entry, and for a parsed
+ * document of a write / append (an error naming the entry or line). */
+int zc_view_text_breaks_rule(const struct zc_view *v, const char *text);
+int zc_view_entry_breaks_rule(const struct zc_view *v, const json_t *entry);
 int zc_view_doc_check(const struct zc_view *v, const json_t *doc, struct zc_err *e);
 
 /* Upserts one entry (by name; same name -> replaced in place, fields not
@@ -121,6 +124,10 @@ void zc_view_mirror(struct zc_mem *m, const json_t *paths);
 /* Inside the caller's transaction: recomputes the citations of every
  * view (zcor reindex, zcor doctor --rebuild); *views = how many. */
 int zc_view_reindex_all(struct zc_mem *m, long long *views, struct zc_err *e);
+
+/* MEMORY.md size above which rollover starts (memoryFileMaxBytes ×
+ * memoryArchiveRatio). */
+long zc_view_rollover_threshold(struct zc_mem *m);
 
 /* Byte limit of a view under the current config. */
 long zc_view_limit(struct zc_mem *m, const struct zc_view *v);
