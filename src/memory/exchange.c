@@ -491,41 +491,43 @@ static int write_text(const char *root, const char *rel, const char *text, struc
 	return rc;
 }
 
+struct export {
+	const char *dir;
+	json_t *files;
+};
+
+static int export_view(struct zc_op *op, const struct zc_view *v, void *ud, struct zc_err *e)
+{
+	struct export *x = ud;
+	char *text = NULL;
+	int rc = zc_view_render(op->m, v, &text, NULL, NULL, e);
+	if (rc)
+		return rc;
+	if (v->kind == ZC_VIEW_STICKERS) {
+		char *t2 = replace_all(text, "stickers/", ".qq-stickers/");
+		zc_free(text);
+		text = t2;
+	}
+	rc = write_text(x->dir, v->path, text, e);
+	zc_free(text);
+	if (!rc)
+		json_array_append_new(x->files, json_string(v->path));
+	return rc;
+}
+
 int zc_export_qq(struct zc_mem *m, const char *dir, json_t **report, struct zc_err *e)
 {
 	struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
 	struct zc_op op = {.m = m, .ctx = &host, .now = zc_mem_now(m)};
-	json_t *views = NULL, *files = json_array();
+	json_t *files = json_array();
 	int rc = zc_mkdir_p(dir, e);
 	if (rc)
 		goto out;
 	/* one read transaction: every file from the same state */
 	if ((rc = zc_store_begin(&m->store, 0, e)))
 		goto out;
-	if ((rc = zc_view_list(&op, &views, e))) {
-		zc_store_rollback(&m->store);
-		goto out;
-	}
-	size_t i;
-	json_t *x;
-	json_array_foreach(views, i, x) {
-		const char *path = zc_json_str(x, "path");
-		struct zc_view v;
-		char *text = NULL;
-		if ((rc = zc_view_path(path, strlen(path), "path", &v, e)) ||
-		    (rc = zc_view_render(m, &v, &text, NULL, NULL, e)))
-			break;
-		if (v.kind == ZC_VIEW_STICKERS) {
-			char *t2 = replace_all(text, "stickers/", ".qq-stickers/");
-			zc_free(text);
-			text = t2;
-		}
-		rc = write_text(dir, path, text, e);
-		zc_free(text);
-		if (rc)
-			break;
-		json_array_append_new(files, json_string(path));
-	}
+	struct export x = {dir, files};
+	rc = zc_view_each(&op, export_view, &x, e);
 	zc_store_rollback(&m->store);
 	if (rc)
 		goto out;
@@ -578,7 +580,6 @@ int zc_export_qq(struct zc_mem *m, const char *dir, json_t **report, struct zc_e
 	json_decref(logs);
 	json_decref(convs);
 out:
-	json_decref(views);
 	json_decref(files);
 	return rc;
 }

@@ -353,25 +353,29 @@ static int grep_view(struct zc_op *op, const struct zc_view *v, const json_t *te
 	return ZCOR_OK;
 }
 
+struct grep {
+	const json_t *terms;
+	json_t *hits;
+};
+
+static int grep_each(struct zc_op *op, const struct zc_view *v, void *ud, struct zc_err *e)
+{
+	struct grep *g = ud;
+	return grep_view(op, v, g->terms, g->hits, e);
+}
+
 static int act_search(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
 {
-	json_t *terms = NULL, *views = NULL, *hits = json_array();
+	json_t *terms = NULL, *hits = json_array();
 	int rc;
-	if ((rc = search_terms(args, &terms, e)) || (rc = zc_view_list(op, &views, e)))
+	if ((rc = search_terms(args, &terms, e)))
 		goto out;
-	size_t i;
-	json_t *x;
-	json_array_foreach(views, i, x) {
-		struct zc_view v;
-		const char *path = zc_json_str(x, "path");
-		if ((rc = zc_view_path(path, strlen(path), "path", &v, e)) ||
-		    (rc = grep_view(op, &v, terms, hits, e)))
-			goto out;
-	}
+	struct grep g = {terms, hits};
+	if ((rc = zc_view_each(op, grep_each, &g, e)))
+		goto out;
 	*out = json_pack("{s:O, s:b}", "hits", hits, "truncated", json_array_size(hits) >= SEARCH_MAX_HITS);
 out:
 	json_decref(terms);
-	json_decref(views);
 	json_decref(hits);
 	return rc;
 }

@@ -2028,8 +2028,9 @@ out:
 
 /* ---- listing ------------------------------------------------------------- */
 
-static int list_one(struct zc_op *op, const struct zc_view *v, json_t *out, struct zc_err *e)
+static int list_one(struct zc_op *op, const struct zc_view *v, void *ud, struct zc_err *e)
 {
+	json_t *out = ud;
 	char *text = NULL;
 	long long n = 0;
 	int rc = zc_view_render(op->m, v, &text, NULL, NULL, e);
@@ -2047,9 +2048,8 @@ static int list_one(struct zc_op *op, const struct zc_view *v, json_t *out, stru
 	return rc;
 }
 
-int zc_view_list(struct zc_op *op, json_t **out, struct zc_err *e)
+int zc_view_each(struct zc_op *op, zc_view_fn fn, void *ud, struct zc_err *e)
 {
-	*out = json_array();
 	static const enum zc_view_kind globals[] = {ZC_VIEW_INDEX, ZC_VIEW_PEOPLE, ZC_VIEW_COGNITION,
 						    ZC_VIEW_STICKERS};
 	static const char *const names[] = {"INDEX.md", "PEOPLE.md", "COGNITION.md", "STICKERS.md"};
@@ -2057,7 +2057,7 @@ int zc_view_list(struct zc_op *op, json_t **out, struct zc_err *e)
 	for (size_t i = 0; i < 4; i++) {
 		struct zc_view v = {.kind = globals[i]};
 		snprintf(v.path, sizeof(v.path), "%s", names[i]);
-		if ((rc = list_one(op, &v, *out, e)))
+		if ((rc = fn(op, &v, ud, e)))
 			return rc;
 	}
 	/* conversations with memory, and their archive months */
@@ -2092,11 +2092,17 @@ int zc_view_list(struct zc_op *op, json_t **out, struct zc_err *e)
 			zc_view_memory(&v, zc_json_str(x, "conv"));
 		else
 			zc_view_archive(&v, zc_json_str(x, "conv"), zc_json_str(x, "month"));
-		if ((rc = list_one(op, &v, *out, e)))
+		if ((rc = fn(op, &v, ud, e)))
 			break;
 	}
 	json_decref(views);
 	return rc;
+}
+
+int zc_view_list(struct zc_op *op, json_t **out, struct zc_err *e)
+{
+	*out = json_array();
+	return zc_view_each(op, list_one, *out, e);
 }
 
 /* ---- stale citations --------------------------------------------------------- */
@@ -2166,26 +2172,20 @@ void zc_view_mirror(struct zc_mem *m, const json_t *paths)
 	zc_store_rollback(&m->store);
 }
 
+static int reindex_one(struct zc_op *op, const struct zc_view *v, void *ud, struct zc_err *e)
+{
+	(*(long long *)ud)++;
+	return zc_view_index_lines(op->m, v, e);
+}
+
 int zc_view_reindex_all(struct zc_mem *m, long long *views, struct zc_err *e)
 {
 	struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
 	struct zc_op op = {.m = m, .ctx = &host, .now = zc_mem_now(m)};
-	json_t *list = NULL;
 	int rc;
 	*views = 0;
 	if ((rc = zc_exec(&m->store, "DELETE FROM view_lines", e)) ||
-	    (rc = zc_exec(&m->store, "DELETE FROM view_dirty", e)) || (rc = zc_view_list(&op, &list, e)))
+	    (rc = zc_exec(&m->store, "DELETE FROM view_dirty", e)))
 		return rc;
-	size_t i;
-	json_t *v;
-	json_array_foreach(list, i, v) {
-		struct zc_view view;
-		const char *path = zc_json_str(v, "path");
-		if ((rc = zc_view_path(path, strlen(path), "path", &view, e)) ||
-		    (rc = zc_view_index_lines(m, &view, e)))
-			break;
-		(*views)++;
-	}
-	json_decref(list);
-	return rc;
+	return zc_view_each(&op, reindex_one, views, e);
 }

@@ -142,6 +142,10 @@ long zc_view_limit(struct zc_mem *m, const struct zc_view *v);
 int zc_view_rollover(struct zc_op *op, const char *conv, long long *moved, json_t *warnings,
 		     struct zc_err *e);
 
+/* Calls fn for every view visible to op->ctx: the global ones, then each
+ * conversation's MEMORY.md and archive months; stops at an error. */
+typedef int (*zc_view_fn)(struct zc_op *op, const struct zc_view *v, void *ud, struct zc_err *e);
+int zc_view_each(struct zc_op *op, zc_view_fn fn, void *ud, struct zc_err *e);
 /* Every view visible to op->ctx: [{path, kind, conversation?, entries, bytes}]. */
 int zc_view_list(struct zc_op *op, json_t **out, struct zc_err *e);
 
