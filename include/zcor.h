@@ -295,5 +295,7 @@ int zcor_doctor(zcor *z, int rebuild, char **report_json);
  * line}], unrecognised, backups?, stateBackup?}.
  */
 int zcor_migrate_cognition(zcor *z, int apply, char **report_json);
+/* (For these four, on failure *report_json is {"error": {code, message}},
+ * as with zcor_tool_call.) */
 
 #endif /* ZCOR_H */

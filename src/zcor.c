@@ -410,56 +410,6 @@ int zcor_media_read(zcor *z, const char *file, char **data, size_t *len, const c
 	return zc_image_read(&z->mem, "media", file, data, len, mime, &z->err);
 }
 
-static int json_out(zcor *z, int rc, json_t *j, char **out)
-{
-	if (rc == ZCOR_OK) {
-		*out = zc_json_dump(j);
-		json_decref(j);
-	}
-	(void)z;
-	return rc;
-}
-
-int zcor_import_qq(zcor *z, const char *dir, void (*progress)(void *ud, const char *path),
-		   void *ud, char **report_json)
-{
-	zc_err_clear(&z->err);
-	*report_json = NULL;
-	struct zcor_ctx ctx = {ZCOR_ACTOR_CLI, NULL};
-	json_t *r = NULL;
-	int rc = zc_import_qq(&z->mem, &ctx, dir, progress, ud, &r, &z->err);
-	return json_out(z, rc, r, report_json);
-}
-
-int zcor_export_qq(zcor *z, const char *dir, char **report_json)
-{
-	zc_err_clear(&z->err);
-	*report_json = NULL;
-	json_t *r = NULL;
-	int rc = zc_export_qq(&z->mem, dir, &r, &z->err);
-	return json_out(z, rc, r, report_json);
-}
-
-int zcor_doctor(zcor *z, int rebuild, char **report_json)
-{
-	zc_err_clear(&z->err);
-	*report_json = NULL;
-	json_t *r = NULL;
-	int rc = zc_doctor(&z->mem, rebuild, &r, &z->err);
-	return json_out(z, rc, r, report_json);
-}
-
-int zcor_migrate_cognition(zcor *z, int apply, char **report_json)
-{
-	zc_err_clear(&z->err);
-	*report_json = NULL;
-	json_t *r = NULL;
-	int rc = zc_migrate_cognition(&z->mem, apply, &r, &z->err);
-	return json_out(z, rc, r, report_json);
-}
-
-/* ---- transcripts ------------------------------------------------------ */
-
 /* Sets *out_json to out (consumed) or to the error of rc. */
 static int answer(zcor *z, int rc, json_t *out, char **out_json)
 {
@@ -472,6 +422,47 @@ static int answer(zcor *z, int rc, json_t *out, char **out_json)
 	json_decref(out);
 	return ZCOR_OK;
 }
+
+int zcor_import_qq(zcor *z, const char *dir, void (*progress)(void *ud, const char *path),
+		   void *ud, char **report_json)
+{
+	zc_err_clear(&z->err);
+	*report_json = NULL;
+	struct zcor_ctx ctx = {ZCOR_ACTOR_CLI, NULL};
+	json_t *r = NULL;
+	int rc = zc_import_qq(&z->mem, &ctx, dir, progress, ud, &r, &z->err);
+	return answer(z, rc, r, report_json);
+}
+
+int zcor_export_qq(zcor *z, const char *dir, char **report_json)
+{
+	zc_err_clear(&z->err);
+	*report_json = NULL;
+	json_t *r = NULL;
+	int rc = zc_export_qq(&z->mem, dir, &r, &z->err);
+	return answer(z, rc, r, report_json);
+}
+
+int zcor_doctor(zcor *z, int rebuild, char **report_json)
+{
+	zc_err_clear(&z->err);
+	*report_json = NULL;
+	json_t *r = NULL;
+	int rc = zc_doctor(&z->mem, rebuild, &r, &z->err);
+	return answer(z, rc, r, report_json);
+}
+
+int zcor_migrate_cognition(zcor *z, int apply, char **report_json)
+{
+	zc_err_clear(&z->err);
+	*report_json = NULL;
+	json_t *r = NULL;
+	int rc = zc_migrate_cognition(&z->mem, apply, &r, &z->err);
+	return answer(z, rc, r, report_json);
+}
+
+/* ---- transcripts ------------------------------------------------------ */
+
 
 /* The recall request of a logged batch: its admitted messages (text and
  * sender) and everyone they @-mention (SPEC Q-QUERY). */

@@ -21,15 +21,27 @@ static void progress(void *ud, const char *path)
 	fprintf(stderr, "zcor import: [%ld] %s\n", ++*n, path);
 }
 
-static int print_error(zcor *z, int code)
+/* The options of doctor and migrate: each of the two flags, once or not. */
+static int two_flags(int argc, char **argv, int from, const char *f1, int *v1, const char *f2,
+		     int *v2)
 {
-	printf("{\"error\":{\"code\":\"%s\",\"message\":", zcor_code_name(code));
-	json_t *m = json_string(zcor_errmsg(z));
-	char *s = json_dumps(m, JSON_ENCODE_ANY);
-	printf("%s}}\n", s);
+	*v1 = *v2 = 0;
+	for (int i = from; i < argc; i++) {
+		if (strcmp(argv[i], f1) == 0)
+			*v1 = 1;
+		else if (strcmp(argv[i], f2) == 0)
+			*v2 = 1;
+		else
+			return -1;
+	}
+	return 0;
+}
+
+static void print_pretty(const json_t *r)
+{
+	char *s = json_dumps(r, JSON_INDENT(2));
+	printf("%s\n", s);
 	free(s);
-	json_decref(m);
-	return CLI_FAILED;
 }
 
 int cmd_import(struct cli *c, int argc, char **argv)
@@ -41,11 +53,8 @@ int cmd_import(struct cli *c, int argc, char **argv)
 		return CLI_FAILED;
 	long n = 0;
 	char *out = NULL;
-	int rc = zcor_import_qq(z, argv[2], progress, &n, &out);
-	if (rc)
-		rc = print_error(z, rc);
-	else
-		printf("%s\n", out);
+	int rc = zcor_import_qq(z, argv[2], progress, &n, &out) ? CLI_FAILED : CLI_OK;
+	printf("%s\n", out);
 	zcor_free(out);
 	zcor_close(z);
 	return rc;
@@ -59,11 +68,8 @@ int cmd_export(struct cli *c, int argc, char **argv)
 	if (!z)
 		return CLI_FAILED;
 	char *out = NULL;
-	int rc = zcor_export_qq(z, argv[2], &out);
-	if (rc)
-		rc = print_error(z, rc);
-	else
-		printf("%s\n", out);
+	int rc = zcor_export_qq(z, argv[2], &out) ? CLI_FAILED : CLI_OK;
+	printf("%s\n", out);
 	zcor_free(out);
 	zcor_close(z);
 	return rc;
@@ -71,22 +77,16 @@ int cmd_export(struct cli *c, int argc, char **argv)
 
 int cmd_doctor(struct cli *c, int argc, char **argv)
 {
-	int json = 0, rebuild = 0;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
-			json = 1;
-		else if (strcmp(argv[i], "--rebuild") == 0)
-			rebuild = 1;
-		else
-			return cli_usage(cli_find("doctor"));
-	}
+	int json, rebuild;
+	if (two_flags(argc, argv, 1, "--json", &json, "--rebuild", &rebuild))
+		return cli_usage(cli_find("doctor"));
 	zcor *z = cli_open(c);
 	if (!z)
 		return DOCTOR_FAILED;
 	char *out = NULL;
-	int rc = zcor_doctor(z, rebuild, &out);
-	if (rc) {
-		print_error(z, rc);
+	if (zcor_doctor(z, rebuild, &out)) {
+		printf("%s\n", out);
+		zcor_free(out);
 		zcor_close(z);
 		return DOCTOR_FAILED;
 	}
@@ -94,9 +94,7 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 	zcor_free(out);
 	int need = json_is_true(json_object_get(r, "needsAttention"));
 	if (json) {
-		char *s = json_dumps(r, JSON_INDENT(2));
-		printf("%s\n", s);
-		free(s);
+		print_pretty(r);
 	} else {
 		size_t i;
 		json_t *f;
@@ -106,7 +104,7 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 			printf("%-7s %s", json_string_value(json_object_get(f, "severity")),
 			       json_string_value(json_object_get(f, "code")));
 			if (path)
-				printf(" %s%s", path, line ? "" : "");
+				printf(" %s", path);
 			if (path && line)
 				printf(":%lld", line);
 			printf("\n        %s\n        → %s\n", json_string_value(json_object_get(f, "message")),
@@ -123,27 +121,20 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 
 int cmd_migrate(struct cli *c, int argc, char **argv)
 {
-	int json = 0, apply = 0;
-	if (argc < 2 || strcmp(argv[1], "cognition") != 0)
+	int json, apply;
+	if (argc < 2 || strcmp(argv[1], "cognition") != 0 ||
+	    two_flags(argc, argv, 2, "--json", &json, "--apply", &apply))
 		return cli_usage(cli_find("migrate"));
-	for (int i = 2; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
-			json = 1;
-		else if (strcmp(argv[i], "--apply") == 0)
-			apply = 1;
-		else
-			return cli_usage(cli_find("migrate"));
-	}
 	zcor *z = cli_open(c);
 	if (!z)
 		return DOCTOR_FAILED;
 	char *out = NULL;
-	int rc = zcor_migrate_cognition(z, apply, &out);
-	if (rc) {
+	if (zcor_migrate_cognition(z, apply, &out)) {
 		if (json)
-			print_error(z, rc);
+			printf("%s\n", out);
 		else
 			fprintf(stderr, "zcor migrate cognition: %s\n", zcor_errmsg(z));
+		zcor_free(out);
 		zcor_close(z);
 		return DOCTOR_FAILED;
 	}
@@ -151,9 +142,7 @@ int cmd_migrate(struct cli *c, int argc, char **argv)
 	zcor_free(out);
 	long long unrec = json_integer_value(json_object_get(r, "unrecognised"));
 	if (json) {
-		char *s = json_dumps(r, JSON_INDENT(2));
-		printf("%s\n", s);
-		free(s);
+		print_pretty(r);
 	} else {
 		size_t i;
 		json_t *a;
