@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "store/store.h" /* zc_fts_register, for t_sql_exec's connection */
+
 int t_failures;
 
 const char *t_tmpdir(void)
@@ -151,4 +153,39 @@ int main(int argc, char **argv)
 	}
 	printf("%d passed, %d failed\n", ran - failed_cases, failed_cases);
 	return failed_cases ? 1 : 0;
+}
+
+/* Runs SQL on memory.db through a second, writable connection. */
+void t_sql_exec(zcor *z, const char *fmt, ...)
+{
+	char *sql = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&sql, fmt, ap) < 0)
+		exit(2);
+	va_end(ap);
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/memory.db", zcor_dir(z));
+	sqlite3 *db = NULL;
+	char *err = NULL;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+		fprintf(stderr, "cannot open %s\n", path);
+		t_failures++;
+	} else {
+		sqlite3_busy_timeout(db, 10000);
+		/* nodes' triggers name nodes_fts, whose tokenizer is zcor's own:
+		 * SQLite needs it registered to prepare any UPDATE of nodes */
+		struct zc_err e = {0};
+		if (zc_fts_register(db, &e) != ZCOR_OK) {
+			fprintf(stderr, "cannot register the zcor tokenizer: %s\n", e.msg);
+			t_failures++;
+		}
+		if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) {
+			fprintf(stderr, "sql failed: %s: %s\n", sql, err ? err : "?");
+			t_failures++;
+		}
+		sqlite3_free(err);
+	}
+	sqlite3_close(db);
+	free(sql);
 }

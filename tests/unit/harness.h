@@ -78,4 +78,9 @@ const char *t_errmsg(json_t *v);
  * the first column of the first row as an integer. */
 long long t_sql_int(const char *dir, const char *sql);
 
+/* Runs SQL on the directory's memory.db through a second, writable
+ * connection (zcor's tokenizer registered, as the nodes' triggers need
+ * it); a failure counts as a test failure. */
+void t_sql_exec(zcor *z, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #endif

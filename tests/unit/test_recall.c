@@ -56,42 +56,6 @@ static zcor *open_clocked(void)
 	return z;
 }
 
-/* Runs SQL on memory.db through a second, writable connection. */
-static void sql_exec(zcor *z, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sql_exec(zcor *z, const char *fmt, ...)
-{
-	char *sql = NULL;
-	va_list ap;
-	va_start(ap, fmt);
-	if (vasprintf(&sql, fmt, ap) < 0)
-		exit(2);
-	va_end(ap);
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/memory.db", zcor_dir(z));
-	sqlite3 *db = NULL;
-	char *err = NULL;
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-		fprintf(stderr, "cannot open %s\n", path);
-		t_failures++;
-	} else {
-		sqlite3_busy_timeout(db, 10000);
-		/* nodes' triggers name nodes_fts, whose tokenizer is zcor's own:
-		 * SQLite needs it registered to prepare any UPDATE of nodes */
-		struct zc_err e = {0};
-		if (zc_fts_register(db, &e) != ZCOR_OK) {
-			fprintf(stderr, "cannot register the zcor tokenizer: %s\n", e.msg);
-			t_failures++;
-		}
-		if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) {
-			fprintf(stderr, "sql failed: %s: %s\n", sql, err ? err : "?");
-			t_failures++;
-		}
-		sqlite3_free(err);
-	}
-	sqlite3_close(db);
-	free(sql);
-}
-
 /* Creates a node (keywords: a JSON array text or NULL); copies its id. */
 static void mk(zcor *z, const char *conv, const char *title, const char *content, const char *keywords,
 	       char out[32])
@@ -353,7 +317,7 @@ static void Z_RECALL_zcor_profile_tie_break(void)
 	json_decref(res);
 
 	/* Z_RECALL_zcor_no_fallback: no hit → nothing, even with a pinned record */
-	sql_exec(z, "UPDATE nodes SET pinned = 1, hits = 40 WHERE id = '%s'", unrelated);
+	t_sql_exec(z, "UPDATE nodes SET pinned = 1, hits = 40 WHERE id = '%s'", unrelated);
 	res = recall1(z, "group:1", "今天天气很好呀");
 	CHECK_STR(header(res), "");
 	CHECK_INT(nitems(res), 0);
@@ -424,7 +388,7 @@ static void Q_RECALL_short_message_single_chars(void)
 		now_ms = T0 - 200 * DAY;
 		mk(z, NULL, "破防", "心理防线被突破，情绪绷不住", "[\"破大防\"]", pofang);
 		mk(z, NULL, "草", "表示好笑（日语 w 的谐音）", NULL, cao);
-		sql_exec(z, "UPDATE nodes SET kind = 'cognition', date = '2025-06-15' WHERE id IN ('%s', '%s')",
+		t_sql_exec(z, "UPDATE nodes SET kind = 'cognition', date = '2025-06-15' WHERE id IN ('%s', '%s')",
 			 pofang, cao);
 		now_ms = T0;
 		mk(z, NULL, "我家的猫叫咪咪", "橘色，很胖", NULL, catnote);
@@ -434,7 +398,7 @@ static void Q_RECALL_short_message_single_chars(void)
 			now_ms = T0 + i * 1000;
 			snprintf(t, sizeof(t), i % 2 ? "防晒霜推荐 %d" : "破旧自行车 %d", i);
 			mk(z, NULL, t, "破 防 破 防 草地", NULL, id);
-			sql_exec(z, "UPDATE nodes SET kind = 'cognition', pinned = 1, hits = 90 WHERE id = '%s'", id);
+			t_sql_exec(z, "UPDATE nodes SET kind = 'cognition', pinned = 1, hits = 90 WHERE id = '%s'", id);
 		}
 		now_ms = T0 + DAY;
 
@@ -469,7 +433,7 @@ static void Q_RECALL_slang_verbatim_always_included_even_when_old(void)
 	char slang[32];
 	now_ms = T0 - 365 * DAY;
 	mk(z, NULL, "绝绝子", "形容好到极点（也可反讽）", "[\"jjz\",\"绝绝紫\"]", slang);
-	sql_exec(z, "UPDATE nodes SET kind = 'cognition', date = '2025-01-01', confidence = '确认' WHERE id = '%s'",
+	t_sql_exec(z, "UPDATE nodes SET kind = 'cognition', date = '2025-01-01', confidence = '确认' WHERE id = '%s'",
 		 slang);
 	/* 30 fresh, pinned, popular slang entries matching the words strongly */
 	for (int i = 0; i < 30; i++) {
@@ -477,7 +441,7 @@ static void Q_RECALL_slang_verbatim_always_included_even_when_old(void)
 		now_ms = T0 - 60000 + i * 1000;
 		snprintf(t, sizeof(t), "奶茶店排队规则%d", i);
 		mk(z, NULL, t, "今天的奶茶店排队好长，奶茶真是好喝，排队规则", NULL, id);
-		sql_exec(z, "UPDATE nodes SET kind = 'cognition', pinned = 1, hits = 100 WHERE id = '%s'", id);
+		t_sql_exec(z, "UPDATE nodes SET kind = 'cognition', pinned = 1, hits = 100 WHERE id = '%s'", id);
 	}
 	now_ms = T0;
 	const char *msgs[] = {"今天的奶茶真是jjz，奶茶店排队好长", "奶茶店排队好长，不过奶茶绝绝子"};
@@ -606,7 +570,7 @@ static void Q_SCOPE_privacy_randomised(void)
 		snprintf(c, sizeof(c), "%s 共享 话题 奶茶 火锅", can);
 		mk(z, conv, "共享话题", c, NULL, ids[i][2]);
 		/* pinned and popular: tempting for the fallback and the ranking */
-		sql_exec(z, "UPDATE nodes SET pinned = 1, hits = %d, section = '%s' WHERE id = '%s'", 50 + i,
+		t_sql_exec(z, "UPDATE nodes SET pinned = 1, hits = %d, section = '%s' WHERE id = '%s'", 50 + i,
 			 i % 2 ? "事实" : "人物", ids[i][2]);
 	}
 	char g1[32], g2[32];
@@ -734,7 +698,7 @@ static void Q_RECALL_superseded_never_recalled(void)
 		snprintf(merged, sizeof(merged), "%s", t_str(r, "node.id") ? t_str(r, "node.id") : "");
 		json_decref(r);
 		/* pinned and popular does not bring them back either */
-		sql_exec(z, "UPDATE nodes SET pinned = 1, hits = 99 WHERE id IN ('%s', '%s', '%s')", old, m1, m2);
+		t_sql_exec(z, "UPDATE nodes SET pinned = 1, hits = 99 WHERE id IN ('%s', '%s', '%s')", old, m1, m2);
 
 		json_t *res = recall1(z, "group:1", "zqhome 和 zqpet 怎么样了");
 		CHECK(item_pos(res, old) < 0);
@@ -772,11 +736,11 @@ static void Q_RECALL_archived_and_uncertain_never_injected(void)
 		mk(z, NULL, "旧闻归档", "ARCHIVEDTEXT 去年的事", "[\"zqnews\"]", arch);
 		mk(z, NULL, "传闻存疑", "DOUBTTEXT 没人确认过", "[\"zqnews\"]", doubt);
 		mk(z, NULL, "确认消息", "CONFIRMEDTEXT 大家都确认了", "[\"zqnews\"]", ok);
-		sql_exec(z, "UPDATE nodes SET tier = 'archive', archive_month = '2025-06', pinned = 1, hits = 99 "
+		t_sql_exec(z, "UPDATE nodes SET tier = 'archive', archive_month = '2025-06', pinned = 1, hits = 99 "
 			    "WHERE id = '%s'",
 			 arch);
-		sql_exec(z, "UPDATE nodes SET confidence = '存疑', pinned = 1, hits = 99 WHERE id = '%s'", doubt);
-		sql_exec(z, "UPDATE nodes SET confidence = '确认' WHERE id = '%s'", ok);
+		t_sql_exec(z, "UPDATE nodes SET confidence = '存疑', pinned = 1, hits = 99 WHERE id = '%s'", doubt);
+		t_sql_exec(z, "UPDATE nodes SET confidence = '确认' WHERE id = '%s'", ok);
 		const char *msgs[] = {"旧闻归档 传闻存疑 确认消息 都说说 zqnews", "zzqqxx"};
 		for (int m = 0; m < 2; m++) {
 			json_t *res = recall1(z, "group:1", msgs[m]);
@@ -823,14 +787,14 @@ static void Q_RECALL_quotas(void)
 		snprintf(t, sizeof(t), "周末火锅聚会%d", i);
 		snprintf(c, sizeof(c), "周末火锅聚会约在老地方，火锅要辣，第%d次", i);
 		mk(z, "group:8", t, c, "[\"火锅\",\"周末\",\"聚会\"]", strong[i]);
-		sql_exec(z, "UPDATE nodes SET section = '事实', pinned = 1, hits = 80 WHERE id = '%s'", strong[i]);
+		t_sql_exec(z, "UPDATE nodes SET section = '事实', pinned = 1, hits = 80 WHERE id = '%s'", strong[i]);
 	}
 	now_ms = T0 - 100 * DAY;
 	for (int i = 0; i < 3; i++) {
 		char t[64];
 		snprintf(t, sizeof(t), "口味偏好%d", i);
 		mk(z, "group:8", t, "喝奶茶只要少糖", NULL, weak[i]);
-		sql_exec(z, "UPDATE nodes SET section = '惯例与偏好' WHERE id = '%s'", weak[i]);
+		t_sql_exec(z, "UPDATE nodes SET section = '惯例与偏好' WHERE id = '%s'", weak[i]);
 	}
 	now_ms = T0 + DAY;
 	const char *msg = "周末火锅聚会大家还去吗，火锅周末聚会，顺便带点奶茶";
@@ -871,8 +835,8 @@ static void Q_RECALL_fallback_scored_no_hit(void)
 	now_ms = T0 - DAY;
 	mk(z, NULL, "最近一条", "RECENTTEXT 昨天的事", NULL, recent);
 	mk(z, "group:9", "别的群置顶", "OTHERGROUP 不该出现", NULL, other);
-	sql_exec(z, "UPDATE nodes SET pinned = 1 WHERE id IN ('%s', '%s')", pinned, other);
-	sql_exec(z, "UPDATE nodes SET hits = 30 WHERE id = '%s'", hot);
+	t_sql_exec(z, "UPDATE nodes SET pinned = 1 WHERE id IN ('%s', '%s')", pinned, other);
+	t_sql_exec(z, "UPDATE nodes SET hits = 30 WHERE id = '%s'", hot);
 	now_ms = T0;
 
 	json_t *res = recall1(z, "group:1", "zzqqxx");
@@ -972,7 +936,7 @@ static void Z_RECALL_budget_zero_disables(void)
 		set_config(z, "{\"recallChars\":0}");
 		char id[32];
 		mk(z, NULL, "zqoff 记录", "OFFTEXT", "[\"zqoff\"]", id);
-		sql_exec(z, "UPDATE nodes SET pinned = 1 WHERE id = '%s'", id);
+		t_sql_exec(z, "UPDATE nodes SET pinned = 1 WHERE id = '%s'", id);
 		json_t *res = recall1(z, "group:1", "zqoff");
 		CHECK_STR(header(res), "");
 		CHECK_INT(nitems(res), 0);
@@ -1342,7 +1306,7 @@ static void X_REINDEX_rebuilds_derived_indexes(void)
 	CHECK(item_pos(res, id) >= 0);
 	json_decref(res);
 	/* lose the derived data: nothing is found any more */
-	sql_exec(z, "DELETE FROM terms; INSERT INTO nodes_fts(nodes_fts) VALUES('delete-all');");
+	t_sql_exec(z, "DELETE FROM terms; INSERT INTO nodes_fts(nodes_fts) VALUES('delete-all');");
 	res = recall1(z, "group:1", "今晚开黑吗");
 	CHECK(item_pos(res, id) < 0);
 	json_decref(res);

@@ -241,43 +241,6 @@ static long long sql_int(zcor *z, const char *fmt, ...)
 	return v;
 }
 
-/* Runs SQL on memory.db through a second, writable connection (as in
- * test_recall.c). */
-static void sql_exec(zcor *z, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sql_exec(zcor *z, const char *fmt, ...)
-{
-	char *sql = NULL;
-	va_list ap;
-	va_start(ap, fmt);
-	if (vasprintf(&sql, fmt, ap) < 0)
-		exit(2);
-	va_end(ap);
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/memory.db", zcor_dir(z));
-	sqlite3 *db = NULL;
-	char *err = NULL;
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-		fprintf(stderr, "cannot open %s\n", path);
-		t_failures++;
-	} else {
-		sqlite3_busy_timeout(db, 10000);
-		/* nodes' triggers name nodes_fts, whose tokenizer is zcor's own:
-		 * SQLite needs it registered to prepare any UPDATE of nodes */
-		struct zc_err e = {0};
-		if (zc_fts_register(db, &e) != ZCOR_OK) {
-			fprintf(stderr, "cannot register the zcor tokenizer: %s\n", e.msg);
-			t_failures++;
-		}
-		if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) {
-			fprintf(stderr, "sql failed: %s: %s\n", sql, err ? err : "?");
-			t_failures++;
-		}
-		sqlite3_free(err);
-	}
-	sqlite3_close(db);
-	free(sql);
-}
-
 /* The recall header for one message (and speaker, if given); caller frees. */
 static char *recall_header(zcor *z, const char *conv, const char *msg, const char *speaker)
 {
@@ -1275,7 +1238,7 @@ static void Q_ROLL_moves_least_active_keeps_pinned(void)
 	json_t *r = upsert_mem(z, "条目00", 0);
 	CHECK_OK(r);
 	json_decref(r);
-	sql_exec(z, "UPDATE nodes SET hits = 9, last_hit_at = %lld WHERE title = '条目00'", T0 - DAY);
+	t_sql_exec(z, "UPDATE nodes SET hits = 9, last_hit_at = %lld WHERE title = '条目00'", T0 - DAY);
 	r = upsert_mem(z, "置顶A", 1);
 	CHECK_OK(r);
 	json_decref(r);
