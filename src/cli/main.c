@@ -45,9 +45,9 @@ const struct cli_cmd cli_cmds[] = {
 	 cmd_prefix},
 	{"reindex", "zcor [--dir D] reindex",
 	 "Rebuilds the derived indexes (the full-text indexes of memories and of the\n"
-	 "message log, the term dictionary) from the memories, people and messages, and\n"
-	 "writes pending hit counts. Memory itself is not changed. Prints\n"
-	 "{\"nodes\": N, \"people\": M, \"messages\": K}.",
+	 "message log, the term dictionary, the line of each view entry) from the\n"
+	 "memories, people and messages, and writes pending hit counts. Memory itself is\n"
+	 "not changed. Prints {\"nodes\": N, \"people\": M, \"messages\": K, \"views\": V}.",
 	 cmd_reindex},
 	{"serve", "zcor [--dir D] serve [--listen ADDR:PORT] [--token T]",
 	 "Serves the memory directory over HTTP: the REST API under /api/v1/, MCP\n"
