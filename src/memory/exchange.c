@@ -119,8 +119,6 @@ static int import_view(struct zc_op *op, const struct zc_view *v, const char *fi
 						json_object_get(u, "line"), "text", json_object_get(u, "text")));
 	zc_free(rendered);
 	json_decref(unparsed);
-	if ((rc = zc_view_index_lines(op->m, v, e)))
-		goto out;
 	json_array_append_new(json_object_get(report, "views"),
 			      json_pack("{s:s, s:I}", "path", v->path, "entries",
 					(json_int_t)json_array_size(json_object_get(doc, "entries"))));
@@ -188,11 +186,9 @@ static int extract_people(struct zc_op *op, const struct zc_view *mv, json_t *re
 		json_decref(p);
 	}
 	json_decref(doc);
-	if (!rc && added) {
+	if (!rc && added)
 		json_object_set_new(report, "peopleExtracted",
 				    json_integer(json_integer_value(json_object_get(report, "peopleExtracted")) + added));
-		rc = zc_view_index_lines(op->m, &pv, e);
-	}
 	return rc;
 }
 

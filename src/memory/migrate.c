@@ -312,7 +312,7 @@ static int apply_body(struct zc_op *op, json_t *args, json_t **out, struct zc_er
 				break;
 		}
 	}
-	if (!rc && !(rc = zc_view_index_lines(op->m, &cog, e)) && !(rc = zc_view_index_lines(op->m, &stk, e)))
+	if (!rc)
 		*out = json_pack("{s:I}", "applied", (json_int_t)json_array_size(actions));
 	return rc;
 }

@@ -193,7 +193,7 @@ static int after_change(struct zc_op *op, const struct zc_view *v, json_t *resul
 		json_object_set(snap, "archived", json_object_get(result, "archived"));
 	zc_op_after(op, snap);
 	long long count = 0;
-	if ((rc = zc_view_index_lines(op->m, v, e)) || (rc = zc_view_count(op->m, v, &count, e))) {
+	if ((rc = zc_view_count(op->m, v, &count, e))) {
 		json_decref(unparsed);
 		goto out;
 	}

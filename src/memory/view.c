@@ -2005,8 +2005,6 @@ int zc_view_rollover(struct zc_op *op, const char *conv, long long *moved, json_
 			     abytes, zc_view_limit(op->m, &arch));
 		goto failed;
 	}
-	if ((rc = zc_view_index_lines(op->m, &hot, e)) || (rc = zc_view_index_lines(op->m, &arch, e)))
-		goto failed;
 	rc = zc_exec(&op->m->store, "RELEASE zc_rollover", e);
 	goto out;
 failed:
@@ -2133,10 +2131,11 @@ int zc_view_refresh_dirty(struct zc_mem *m, json_t *changed, struct zc_err *e)
 		if (changed)
 			json_array_append(changed, p);
 	}
+	size_t n = json_array_size(paths);
 	json_decref(paths);
-	if (!rc && json_array_size(paths) == 0)
-		return ZCOR_OK;
-	return rc ? rc : zc_exec(&m->store, "DELETE FROM view_dirty", e);
+	if (rc || n == 0)
+		return rc;
+	return zc_exec(&m->store, "DELETE FROM view_dirty", e);
 }
 
 /* ---- mirror/ ---------------------------------------------------------------- */

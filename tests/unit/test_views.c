@@ -1831,7 +1831,40 @@ static void Q_VIEW_prefix_names_the_search_exits(void)
 	zcor_close(z);
 }
 
+/* removing a line kept as written moves the entries below it: their
+ * citations follow (lines without rows are tracked as well) */
+static void Q_VIEW_citations_follow_removed_unparsed_lines(void)
+{
+	zcor *z = open_views(NULL);
+	json_t *r = qm(z, NULL, "{\"action\":\"write\",\"path\":\"COGNITION.md\",\"content\":"
+			     "\"## 谐音\\n- 只有一段\\n随手记的一行\\n- 蚌埠住了｜忍不住笑了\\n\"}");
+	CHECK_OK(r);
+	json_decref(r);
+	/* the stale marks are consumed by the operation that made them */
+	CHECK_INT(t_sql_int(zcor_dir(z), "SELECT count(*) FROM view_dirty"), 0);
+	char *t = view_text(z, NULL, "COGNITION.md");
+	int gone = line_no(t, "随手记的一行");
+	free(t);
+	r = qm(z, NULL, "{\"action\":\"remove\",\"path\":\"COGNITION.md\",\"line\":%d}", gone);
+	CHECK_OK(r);
+	json_decref(r);
+	t = view_text(z, NULL, "COGNITION.md");
+	CHECK_LACKS(t, "随手记的一行");
+	char *id = sql_str(z, "SELECT id FROM nodes WHERE title = '蚌埠住了'");
+	char *h = recall_header(z, "group:1", "蚌埠住了", NULL);
+	char *cite = NULL;
+	if (asprintf(&cite, "[%s · COGNITION.md#L%d]", id, line_no(t, "- 蚌埠住了｜忍不住笑了")) < 0)
+		exit(2);
+	CHECK_HAS(h, cite);
+	free(cite);
+	free(h);
+	free(id);
+	free(t);
+	zcor_close(z);
+}
+
 const struct t_case t_cases[] = {
+	{"Q_VIEW_citations_follow_removed_unparsed_lines", Q_VIEW_citations_follow_removed_unparsed_lines},
 	{"Q_VIEW_prefix_names_the_search_exits", Q_VIEW_prefix_names_the_search_exits},
 	{"Q_VIEW_seed_upserts_render_exactly", Q_VIEW_seed_upserts_render_exactly},
 	{"Q_VIEW_upsert_same_name_replaces_in_place", Q_VIEW_upsert_same_name_replaces_in_place},
