@@ -5,9 +5,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+
+import { mkTmp } from '../tmpdir.mjs';
 
 const BIN = process.env.ZCOR_BIN;
 assert.ok(BIN, 'ZCOR_BIN must name the zcor binary');
@@ -28,7 +29,7 @@ function cleanEnv(extra = {}) {
 }
 
 function tmp() {
-  return mkdtempSync(join(tmpdir(), 'zcor-cli-'));
+  return mkTmp('zcor-cli-');
 }
 
 // Runs zcor once; returns { status, stdout, stderr }.

@@ -15,13 +15,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { startProxy } from './conformance-proxy.mjs';
+import { mkTmp } from '../tmpdir.mjs';
 
 const BIN = process.env.ZCOR_BIN;
 assert.ok(BIN, 'ZCOR_BIN must name the zcor binary');
@@ -126,7 +126,7 @@ test('MCP conformance suite (all server scenarios) against zcor serve matches th
   const baseline = new Map(JSON.parse(readFileSync(BASELINE, 'utf8')).expectedFailures
     .map((e) => [e.scenario, e.reason]));
 
-  const work = mkdtempSync(join(tmpdir(), 'zcor-conformance-'));
+  const work = mkTmp('zcor-conformance-');
   const dir = join(work, 'memory');
   const outDir = join(work, 'results');
   const srv = await startServe(dir);

@@ -4,13 +4,14 @@
 // the official TypeScript SDK client acting as the host.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+import { mkTmp } from '../tmpdir.mjs';
 
 const BIN = process.env.ZCOR_BIN;
 assert.ok(BIN, 'ZCOR_BIN must name the zcor binary');
@@ -47,7 +48,7 @@ async function write(client, title, content) {
 }
 
 test('search asks the client to sample when no provider is configured', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'zcor-sampling-'));
+  const dir = mkTmp('zcor-sampling-');
   let target;
   const { client, seen } = await connect(dir, () => JSON.stringify({ ids: [target] }));
   try {
@@ -70,7 +71,7 @@ test('search asks the client to sample when no provider is configured', async ()
 });
 
 test('an id outside the candidates from sampling is a tool error', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'zcor-sampling-'));
+  const dir = mkTmp('zcor-sampling-');
   const { client } = await connect(dir, () => JSON.stringify({ ids: ['m999999'] }));
   try {
     await write(client, '周五固定开黑', '八点');
@@ -83,7 +84,7 @@ test('an id outside the candidates from sampling is a tool error', async () => {
 });
 
 test('without sampling and without a provider, search says no_provider', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'zcor-sampling-'));
+  const dir = mkTmp('zcor-sampling-');
   const { client } = await connect(dir, null);
   try {
     await write(client, '周五固定开黑', '八点');
@@ -96,7 +97,7 @@ test('without sampling and without a provider, search says no_provider', async (
 });
 
 test('a configured provider wins over sampling', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'zcor-sampling-'));
+  const dir = mkTmp('zcor-sampling-');
   // a provider nobody listens on: the search must fail with its error, not sample
   writeFileSync(join(dir, 'config.json'), JSON.stringify({
     provider: { baseUrl: 'http://127.0.0.1:9/v1', model: 'm', timeoutMs: 1000, maxRetries: 0 },

@@ -8,8 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
@@ -17,6 +16,8 @@ import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+
+import { mkTmp } from '../tmpdir.mjs';
 
 const BIN = process.env.ZCOR_BIN;
 assert.ok(BIN, 'ZCOR_BIN must name the zcor binary');
@@ -39,7 +40,7 @@ function cleanEnv() {
 }
 
 function tmp() {
-  return mkdtempSync(join(tmpdir(), 'zcor-mcp-'));
+  return mkTmp('zcor-mcp-');
 }
 
 function zcorArgs(dir, conv) {

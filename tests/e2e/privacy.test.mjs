@@ -6,12 +6,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+import { mkTmp } from '../tmpdir.mjs';
 
 const BIN = process.env.ZCOR_BIN;
 assert.ok(BIN, 'ZCOR_BIN must name the zcor binary');
@@ -45,7 +46,7 @@ async function call(client, name, args) {
 
 // A store with global memory and two other conversations holding canaries.
 function setup() {
-  const dir = mkdtempSync(join(tmpdir(), 'zcor-privacy-'));
+  const dir = mkTmp('zcor-privacy-');
   const globalNode = cli(dir, ['tool', 'zcor_memory_write', JSON.stringify({ title: '全局记忆', content: '大家都知道的事' })]).node.id;
   cli(dir, ['tool', 'qq_memory', JSON.stringify({ action: 'upsert', path: 'PEOPLE.md', name: 'kaguya', qq: '100000001', meaning: '群主' })]);
   cli(dir, ['tool', 'qq_memory', JSON.stringify({ action: 'upsert', path: 'COGNITION.md', name: '蚌埠住了', meaning: '忍不住笑了', type: '谐音' })]);
@@ -63,7 +64,7 @@ function setup() {
 }
 
 function exportAll(dir) {
-  const out = join(mkdtempSync(join(tmpdir(), 'zcor-privacy-x-')), 'x');
+  const out = join(mkTmp('zcor-privacy-x-'), 'x');
   cli(dir, ['export', 'qq-memory', out]);
   // everything but what private:200 may write into its own scope
   const state = cli(dir, ['tool', 'zcor_memory_query', '{"limit":100}']).items.filter((n) => n.scope !== 'private:200');

@@ -8,10 +8,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+import { mkTmp } from '../tmpdir.mjs';
 
 const BIN = process.env.ZCOR_BIN;
 assert.ok(BIN, 'ZCOR_BIN must name the zcor binary');
@@ -97,7 +98,7 @@ function toolSync(dir, name, args) {
 // A memory directory with two 咖啡 memories (candidates) and one other,
 // and config.json pointing at the fake server.
 function setup(baseUrl, provider = {}) {
-  const dir = mkdtempSync(join(tmpdir(), 'zcor-provider-'));
+  const dir = mkTmp('zcor-provider-');
   const a = toolSync(dir, 'zcor_memory_write', { title: '咖啡店在东门', content: '学校东门那家咖啡店周一休息' }).node;
   const b = toolSync(dir, 'zcor_memory_write', { title: '最喜欢的咖啡', content: '燕麦拿铁，少冰，不加糖' }).node;
   toolSync(dir, 'zcor_memory_write', { title: '天气', content: '周末下雨' });

@@ -4,16 +4,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+
+import { mkTmp } from '../tmpdir.mjs';
 
 const BIN = process.env.ZCOR_BIN;
 const FIXTURE = join(process.env.ZCOR_FIXTURES, 'qq-memory');
 assert.ok(BIN && process.env.ZCOR_FIXTURES, 'ZCOR_BIN and ZCOR_FIXTURES must be set');
 
 function tmp() {
-  return mkdtempSync(join(tmpdir(), 'zcor-qqdir-'));
+  return mkTmp('zcor-qqdir-');
 }
 
 function zcor(args) {

@@ -9,14 +9,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+import { mkTmp } from '../tmpdir.mjs';
 
 const BIN = process.env.ZCOR_BIN;
 assert.ok(BIN, 'ZCOR_BIN must name the zcor binary');
@@ -28,7 +29,7 @@ function cleanEnv(extra = {}) {
   return e;
 }
 
-const tmp = () => mkdtempSync(join(tmpdir(), 'zcor-transcript-'));
+const tmp = () => mkTmp('zcor-transcript-');
 
 async function freePort() {
   const s = createNetServer();

@@ -6,11 +6,12 @@
 // pictures: `ZCOR_SCREENSHOTS=$PWD/docs/screenshots ctest -L ui`).
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
+
+import { mkTmp } from '../tmpdir.mjs';
 
 export const BIN = process.env.ZCOR_BIN;
 assert.ok(BIN, 'ZCOR_BIN must name the zcor binary');
@@ -25,7 +26,7 @@ export function cleanEnv() {
 }
 
 export function tmp() {
-  return mkdtempSync(join(tmpdir(), 'zcor-ui-'));
+  return mkTmp('zcor-ui-');
 }
 
 export async function freePort() {

@@ -5,27 +5,110 @@
 #define _GNU_SOURCE
 #include "harness.h"
 
+#include <errno.h>
+#include <ftw.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "store/store.h" /* zc_fts_register, for t_sql_exec's connection */
 
 int t_failures;
 
+/* Every t_tmpdir() of one run lives in one root directory, made on first
+ * use: removed at the end of main when every case passed, kept (and named)
+ * when one failed, so the developer can look. */
+static char *tmp_root;
+static pid_t tmp_owner;  /* forked children must not report the root */
+static int tmp_done;     /* removed or reported at the end of main */
+static char **tmp_dirs;  /* kept for the whole run: callers hold them */
+static size_t tmp_ndirs, tmp_cap;
+
+/* A helper that gives up (exit(2): a store that cannot be opened) leaves
+ * the root behind: say where. */
+static void tmp_report_exit(void)
+{
+	if (tmp_root && !tmp_done && getpid() == tmp_owner)
+		fprintf(stderr, "temporary directories kept in %s\n", tmp_root);
+}
+
 const char *t_tmpdir(void)
 {
-	static char dirs[256][512];
-	static int ndirs;
-	const char *base = getenv("TMPDIR");
-	char *tmpl = dirs[ndirs++ % 256];
-	snprintf(tmpl, 512, "%s/zcor-test-XXXXXX", base && *base ? base : "/tmp");
-	if (!mkdtemp(tmpl)) {
-		perror("mkdtemp");
+	if (!tmp_root) {
+		const char *base = getenv("TMPDIR");
+		if (asprintf(&tmp_root, "%s/zcor-test-XXXXXX", base && *base ? base : "/tmp") < 0)
+			exit(2);
+		if (!mkdtemp(tmp_root)) {
+			perror("mkdtemp");
+			exit(2);
+		}
+		/* others may pass through, not list: test_faults' nobody must
+		 * reach the directories it makes world-readable */
+		chmod(tmp_root, 0711);
+		tmp_owner = getpid();
+		atexit(tmp_report_exit);
+	}
+	if (tmp_ndirs == tmp_cap) {
+		tmp_cap = tmp_cap ? tmp_cap * 2 : 64;
+		tmp_dirs = realloc(tmp_dirs, tmp_cap * sizeof(*tmp_dirs));
+		if (!tmp_dirs)
+			exit(2);
+	}
+	char *dir = NULL;
+	if (asprintf(&dir, "%s/%zu", tmp_root, tmp_ndirs + 1) < 0)
+		exit(2);
+	if (mkdir(dir, 0700) != 0) {
+		perror(dir);
 		exit(2);
 	}
-	return tmpl;
+	tmp_dirs[tmp_ndirs++] = dir;
+	return dir;
+}
+
+/* Before removal, give the owner rwx on every directory: one that a case
+ * left read-only stops the removal unless we run as root. nftw reports
+ * FTW_D once it opened a directory, FTW_DNR when it could not: that one is
+ * walked again once readable. */
+static int tmp_unlock(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)f;
+	if (flag != FTW_D && flag != FTW_DNR)
+		return 0;
+	if ((st->st_mode & S_IRWXU) == S_IRWXU || chmod(path, (st->st_mode & 07777) | S_IRWXU) != 0)
+		return 0;
+	return flag == FTW_DNR ? nftw(path, tmp_unlock, 16, FTW_PHYS) : 0;
+}
+
+static int tmp_remove(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	(void)f;
+	if (remove(path) != 0 && errno != ENOENT)
+		fprintf(stderr, "cannot remove %s: %s\n", path, strerror(errno));
+	return 0;
+}
+
+/* At the end of main, not atexit: the forked children of test_faults must
+ * not touch what the parent still checks. */
+static void tmp_finish(int failed)
+{
+	if (!tmp_root)
+		return;
+	tmp_done = 1;
+	if (failed) {
+		fprintf(stderr, "temporary directories kept in %s\n", tmp_root);
+		return;
+	}
+	nftw(tmp_root, tmp_unlock, 16, FTW_PHYS);
+	nftw(tmp_root, tmp_remove, 16, FTW_DEPTH | FTW_PHYS);
+	for (size_t i = 0; i < tmp_ndirs; i++)
+		free(tmp_dirs[i]);
+	free(tmp_dirs);
+	free(tmp_root);
+	tmp_root = NULL;
 }
 
 zcor *t_open_dir(const char *dir)
@@ -142,16 +225,20 @@ int main(int argc, char **argv)
 		if (!wanted)
 			continue;
 		int before = t_failures;
+		size_t dirs_before = tmp_ndirs;
 		c->fn();
 		ran++;
 		if (t_failures != before) {
 			failed_cases++;
 			fprintf(stderr, "FAIL %s\n", c->name);
+			for (size_t i = dirs_before; i < tmp_ndirs; i++)
+				fprintf(stderr, "     kept %s\n", tmp_dirs[i]);
 		} else {
 			printf("ok   %s\n", c->name);
 		}
 	}
 	printf("%d passed, %d failed\n", ran - failed_cases, failed_cases);
+	tmp_finish(failed_cases);
 	return failed_cases ? 1 : 0;
 }
 

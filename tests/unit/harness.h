@@ -51,7 +51,9 @@ struct t_case {
 /* Each test file defines: const struct t_case t_cases[] = {{"name", fn}, …, {0}}; */
 extern const struct t_case t_cases[];
 
-/* A new empty directory under $TMPDIR (the caller does not free it). */
+/* A new empty directory, valid for the whole run (the caller does not free
+ * it). All of a run's are in one $TMPDIR/zcor-test-XXXXXX, which main
+ * removes when every case passed and keeps (and names) otherwise. */
 const char *t_tmpdir(void);
 /* Opens a fresh memory directory. */
 zcor *t_open(void);
