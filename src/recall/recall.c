@@ -394,6 +394,10 @@ static int gather_terms(struct recall *r, const char *norm)
 #define CURRENT_SQL                                                                            \
 	"+n.superseded_by IS NULL AND +n.tier = 'hot' AND coalesce(n.confidence, '') <> '存疑' "  \
 	"AND +n.kind <> 'document' AND (+n.scope = 'global' OR +n.scope = ?9)"
+/* the same, read from the nodes_recall index */
+#define CURRENT_INDEXED_SQL                                                                    \
+	"n.superseded_by IS NULL AND n.tier = 'hot' AND coalesce(n.confidence, '') <> '存疑' "    \
+	"AND n.kind <> 'document' AND (n.scope = 'global' OR n.scope = ?9)"
 
 static void bind_conv(struct recall *r, sqlite3_stmt *st)
 {
@@ -566,6 +570,49 @@ static void add_idf(struct seqmap *map, struct lexhit **hits, size_t *nhits, siz
 	}
 }
 
+/* SQLite's varint, as FTS5 writes the token counts of a row. */
+static const unsigned char *get_varint(const unsigned char *p, const unsigned char *end,
+				       long long *v)
+{
+	unsigned long long x = 0;
+	for (int i = 0; i < 9 && p < end; i++) {
+		if (i == 8) {
+			x = (x << 8) | *p++;
+			break;
+		}
+		x = (x << 7) | (*p & 0x7f);
+		if (!(*p++ & 0x80))
+			break;
+	}
+	*v = (long long)x;
+	return p;
+}
+
+/* The length of a lexical candidate for the BM25-like damping: the tokens
+ * of its title and content, from FTS5's own per-row counts (a small dense
+ * table: the row itself is not read until the record is picked). */
+static int doc_length(struct recall *r, struct item *x)
+{
+	sqlite3_stmt *st = zc_stmt(&r->m->store, "SELECT sz FROM nodes_fts_docsize WHERE id = ?1", r->e);
+	if (!st)
+		return r->e->code;
+	sqlite3_bind_int64(st, 1, x->seq);
+	int step = sqlite3_step(st);
+	if (step == SQLITE_ROW) {
+		const unsigned char *p = sqlite3_column_blob(st, 0);
+		const unsigned char *end = p + sqlite3_column_bytes(st, 0);
+		long long col[4] = {0}; /* title, keywords, content, recall_tag */
+		for (int i = 0; i < 4 && p && p < end; i++)
+			p = get_varint(p, end, &col[i]);
+		x->length = col[0] + col[2];
+	} else if (step != SQLITE_DONE) {
+		sqlite3_reset(st);
+		return zc_store_fail(&r->m->store, step, r->e, "recall (lengths)");
+	}
+	sqlite3_reset(st);
+	return ZCOR_OK;
+}
+
 /*
  * scored: character-bigram IDF lexical score (seed 003). Each token of the
  * message (bigrams; a lone character in a short message as a prefix
@@ -666,8 +713,12 @@ static int lexical_candidates(struct recall *r, const char *norm, int short_mess
 	}
 	if (nhits) {
 		qsort(hits, nhits, sizeof(*hits), by_lex);
-		for (size_t k = 0; k < nhits && k < ZC_LEXICAL_KEEP; k++)
-			item_of(r, 'n', hits[k].seq)->lexraw = hits[k].score;
+		for (size_t k = 0; k < nhits && k < ZC_LEXICAL_KEEP; k++) {
+			struct item *x = item_of(r, 'n', hits[k].seq);
+			x->lexraw = hits[k].score;
+			if ((rc = doc_length(r, x)))
+				goto out;
+		}
 	}
 out:
 	seqmap_clear(&map);
@@ -794,9 +845,13 @@ static int terms_in_title_or_keywords(const struct item *x, const json_t *terms)
 }
 
 /* What scoring needs of a node, without its content (phase 1). */
-#define LIGHT_COLS                                                                       \
-	"n.seq, n.id, n.title, n.kind, n.section, n.date, n.expires, n.pinned, n.hits, "    \
-	"n.updated_at, n.title_norm, n.keywords, n.scope, length(n.title) + length(n.content)"
+/* What scoring reads of a node: every column is in the nodes_recall index,
+ * so the scored profile loads its candidates from that index alone. */
+#define SCORE_COLS                                                                             \
+	"n.seq, n.id, n.kind, n.section, n.date, n.expires, n.pinned, n.hits, n.updated_at, n.scope"
+/* ... and the title, keywords and length the zcor profile and the
+ * fallback read from the row itself */
+#define LIGHT_COLS SCORE_COLS ", n.title, n.title_norm, n.keywords, length(n.title) + length(n.content)"
 
 static void copy_col(char *dst, size_t cap, sqlite3_stmt *st, int i)
 {
@@ -810,25 +865,34 @@ static char *dup_col(sqlite3_stmt *st, int i)
 	return zc_strdup(v ? v : "");
 }
 
-static void light_from_row(struct item *x, sqlite3_stmt *st, int with_keywords)
+/* A row of SCORE_COLS; returns 0 if the item was loaded already. */
+static int score_from_row(struct item *x, sqlite3_stmt *st)
 {
 	if (x->loaded)
-		return;
+		return 0;
 	x->loaded = 1;
 	copy_col(x->id, sizeof(x->id), st, 1);
-	x->title = dup_col(st, 2);
-	copy_col(x->kindname, sizeof(x->kindname), st, 3);
-	copy_col(x->section, sizeof(x->section), st, 4);
-	copy_col(x->date, sizeof(x->date), st, 5);
-	copy_col(x->expires, sizeof(x->expires), st, 6);
-	x->pinned = sqlite3_column_int(st, 7);
-	x->hits = sqlite3_column_int64(st, 8);
-	x->updated = sqlite3_column_int64(st, 9);
+	copy_col(x->kindname, sizeof(x->kindname), st, 2);
+	copy_col(x->section, sizeof(x->section), st, 3);
+	copy_col(x->date, sizeof(x->date), st, 4);
+	copy_col(x->expires, sizeof(x->expires), st, 5);
+	x->pinned = sqlite3_column_int(st, 6);
+	x->hits = sqlite3_column_int64(st, 7);
+	x->updated = sqlite3_column_int64(st, 8);
+	copy_col(x->scope, sizeof(x->scope), st, 9);
+	return 1;
+}
+
+/* A row of LIGHT_COLS. */
+static void light_from_row(struct item *x, sqlite3_stmt *st, int with_keywords)
+{
+	if (!score_from_row(x, st))
+		return;
+	x->title = dup_col(st, 10);
 	if (with_keywords) {
-		x->title_norm = dup_col(st, 10);
-		x->keywords = dup_col(st, 11);
+		x->title_norm = dup_col(st, 11);
+		x->keywords = dup_col(st, 12);
 	}
-	copy_col(x->scope, sizeof(x->scope), st, 12);
 	x->length = sqlite3_column_int64(st, 13);
 }
 
@@ -851,9 +915,14 @@ static int load_items(struct recall *r)
 	for (size_t i = 0; i < r->n; i++)
 		json_array_append_new(r->it[i].kind == 'n' ? nseqs : pseqs, json_integer(r->it[i].seq));
 	int rc = ZCOR_OK, step;
+	/* scored reads the index alone (its title comes with the content of
+	 * what is picked); zcor matches titles and keywords, so it reads rows */
+	int by_title = r->profile == ZC_PROFILE_ZCOR;
 	sqlite3_stmt *st = zc_stmt(&r->m->store,
-				   "SELECT " LIGHT_COLS " FROM json_each(?1) j CROSS JOIN nodes n "
-				   "ON n.seq = j.value WHERE " CURRENT_SQL,
+				   by_title ? "SELECT " LIGHT_COLS " FROM json_each(?1) j CROSS JOIN nodes n "
+					  "ON n.seq = j.value WHERE " CURRENT_SQL
+					: "SELECT " SCORE_COLS " FROM json_each(?1) j CROSS JOIN nodes n "
+					  "INDEXED BY nodes_recall ON n.seq = j.value WHERE " CURRENT_INDEXED_SQL,
 				   r->e);
 	if (!st) {
 		rc = r->e->code;
@@ -861,9 +930,13 @@ static int load_items(struct recall *r)
 	}
 	sqlite3_bind_text(st, 1, zc_json_dump(nseqs), -1, zc_free);
 	bind_conv(r, st);
-	while ((step = sqlite3_step(st)) == SQLITE_ROW)
-		light_from_row(item_of(r, 'n', sqlite3_column_int64(st, 0)), st,
-			       r->profile == ZC_PROFILE_ZCOR);
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		struct item *x = item_of(r, 'n', sqlite3_column_int64(st, 0));
+		if (by_title)
+			light_from_row(x, st, 1);
+		else
+			score_from_row(x, st);
+	}
 	sqlite3_reset(st);
 	if (step != SQLITE_DONE) {
 		rc = zc_store_fail(&r->m->store, step, r->e, "recall (loading)");
@@ -1558,8 +1631,8 @@ int zc_recall(struct zc_mem *m, const json_t *req, json_t **out, struct zc_err *
 			npicked = fallback_select(&r);
 		}
 	}
-	if (!rc)
-		rc = load_full(&r, npicked);
+	if (!rc) /* --explain shows the titles of what was left out too */
+		rc = load_full(&r, explain ? r.n : npicked);
 	if (!rc)
 		rc = pack_items(&r, npicked, &p, items);
 	zc_store_rollback(&m->store); /* read only */
