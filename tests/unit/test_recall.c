@@ -816,6 +816,23 @@ static void Q_RECALL_quotas(void)
 	if (prefs < 1)
 		fprintf(stderr, "  tight budget: %s\n%s\n", item_ids(res), header(res));
 	json_decref(res);
+
+	/* --explain names what the quota cut, by title too (scoring reads no
+	 * titles: they are loaded for the explanation) */
+	int rc = -1, cut = 0;
+	res = recall_req(z, json_pack("{s:s, s:[s], s:b}", "conversation", "group:8", "messages", msg,
+				      "explain", 1), &rc);
+	CHECK_INT(rc, ZCOR_OK);
+	size_t i;
+	json_t *x;
+	json_array_foreach(t_get(res, "explain"), i, x) {
+		const char *title = t_str(x, "title");
+		CHECK(title && (strstr(title, "周末火锅聚会") == title || strstr(title, "口味偏好") == title));
+		if (!json_is_true(t_get(x, "included")) && title && strstr(title, "周末火锅聚会"))
+			cut++;
+	}
+	CHECK(cut > 0);
+	json_decref(res);
 	zcor_close(z);
 }
 
