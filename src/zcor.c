@@ -40,6 +40,12 @@ const char *zcor_errmsg(zcor *z) { return z ? z->err.msg : "no handle"; }
 
 const char *zcor_dir(zcor *z) { return z->mem.dir; }
 
+/* Not in zcor.h: zcor-bench counts the pages SQLite had to read for each
+ * recall (sqlite3_db_status, SQLITE_DBSTATUS_CACHE_MISS), a measure of
+ * the cold-cache tail that the machine's timing noise does not blur. */
+struct zc_mem *zc_bench_mem(zcor *z);
+struct zc_mem *zc_bench_mem(zcor *z) { return &z->mem; }
+
 int zcor_open(zcor **out, const char *dir, char **errmsg)
 {
 	pthread_once(&init_once, init_libs);
