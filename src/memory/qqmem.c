@@ -426,6 +426,31 @@ static int act_remove(struct zc_op *op, json_t *args, json_t **out, struct zc_er
 	return after_change(op, &v, *out, NULL, 0, e);
 }
 
+/* The lines of a written text that were kept verbatim rather than read as
+ * entries, each with its line in that text and the reason, so that the
+ * model sees at once what it may have meant differently. */
+#define KEPT_LISTED 20
+static void kept_as_written(const json_t *doc, json_t *out)
+{
+	json_t *list = json_array();
+	size_t i;
+	json_t *u;
+	json_array_foreach(json_object_get(doc, "unparsed"), i, u) {
+		if (i == KEPT_LISTED)
+			break;
+		json_array_append_new(list, json_pack("{s:I, s:O, s:O}", "line",
+						      (json_int_t)json_number_value(json_object_get(u, "pos")),
+						      "text", json_object_get(u, "text"), "why",
+						      json_object_get(u, "why")));
+	}
+	if (json_array_size(list))
+		json_object_set(out, "keptAsWritten", list);
+	size_t n = json_array_size(json_object_get(doc, "unparsed"));
+	if (n > KEPT_LISTED)
+		json_object_set_new(out, "keptAsWrittenNotListed", json_integer((json_int_t)(n - KEPT_LISTED)));
+	json_decref(list);
+}
+
 static int act_write(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e, int append)
 {
 	struct zc_view v;
@@ -478,6 +503,7 @@ static int act_write(struct zc_op *op, json_t *args, json_t **out, struct zc_err
 	*out = json_pack("{s:s, s:I, s:I}", "action", append ? "append" : "write", "parsedEntries",
 			 (json_int_t)json_array_size(json_object_get(doc, "entries")), "mergedDuplicates",
 			 (json_int_t)json_integer_value(json_object_get(doc, "duplicates")));
+	kept_as_written(doc, *out);
 	rc = after_change(op, &v, *out, NULL, 1, e);
 out:
 	json_decref(doc);

@@ -894,6 +894,71 @@ static char *entry_key(const struct zc_view *v, const json_t *x)
 	return zc_buf_detach(&b);
 }
 
+/* Does the level-1 heading `line` ("# …") name view v — its path, its
+ * file name, or archive/YYYY-MM.md? That line is the view's own title,
+ * which rendering generates; any other "# …" line is the model's text. */
+static int names_view(const struct zc_view *v, const char *line)
+{
+	const char *t = line + 2, *base = strrchr(v->path, '/');
+	char arch[32] = "";
+	while (*t == ' ' || *t == '\t')
+		t++;
+	if (v->kind == ZC_VIEW_ARCHIVE)
+		snprintf(arch, sizeof(arch), "archive/%s.md", v->month);
+	const char *names[] = {v->path, base ? base + 1 : v->path, arch};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		size_t n = strlen(names[i]);
+		if (!n || strncmp(t, names[i], n) != 0)
+			continue;
+		unsigned char after = (unsigned char)t[n];
+		if (after == '\0' || after == ' ' || after == '\t' || after >= 0x80)
+			return 1;
+	}
+	return 0;
+}
+
+/* A line kept verbatim: {text, pos, section?, why}; only the line end is
+ * trimmed. */
+static json_t *kept_line(const char *raw, size_t n, double pos, const char *section, const char *why)
+{
+	while (n && (raw[n - 1] == ' ' || raw[n - 1] == '\t' || raw[n - 1] == '\r'))
+		n--;
+	json_t *u = json_pack("{s:s%, s:f, s:s}", "text", raw, n, "pos", pos, "why", why);
+	if (section)
+		json_object_set_new(u, "section", json_string(section));
+	return u;
+}
+
+static int by_unparsed_pos(const void *a, const void *b)
+{
+	double x = json_number_value(json_object_get(*(json_t *const *)a, "pos")),
+	       y = json_number_value(json_object_get(*(json_t *const *)b, "pos"));
+	return x < y ? -1 : x > y;
+}
+
+/* The kept lines in the order they were written (a line demoted by a later
+ * one of the same name was added to the list late). */
+static void sort_by_pos(json_t *arr)
+{
+	size_t n = json_array_size(arr);
+	json_t **v = zc_calloc(n + 1, sizeof(*v));
+	for (size_t i = 0; i < n; i++)
+		v[i] = json_incref(json_array_get(arr, i));
+	qsort(v, n, sizeof(*v), by_unparsed_pos);
+	json_array_clear(arr);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, v[i]);
+	zc_free(v);
+}
+
+/*
+ * The normalisation of a written text (seed 003): duplicate headings are
+ * merged, identical lines (within a section) removed, and the view's own
+ * title line replaced by the rendered one. Nothing else is dropped: a line
+ * that is not an entry, another "# …" heading, and an earlier line whose
+ * name appears again below (the last one is the entry, at its own place)
+ * are kept verbatim as unparsed lines, each with the reason.
+ */
 json_t *zc_view_parse(const struct zc_view *v, const char *text)
 {
 	json_t *doc = json_pack("{s:[], s:[], s:i}", "entries", "unparsed", "duplicates", 0);
@@ -902,10 +967,12 @@ json_t *zc_view_parse(const struct zc_view *v, const char *text)
 		return doc;
 	}
 	json_t *entries = json_object_get(doc, "entries"), *unparsed = json_object_get(doc, "unparsed");
+	/* seen: entry key -> {entry, raw, section}; seen_lines: section + line */
 	json_t *seen = json_object(), *seen_lines = json_object(), *headings = json_object();
-	char *section = NULL;
+	char *section = NULL, *title = NULL;
 	long dups = 0;
 	double pos = 0;
+	int first = 1;
 	for (const char *p = text ? text : ""; *p;) {
 		const char *nl = strchr(p, '\n');
 		size_t n = nl ? (size_t)(nl - p) : strlen(p);
@@ -913,10 +980,21 @@ json_t *zc_view_parse(const struct zc_view *v, const char *text)
 		const char *raw = p;
 		p = nl ? nl + 1 : p + n;
 		pos += 1;
-		if (!*line || (line[0] == '#' && line[1] == ' ')) {
+		if (!*line) {
 			zc_free(line);
 			continue;
 		}
+		int h1 = line[0] == '#' && line[1] == ' ';
+		if (h1 && ((first && names_view(v, line)) || (title && strcmp(line, title) == 0))) {
+			if (title)
+				dups++; /* the title again */
+			else
+				title = zc_strdup(line);
+			first = 0;
+			zc_free(line);
+			continue;
+		}
+		first = 0;
 		if (strncmp(line, "## ", 3) == 0) {
 			zc_free(section);
 			section = zc_strndup_trim(line + 3, strlen(line + 3));
@@ -931,45 +1009,57 @@ json_t *zc_view_parse(const struct zc_view *v, const char *text)
 			zc_free(line);
 			continue;
 		}
-		json_t *x = NULL;
-		if ((line[0] == '-' || line[0] == '*') && line[1] == ' ')
-			x = parse_entry(v, section, line + 2);
-		if (x) {
-			char *key = entry_key(v, x);
-			json_t *old = json_object_get(seen, key);
-			if (old) { /* same name again: the later line replaces it in place */
-				json_object_set(x, "pos", json_object_get(old, "pos"));
-				json_object_clear(old);
-				json_object_update(old, x);
-				dups++;
-			} else {
-				json_object_set_new(x, "pos", json_real(pos));
-				json_array_append(entries, x);
-				json_object_set(seen, key, x);
-			}
-			zc_free(key);
-			json_decref(x);
-		} else {
-			struct zc_buf k = ZC_BUF_INIT;
-			zc_buf_addf(&k, "%s\n%s", section ? section : "", line);
-			if (json_object_get(seen_lines, k.p)) {
-				dups++;
-			} else {
-				json_object_set_new(seen_lines, k.p, json_true());
-				/* kept as written: only the line end is trimmed */
-				size_t rn = n;
-				while (rn && (raw[rn - 1] == ' ' || raw[rn - 1] == '\t' || raw[rn - 1] == '\r'))
-					rn--;
-				json_t *u = json_pack("{s:s%, s:f}", "text", raw, rn, "pos", pos);
-				if (section)
-					json_object_set_new(u, "section", json_string(section));
-				json_array_append_new(unparsed, u);
-			}
-			zc_buf_release(&k);
+		struct zc_buf k = ZC_BUF_INIT;
+		zc_buf_addf(&k, "%s\n%s", section ? section : "", line);
+		int identical = json_object_get(seen_lines, k.p) != NULL;
+		json_object_set_new(seen_lines, k.p, json_true());
+		zc_buf_release(&k);
+		if (identical) {
+			dups++;
+			zc_free(line);
+			continue;
 		}
+		json_t *x = NULL;
+		if (!h1 && (line[0] == '-' || line[0] == '*') && line[1] == ' ')
+			x = parse_entry(v, section, line + 2);
+		if (!x) {
+			json_array_append_new(
+				unparsed,
+				kept_line(raw, n, pos, section,
+					  h1 ? "a level-1 heading other than the view's title: kept as written"
+					     : "not an entry (- name｜meaning…): kept as written"));
+			zc_free(line);
+			continue;
+		}
+		char *key = entry_key(v, x);
+		json_t *old = json_object_get(seen, key);
+		if (old) { /* same name again: the later line is the entry */
+			json_t *oe = json_object_get(old, "entry");
+			for (size_t i = 0; i < json_array_size(entries); i++)
+				if (json_array_get(entries, i) == oe) {
+					json_array_remove(entries, i);
+					break;
+				}
+			const char *ot = zc_json_str(old, "raw");
+			json_array_append_new(
+				unparsed, kept_line(ot, strlen(ot), json_number_value(json_object_get(old, "pos")),
+						    zc_json_str(old, "section"),
+						    "an entry of the same name follows: the later line is "
+						    "the entry, this one is kept as written"));
+		}
+		json_object_set_new(x, "pos", json_real(pos));
+		json_array_append(entries, x);
+		json_t *rec = json_pack("{s:O, s:s%, s:f}", "entry", x, "raw", raw, n, "pos", pos);
+		if (section)
+			json_object_set_new(rec, "section", json_string(section));
+		json_object_set_new(seen, key, rec);
+		zc_free(key);
+		json_decref(x);
 		zc_free(line);
 	}
 	zc_free(section);
+	zc_free(title);
+	sort_by_pos(unparsed);
 	json_object_set_new(doc, "duplicates", json_integer(dups));
 	json_decref(seen);
 	json_decref(seen_lines);

@@ -55,10 +55,16 @@ int zc_view_render(struct zc_mem *m, const struct zc_view *v, char **text, json_
 		   json_t **unparsed, struct zc_err *e);
 
 /*
- * Parses view text into {entries: [entry…], unparsed: [{section, text}…],
- * headings: n, duplicates: n}. An entry is an object of the upsert fields
- * (name, meaning, usage, type, variants, image, scene, section, date, qq,
- * aliases, pinned, confidence, expires, stale, affinity) plus "pos".
+ * Parses view text into {entries: [entry…], unparsed: [{section, text,
+ * pos, why}…], duplicates: n}, normalised as seed 003 says: duplicate
+ * headings merged, identical lines removed (duplicates counts both), the
+ * view's own title line ("# COGNITION.md …", the first line) left to the
+ * renderer. Every other line is an entry or kept verbatim in unparsed
+ * with the reason — another "# …" line, a line that is no entry, and an
+ * earlier line with the name of a later one (the later is the entry).
+ * An entry is an object of the upsert fields (name, meaning, usage, type,
+ * variants, image, scene, section, date, qq, aliases, pinned, confidence,
+ * expires, stale, affinity) plus "pos", its line number in text.
  */
 json_t *zc_view_parse(const struct zc_view *v, const char *text);
 

@@ -603,10 +603,11 @@ static void Q_VIEW_write_normalises_and_keeps_unparsed(void)
 	const char *t = t_str(r, "text");
 	CHECK_INT(count_sub(t, "## 谐音\n"), 1);
 	CHECK_INT(count_sub(t, "## 缩写\n"), 1);
-	CHECK_INT(count_sub(t, "蚌埠住了"), 1);
 	CHECK_INT(count_sub(t, "yyds"), 1);
-	/* the later line of a repeated name wins */
-	CHECK_HAS(t, "- 蚌埠住了｜忍不住笑了｜用法：有人发离谱东西时\n");
+	/* a repeated name: the later line is the entry, the earlier one is
+	 * kept as written (Q_VIEW_write_drops_only_identical_lines) */
+	CHECK_INT(count_lines_equal(t, "- 蚌埠住了｜忍不住笑了｜用法：有人发离谱东西时"), 1);
+	CHECK_INT(count_lines_equal(t, "- 蚌埠住了｜忍不住笑了"), 1);
 	CHECK_INT(count_lines_equal(t, "- 只有一段"), 1);
 	CHECK_INT(count_lines_equal(t, "这里是一段随手写的自由文本"), 1);
 	CHECK_INT(sql_int(z, "SELECT count(*) FROM nodes WHERE kind = 'cognition'"), 2);
@@ -629,6 +630,82 @@ static void Q_VIEW_write_normalises_and_keeps_unparsed(void)
 	CHECK_HAS(t, "- 芜湖｜感叹\n");
 	CHECK(t_str(r, "note") && note_names_line(t_str(r, "note"), line_no(t, "- 只有一段")));
 	json_decref(r);
+	zcor_close(z);
+}
+
+/* Seed 003: a write removes only identical lines (and merges duplicate
+ * headings). Two different lines with one name, and a "# …" line that is
+ * not the view's title, are the model's text: kept verbatim and named in
+ * the result and in read's note — the audit's repro. */
+static void Q_VIEW_write_drops_only_identical_lines(void)
+{
+	zcor *z = open_views(NULL);
+	const char *doc = "# COGNITION.md\n"
+			  "## 谐音\n"
+			  "- 蚌埠住了｜忍不住笑了\n"
+			  "# 注意：以下是旧梗\n"
+			  "- 蚌埠住了｜另一个意思，老群友才懂\n"
+			  "- 蚌埠住了｜另一个意思，老群友才懂\n"
+			  "# 注意：以下是旧梗\n"
+			  "## 缩写\n"
+			  "- yyds｜永远的神\n";
+	json_t *r = qm_text(z, NULL, "write", "COGNITION.md", doc, 0);
+	CHECK_OK(r);
+	CHECK_INT(t_int(r, "parsedEntries"), 2);
+	/* the second copy of each identical line */
+	CHECK_INT(t_int(r, "mergedDuplicates"), 2);
+	CHECK_INT(json_array_size(t_get(r, "keptAsWritten")), 2);
+	CHECK_INT(t_int(r, "keptAsWritten.0.line"), 3);
+	CHECK_STR(t_str(r, "keptAsWritten.0.text"), "- 蚌埠住了｜忍不住笑了");
+	CHECK_HAS(t_str(r, "keptAsWritten.0.why"), "same name");
+	CHECK_INT(t_int(r, "keptAsWritten.1.line"), 4);
+	CHECK_STR(t_str(r, "keptAsWritten.1.text"), "# 注意：以下是旧梗");
+	CHECK_HAS(t_str(r, "keptAsWritten.1.why"), "heading");
+	CHECK_INT(t_int(r, "unparsedLines"), 2);
+	json_decref(r);
+
+	r = qm(z, NULL, "{\"action\":\"read\",\"path\":\"COGNITION.md\"}");
+	const char *t = t_str(r, "text");
+	/* every different line the model wrote is there, once, in its order */
+	CHECK_INT(count_lines_equal(t, "- 蚌埠住了｜忍不住笑了"), 1);
+	CHECK_INT(count_lines_equal(t, "# 注意：以下是旧梗"), 1);
+	CHECK_INT(count_lines_equal(t, "- 蚌埠住了｜另一个意思，老群友才懂"), 1);
+	CHECK_INT(count_lines_equal(t, "- yyds｜永远的神"), 1);
+	CHECK(line_no(t, "- 蚌埠住了｜忍不住笑了") < line_no(t, "# 注意：以下是旧梗"));
+	CHECK(line_no(t, "# 注意：以下是旧梗") < line_no(t, "- 蚌埠住了｜另一个意思，老群友才懂"));
+	/* the title line is the view's own, not a second one */
+	CHECK_INT(count_sub(t, "# COGNITION.md"), 1);
+	CHECK(strncmp(t, "# COGNITION.md — ", strlen("# COGNITION.md — ")) == 0);
+	const char *note = t_str(r, "note");
+	CHECK(note && note_names_line(note, line_no(t, "- 蚌埠住了｜忍不住笑了")));
+	CHECK(note && note_names_line(note, line_no(t, "# 注意：以下是旧梗")));
+	json_decref(r);
+	/* the entry is the later line */
+	char *meaning = sql_str(z, "SELECT content FROM nodes WHERE kind = 'cognition' AND title = '蚌埠住了'");
+	CHECK_STR(meaning, "另一个意思，老群友才懂");
+	free(meaning);
+	CHECK_INT(sql_int(z, "SELECT count(*) FROM nodes WHERE kind = 'cognition'"), 2);
+
+	/* writing back what was read changes nothing */
+	char *before = view_text(z, NULL, "COGNITION.md");
+	r = qm_text(z, NULL, "write", "COGNITION.md", before, 0);
+	CHECK_OK(r);
+	CHECK_INT(t_int(r, "mergedDuplicates"), 0);
+	json_decref(r);
+	char *after = view_text(z, NULL, "COGNITION.md");
+	CHECK_STR(after, before);
+	free(after);
+	free(before);
+
+	/* a "# …" first line that does not name the view is text, too */
+	r = qm_text(z, NULL, "write", "conversations/group-1/MEMORY.md",
+		    "# 群里的老规矩\n## 惯例与偏好\n- 周五固定开黑｜晚上八点，别迟到\n", 0);
+	CHECK_OK(r);
+	json_decref(r);
+	char *mem = view_text(z, NULL, "conversations/group-1/MEMORY.md");
+	CHECK_INT(count_lines_equal(mem, "# 群里的老规矩"), 1);
+	CHECK_HAS(mem, "- 周五固定开黑｜晚上八点，别迟到\n");
+	free(mem);
 	zcor_close(z);
 }
 
@@ -1871,6 +1948,7 @@ const struct t_case t_cases[] = {
 	{"Q_VIEW_remove_by_name_and_by_line", Q_VIEW_remove_by_name_and_by_line},
 	{"Q_VIEW_people_upsert_keeps_affinity", Q_VIEW_people_upsert_keeps_affinity},
 	{"Q_VIEW_write_normalises_and_keeps_unparsed", Q_VIEW_write_normalises_and_keeps_unparsed},
+	{"Q_VIEW_write_drops_only_identical_lines", Q_VIEW_write_drops_only_identical_lines},
 	{"Q_VIEW_write_90_percent_guard", Q_VIEW_write_90_percent_guard},
 	{"Q_VIEW_write_keeps_last_20_versions", Q_VIEW_write_keeps_last_20_versions},
 	{"Q_VIEW_append_adds_at_the_end", Q_VIEW_append_adds_at_the_end},
