@@ -12,7 +12,9 @@
  * hard rule (a file path in COGNITION.md, a media path in STICKERS.md)
  * are kept the same way, for `zcor migrate cognition` and the doctor.
  * Q-PEOPLE: each group MEMORY.md's 「## 人」 section adds the people not
- * yet known (only adds, never changes one; private chats never).
+ * yet known (only adds, never changes one; private chats never). Q-ROLL:
+ * an imported MEMORY.md over the threshold rolls over in the same
+ * transaction, as after a qq_memory change.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -80,6 +82,52 @@ static void quarantine(const struct zc_view *v, json_t *doc, json_t *report)
 	json_object_set_new(doc, "entries", keep);
 }
 
+/* Entries of an imported MEMORY.md that rollover has already moved to the
+ * archive (the same line: this directory was imported before) stay there,
+ * so that importing a directory again does not bring them back. */
+static int skip_archived(struct zc_mem *m, const struct zc_view *v, json_t *doc, json_t *report,
+			 struct zc_err *e)
+{
+	json_t *entries = json_object_get(doc, "entries"), *keep = json_array();
+	size_t i;
+	json_t *x;
+	int rc = ZCOR_OK;
+	json_array_foreach(entries, i, x) {
+		int same = 0;
+		if ((rc = zc_view_archived_same(m, v, x, &same, e)))
+			break;
+		if (!same) {
+			json_array_append(keep, x);
+			continue;
+		}
+		char *line = zc_view_line(v, x);
+		json_array_append_new(json_object_get(report, "alreadyArchived"),
+				      json_pack("{s:s, s:s}", "path", v->path, "text", line));
+		zc_free(line);
+	}
+	if (!rc)
+		json_object_set(doc, "entries", keep);
+	json_decref(keep);
+	return rc;
+}
+
+/* Q-ROLL holds for an imported MEMORY.md too: over the threshold, its
+ * least active entries move to the archive now, not at the next change.
+ * Run after the conversation's archive files are in (an import of this
+ * month's file replaces that view). */
+static int roll_over(struct zc_op *op, const struct zc_view *mv, json_t *report, struct zc_err *e)
+{
+	long long moved = 0;
+	json_t *warnings = json_array();
+	int rc = zc_view_rollover(op, mv->conv, &moved, warnings, e);
+	if (!rc && moved)
+		json_array_append_new(json_object_get(report, "archived"),
+				      json_pack("{s:s, s:I}", "path", mv->path, "entries", (json_int_t)moved));
+	json_array_extend(json_object_get(report, "warnings"), warnings);
+	json_decref(warnings);
+	return rc;
+}
+
 static int import_view(struct zc_op *op, const struct zc_view *v, const char *file, json_t *report,
 		       void (*progress)(void *, const char *), void *ud, struct zc_err *e)
 {
@@ -104,6 +152,8 @@ static int import_view(struct zc_op *op, const struct zc_view *v, const char *fi
 	json_t *doc = zc_view_parse(v, text);
 	zc_free(text);
 	quarantine(v, doc, report);
+	if (v->kind == ZC_VIEW_MEMORY && (rc = skip_archived(op->m, v, doc, report, e)))
+		goto out;
 	/* the view as it was stays readable (qq_memory read {version: 1}) */
 	if ((rc = zc_view_save_version(op, v, e)) || (rc = zc_view_replace(op, v, doc, e)))
 		goto out;
@@ -364,9 +414,11 @@ static int import_body(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 {
 	struct import_args *ia = op->ud;
 	const char *dir = ia->dir;
-	json_t *report = json_pack("{s:s, s:[], s:[], s:[], s:[], s:[], s:i, s:i, s:i, s:i}", "from",
-				   dir, "views", "unparsed", "keptAsWritten", "skipped", "logs",
-				   "peopleExtracted", 0, "stickersCopied", 0, "messages", 0, "digests", 0);
+	json_t *report = json_pack("{s:s, s:[], s:[], s:[], s:[], s:[], s:[], s:[], s:[], s:i, s:i, s:i, "
+				   "s:i}",
+				   "from", dir, "views", "unparsed", "keptAsWritten", "skipped", "logs",
+				   "archived", "alreadyArchived", "warnings", "peopleExtracted", 0,
+				   "stickersCopied", 0, "messages", 0, "digests", 0);
 	int rc;
 	char *p = zc_path_join(dir, ".qq-stickers");
 	rc = copy_stickers(op, p, report, e);
@@ -409,7 +461,8 @@ static int import_body(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 			continue;
 		}
 		char *f = zc_path_join(dir, path.p);
-		if (zc_file_exists(f) && !(rc = import_view(op, &mv, f, report, ia->progress, ia->ud, e)))
+		int has_memory = zc_file_exists(f);
+		if (has_memory && !(rc = import_view(op, &mv, f, report, ia->progress, ia->ud, e)))
 			rc = extract_people(op, &mv, report, e);
 		zc_free(f);
 		zc_buf_reset(&path);
@@ -436,6 +489,8 @@ static int import_body(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 			closedir(ad);
 		if (!rc)
 			rc = import_logs(op, dir, de->d_name, mv.conv, report, e);
+		if (!rc && has_memory)
+			rc = roll_over(op, &mv, report, e);
 		zc_buf_release(&path);
 	}
 	if (d)

@@ -1948,10 +1948,17 @@ long zc_view_limit(struct zc_mem *m, const struct zc_view *v)
 
 /* ---- rollover (Q-ROLL) ---------------------------------------------------- */
 
+/*
+ * Q-ROLL's "least active": seed 003 orders by 最近没被命中、事实日期最旧、
+ * 文件位置最靠前 — not hit recently, then the oldest fact date, then the
+ * earliest position. Recency is the local day of the last hit (never hit
+ * is oldest); the lifetime hit count does not enter: nine hits a year ago
+ * are less recent than one yesterday. Within one day the fact date and
+ * the position decide.
+ */
 struct cand {
-	json_t *x;        /* entry (borrowed) */
-	long long hits;
-	long long last_hit; /* -1 never */
+	json_t *x;          /* entry (borrowed) */
+	char last_day[16];  /* local date of the last hit, "" never */
 	char date[16];      /* effective fact date, "" none */
 	double pos;
 	size_t bytes;
@@ -1960,31 +1967,61 @@ struct cand {
 static int by_activity(const void *a, const void *b)
 {
 	const struct cand *x = a, *y = b;
-	if (x->hits != y->hits)
-		return x->hits < y->hits ? -1 : 1;
-	if (x->last_hit != y->last_hit)
-		return x->last_hit < y->last_hit ? -1 : 1;
-	int d = strcmp(x->date, y->date);
+	int d = strcmp(x->last_day, y->last_day);
+	if (!d)
+		d = strcmp(x->date, y->date);
 	if (d)
 		return d;
 	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-static int node_activity(struct zc_mem *m, const char *id, long long *hits, long long *last,
-			 struct zc_err *e)
+/* The newest hit of every node whose hits are not folded into nodes yet:
+ * hit_log and this handle's pending hits ({"<seq>": ms}). */
+static int unfolded_hits(struct zc_mem *m, json_t **out, struct zc_err *e)
 {
-	sqlite3_stmt *st = zc_stmt(&m->store, "SELECT hits, last_hit_at FROM nodes WHERE id = ?1", e);
+	*out = json_object();
+	sqlite3_stmt *st = zc_stmt(&m->store, "SELECT seq, max(at) FROM hit_log GROUP BY seq", e);
 	if (!st)
 		return e->code;
-	sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
-	*hits = 0;
-	*last = -1;
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		*hits = sqlite3_column_int64(st, 0);
-		if (sqlite3_column_type(st, 1) != SQLITE_NULL)
-			*last = sqlite3_column_int64(st, 1);
+	char key[32];
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		snprintf(key, sizeof(key), "%lld", (long long)sqlite3_column_int64(st, 0));
+		json_object_set_new(*out, key, json_integer(sqlite3_column_int64(st, 1)));
 	}
 	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return zc_store_fail(&m->store, rc, e, "reading the hit log");
+	size_t i;
+	json_t *h;
+	json_array_foreach(m->pending_hits, i, h) {
+		snprintf(key, sizeof(key), "%lld", (long long)json_integer_value(json_array_get(h, 0)));
+		json_int_t at = json_integer_value(json_array_get(h, 1));
+		if (at > json_integer_value(json_object_get(*out, key)))
+			json_object_set_new(*out, key, json_integer(at));
+	}
+	return ZCOR_OK;
+}
+
+static int node_last_hit(struct zc_mem *m, const json_t *x, const json_t *unfolded, char day[16],
+			 struct zc_err *e)
+{
+	sqlite3_stmt *st = zc_stmt(&m->store, "SELECT last_hit_at FROM nodes WHERE id = ?1", e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_text(st, 1, zc_json_str(x, "id"), -1, SQLITE_TRANSIENT);
+	long long last = -1;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		last = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	char key[32];
+	snprintf(key, sizeof(key), "%lld", (long long)json_integer_value(json_object_get(x, "seq")));
+	json_t *u = json_object_get(unfolded, key);
+	if (u && json_integer_value(u) > last)
+		last = json_integer_value(u);
+	day[0] = '\0';
+	if (last >= 0)
+		zc_time_local_date(last, day);
 	return ZCOR_OK;
 }
 
@@ -2002,7 +2039,7 @@ int zc_view_rollover(struct zc_op *op, const char *conv, long long *moved, json_
 {
 	struct zc_view hot, arch;
 	char *text = NULL, month[8];
-	json_t *entries = NULL;
+	json_t *entries = NULL, *unfolded = NULL;
 	struct cand *c = NULL;
 	size_t nc = 0;
 	int rc;
@@ -2017,7 +2054,7 @@ int zc_view_rollover(struct zc_op *op, const char *conv, long long *moved, json_
 	text = NULL;
 	if (bytes <= threshold)
 		return ZCOR_OK;
-	if ((rc = load_entries(op->m, &hot, &entries, e)))
+	if ((rc = load_entries(op->m, &hot, &entries, e)) || (rc = unfolded_hits(op->m, &unfolded, e)))
 		goto out;
 	c = zc_calloc(json_array_size(entries) + 1, sizeof(*c));
 	char inherited[16] = "";
@@ -2036,7 +2073,7 @@ int zc_view_rollover(struct zc_op *op, const char *conv, long long *moved, json_
 		char *line = zc_view_line(&hot, x);
 		k->bytes = strlen(line) + 1;
 		zc_free(line);
-		if ((rc = node_activity(op->m, zc_json_str(x, "id"), &k->hits, &k->last_hit, e)))
+		if ((rc = node_last_hit(op->m, x, unfolded, k->last_day, e)))
 			goto out;
 	}
 	if (!nc) {
@@ -2111,7 +2148,43 @@ out:
 	zc_free(text);
 	zc_free(c);
 	json_decref(entries);
+	json_decref(unfolded);
 	return rc;
+}
+
+/* Is entry x of MEMORY.md view mv already in the conversation's archive,
+ * the same line under the same section? Rollover moved it there. */
+int zc_view_archived_same(struct zc_mem *m, const struct zc_view *mv, const json_t *x, int *same,
+			  struct zc_err *e)
+{
+	*same = 0;
+	sqlite3_stmt *st = zc_stmt(&m->store,
+				   "SELECT " ZC_NODE_COLS ", seq FROM nodes WHERE kind = 'memory' AND "
+				   "superseded_by IS NULL AND scope = ?1 AND tier = 'archive' AND "
+				   "title_norm = ?2",
+				   e);
+	if (!st)
+		return e->code;
+	struct zc_view av;
+	zc_view_archive(&av, mv->conv, "0000-00");
+	char *want = zc_view_line(mv, x);
+	sqlite3_bind_text(st, 1, mv->conv, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, zc_norm(zc_json_str(x, "name")), -1, zc_free);
+	int rc = SQLITE_DONE;
+	while (!*same && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *n = zc_node_from_row(st);
+		json_t *a = entry_of_node(&av, n, sqlite3_column_int64(st, 25));
+		char *line = zc_view_line(&av, a);
+		*same = strcmp(line, want) == 0 && strcmp(entry_section(&av, a), entry_section(mv, x)) == 0;
+		zc_free(line);
+		json_decref(a);
+		json_decref(n);
+	}
+	sqlite3_reset(st);
+	zc_free(want);
+	if (!*same && rc != SQLITE_DONE)
+		return zc_store_fail(&m->store, rc, e, "reading an archive");
+	return ZCOR_OK;
 }
 
 /* ---- listing ------------------------------------------------------------- */

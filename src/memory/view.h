@@ -148,6 +148,12 @@ long zc_view_limit(struct zc_mem *m, const struct zc_view *v);
 int zc_view_rollover(struct zc_op *op, const char *conv, long long *moved, json_t *warnings,
 		     struct zc_err *e);
 
+/* Is entry x (parsed from a MEMORY.md text) already in the archive of
+ * mv's conversation, the same line under the same section? (An import of
+ * a directory whose MEMORY.md still holds what rollover moved.) */
+int zc_view_archived_same(struct zc_mem *m, const struct zc_view *mv, const json_t *x, int *same,
+			  struct zc_err *e);
+
 /* Calls fn for every view visible to op->ctx: the global ones, then each
  * conversation's MEMORY.md and archive months; stops at an error. */
 typedef int (*zc_view_fn)(struct zc_op *op, const struct zc_view *v, void *ud, struct zc_err *e);

@@ -1471,6 +1471,156 @@ static void Q_ROLL_failed_move_leaves_everything(void)
 	zcor_close(z);
 }
 
+/* The bytes of the rendered line of `name` in a view text, newline included. */
+static long line_bytes(const char *text, const char *name)
+{
+	char tag[128];
+	snprintf(tag, sizeof(tag), "\n- %s｜", name);
+	const char *p = strstr(text, tag);
+	if (!p)
+		return 0;
+	const char *nl = strchr(p + 1, '\n');
+	return nl ? (long)(nl - p) : 0;
+}
+
+/* Q-ROLL orders by fewest *recent* hits (seed 003: 最近没被命中 first, then
+ * the oldest fact date, then the earliest position): an entry hit nine
+ * times a year ago leaves before one hit once yesterday, and a hit recall
+ * has just counted (not yet folded into the node) counts as today's. */
+static void Q_ROLL_least_recently_hit_first_not_most_hit(void)
+{
+	zcor *z = open_views("{\"memoryFileMaxBytes\":65536,\"memoryArchiveRatio\":0.75}");
+	static const char *const names[] = {"刚提到的话题", "昨天命中过", "一年前常用"};
+	for (int i = 0; i < 3; i++) {
+		json_t *r = upsert_mem(z, names[i], 0);
+		CHECK_OK(r);
+		json_decref(r);
+	}
+	for (int i = 1; i <= 8; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "常用%02d", i);
+		json_t *r = upsert_mem(z, name, 0);
+		CHECK_OK(r);
+		json_decref(r);
+	}
+	/* lifetime hits and recency disagree */
+	t_sql_exec(z, "UPDATE nodes SET hits = 9, last_hit_at = %lld WHERE title = '一年前常用'",
+		   T0 - 365 * DAY);
+	t_sql_exec(z, "UPDATE nodes SET hits = 1, last_hit_at = %lld WHERE title = '昨天命中过'", T0 - DAY);
+	t_sql_exec(z, "UPDATE nodes SET hits = 5, last_hit_at = %lld WHERE title LIKE '常用%%'", T0 - 3600000);
+	/* 刚提到的话题 was never hit, until this recall */
+	char *h = recall_header(z, "group:1", "刚提到的话题", NULL);
+	CHECK_HAS(h, "刚提到的话题");
+	free(h);
+	CHECK_INT(sql_int(z, "SELECT count(*) FROM nodes WHERE title = '刚提到的话题' AND hits = 0"), 1);
+
+	/* a threshold that makes exactly two entries move */
+	char *hot = view_text(z, "group:1", HOT);
+	long len = (long)strlen(hot), first = line_bytes(hot, "一年前常用");
+	CHECK(first > 0);
+	long threshold = len - first - 1;
+	free(hot);
+	char cfg[128];
+	snprintf(cfg, sizeof(cfg), "{\"memoryFileMaxBytes\":%ld,\"memoryArchiveRatio\":0.5}", 2 * threshold);
+	set_config(z, cfg);
+	json_t *r = upsert_mem(z, "常用08", 0); /* the same entry again: only rollover changes */
+	CHECK_OK(r);
+	CHECK_INT(t_int(r, "archived"), 2);
+	json_decref(r);
+	char *arch = view_text(z, "group:1", ARCHIVE);
+	CHECK_HAS(arch, "- 一年前常用｜");
+	CHECK_HAS(arch, "- 昨天命中过｜");
+	CHECK_LACKS(arch, "刚提到的话题");
+	CHECK_LACKS(arch, "常用0");
+	free(arch);
+	hot = view_text(z, "group:1", HOT);
+	CHECK_HAS(hot, "- 刚提到的话题｜");
+	CHECK_HAS(hot, "- 常用01｜");
+	free(hot);
+	zcor_close(z);
+}
+
+static void write_file(const char *dir, const char *rel, const char *text)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	for (char *p = path + strlen(dir) + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		mkdir(path, 0700);
+		*p = '/';
+	}
+	FILE *f = fopen(path, "w");
+	if (!f || fputs(text, f) < 0) {
+		fprintf(stderr, "cannot write %s\n", path);
+		t_failures++;
+	}
+	if (f)
+		fclose(f);
+}
+
+static json_t *import_dir(zcor *z, const char *dir)
+{
+	char *out = NULL;
+	int rc = zcor_import_qq(z, dir, NULL, NULL, &out);
+	CHECK_INT(rc, ZCOR_OK);
+	json_t *v = out ? json_loads(out, 0, NULL) : NULL;
+	if (rc)
+		fprintf(stderr, "import %s: %s\n", dir, out ? out : "?");
+	zcor_free(out);
+	return v;
+}
+
+/* An imported MEMORY.md over the threshold rolls over at the import, not
+ * at the next change; importing the same directory again moves nothing
+ * back (the rolled entries are already in the archive). */
+static void Q_ROLL_runs_after_import(void)
+{
+	zcor *z = open_views(ROLL_CONFIG);
+	const char *src = t_tmpdir();
+	char doc[16384] = "# MEMORY.md\n\n## 人\n- kaguya（QQ 100000001）｜群主｜置顶\n\n## 事实\n";
+	int n = 0;
+	while (strlen(doc) < 3000) {
+		snprintf(doc + strlen(doc), sizeof(doc) - strlen(doc),
+			 "- 旧事%02d｜一条从旧目录导入的群记忆，写得稍微长一点好让热层超过阈值｜2026-09-%02d\n", n,
+			 1 + n % 28);
+		n++;
+	}
+	write_file(src, "conversations/group-1/MEMORY.md", doc);
+	json_t *rep = import_dir(z, src);
+	CHECK_INT(json_array_size(t_get(rep, "archived")), 1);
+	CHECK_STR(t_str(rep, "archived.0.path"), HOT);
+	long long moved = t_int(rep, "archived.0.entries");
+	CHECK(moved > 0);
+	json_decref(rep);
+	char *hot = view_text(z, "group:1", HOT);
+	CHECK(strlen(hot) <= ROLL_THRESHOLD);
+	CHECK_HAS(hot, "- kaguya");
+	free(hot);
+	/* conserved, the oldest fact dates first */
+	CHECK_INT(hot_count(z) + archive_count(z), n + 1);
+	CHECK_INT(archive_count(z), moved);
+	char *arch = view_text(z, "group:1", ARCHIVE);
+	CHECK_HAS(arch, "- 旧事00｜");
+	free(arch);
+
+	/* the same directory again: the same store */
+	char *hot1 = view_text(z, "group:1", HOT), *arch1 = view_text(z, "group:1", ARCHIVE);
+	long long nodes = sql_int(z, "SELECT count(*) FROM nodes");
+	rep = import_dir(z, src);
+	CHECK_INT(json_array_size(t_get(rep, "archived")), 0);
+	CHECK_INT(json_array_size(t_get(rep, "alreadyArchived")), moved);
+	json_decref(rep);
+	char *hot2 = view_text(z, "group:1", HOT), *arch2 = view_text(z, "group:1", ARCHIVE);
+	CHECK_STR(hot2, hot1);
+	CHECK_STR(arch2, arch1);
+	CHECK_INT(sql_int(z, "SELECT count(*) FROM nodes"), nodes);
+	free(hot1);
+	free(hot2);
+	free(arch1);
+	free(arch2);
+	zcor_close(z);
+}
+
 /* ---- 13. history ------------------------------------------------------------------- */
 
 static void Q_VIEW_upsert_recorded_in_history(void)
@@ -1962,6 +2112,8 @@ const struct t_case t_cases[] = {
 	{"Q_ROLL_moves_least_active_keeps_pinned", Q_ROLL_moves_least_active_keeps_pinned},
 	{"Q_ROLL_all_pinned_warns_moves_nothing", Q_ROLL_all_pinned_warns_moves_nothing},
 	{"Q_ROLL_failed_move_leaves_everything", Q_ROLL_failed_move_leaves_everything},
+	{"Q_ROLL_least_recently_hit_first_not_most_hit", Q_ROLL_least_recently_hit_first_not_most_hit},
+	{"Q_ROLL_runs_after_import", Q_ROLL_runs_after_import},
 	{"Q_VIEW_upsert_recorded_in_history", Q_VIEW_upsert_recorded_in_history},
 	{"Q_VIEW_remove_line_removes_that_unparsed_line", Q_VIEW_remove_line_removes_that_unparsed_line},
 	{"Q_VIEW_read_write_roundtrip_is_identity", Q_VIEW_read_write_roundtrip_is_identity},
