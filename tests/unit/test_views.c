@@ -1248,6 +1248,164 @@ static void Q_STK_reply_path_with_exact_extension(void)
 	zcor_close(z);
 }
 
+/* A rename that fails after the new name is linked — here STICKERS.md
+ * would go over its byte limit with the longer name — leaves the old file,
+ * no new file, and the catalog as they were. */
+static void Q_STK_rename_failing_after_link_leaves_both(void)
+{
+	zcor *z = open_views(NULL);
+	put_media(z, HASH1, "gif", "wuyu");
+	json_t *r = t_call(z, "group:1", "qq_save_sticker",
+			   "{\"media\":\"media/%s.gif\",\"name\":\"无语\",\"meaning\":\"无语、懒得吐槽\"}", HASH1);
+	CHECK_OK(r);
+	json_decref(r);
+	/* fill STICKERS.md to a little under 1 KiB */
+	char *t = view_text(z, NULL, "STICKERS.md");
+	for (int i = 0; strlen(t) < 880 && i < 40; i++) {
+		r = qm(z, NULL,
+		       "{\"action\":\"upsert\",\"path\":\"STICKERS.md\",\"name\":\"没收藏%02d\","
+		       "\"meaning\":\"一张还没收藏的表情\"}",
+		       i);
+		CHECK_OK(r);
+		json_decref(r);
+		free(t);
+		t = view_text(z, NULL, "STICKERS.md");
+	}
+	CHECK(strlen(t) >= 880 && strlen(t) < 1024);
+	free(t);
+	set_config(z, "{\"viewMaxBytes\":1024}");
+	char *before = view_text(z, NULL, "STICKERS.md");
+	struct state s0 = state_of(z);
+	/* 40 characters more, twice (name and path): over 1024 bytes */
+	const char *longer = "无语到了极点以至于什么都不想说只想静静地看着你们继续表演下去直到天荒地老海枯石烂";
+	r = t_call(z, "group:1", "qq_rename_sticker", "{\"from\":\"无语\",\"to\":\"%s\"}", longer);
+	CHECK_ERR(r, "invalid_argument");
+	CHECK_HAS(t_errmsg(r), "STICKERS.md");
+	CHECK_HAS(t_errmsg(r), "limit");
+	json_decref(r);
+	struct state s1 = state_of(z);
+	check_same_state(&s0, &s1, __LINE__);
+	free(s0.views);
+	char *after = view_text(z, NULL, "STICKERS.md");
+	CHECK_STR(after, before);
+	free(after);
+	free(before);
+	CHECK(sticker_exists(z, "无语.gif"));
+	char file[512];
+	snprintf(file, sizeof(file), "%s.gif", longer);
+	CHECK(!sticker_exists(z, file));
+	char *bytes = sticker_bytes(z, "无语.gif");
+	CHECK_HAS(bytes, "wuyu");
+	free(bytes);
+	CHECK_INT(zcor_check_reply(z, "[[图片: stickers/无语.gif]]"), ZCOR_OK);
+	/* and a rename that fits still works afterwards */
+	r = t_call(z, "group:1", "qq_rename_sticker", "{\"from\":\"无语\",\"to\":\"懒得理\"}");
+	CHECK_OK(r);
+	json_decref(r);
+	CHECK(!sticker_exists(z, "无语.gif"));
+	CHECK(sticker_exists(z, "懒得理.gif"));
+	zcor_close(z);
+}
+
+/* An entry upserted without an image is listed under 未收藏 and not offered
+ * for sending; given an image later (qq_save_sticker under its name, or an
+ * upsert with the stickers/ path) the same entry moves to 已收藏, keeping
+ * its meaning — and a 原图已过期 mark goes once a file is collected. */
+static void Q_STK_uncollected_entry_moves_when_collected(void)
+{
+	zcor *z = open_views(NULL);
+	json_t *r = qm(z, "group:1",
+		       "{\"action\":\"upsert\",\"path\":\"STICKERS.md\",\"name\":\"流泪猫猫头\","
+		       "\"meaning\":\"委屈\",\"scene\":\"被怼了之后\"}");
+	CHECK_OK(r);
+	json_decref(r);
+	char *id = sql_str(z, "SELECT id FROM nodes WHERE kind = 'sticker' AND title = '流泪猫猫头'");
+	char *t = view_text(z, NULL, "STICKERS.md");
+	CHECK_HAS(t, "## 已收藏\n\n## 未收藏\n- 流泪猫猫头｜委屈｜场景：被怼了之后\n");
+	free(t);
+	char *h = recall_header(z, "group:1", "随便聊聊", NULL);
+	CHECK_LACKS(h, "流泪猫猫头");
+	free(h);
+
+	put_media(z, HASH1, "gif", "cry");
+	r = t_call(z, "group:1", "qq_save_sticker", "{\"media\":\"media/%s.gif\",\"name\":\"流泪猫猫头\"}", HASH1);
+	CHECK_OK(r);
+	CHECK(json_is_false(t_get(r, "created")));
+	json_decref(r);
+	t = view_text(z, NULL, "STICKERS.md");
+	CHECK_HAS(t, "## 已收藏\n- 流泪猫猫头｜委屈｜场景：被怼了之后｜stickers/流泪猫猫头.gif\n\n## 未收藏\n");
+	free(t);
+	char *id2 = sql_str(z, "SELECT id FROM nodes WHERE kind = 'sticker' AND title = '流泪猫猫头'");
+	CHECK_STR(id2, id);
+	free(id2);
+	free(id);
+	CHECK_INT(sql_int(z, "SELECT count(*) FROM nodes WHERE kind = 'sticker'"), 1);
+	h = recall_header(z, "group:1", "随便聊聊", NULL);
+	CHECK_HAS(h, "流泪猫猫头（委屈）→ stickers/流泪猫猫头.gif");
+	free(h);
+
+	/* a stale entry (原图已过期) collected again by an upsert with its file */
+	r = qm_text(z, NULL, "append", "STICKERS.md", "## 未收藏\n- 狗头｜保命｜原图已过期\n", 0);
+	CHECK_OK(r);
+	json_decref(r);
+	t = view_text(z, NULL, "STICKERS.md");
+	CHECK_HAS(t, "## 未收藏\n- 狗头｜保命｜原图已过期\n");
+	free(t);
+	put_media(z, HASH2, "png", "dog");
+	r = t_call(z, NULL, "qq_save_sticker", "{\"media\":\"media/%s.png\",\"name\":\"狗头\"}", HASH2);
+	CHECK_OK(r);
+	json_decref(r);
+	t = view_text(z, NULL, "STICKERS.md");
+	CHECK_HAS(t, "- 狗头｜保命｜stickers/狗头.png\n");
+	CHECK_LACKS(t, "原图已过期");
+	CHECK_HAS(t, "## 未收藏\n");
+	CHECK(strstr(t, "- 狗头｜") < strstr(t, "## 未收藏"));
+	free(t);
+	zcor_close(z);
+}
+
+/* Seed 003's own upsert, literally: image ".qq-stickers/无语.gif" (the seed's
+ * folder) means the collected file stickers/无语.gif — refused, naming the
+ * field, while that file does not exist; accepted once it does. */
+static void Q_STK_seed_upsert_with_qq_stickers_path(void)
+{
+	zcor *z = open_views(NULL);
+	const char *seed = "{\"action\":\"upsert\",\"path\":\"STICKERS.md\",\"name\":\"无语\","
+			   "\"meaning\":\"无语、懒得吐槽\",\"image\":\".qq-stickers/无语.gif\"}";
+	struct state s0 = state_of(z);
+	json_t *r = qm(z, "group:1", "%s", seed);
+	CHECK_ERR(r, "not_found");
+	CHECK_HAS(t_errmsg(r), "'image'");
+	CHECK_HAS(t_errmsg(r), "stickers/无语.gif");
+	CHECK_HAS(t_errmsg(r), "qq_save_sticker");
+	json_decref(r);
+	struct state s1 = state_of(z);
+	check_same_state(&s0, &s1, __LINE__);
+	free(s0.views);
+	/* the file is there (as an import copies .qq-stickers/ into stickers/) */
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/stickers", zcor_dir(z));
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/stickers/无语.gif", zcor_dir(z));
+	FILE *f = fopen(path, "wb");
+	CHECK(f && fputs("GIF89a", f) >= 0);
+	if (f)
+		fclose(f);
+	r = qm(z, "group:1", "%s", seed);
+	CHECK_OK(r);
+	CHECK(json_is_true(t_get(r, "created")));
+	json_decref(r);
+	char *t = view_text(z, NULL, "STICKERS.md");
+	CHECK_HAS(t, "## 已收藏\n- 无语｜无语、懒得吐槽｜stickers/无语.gif\n");
+	CHECK_LACKS(t, ".qq-stickers");
+	free(t);
+	char *h = recall_header(z, "group:1", "随便聊聊", NULL);
+	CHECK_HAS(h, "无语（无语、懒得吐槽）→ stickers/无语.gif");
+	free(h);
+	CHECK_INT(zcor_check_reply(z, "[[图片: stickers/无语.gif]]"), ZCOR_OK);
+	zcor_close(z);
+}
+
 /* ---- 11. 存疑 -------------------------------------------------------------------- */
 
 static void Q_VIEW_doubtful_never_injected_but_searchable(void)
@@ -2108,6 +2266,9 @@ const struct t_case t_cases[] = {
 	{"Q_VIEW_hard_rules", Q_VIEW_hard_rules},
 	{"Q_STK_save_and_rename_sticker", Q_STK_save_and_rename_sticker},
 	{"Q_STK_reply_path_with_exact_extension", Q_STK_reply_path_with_exact_extension},
+	{"Q_STK_rename_failing_after_link_leaves_both", Q_STK_rename_failing_after_link_leaves_both},
+	{"Q_STK_uncollected_entry_moves_when_collected", Q_STK_uncollected_entry_moves_when_collected},
+	{"Q_STK_seed_upsert_with_qq_stickers_path", Q_STK_seed_upsert_with_qq_stickers_path},
 	{"Q_VIEW_doubtful_never_injected_but_searchable", Q_VIEW_doubtful_never_injected_but_searchable},
 	{"Q_ROLL_moves_least_active_keeps_pinned", Q_ROLL_moves_least_active_keeps_pinned},
 	{"Q_ROLL_all_pinned_warns_moves_nothing", Q_ROLL_all_pinned_warns_moves_nothing},
