@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "harness.h"
 #include "store/store.h" /* zc_fts_register, for the second connection */
@@ -760,6 +761,254 @@ static void Q_RECALL_archived_and_uncertain_never_injected(void)
 	}
 }
 
+/* ---- the header's extras (SPEC §4.5, seed 003) --------------------------- */
+
+/* The header's section that starts with `heading` (up to the next "## "
+ * heading or the end); caller frees, "" if absent. */
+static char *section_of(const char *h, const char *heading)
+{
+	const char *a = strstr(h, heading);
+	if (!a)
+		return strdup("");
+	const char *b = strstr(a + strlen(heading), "\n## ");
+	return strndup(a, b ? (size_t)(b - a) + 1 : strlen(a));
+}
+
+/* Lines of text that start with "- ". */
+static int entry_lines(const char *text)
+{
+	int n = 0;
+	for (const char *p = text; p && *p;) {
+		n += strncmp(p, "- ", 2) == 0;
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	return n;
+}
+
+static json_t *qq(zcor *z, const char *conv, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static json_t *qq(zcor *z, const char *conv, const char *fmt, ...)
+{
+	char *args = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&args, fmt, ap) < 0)
+		exit(2);
+	va_end(ap);
+	int rc = -1;
+	json_t *v = t_call_raw(z, conv, &rc, "qq_memory", args);
+	if (rc != ZCOR_OK) {
+		fprintf(stderr, "qq_memory %s failed: %s\n", args, t_errmsg(v) ? t_errmsg(v) : "?");
+		t_failures++;
+	}
+	free(args);
+	return v;
+}
+
+/* Collected stickers: 名字（含义）→ 完整路径, at most 40, in catalog order;
+ * a 存疑 one and an uncollected one are not offered. */
+static void Q_RECALL_sticker_catalog_40_collected_not_doubtful(void)
+{
+	zcor *z = open_clocked();
+	set_config(z, "{\"recallChars\":20000}");
+	mkdir(dir_file(z, "stickers"), 0700);
+	for (int i = 1; i <= 50; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "stickers/表情%02d.gif", i);
+		write_all(dir_file(z, name), "GIF89a");
+		json_t *r = qq(z, NULL,
+			       "{\"action\":\"upsert\",\"path\":\"STICKERS.md\",\"name\":\"表情%02d\","
+			       "\"meaning\":\"含义%02d\",\"image\":\"stickers/表情%02d.gif\"%s}",
+			       i, i, i, i == 3 ? ",\"confidence\":\"存疑\"" : "");
+		json_decref(r);
+	}
+	json_decref(qq(z, NULL,
+		       "{\"action\":\"upsert\",\"path\":\"STICKERS.md\",\"name\":\"没收藏的\",\"meaning\":\"还没存\"}"));
+	json_t *res = recall1(z, "group:1", "今天天气不错");
+	char *cat = section_of(header(res), "## 已收藏的表情包");
+	CHECK_HAS(cat, "## 已收藏的表情包（发送时原样写 [[图片: 完整路径]]）\n");
+	CHECK_INT(entry_lines(cat), 40);
+	CHECK_HAS(cat, "- 表情01（含义01）→ stickers/表情01.gif\n");
+	CHECK_LACKS(cat, "表情03");
+	CHECK_LACKS(cat, "含义03");
+	CHECK_HAS(cat, "- 表情41（含义41）→ stickers/表情41.gif\n");
+	CHECK_LACKS(cat, "表情42");
+	CHECK_LACKS(cat, "没收藏的");
+	CHECK(strstr(cat, "表情01") < strstr(cat, "表情02") && strstr(cat, "表情02") < strstr(cat, "表情04") &&
+	      strstr(cat, "表情40") < strstr(cat, "表情41"));
+	/* the 存疑 one is nowhere in the header */
+	CHECK_LACKS(header(res), "含义03");
+	free(cat);
+	json_decref(res);
+	zcor_close(z);
+}
+
+/* 最近学的梗: the newest COGNITION.md entries by date, an undated entry
+ * taking the date of the entry above it (seed 003: not "oldest"), at most
+ * 15; the vocabulary line lists every spelling with its variants, none of
+ * a 存疑 entry. */
+static void Q_RECALL_recent_slang_inherits_dates_at_most_15(void)
+{
+	zcor *z = open_clocked();
+	set_config(z, "{\"recallChars\":20000}");
+	char other[32];
+	mk(z, "group:1", "天气预报", "明天下雨", NULL, other);
+	/* three blocks of ten in file order: A dated 2025-03-01, B 2026-09-01,
+	 * C 2026-01-01, the first of each dated and the other nine not */
+	static const struct {
+		char tag;
+		const char *date;
+	} blocks[] = {{'A', "2025-03-01"}, {'B', "2026-09-01"}, {'C', "2026-01-01"}};
+	for (int b = 0; b < 3; b++)
+		for (int i = 0; i < 10; i++) {
+			char date[64] = "";
+			if (i == 0)
+				snprintf(date, sizeof(date), ",\"date\":\"%s\"", blocks[b].date);
+			json_decref(qq(z, NULL,
+				       "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"%c梗%02d\","
+				       "\"meaning\":\"说法%c%02d\"%s%s}",
+				       blocks[b].tag, i, blocks[b].tag, i, date,
+				       b == 0 && i == 1 ? ",\"variants\":\"变体一/变体二\"" : ""));
+		}
+	json_decref(qq(z, NULL,
+		       "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"拿不准的梗\","
+		       "\"meaning\":\"猜的\",\"date\":\"2026-12-01\",\"confidence\":\"存疑\"}"));
+	json_t *res = recall1(z, "group:1", "天气预报");
+	CHECK(item_pos(res, other) >= 0);
+	char *sec = section_of(header(res), "## 最近学的梗\n");
+	CHECK_INT(entry_lines(sec), 15);
+	/* B's ten (newest date; later lines first), then C09 … C05 */
+	static const char *const want[] = {"B梗09", "B梗08", "B梗07", "B梗06", "B梗05", "B梗04", "B梗03",
+					   "B梗02", "B梗01", "B梗00", "C梗09", "C梗08", "C梗07", "C梗06",
+					   "C梗05"};
+	const char *at = sec;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		char line[64];
+		snprintf(line, sizeof(line), "- %s：", want[i]);
+		const char *hit = strstr(sec, line);
+		CHECK(hit != NULL && hit >= at);
+		if (!hit || hit < at)
+			fprintf(stderr, "  %s missing or out of order in:\n%s\n", want[i], sec);
+		at = hit ? hit : at;
+	}
+	CHECK_HAS(sec, "- B梗01：说法B01\n");
+	CHECK_LACKS(sec, "C梗04");
+	CHECK_LACKS(sec, "A梗");
+	CHECK_LACKS(sec, "拿不准的梗");
+	free(sec);
+	char *vocab = section_of(header(res), "## 梗词汇表");
+	CHECK_HAS(vocab, "A梗00、A梗01/变体一/变体二、A梗02");
+	for (int b = 0; b < 3; b++)
+		for (int i = 0; i < 10; i++) {
+			char name[16];
+			snprintf(name, sizeof(name), "%c梗%02d", blocks[b].tag, i);
+			CHECK_HAS(vocab, name);
+		}
+	CHECK_LACKS(vocab, "拿不准的梗");
+	free(vocab);
+	CHECK_LACKS(header(res), "拿不准的梗");
+	json_decref(res);
+	zcor_close(z);
+}
+
+/* ... and at most 1200 characters: entries are added whole, newest first,
+ * while the next one still fits. */
+static void Q_RECALL_recent_slang_at_most_1200_chars(void)
+{
+	zcor *z = open_clocked();
+	set_config(z, "{\"recallChars\":20000}");
+	char *meaning = repeat("很长的解释", 20); /* 100 characters */
+	for (int i = 0; i < 15; i++)
+		json_decref(qq(z, NULL,
+			       "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"长梗%02d\","
+			       "\"meaning\":\"%s\",\"usage\":\"随便用\",\"date\":\"2026-01-%02d\"}",
+			       i, meaning, 1 + i));
+	json_t *res = recall1(z, "group:1", "今天天气不错");
+	char *sec = section_of(header(res), "## 最近学的梗\n");
+	int n = entry_lines(sec);
+	CHECK(n >= 5 && n < 15);
+	CHECK(utf8_chars(sec) <= 1200);
+	/* newest first, and the next (older) one would not have fitted */
+	char line[512];
+	for (int k = 0; k < n; k++) {
+		snprintf(line, sizeof(line), "- 长梗%02d：%s（用法：随便用）\n", 14 - k, meaning);
+		CHECK_HAS(sec, line);
+	}
+	snprintf(line, sizeof(line), "- 长梗%02d：%s（用法：随便用）\n", 14 - n, meaning);
+	CHECK_LACKS(sec, line);
+	CHECK(utf8_chars(sec) + utf8_chars(line) > 1200);
+	free(sec);
+	free(meaning);
+	json_decref(res);
+	zcor_close(z);
+}
+
+/* The cold layer in one line of constant length: how many archive files,
+ * the first and last month; only this conversation's; never the archived
+ * entries themselves. */
+static void Q_RECALL_archive_line_months_constant_length(void)
+{
+	zcor *z = open_clocked();
+	const char *src = t_tmpdir();
+	char path[4096];
+	static const char *const dirs[] = {"conversations", "conversations/group-1", "conversations/group-1/archive",
+					   "conversations/group-2", "conversations/group-2/archive"};
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", src, dirs[i]);
+		mkdir(path, 0700);
+	}
+	snprintf(path, sizeof(path), "%s/conversations/group-1/MEMORY.md", src);
+	write_all(path, "# MEMORY.md\n\n## 事实\n- 周五固定开黑｜晚上八点，别迟到\n");
+	snprintf(path, sizeof(path), "%s/conversations/group-1/archive/2025-11.md", src);
+	write_all(path, "# archive/2025-11.md\n\n## 事实\n- 老地方聚餐｜COLDTEXT 去年的事\n");
+	snprintf(path, sizeof(path), "%s/conversations/group-1/archive/2026-02.md", src);
+	write_all(path, "# archive/2026-02.md\n\n## 事实\n- 春节值班｜COLDTEXT 二月的事\n");
+	snprintf(path, sizeof(path), "%s/conversations/group-2/archive/2024-01.md", src);
+	write_all(path, "# archive/2024-01.md\n\n## 事实\n- 别的群｜OTHERGROUP\n");
+	char *out = NULL;
+	CHECK_INT(zcor_import_qq(z, src, NULL, NULL, &out), ZCOR_OK);
+	zcor_free(out);
+
+	const char *line2 = "更早的记忆：conversations/group-1/archive/ 下 2 个文件（2025-11 … 2026-02），不在提示词里，"
+			    "用 qq_memory search 查。\n";
+	json_t *res = recall1(z, "group:1", "老地方聚餐 春节值班 还记得吗");
+	CHECK_HAS(header(res), line2);
+	CHECK_INT(occurrences(header(res), "更早的记忆"), 1);
+	CHECK_LACKS(header(res), "COLDTEXT");
+	CHECK_LACKS(header(res), "group-2");
+	json_decref(res);
+
+	/* a third month: the same line, the same length */
+	const char *src2 = t_tmpdir();
+	snprintf(path, sizeof(path), "%s/conversations", src2);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/conversations/group-1", src2);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/conversations/group-1/archive", src2);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/conversations/group-1/archive/2026-05.md", src2);
+	write_all(path, "# archive/2026-05.md\n\n## 事实\n- 五一出游｜COLDTEXT 五月的事\n");
+	CHECK_INT(zcor_import_qq(z, src2, NULL, NULL, &out), ZCOR_OK);
+	zcor_free(out);
+	const char *line3 = "更早的记忆：conversations/group-1/archive/ 下 3 个文件（2025-11 … 2026-05），不在提示词里，"
+			    "用 qq_memory search 查。\n";
+	res = recall1(z, "group:1", "五一出游");
+	CHECK_HAS(header(res), line3);
+	CHECK_INT(utf8_chars(line3), utf8_chars(line2));
+	CHECK_LACKS(header(res), "COLDTEXT");
+	json_decref(res);
+
+	/* the other conversation sees only its own; one without an archive none */
+	res = recall1(z, "group:2", "别的群");
+	CHECK_HAS(header(res), "更早的记忆：conversations/group-2/archive/ 下 1 个文件（2024-01 … 2024-01）");
+	CHECK_LACKS(header(res), "group-1");
+	json_decref(res);
+	res = recall1(z, "group:3", "周五固定开黑 老地方聚餐");
+	CHECK_LACKS(header(res), "更早的记忆");
+	json_decref(res);
+	zcor_close(z);
+}
+
 /* ---- scored profile ---------------------------------------------------- */
 
 static int count_section(json_t *r, const char *sec, int untruncated_only)
@@ -1362,6 +1611,10 @@ static void Q_RECALL_cached_lookups_see_new_records(void)
 }
 
 const struct t_case t_cases[] = {
+	{"Q_RECALL_sticker_catalog_40_collected_not_doubtful", Q_RECALL_sticker_catalog_40_collected_not_doubtful},
+	{"Q_RECALL_recent_slang_inherits_dates_at_most_15", Q_RECALL_recent_slang_inherits_dates_at_most_15},
+	{"Q_RECALL_recent_slang_at_most_1200_chars", Q_RECALL_recent_slang_at_most_1200_chars},
+	{"Q_RECALL_archive_line_months_constant_length", Q_RECALL_archive_line_months_constant_length},
 	{"Q_RECALL_cached_lookups_see_new_records", Q_RECALL_cached_lookups_see_new_records},
 	{"X_REINDEX_rebuilds_derived_indexes", X_REINDEX_rebuilds_derived_indexes},
 	{"Z_RECALL_zcor_profile_tie_break", Z_RECALL_zcor_profile_tie_break},
