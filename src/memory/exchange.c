@@ -27,6 +27,7 @@
 #include "base/fs.h"
 #include "base/json.h"
 #include "base/timeutil.h"
+#include "memory/mirror.h"
 #include "memory/transcript.h"
 #include "memory/view.h"
 #include "text/norm.h"
@@ -521,6 +522,8 @@ int zc_import_qq(struct zc_mem *m, const struct zcor_ctx *ctx, const char *dir,
 	json_t *args = json_pack("{s:s}", "dir", dir);
 	int rc = zc_mem_run_ud(m, ctx, &import_op, args, &ia, report, e);
 	json_decref(args);
+	if (!rc)
+		zc_mirror_all(m); /* the logs and digest.json too, not only the views */
 	return rc;
 }
 
@@ -566,6 +569,31 @@ static int export_view(struct zc_op *op, const struct zc_view *v, void *ud, stru
 	return rc;
 }
 
+int zc_export_digest(struct zc_mem *m, const char *dir, struct zc_err *e)
+{
+	struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
+	json_t *convs = NULL;
+	int rc = zc_conversations_list(m, &host, &convs, e);
+	if (rc)
+		return rc;
+	json_t *dj = json_object();
+	size_t k;
+	json_t *cv;
+	json_array_foreach(json_object_get(convs, "items"), k, cv)
+		json_object_set_new(dj, zc_json_str(cv, "key"),
+				    json_pack("{s:O, s:O, s:O}", "lastDigestAt",
+					      json_object_get(cv, "lastDigestAt"), "lastDigestDate",
+					      json_object_get(cv, "lastDigestDate"), "linesSinceDigest",
+					      json_object_get(cv, "linesSinceDigest")));
+	json_t *doc = json_pack("{s:o}", "conversations", dj);
+	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
+	rc = write_text(dir, "digest.json", text, e);
+	free(text);
+	json_decref(doc);
+	json_decref(convs);
+	return rc;
+}
+
 int zc_export_qq(struct zc_mem *m, const char *dir, json_t **report, struct zc_err *e)
 {
 	struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
@@ -606,30 +634,15 @@ int zc_export_qq(struct zc_mem *m, const char *dir, json_t **report, struct zc_e
 		closedir(d);
 	zc_free(src);
 	zc_free(dst);
-	json_t *logs = NULL, *convs = NULL;
+	json_t *logs = NULL;
 	if (!rc)
 		rc = zc_transcript_export(m, NULL, dir, &logs, e);
-	if (!rc && !(rc = zc_conversations_list(m, &host, &convs, e))) {
-		json_t *dj = json_object();
-		size_t k;
-		json_t *cv;
-		json_array_foreach(json_object_get(convs, "items"), k, cv)
-			json_object_set_new(dj, zc_json_str(cv, "key"),
-					    json_pack("{s:O, s:O, s:O}", "lastDigestAt",
-						      json_object_get(cv, "lastDigestAt"), "lastDigestDate",
-						      json_object_get(cv, "lastDigestDate"), "linesSinceDigest",
-						      json_object_get(cv, "linesSinceDigest")));
-		json_t *doc = json_pack("{s:o}", "conversations", dj);
-		char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
-		rc = write_text(dir, "digest.json", text, e);
-		free(text);
-		json_decref(doc);
-	}
+	if (!rc)
+		rc = zc_export_digest(m, dir, e);
 	if (!rc)
 		*report = json_pack("{s:s, s:O, s:I, s:O}", "to", dir, "files", files, "stickers",
 				    (json_int_t)copied, "logs", logs);
 	json_decref(logs);
-	json_decref(convs);
 out:
 	json_decref(files);
 	return rc;

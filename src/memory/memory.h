@@ -223,6 +223,9 @@ int zc_import_qq(struct zc_mem *m, const struct zcor_ctx *ctx, const char *dir,
 		 void (*progress)(void *, const char *), void *ud, json_t **report, struct zc_err *e);
 /* Writes the views in the seed-003 layout under dir (one read snapshot). */
 int zc_export_qq(struct zc_mem *m, const char *dir, json_t **report, struct zc_err *e);
+/* Writes dir/digest.json: {"conversations": {key: {lastDigestAt,
+ * lastDigestDate, linesSinceDigest}}} (export and mirror/). */
+int zc_export_digest(struct zc_mem *m, const char *dir, struct zc_err *e);
 
 /* A 64-bit difference hash of an image file (imagehash.c), and the
  * number of bits two hashes differ in (≤ ZC_IMAGE_SAME: same picture). */

@@ -17,6 +17,7 @@
 #include "base/json.h"
 #include "base/timeutil.h"
 #include "memory/memory.h"
+#include "memory/mirror.h"
 #include "memory/view.h"
 #include "memory/transcript.h"
 #include "text/norm.h"
@@ -389,7 +390,7 @@ insert:
 	if ((rc = zc_store_commit(&m->store, e)))
 		goto uncertain_or_failed;
 	unlink_all(op.commit_unlink);
-	zc_view_mirror(m, op.views_changed);
+	zc_mirror_views(m, op.views_changed);
 	if (op.receipt && json_is_object(result))
 		json_object_set(result, "receipt", op.receipt);
 	*out = result;

@@ -12,6 +12,7 @@
 #include "memory/transcript.h"
 
 #include "memory/media.h"
+#include "memory/mirror.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -413,6 +414,15 @@ int zc_transcript_log(struct zc_mem *m, const char *conversation, const json_t *
 		goto out;
 	}
 	zc_media_unlink(m, evicted);
+	if (logged) {
+		int64_t lo = INT64_MAX, hi = INT64_MIN;
+		for (size_t i = 0; i < n; i++)
+			if (!v[i].skip) {
+				lo = v[i].at < lo ? v[i].at : lo;
+				hi = v[i].at > hi ? v[i].at : hi;
+			}
+		zc_mirror_log(m, conversation, lo, hi);
+	}
 	json_t *skipped = json_array(), *admitted = json_array();
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].skip)
@@ -575,6 +585,7 @@ out:
 		json_decref(conv);
 		return rc;
 	}
+	zc_mirror_digest(m);
 	*out = json_pack("{s:o}", "conversation", conv);
 	return ZCOR_OK;
 }
@@ -826,6 +837,12 @@ static void add_line(struct zc_buf *b, json_t *msg)
 int zc_transcript_export(struct zc_mem *m, const char *conversation, const char *root_dir,
 			 json_t **report, struct zc_err *e)
 {
+	return zc_transcript_export_range(m, conversation, INT64_MIN, INT64_MAX, root_dir, report, e);
+}
+
+int zc_transcript_export_range(struct zc_mem *m, const char *conversation, int64_t from, int64_t to,
+			       const char *root_dir, json_t **report, struct zc_err *e)
+{
 	struct zc_store *s = &m->store;
 	struct zc_buf b = ZC_BUF_INIT;
 	char slug[96] = "", date[ZC_DATE_LEN] = "", cur[160] = "";
@@ -838,14 +855,16 @@ int zc_transcript_export(struct zc_mem *m, const char *conversation, const char 
 		return rc;
 	if (conversation && (rc = conv_load(s, conversation, &conv, e)))
 		goto out;
-	sqlite3_stmt *st = zc_stmt(s, "SELECT " MSG_COLS " FROM messages WHERE ?1 IS NULL OR conversation = ?1 "
-				      "ORDER BY conversation, at, seq", e);
+	sqlite3_stmt *st = zc_stmt(s, "SELECT " MSG_COLS " FROM messages WHERE (?1 IS NULL OR conversation = ?1) "
+				      "AND at >= ?2 AND at < ?3 ORDER BY conversation, at, seq", e);
 	if (!st) {
 		rc = e->code;
 		goto out;
 	}
 	if (conversation)
 		sqlite3_bind_text(st, 1, conversation, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, from);
+	sqlite3_bind_int64(st, 3, to);
 	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *key = (const char *)sqlite3_column_text(st, 8);
 		char d[ZC_DATE_LEN];
@@ -1069,6 +1088,8 @@ int zc_transcript_import_file(struct zc_mem *m, const char *conversation, const 
 	}
 	if (own && (rc = zc_store_commit(&m->store, e)))
 		goto out;
+	if (own && logged)
+		zc_mirror_all(m);
 	*report = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:O}", "file", path, "conversation",
 			    conversation, "lines", (json_int_t)lines, "logged", (json_int_t)logged,
 			    "duplicates", (json_int_t)dups, "self", (json_int_t)self, "errorCount",

@@ -62,6 +62,10 @@ int zc_transcript_digest_done(struct zc_mem *m, const char *key, json_t **out, s
  */
 int zc_transcript_export(struct zc_mem *m, const char *conversation, const char *root_dir,
 			 json_t **report, struct zc_err *e);
+/* The same for the messages at from <= at < to (ms); for whole files give
+ * local day boundaries (mirror/ rewrites the days a batch touched). */
+int zc_transcript_export_range(struct zc_mem *m, const char *conversation, int64_t from, int64_t to,
+			       const char *root_dir, json_t **report, struct zc_err *e);
 
 /*
  * Imports one seed-003 log file into `conversation`'s log, tolerantly:

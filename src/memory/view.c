@@ -2301,39 +2301,6 @@ int zc_view_refresh_dirty(struct zc_mem *m, json_t *changed, struct zc_err *e)
 	return zc_exec(&m->store, "DELETE FROM view_dirty", e);
 }
 
-/* ---- mirror/ ---------------------------------------------------------------- */
-
-void zc_view_mirror(struct zc_mem *m, const json_t *paths)
-{
-	zc_config_refresh(&m->conf);
-	if (!m->conf.cfg.mirror || !json_array_size(paths))
-		return;
-	struct zc_err e = {0};
-	if (zc_store_begin(&m->store, 0, &e))
-		return;
-	size_t i;
-	json_t *p;
-	json_array_foreach(paths, i, p) {
-		struct zc_view v;
-		const char *path = json_string_value(p);
-		char *text = NULL;
-		if (zc_view_path(path, strlen(path), "path", &v, &e) ||
-		    zc_view_render(m, &v, &text, NULL, NULL, &e))
-			continue;
-		struct zc_buf f = ZC_BUF_INIT;
-		zc_buf_addf(&f, "%s/mirror/%s", m->dir, path);
-		char *slash = strrchr(f.p, '/');
-		*slash = '\0';
-		if (zc_mkdir_p(f.p, &e) == ZCOR_OK) {
-			*slash = '/';
-			zc_write_file_atomic(f.p, text, strlen(text), &e);
-		}
-		zc_buf_release(&f);
-		zc_free(text);
-	}
-	zc_store_rollback(&m->store);
-}
-
 static int reindex_one(struct zc_op *op, const struct zc_view *v, void *ud, struct zc_err *e)
 {
 	(*(long long *)ud)++;

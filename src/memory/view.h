@@ -122,10 +122,6 @@ int zc_view_index_lines(struct zc_mem *m, const struct zc_view *v, struct zc_err
  * view_dirty triggers); run by each operation before it commits. The
  * paths are appended to changed (may be NULL). */
 int zc_view_refresh_dirty(struct zc_mem *m, json_t *changed, struct zc_err *e);
-/* With config "mirror": true, writes the views in paths (after the
- * commit) to mirror/<path>, a read-only copy for people who like to cat
- * files; best effort, never an error of the operation. */
-void zc_view_mirror(struct zc_mem *m, const json_t *paths);
 
 /* Inside the caller's transaction: recomputes the citations of every
  * view (zcor reindex, zcor doctor --rebuild); *views = how many. */

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -1779,6 +1780,167 @@ static void Q_ROLL_runs_after_import(void)
 	zcor_close(z);
 }
 
+/* ---- mirror/ ---------------------------------------------------------------------------- */
+
+/* The text of mirror/<rel> (caller frees), NULL if there is none. */
+static char *mirror_file(zcor *z, const char *rel)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/mirror/%s", zcor_dir(z), rel);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	struct stat sb;
+	char *s = NULL;
+	if (fstat(fileno(f), &sb) == 0 && (s = malloc((size_t)sb.st_size + 1))) {
+		size_t n = fread(s, 1, (size_t)sb.st_size, f);
+		s[n] = '\0';
+	}
+	fclose(f);
+	return s;
+}
+
+/* mirror/<path> is exactly the view as read now. */
+static void check_mirrored(zcor *z, const char *path, int line)
+{
+	char *want = view_text(z, NULL, path), *got = mirror_file(z, path);
+	if (!got || strcmp(got, want) != 0) {
+		fprintf(stderr, "%s:%d: mirror/%s is %s, not the view:\n%s\n", __FILE__, line, path,
+			got ? "different" : "missing", want);
+		t_failures++;
+	}
+	free(want);
+	free(got);
+}
+
+static void log_msg(zcor *z, const char *conv, const char *id, const char *text)
+{
+	char batch[512], *out = NULL;
+	snprintf(batch, sizeof(batch),
+		 "{\"messages\":[{\"id\":\"%s\",\"time\":\"2026-10-18T12:00:00Z\",\"senderId\":\"100000001\","
+		 "\"senderName\":\"kaguya\",\"text\":\"%s\"}]}",
+		 id, text);
+	int rc = zcor_log_messages(z, NULL, conv, batch, &out);
+	CHECK_INT(rc, ZCOR_OK);
+	if (rc)
+		fprintf(stderr, "log %s: %s\n", id, out ? out : "?");
+	zcor_free(out);
+}
+
+/* mirror/ holds the whole store in the seed-003 layout — every view, each
+ * conversation's log per local day and digest.json — once mirroring is
+ * on, including what was written before; it follows each change, and a
+ * change made while mirroring was off is caught up (stale views removed)
+ * when it is switched on again. */
+static void X_MIRROR_holds_every_view_log_and_digest(void)
+{
+	zcor *z = open_views(NULL);
+	const char *conv = "group:100000001", *mem = "conversations/group-100000001/MEMORY.md";
+	upsert_seed_examples(z, NULL);
+	json_t *r = qm_text(z, NULL, "write", "INDEX.md", "- 群里的约定看 MEMORY.md\n", 0);
+	CHECK_OK(r);
+	json_decref(r);
+	log_msg(z, conv, "m1", "蚌埠住了");
+	log_msg(z, conv, "m2", "周五开黑吗");
+	char *none = mirror_file(z, "COGNITION.md");
+	CHECK(none == NULL); /* off by default */
+	free(none);
+
+	/* switched on: the next change writes everything, not only its view */
+	set_config(z, "{\"mirror\":true}");
+	r = qm(z, NULL, "{\"action\":\"upsert\",\"path\":\"STICKERS.md\",\"name\":\"流泪猫猫头\",\"meaning\":\"委屈\"}");
+	CHECK_OK(r);
+	json_decref(r);
+	static const char *const views[] = {"INDEX.md", "PEOPLE.md", "COGNITION.md", "STICKERS.md",
+					    "conversations/group-100000001/MEMORY.md"};
+	for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++)
+		check_mirrored(z, views[i], __LINE__);
+	char logfile[128], day[16];
+	time_t t = (time_t)(1792324800LL); /* the messages' time, as a local date */
+	struct tm tm;
+	localtime_r(&t, &tm);
+	strftime(day, sizeof(day), "%Y-%m-%d", &tm);
+	snprintf(logfile, sizeof(logfile), "conversations/group-100000001/log/%s.jsonl", day);
+	char *log = mirror_file(z, logfile);
+	CHECK_HAS(log, "\"id\":\"m1\"");
+	CHECK_HAS(log, "\"id\":\"m2\"");
+	CHECK_HAS(log, "蚌埠住了");
+	free(log);
+	char *dj = mirror_file(z, "digest.json");
+	json_t *d = dj ? json_loads(dj, 0, NULL) : NULL;
+	CHECK_INT(t_int(d, "conversations.group:100000001.linesSinceDigest"), 2);
+	json_decref(d);
+	free(dj);
+	char *stamp = mirror_file(z, ".complete");
+	CHECK(stamp != NULL);
+	free(stamp);
+
+	/* it follows: a logged message, a digest, a change of a view */
+	log_msg(z, conv, "m3", "绷不住了");
+	log = mirror_file(z, logfile);
+	CHECK_HAS(log, "\"id\":\"m3\"");
+	CHECK_HAS(log, "\"id\":\"m1\"");
+	free(log);
+	dj = mirror_file(z, "digest.json");
+	d = dj ? json_loads(dj, 0, NULL) : NULL;
+	CHECK_INT(t_int(d, "conversations.group:100000001.linesSinceDigest"), 3);
+	json_decref(d);
+	free(dj);
+	char *out = NULL;
+	CHECK_INT(zcor_digest_done(z, conv, &out), ZCOR_OK);
+	zcor_free(out);
+	dj = mirror_file(z, "digest.json");
+	d = dj ? json_loads(dj, 0, NULL) : NULL;
+	CHECK_INT(t_int(d, "conversations.group:100000001.linesSinceDigest"), 0);
+	CHECK_STR(t_str(d, "conversations.group:100000001.lastDigestDate"), day);
+	json_decref(d);
+	free(dj);
+	upsert_cog(z, "芜湖", "感叹");
+	check_mirrored(z, "COGNITION.md", __LINE__);
+
+	/* an import brings an archive month (and is mirrored whole) */
+	const char *src = t_tmpdir();
+	write_file(src, "conversations/group-100000001/archive/2026-09.md",
+		   "# archive/2026-09.md\n\n## 事实\n- 九月的旧事｜已经过去了\n");
+	json_t *rep = import_dir(z, src);
+	json_decref(rep);
+	const char *arch = "conversations/group-100000001/archive/2026-09.md";
+	check_mirrored(z, arch, __LINE__);
+
+	/* off: changes are not mirrored, and mirror/ is no longer complete */
+	set_config(z, "{\"mirror\":false}");
+	upsert_cog(z, "芝士", "知识");
+	r = qm(z, NULL, "{\"action\":\"remove\",\"path\":\"%s\",\"name\":\"九月的旧事\"}", arch);
+	CHECK_OK(r);
+	json_decref(r);
+	char *cog = mirror_file(z, "COGNITION.md");
+	CHECK_LACKS(cog, "芝士");
+	free(cog);
+	stamp = mirror_file(z, ".complete");
+	CHECK(stamp == NULL);
+	free(stamp);
+	/* on again: the next change catches up with everything */
+	set_config(z, "{\"mirror\":true}");
+	r = qm(z, conv,
+	       "{\"action\":\"upsert\",\"path\":\"%s\",\"name\":\"周六打本\",\"meaning\":\"下午三点\","
+	       "\"section\":\"在追\"}",
+	       mem);
+	CHECK_OK(r);
+	json_decref(r);
+	for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++)
+		check_mirrored(z, views[i], __LINE__);
+	cog = mirror_file(z, "COGNITION.md");
+	CHECK_HAS(cog, "- 芝士｜知识");
+	free(cog);
+	char *gone = mirror_file(z, arch);
+	CHECK(gone == NULL); /* that archive month has no entries left */
+	free(gone);
+	stamp = mirror_file(z, ".complete");
+	CHECK(stamp != NULL);
+	free(stamp);
+	zcor_close(z);
+}
+
 /* ---- 13. history ------------------------------------------------------------------- */
 
 static void Q_VIEW_upsert_recorded_in_history(void)
@@ -2285,5 +2447,6 @@ const struct t_case t_cases[] = {
 	{"Q_STK_save_sticker_rules", Q_STK_save_sticker_rules},
 	{"Q_VIEW_search_finds_lines_as_read", Q_VIEW_search_finds_lines_as_read},
 	{"Q_VIEW_index_is_free_text", Q_VIEW_index_is_free_text},
+	{"X_MIRROR_holds_every_view_log_and_digest", X_MIRROR_holds_every_view_log_and_digest},
 	{0},
 };
