@@ -316,7 +316,8 @@ static int import_logs(struct zc_op *op, const char *dir, const char *slug, cons
 	}
 	if (d)
 		closedir(d);
-	qsort(names, n, sizeof(*names), by_name);
+	if (n) /* names is NULL without log files, and qsort wants an array */
+		qsort(names, n, sizeof(*names), by_name);
 	int rc = ZCOR_OK;
 	for (size_t i = 0; i < n; i++) {
 		if (rc)
