@@ -89,8 +89,11 @@ int zcor_check_conversation(const char *key, char **errmsg);
  * Calls the tool `name` with `args_json` (a JSON object as text; NULL or ""
  * means {}). On success returns ZCOR_OK and sets *out_json to the result.
  * On failure returns the error code and sets *out_json to
- * {"error":{"code":"…","message":"…"}}. Either way the caller frees
- * *out_json. Every call, failed ones included, is recorded in history.
+ * {"error":{"code":"…","message":"…"}}, plus "details" (an object) where
+ * the failing rule names what a program may act on, e.g. a refused
+ * zcor_memory_delete: {"reason": "has_children", "count": 2, "ids": […]}
+ * (docs/API.md lists them). Either way the caller frees *out_json. Every
+ * call, failed ones included, is recorded in history.
  */
 int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name,
 		   const char *args_json, char **out_json);
@@ -131,7 +134,10 @@ char *zcor_synonyms_list(zcor *z);
 /* The local expansion of one word: {"word", "normalized", "expansion"}. */
 int zcor_synonyms_expand(zcor *z, const char *word, char **out_json);
 /* {"index": n, "terms": [...]} replaces group n, {"index": n, "terms":
- * null} deletes it. Recorded in history. Errors as zcor_tool_call. */
+ * null} deletes it. With "expected": the group's terms as last read, a
+ * group that changed since is ZCOR_ECONFLICT (details: {"reason":
+ * "group_changed", "current": the group now or null}) and nothing changes.
+ * Recorded in history. Errors as zcor_tool_call. */
 int zcor_synonyms_edit(zcor *z, const struct zcor_ctx *ctx, const char *args_json, char **out_json);
 
 /* ---- recall and the system prefix --------------------------------- */

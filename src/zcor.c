@@ -138,11 +138,17 @@ int zcor_check_conversation(const char *key, char **errmsg)
 	return ZCOR_EINVAL;
 }
 
-static char *error_json(int code, const char *msg)
+/* {"error": {"code", "message", "details"?}} for the failure in e;
+ * details is the detail the failing rule gave (err.h), when it did. */
+static char *error_json(int code, const struct zc_err *e)
 {
 	/* the message may quote bytes from outside (a decoded URI, a path) */
 	json_t *j = json_pack("{s:{s:s, s:o}}", "error", "code", zcor_code_name(code), "message",
-			      zc_json_string_own(zc_utf8_lossy(msg)));
+			      zc_json_string_own(zc_utf8_lossy(e->msg)));
+	json_t *detail = e->detail[0] ? json_loads(e->detail, 0, NULL) : NULL;
+	if (json_is_object(detail))
+		json_object_set(json_object_get(j, "error"), "details", detail);
+	json_decref(detail);
 	char *s = zc_json_dump(j);
 	json_decref(j);
 	return s;
@@ -159,20 +165,20 @@ int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name, const 
 	if (ctx->conversation && zcor_check_conversation(ctx->conversation, &msg)) {
 		zc_fail(&z->err, ZCOR_EINVAL, "%s", msg);
 		zc_free(msg);
-		*out_json = error_json(ZCOR_EINVAL, z->err.msg);
+		*out_json = error_json(ZCOR_EINVAL, &z->err);
 		return ZCOR_EINVAL;
 	}
 	const struct zc_tool *t = zc_tool_find(name);
 	if (!t) {
 		zc_fail(&z->err, ZCOR_ENOTFOUND, "no tool named '%.100s'; `zcor tools` lists them", name);
-		*out_json = error_json(ZCOR_ENOTFOUND, z->err.msg);
+		*out_json = error_json(ZCOR_ENOTFOUND, &z->err);
 		return ZCOR_ENOTFOUND;
 	}
 	choose_provider(z);
 	json_t *result = NULL;
 	int rc = zc_tool_call(&z->mem, ctx, t, args_json, &result, &z->err);
 	if (rc) {
-		*out_json = error_json(rc, z->err.msg);
+		*out_json = error_json(rc, &z->err);
 		return rc;
 	}
 	*out_json = zc_json_dump(result);
@@ -212,7 +218,7 @@ int zcor_recall(zcor *z, const char *request_json, char **out_json)
 		rc = zc_recall(&z->mem, req, &out, &z->err);
 	json_decref(req);
 	if (rc) {
-		*out_json = error_json(rc, z->err.msg);
+		*out_json = error_json(rc, &z->err);
 		return rc;
 	}
 	*out_json = zc_json_dump(out);
@@ -270,7 +276,7 @@ int zcor_reindex(zcor *z, char **out_json)
 	json_t *counts = NULL;
 	int rc = zc_mem_reindex(&z->mem, &counts, &z->err);
 	if (rc) {
-		*out_json = error_json(rc, z->err.msg);
+		*out_json = error_json(rc, &z->err);
 		return rc;
 	}
 	*out_json = zc_json_dump(counts);
@@ -287,7 +293,7 @@ static int host_ctx(zcor *z, const struct zcor_ctx **ctx, char **out_json)
 	if ((*ctx)->conversation && zcor_check_conversation((*ctx)->conversation, &msg)) {
 		zc_fail(&z->err, ZCOR_EINVAL, "%s", msg);
 		zc_free(msg);
-		*out_json = error_json(ZCOR_EINVAL, z->err.msg);
+		*out_json = error_json(ZCOR_EINVAL, &z->err);
 		return ZCOR_EINVAL;
 	}
 	return ZCOR_OK;
@@ -301,7 +307,7 @@ int zcor_node_get(zcor *z, const struct zcor_ctx *ctx, const char *id, char **ou
 	json_t *node = NULL;
 	int rc = zc_node_read(&z->mem, ctx, id, &node, &z->err);
 	if (rc) {
-		*out_json = error_json(rc, z->err.msg);
+		*out_json = error_json(rc, &z->err);
 		return rc;
 	}
 	json_t *res = json_pack("{s:o}", "node", node);
@@ -322,7 +328,7 @@ int zcor_node_list(zcor *z, const struct zcor_ctx *ctx, const char *cursor, int 
 		before = strtoll(cursor, &end, 10);
 		if (*end || before <= 0) {
 			zc_fail(&z->err, ZCOR_EINVAL, "cursor '%.40s' was not given by zcor", cursor);
-			*out_json = error_json(ZCOR_EINVAL, z->err.msg);
+			*out_json = error_json(ZCOR_EINVAL, &z->err);
 			return ZCOR_EINVAL;
 		}
 	}
@@ -331,7 +337,7 @@ int zcor_node_list(zcor *z, const struct zcor_ctx *ctx, const char *cursor, int 
 	json_t *page = NULL;
 	int rc = zc_node_page(&z->mem, ctx, before, limit, &page, &z->err);
 	if (rc) {
-		*out_json = error_json(rc, z->err.msg);
+		*out_json = error_json(rc, &z->err);
 		return rc;
 	}
 	json_t *next = json_object_get(page, "next");
@@ -368,7 +374,7 @@ int zcor_synonyms_expand(zcor *z, const char *word, char **out_json)
 	json_t *out = NULL;
 	int rc = zc_synonyms_expand(&z->mem, word ? word : "", &out, &z->err);
 	if (rc) {
-		*out_json = error_json(rc, z->err.msg);
+		*out_json = error_json(rc, &z->err);
 		return rc;
 	}
 	*out_json = zc_json_dump(out);
@@ -390,7 +396,7 @@ int zcor_synonyms_edit(zcor *z, const struct zcor_ctx *ctx, const char *args_jso
 		rc = zc_mem_run(&z->mem, ctx, &zc_op_synonyms_edit, args, &out, &z->err);
 	json_decref(args);
 	if (rc) {
-		*out_json = error_json(rc, z->err.msg);
+		*out_json = error_json(rc, &z->err);
 		return rc;
 	}
 	*out_json = zc_json_dump(out);
@@ -421,7 +427,7 @@ static int answer(zcor *z, int rc, json_t *out, char **out_json)
 {
 	if (rc) {
 		json_decref(out);
-		*out_json = error_json(rc, z->err.msg);
+		*out_json = error_json(rc, &z->err);
 		return rc;
 	}
 	*out_json = zc_json_dump(out);

@@ -39,6 +39,7 @@ int zc_fail(struct zc_err *e, int code, const char *fmt, ...)
 	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
 	va_end(ap);
 	e->code = code;
+	e->detail[0] = '\0';
 	return code;
 }
 
@@ -61,5 +62,6 @@ void zc_err_clear(struct zc_err *e)
 	if (e) {
 		e->code = 0;
 		e->msg[0] = '\0';
+		e->detail[0] = '\0';
 	}
 }

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/alloc.h"
 #include "base/buf.h"
@@ -50,6 +51,36 @@ void zc_json_set_time(json_t *obj, const char *key, long long ms)
 	char t[ZC_TIME_LEN];
 	zc_time_format(ms, t);
 	json_object_set_new(obj, key, json_string(t));
+}
+
+/* Removes the last element of d's longest array; 0 when none is left. */
+static int drop_one(json_t *d)
+{
+	json_t *longest = NULL, *v;
+	const char *k;
+	json_object_foreach(d, k, v) {
+		if (json_is_array(v) && json_array_size(v) &&
+		    (!longest || json_array_size(v) > json_array_size(longest)))
+			longest = v;
+	}
+	return longest && json_array_remove(longest, json_array_size(longest) - 1) == 0;
+}
+
+void zc_json_err_detail(struct zc_err *e, json_t *d)
+{
+	if (e) {
+		e->detail[0] = '\0';
+		for (;;) {
+			char *s = zc_json_dump(d);
+			size_t n = strlen(s);
+			if (n < sizeof(e->detail))
+				memcpy(e->detail, s, n + 1);
+			zc_free(s);
+			if (n < sizeof(e->detail) || !drop_one(d))
+				break;
+		}
+	}
+	json_decref(d);
 }
 
 int zc_json_depth(const json_t *v)

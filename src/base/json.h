@@ -26,6 +26,10 @@ json_t *zc_json_string_own(char *s);
 /* Appends s to b as a JSON string literal (quotes and escapes). */
 struct zc_buf;
 void zc_json_buf_string(struct zc_buf *b, const char *s);
+/* Sets e's detail (err.h) to the object d, taking it over. An array in d
+ * loses its last elements until the text fits; the detail is the hint a
+ * program acts on, the message keeps the whole story. */
+void zc_json_err_detail(struct zc_err *e, json_t *d);
 /* Depth of nesting (0 for a scalar). */
 int zc_json_depth(const json_t *v);
 

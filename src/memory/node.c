@@ -492,65 +492,92 @@ fail:
 
 /* ---- delete --------------------------------------------------------- */
 
-/* First id (or person) that refers to id through `sql`, or NULL. */
-static char *first_ref(struct zc_op *op, const char *sql, const char *id, long long *count,
-		       struct zc_err *e)
+/* How many rows still refer to memory id through sql (which selects
+ * the referring id and count(*) OVER (), ordered, LIMIT a few to show),
+ * and those first ones in *first (a new array). */
+static int refs_of(struct zc_op *op, const char *sql, const char *id, long long *count,
+		   json_t **first, struct zc_err *e)
 {
+	*count = 0;
+	*first = json_array();
 	sqlite3_stmt *st = zc_stmt(&op->m->store, sql, e);
 	if (!st)
-		return NULL;
+		return e->code;
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
-	char *first = NULL;
-	*count = 0;
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
-		*count = sqlite3_column_int64(st, 0);
-		first = zc_strdup((const char *)sqlite3_column_text(st, 1));
+	int step;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		*count = sqlite3_column_int64(st, 1);
+		json_array_append_new(*first, json_string((const char *)sqlite3_column_text(st, 0)));
 	}
 	sqlite3_reset(st);
-	return first;
+	return step == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&op->m->store, step, e, "checking a delete");
+}
+
+/* What keeps a memory from being deleted: the rows that still refer to
+ * it. Their messages are for the model (what to do next); the detail
+ * (docs/API.md, "Errors") names the rule and the referrers for programs,
+ * such as the web page showing why in its own language. */
+enum delete_rule { HAS_CHILDREN, LINKED_FROM_PERSON, SUPERSEDE_TARGET };
+static const struct {
+	const char *sql, *reason, *key;
+} delete_rules[] = {
+	[HAS_CHILDREN] = {"SELECT id, count(*) OVER () FROM nodes WHERE parent_id = ?1 "
+			  "ORDER BY id LIMIT 5",
+			  "has_children", "ids"},
+	[LINKED_FROM_PERSON] = {"SELECT person_id, count(*) OVER () FROM people "
+				"WHERE memory_node_id = ?1 ORDER BY person_id LIMIT 5",
+				"linked_from_person", "personIds"},
+	[SUPERSEDE_TARGET] = {"SELECT id, count(*) OVER () FROM nodes WHERE superseded_by = ?1 "
+			      "ORDER BY id LIMIT 5",
+			      "supersede_target", "ids"},
+};
+
+/* Fails e with rule's message and detail; takes refs. */
+static int refuse_delete(struct zc_err *e, enum delete_rule rule, const char *id, long long n,
+			 json_t *refs)
+{
+	const char *first = json_string_value(json_array_get(refs, 0));
+	switch (rule) {
+	case HAS_CHILDREN:
+		zc_fail(e, ZCOR_ECONFLICT,
+			"memory '%s' has %lld child memories (e.g. '%s'); delete them or move them "
+			"elsewhere with zcor_memory_write parentId first",
+			id, n, first);
+		break;
+	case LINKED_FROM_PERSON:
+		zc_fail(e, ZCOR_ECONFLICT,
+			"memory '%s' is linked from the relationship of person '%s'; change that "
+			"link with zcor_relationship_write or delete the relationship first",
+			id, first);
+		break;
+	case SUPERSEDE_TARGET:
+		zc_fail(e, ZCOR_ECONFLICT,
+			"memory '%s' replaces %lld superseded memories (e.g. '%s'); a supersede "
+			"target cannot be deleted",
+			id, n, first);
+		break;
+	}
+	zc_json_err_detail(e, json_pack("{s:s, s:I, s:o}", "reason", delete_rules[rule].reason, "count",
+					(json_int_t)n, delete_rules[rule].key, refs));
+	return ZCOR_ECONFLICT;
 }
 
 int zc_node_delete(struct zc_op *op, const json_t *node, struct zc_err *e)
 {
 	const char *id = zc_json_str(node, "id");
-	long long n;
-	char *ref;
+	long long n = 0;
+	json_t *refs = NULL;
 	int rc = ZCOR_OK;
 	zc_err_clear(e);
-	if ((ref = first_ref(op, "SELECT count(*), min(id) FROM nodes WHERE parent_id = ?1", id, &n, e))) {
-		rc = zc_fail(e, ZCOR_ECONFLICT,
-			     "memory '%s' has %lld child memories (e.g. '%s'); delete them or move them "
-			     "elsewhere with zcor_memory_write parentId first",
-			     id, n, ref);
-		goto out;
-	}
-	if (e->code) {
-		rc = e->code;
-		goto out;
-	}
-	if ((ref = first_ref(op, "SELECT count(*), min(person_id) FROM people WHERE memory_node_id = ?1",
-			     id, &n, e))) {
-		rc = zc_fail(e, ZCOR_ECONFLICT,
-			     "memory '%s' is linked from the relationship of person '%s'; change that "
-			     "link with zcor_relationship_write or delete the relationship first",
-			     id, ref);
-		goto out;
-	}
-	if (e->code) {
-		rc = e->code;
-		goto out;
-	}
-	if ((ref = first_ref(op, "SELECT count(*), min(id) FROM nodes WHERE superseded_by = ?1", id, &n,
-			     e))) {
-		rc = zc_fail(e, ZCOR_ECONFLICT,
-			     "memory '%s' replaces %lld superseded memories (e.g. '%s'); a supersede "
-			     "target cannot be deleted",
-			     id, n, ref);
-		goto out;
-	}
-	if (e->code) {
-		rc = e->code;
-		goto out;
+	for (size_t i = 0; i < sizeof(delete_rules) / sizeof(delete_rules[0]); i++) {
+		json_decref(refs);
+		if ((rc = refs_of(op, delete_rules[i].sql, id, &n, &refs, e)))
+			goto out;
+		if (n) {
+			rc = refuse_delete(e, (enum delete_rule)i, id, n, refs);
+			refs = NULL;
+			goto out;
+		}
 	}
 	sqlite3_stmt *st = zc_stmt(&op->m->store, "DELETE FROM nodes WHERE id = ?1", e);
 	if (!st) {
@@ -562,7 +589,7 @@ int zc_node_delete(struct zc_op *op, const json_t *node, struct zc_err *e)
 		goto out;
 	zc_op_before(op, json_deep_copy(node));
 out:
-	zc_free(ref);
+	json_decref(refs);
 	return rc;
 }
 

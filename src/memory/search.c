@@ -327,15 +327,18 @@ const struct zc_opdef zc_op_synonyms_add = {"zcor_synonyms_add", NULL, synonyms_
 
 /* ---- synonym groups for hosts: edit and delete (recorded) ------------- */
 
-/* {"index": n, "terms": [...]} replaces group n; "terms": null deletes it. */
+/* {"index": n, "terms": [...]} replaces group n; "terms": null deletes it;
+ * "expected": the group as the caller read it (zc_syn_set_group). */
 static int synonyms_edit(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
 {
 	json_t *index = json_object_get(args, "index"), *terms = json_object_get(args, "terms");
+	json_t *expected = json_object_get(args, "expected");
 	const char *k;
 	json_t *v;
 	json_object_foreach(args, k, v) {
-		if (strcmp(k, "index") && strcmp(k, "terms"))
-			return zc_fail(e, ZCOR_EINVAL, "unknown argument '%.60s'; this takes: index, terms", k);
+		if (strcmp(k, "index") && strcmp(k, "terms") && strcmp(k, "expected"))
+			return zc_fail(e, ZCOR_EINVAL,
+				       "unknown argument '%.60s'; this takes: index, terms, expected", k);
 	}
 	if (!json_is_integer(index) || json_integer_value(index) < 0)
 		return zc_fail(e, ZCOR_EINVAL, "argument 'index': must be a group number (0 or more)");
@@ -343,9 +346,19 @@ static int synonyms_edit(struct zc_op *op, json_t *args, json_t **out, struct zc
 		return zc_fail(e, ZCOR_EINVAL,
 			       "argument 'terms': must be an array of at least 2 words, or null to delete "
 			       "the group");
+	if (expected && !json_is_null(expected)) {
+		size_t i;
+		json_array_foreach(expected, i, v) if (!json_is_string(v)) break;
+		if (!json_is_array(expected) || i < json_array_size(expected))
+			return zc_fail(e, ZCOR_EINVAL,
+				       "argument 'expected': must be the group's terms as listed (an array "
+				       "of strings), or absent");
+	} else {
+		expected = NULL;
+	}
 	json_t *before = NULL;
 	int rc = zc_syn_set_group(&op->m->syn, (size_t)json_integer_value(index),
-				  json_is_null(terms) ? NULL : terms, &before, e);
+				  json_is_null(terms) ? NULL : terms, expected, &before, e);
 	if (rc)
 		return rc;
 	op->side_effect = 1;

@@ -647,7 +647,10 @@ static enum MHD_Result handle_api(struct server *s, struct MHD_Connection *c, st
 			return send_error(c, r, 404, "not_found", "no such synonym group");
 		}
 		if (del) {
-			json_object_clear(args);
+			/* the body may carry the group as read: {"expected": [...]} */
+			json_decref(args);
+			if (!(args = body_object(r, why, sizeof(why))))
+				return send_error(c, r, 400, "invalid_argument", why);
 			json_object_set_new(args, "terms", json_null());
 		}
 		json_object_set_new(args, "index", json_integer(idx));

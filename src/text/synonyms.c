@@ -298,8 +298,8 @@ static int save_groups(struct zc_syn *s, json_t *groups, struct zc_err *e)
 	return rc;
 }
 
-int zc_syn_set_group(struct zc_syn *s, size_t index, const json_t *terms, json_t **before,
-		     struct zc_err *e)
+int zc_syn_set_group(struct zc_syn *s, size_t index, const json_t *terms, const json_t *expected,
+		     json_t **before, struct zc_err *e)
 {
 	*before = NULL;
 	int rc = zc_syn_refresh(s, e);
@@ -308,7 +308,17 @@ int zc_syn_set_group(struct zc_syn *s, size_t index, const json_t *terms, json_t
 	if (s->warning[0])
 		return zc_fail(e, ZCOR_ECONFLICT, "%s; fix synonyms.json by hand before changing groups",
 			       s->warning);
-	if (index >= json_array_size(s->groups))
+	json_t *now = json_array_get(s->groups, index);
+	if (expected && !json_equal(now, (json_t *)expected)) {
+		zc_fail(e, ZCOR_ECONFLICT,
+			"synonym group %zu is no longer the one expected (changed, moved or removed "
+			"since it was read); nothing was changed: list the groups again and retry",
+			index);
+		zc_json_err_detail(e, json_pack("{s:s, s:O}", "reason", "group_changed", "current",
+						now ? now : json_null()));
+		return ZCOR_ECONFLICT;
+	}
+	if (!now)
 		return zc_fail(e, ZCOR_ENOTFOUND, "no synonym group %zu; there are %zu groups", index,
 			       json_array_size(s->groups));
 	json_t *groups = json_copy(s->groups);

@@ -53,10 +53,13 @@ int zc_syn_add(struct zc_syn *s, const json_t *terms, int *changed, json_t **cla
 /*
  * Replaces group `index` (0-based, file order) with terms, or removes it
  * when terms is NULL, and saves the file. *before (new reference) is the
- * group as it was. Refuses while the file is malformed.
+ * group as it was. With expected (the group as the caller last read it,
+ * terms in file order) a group that is no longer exactly that — edited,
+ * moved or gone since, by another caller or by hand — is ZCOR_ECONFLICT
+ * and nothing changes. Refuses while the file is malformed.
  */
-int zc_syn_set_group(struct zc_syn *s, size_t index, const json_t *terms, json_t **before,
-		     struct zc_err *e);
+int zc_syn_set_group(struct zc_syn *s, size_t index, const json_t *terms, const json_t *expected,
+		     json_t **before, struct zc_err *e);
 /* Validates a document against the synonyms.json format. */
 int zc_syn_check(const json_t *doc, struct zc_err *e);
 /* Number of groups in use. */

@@ -370,6 +370,8 @@ test('REST: nodes round trip, history as actor ui, and the error statuses', asyn
       body: { title: '北京大学', content: '在海淀区', parentId: child.id } }), 409, 'conflict'); // a cycle
     const conflict = assertError(await req(srv, `/api/v1/nodes/${id}`, { method: 'DELETE' }), 409, 'conflict');
     assert.match(conflict.message, new RegExp(child.id));
+    // the refusal's detail: which rule, and who still refers to the node
+    assert.deepEqual(conflict.details, { reason: 'has_children', count: 1, ids: [child.id] });
 
     // delete the child, then the parent
     assertOk(await req(srv, `/api/v1/nodes/${child.id}`, { method: 'DELETE' }));
@@ -431,6 +433,30 @@ test('REST: people, synonyms, merge and supersede', async () => {
     assertError(await req(srv, '/api/v1/synonyms', { method: 'POST', body: { terms: 'x' } }), 400, 'invalid_argument');
     const syn = JSON.parse(readFileSync(join(srv.dir, 'synonyms.json'), 'utf8'));
     assert.ok(JSON.stringify(syn).includes('主子'));
+
+    // edit and delete by index, with the group as read ("expected"): a
+    // group that changed meanwhile is 409 and nothing changes
+    const groups = () => JSON.parse(readFileSync(join(srv.dir, 'synonyms.json'), 'utf8')).groups;
+    const n = groups().findIndex((g) => g.includes('主子'));
+    assertOk(await req(srv, `/api/v1/synonyms/${n}`, { method: 'PUT',
+      body: { terms: ['喵星人', '主子', '猫主子'], expected: ['喵星人', '主子'] } }));
+    const stale = assertError(await req(srv, `/api/v1/synonyms/${n}`, { method: 'PUT',
+      body: { terms: ['喵星人', '主人'], expected: ['喵星人', '主子'] } }), 409, 'conflict');
+    assert.deepEqual(stale.details, { reason: 'group_changed', current: ['喵星人', '主子', '猫主子'] });
+    const staleDel = assertError(await req(srv, `/api/v1/synonyms/${n}`, { method: 'DELETE',
+      body: { expected: ['喵星人', '主子'] } }), 409, 'conflict');
+    assert.equal(staleDel.details.reason, 'group_changed');
+    assert.deepEqual(groups()[n], ['喵星人', '主子', '猫主子'], 'the refused calls changed nothing');
+    assertError(await req(srv, `/api/v1/synonyms/${n}`, { method: 'DELETE', body: '{"expected": [' ,
+      headers: { 'content-type': 'application/json' } }), 400, 'invalid_argument');
+    const before = groups().length;
+    assertOk(await req(srv, `/api/v1/synonyms/${n}`, { method: 'DELETE', body: { expected: ['喵星人', '主子', '猫主子'] } }));
+    assert.equal(groups().length, before - 1);
+    // without "expected" the index alone still works (older clients)
+    assertOk(await req(srv, '/api/v1/synonyms', { method: 'POST', body: { terms: ['汪星人', '狗子'] } }));
+    const k = groups().findIndex((g) => g.includes('狗子'));
+    assertOk(await req(srv, `/api/v1/synonyms/${k}`, { method: 'DELETE' }));
+    assert.equal(groups().findIndex((g) => g.includes('狗子')), -1);
 
     // merge (201) and supersede
     const a = assertOk(await req(srv, '/api/v1/nodes', { method: 'POST', body: { title: '旧一', content: '甲' } }), 201).node;

@@ -1,12 +1,28 @@
 // config.test.mjs — the Config panel: a change made in the page takes
-// effect for the CLI (`zcor prefix`), and a bad value is refused with the
-// server's message while the file stays as it was.
+// effect for the CLI (`zcor prefix`, `zcor recall`: the budget bounds the
+// header, the profile decides what an unrelated message recalls), and a
+// bad value is refused with the server's message while the file stays as
+// it was.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { withPage, openPanel, shot, cli } from './serve.mjs';
 
-test('config: relationship memory off and a new budget reach `zcor prefix`; a bad value is refused', async () => {
+// `zcor recall` in a group for one message → its JSON answer
+function recall(dir, message) {
+  const r = cli(dir, '--conversation', 'group:100000001', 'recall', '--message', message, '--json');
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout);
+}
+
+test('config: relationship memory off, a new budget and the profile reach `zcor prefix` and `zcor recall`; a bad value is refused', async () => {
   await withPage(async ({ srv, page }) => {
+    // memories whose headers together are longer than the new budget
+    for (let i = 1; i <= 12; i++)
+      await srv.api('POST', 'nodes', { title: `猫咪笔记${i}`, content: '猫咪喜欢晒太阳。'.repeat(40), keywords: ['猫咪'] });
+    const chars = (s) => [...s].length;
+    let r = recall(srv.dir, '猫咪在干嘛');
+    assert.equal(r.budget, 6000);
+    assert.ok(chars(r.header) > 1234, `the default budget lets ${chars(r.header)} characters through`);
     let prefix = cli(srv.dir, 'prefix');
     assert.equal(prefix.status, 0, prefix.stderr);
     assert.match(prefix.stdout, /zcor_relationship_read/, 'relationship guidance is on by default');
@@ -30,6 +46,26 @@ test('config: relationship memory off and a new budget reach `zcor prefix`; a ba
     assert.equal(cfg.recallChars, 1234);
     assert.equal(cfg.relationships, false);
     assert.equal(cfg.recall.profile, 'scored');
+    // the budget bounds the header; scored recalls something even for an
+    // unrelated message (pinned / recent records)
+    r = recall(srv.dir, '猫咪在干嘛');
+    assert.equal(r.budget, 1234);
+    assert.equal(r.profile, 'scored');
+    assert.ok(chars(r.header) > 0 && chars(r.header) <= 1234, `${chars(r.header)} characters`);
+    assert.ok(recall(srv.dir, '完全无关的话题xyz').items.length > 0);
+
+    // profile zcor (seed 000): no hit, nothing
+    await page.selectOption('#c-profile', 'zcor');
+    await page.click('#c-save');
+    await page.locator('#status', { hasText: '配置已保存' }).waitFor();
+    await page.locator('#c-profile').waitFor();
+    assert.equal(await page.inputValue('#c-profile'), 'zcor');
+    r = recall(srv.dir, '完全无关的话题xyz');
+    assert.equal(r.profile, 'zcor');
+    assert.deepEqual(r.items, []);
+    assert.equal(r.header, '');
+    r = recall(srv.dir, '猫咪在干嘛');
+    assert.ok(r.items.length > 0 && chars(r.header) <= 1234);
 
     // a negative budget: the server's message is shown, nothing changes
     await page.fill('#c-recallChars', '-5');

@@ -19,7 +19,8 @@ test('people: create with a linked node, search, edit the affinity, delete', asy
     await page.getByLabel('查找要关联的记忆').fill('小明');
     await page.getByLabel('查找要关联的记忆').press('Enter');
     await page.locator('.picker button.link', { hasText: '小明的资料' }).click();
-    await page.locator('#p-node', { hasText: node.id }).waitFor();
+    // the linked node is shown under its label
+    await page.getByLabel('关联记忆节点').filter({ hasText: node.id }).waitFor();
     await page.click('#p-save');
     await page.locator('#status', { hasText: '已保存 小明' }).waitFor();
     let p = (await srv.api('GET', 'people/qq%3A10001')).body.person;

@@ -24,7 +24,7 @@ test('xss: memory text with HTML is shown literally and runs nothing', async () 
     assert.equal(await page.locator('#node-source').textContent(), XSS2);
     // the search list and the tree show the title as text too
     await page.locator('ul[aria-label="搜索结果"] button.link', { hasText: XSS }).waitFor();
-    await page.locator('.tree button.node', { hasText: XSS }).waitFor();
+    await page.locator('.tree .node', { hasText: XSS }).waitFor();
     assert.equal(await page.locator('main img').count(), 0, 'no <img> was made from memory text');
     // history and people
     await openPanel(page, srv, 'history');
@@ -129,10 +129,22 @@ test('language: Chinese by default, English on the switch, kept across reloads; 
     await openPanel(page, srv, 'memory');
     await page.getByRole('tab', { name: '记忆' }).waitFor();
     assert.equal(await page.getAttribute('html', 'lang'), 'zh-CN');
-    await page.click('#lang');
+    // the switch's name starts with its visible text (WCAG 2.5.3), in
+    // that language; the tab list is named in the page's language
+    const toEnglish = page.getByRole('button', { name: /^English/ });
+    assert.equal(await toEnglish.count(), 1);
+    assert.match(await toEnglish.innerText(), /^English/);
+    assert.equal(await page.locator('#lang [lang=en]').textContent(), 'English');
+    assert.equal(await page.getByRole('tablist', { name: '面板' }).count(), 1);
+    // without JavaScript the page says so in both languages
+    const html = await (await fetch(srv.url)).text();
+    assert.match(html, /<noscript>[^<]*<p[^>]*>记忆页面需要 JavaScript。<span lang="en">The Memory page needs JavaScript.<\/span>/);
+    await toEnglish.click();
     await page.getByRole('tab', { name: 'Memory' }).waitFor();
     await page.getByRole('heading', { name: 'Find memories' }).waitFor();
     assert.equal(await page.getAttribute('html', 'lang'), 'en');
+    assert.equal(await page.getByRole('button', { name: /^中文/ }).count(), 1);
+    assert.equal(await page.getByRole('tablist', { name: 'Panels' }).count(), 1);
     await page.reload();
     await page.getByRole('tab', { name: 'Synonyms' }).waitFor();
     // keyboard: the tabs move with the arrow keys

@@ -469,6 +469,10 @@ static void Z_DELETE_refused_while_node_has_children(void)
 	json_t *r = t_call_rc(z, NULL, &rc, "zcor_memory_delete", "{\"id\":\"%s\"}", p);
 	CHECK_INT(rc, ZCOR_ECONFLICT);
 	CHECK_STR(t_errcode(r), "conflict");
+	/* the detail names the rule and the child, for programs (the page) */
+	CHECK_STR(t_str(r, "error.details.reason"), "has_children");
+	CHECK_INT(t_int(r, "error.details.count"), 1);
+	CHECK_STR(t_str(r, "error.details.ids.0"), c);
 	json_decref(r);
 	CHECK_INT(nodes_count(z), 2);
 	r = rd(z, NULL, p, &rc);
@@ -500,6 +504,8 @@ static void Z_DELETE_refused_while_person_links_node(void)
 	r = t_call_rc(z, NULL, &rc, "zcor_memory_delete", "{\"id\":\"%s\"}", a);
 	CHECK_INT(rc, ZCOR_ECONFLICT);
 	CHECK_HAS(t_errmsg(r), "10001");
+	CHECK_STR(t_str(r, "error.details.reason"), "linked_from_person");
+	CHECK_STR(t_str(r, "error.details.personIds.0"), "10001");
 	json_decref(r);
 	CHECK_INT(nodes_count(z), 1);
 	r = t_call_rc(z, NULL, &rc, "zcor_relationship_delete", "{\"personId\":\"10001\"}");
@@ -526,10 +532,35 @@ static void Z_DELETE_refused_while_supersede_target(void)
 	r = t_call_rc(z, NULL, &rc, "zcor_memory_delete", "{\"id\":\"%s\"}", b);
 	CHECK_INT(rc, ZCOR_ECONFLICT);
 	CHECK_STR(t_errcode(r), "conflict");
+	CHECK_STR(t_str(r, "error.details.reason"), "supersede_target");
+	CHECK_STR(t_str(r, "error.details.ids.0"), a);
 	json_decref(r);
 	CHECK_INT(nodes_count(z), 2);
 	r = rd(z, NULL, b, &rc);
 	CHECK_INT(rc, ZCOR_OK);
+	json_decref(r);
+	zcor_close(z);
+}
+
+static void Z_DELETE_refusal_detail_names_the_first_few(void)
+{
+	zcor *z = t_open();
+	char p[32], c[32];
+	mk(z, NULL, "parent", "p", NULL, p);
+	for (int i = 0; i < 7; i++)
+		mk(z, NULL, "child", "c", p, c);
+	int rc;
+	json_t *r = t_call_rc(z, NULL, &rc, "zcor_memory_delete", "{\"id\":\"%s\"}", p);
+	CHECK_INT(rc, ZCOR_ECONFLICT);
+	CHECK_INT(t_int(r, "error.details.count"), 7);
+	CHECK_INT(json_array_size(t_get(r, "error.details.ids")), 5);
+	/* the message for the model is as before */
+	CHECK_HAS(t_errmsg(r), "has 7 child memories");
+	json_decref(r);
+	/* the next failure on the handle carries no stale detail */
+	r = t_call_rc(z, NULL, &rc, "zcor_memory_delete", "{\"id\":\"m-none\"}");
+	CHECK_INT(rc, ZCOR_ENOTFOUND);
+	CHECK(t_get(r, "error.details") == NULL);
 	json_decref(r);
 	zcor_close(z);
 }
@@ -1483,6 +1514,7 @@ const struct t_case t_cases[] = {
 	{"Z_DELETE_refused_while_node_has_children", Z_DELETE_refused_while_node_has_children},
 	{"Z_DELETE_refused_while_person_links_node", Z_DELETE_refused_while_person_links_node},
 	{"Z_DELETE_refused_while_supersede_target", Z_DELETE_refused_while_supersede_target},
+	{"Z_DELETE_refusal_detail_names_the_first_few", Z_DELETE_refusal_detail_names_the_first_few},
 	{"Z_DELETE_removes_important_mark", Z_DELETE_removes_important_mark},
 	{"Z_DELETE_then_read_is_not_found_and_history_keeps_content",
 	 Z_DELETE_then_read_is_not_found_and_history_keeps_content},

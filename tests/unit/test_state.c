@@ -2229,8 +2229,34 @@ static void Z_SYN_host_edit_delete_preview(void)
 	zcor_free(out);
 	CHECK_INT(zcor_synonyms_edit(z, &ui, "{\"index\":999999,\"terms\":null}", &out), ZCOR_ENOTFOUND);
 	zcor_free(out);
-	/* delete */
-	snprintf(args, sizeof(args), "{\"index\":%zu,\"terms\":null}", n - 1);
+	/* with the group as read: a group changed since (another tab, a hand
+	 * edit) is a conflict and nothing changes */
+	snprintf(args, sizeof(args), "{\"index\":%zu,\"terms\":[\"zqa\",\"zqd\"],\"expected\":[\"zqa\",\"zqb\"]}",
+		 n - 1);
+	CHECK_INT(zcor_synonyms_edit(z, &ui, args, &out), ZCOR_ECONFLICT);
+	json_t *err = parse_out(out);
+	CHECK_STR(t_errcode(err), "conflict");
+	CHECK_STR(t_str(err, "error.details.reason"), "group_changed");
+	CHECK_STR(t_str(err, "error.details.current.1"), "zqc");
+	json_decref(err);
+	snprintf(args, sizeof(args), "{\"index\":%zu,\"terms\":null,\"expected\":[\"zqa\",\"zqb\"]}", n - 1);
+	CHECK_INT(zcor_synonyms_edit(z, &ui, args, &out), ZCOR_ECONFLICT);
+	zcor_free(out);
+	snprintf(args, sizeof(args), "{\"index\":%zu,\"terms\":null,\"expected\":[\"zqa\",\"zqc\"]}", n);
+	CHECK_INT(zcor_synonyms_edit(z, &ui, args, &out), ZCOR_ECONFLICT); /* gone: no group n */
+	err = parse_out(out);
+	CHECK(json_is_null(t_get(err, "error.details.current")));
+	json_decref(err);
+	snprintf(args, sizeof(args), "{\"index\":%zu,\"terms\":null,\"expected\":\"zqa\"}", n - 1);
+	CHECK_INT(zcor_synonyms_edit(z, &ui, args, &out), ZCOR_EINVAL);
+	zcor_free(out);
+	CHECK_INT(zcor_synonyms_expand(z, "zqa", &out), ZCOR_OK);
+	ex = parse_out(out);
+	CHECK(has_word(t_get(ex, "expansion"), "zqc"));
+	CHECK(!has_word(t_get(ex, "expansion"), "zqd"));
+	json_decref(ex);
+	/* delete, with the group as it is */
+	snprintf(args, sizeof(args), "{\"index\":%zu,\"terms\":null,\"expected\":[\"zqa\",\"zqc\"]}", n - 1);
 	CHECK_INT(zcor_synonyms_edit(z, &ui, args, &out), ZCOR_OK);
 	zcor_free(out);
 	CHECK_INT(zcor_synonyms_expand(z, "zqa", &out), ZCOR_OK);
@@ -2242,7 +2268,7 @@ static void Z_SYN_host_edit_delete_preview(void)
 	json_decref(list);
 	/* recorded, with the group as it was */
 	json_t *h = t_call(z, NULL, "zcor_memory_history", "{\"keywords\":[\"synonyms_edit\"]}");
-	CHECK_INT(t_int(h, "total"), 4); /* two ok, two errors */
+	CHECK_INT(t_int(h, "total"), 8); /* two ok, six errors */
 	CHECK_STR(t_str(h, "items.0.actor"), "ui");
 	CHECK_STR(t_str(h, "items.0.before.0.synonymGroup.0"), "zqa");
 	json_decref(h);

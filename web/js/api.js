@@ -3,11 +3,14 @@
 // a caller that already holds it; the API never accepts the cookie.
 const token = document.querySelector('meta[name="zcor-token"]')?.content || '';
 
+// status, code ("conflict"), message (the server's, English) and details
+// (what a refusal names, docs/API.md "Errors"; {} when none).
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, details) {
     super(message || code || `HTTP ${status}`);
     this.status = status;
     this.code = code || '';
+    this.details = details && typeof details === 'object' ? details : {};
   }
 }
 
@@ -28,7 +31,7 @@ export async function api(method, path, body) {
   try { data = text ? JSON.parse(text) : null; } catch { data = null; }
   if (!res.ok) {
     const err = data && data.error;
-    throw new ApiError(res.status, err?.code, err?.message || text.slice(0, 300));
+    throw new ApiError(res.status, err?.code, err?.message || text.slice(0, 300), err?.details);
   }
   return data;
 }

@@ -6,7 +6,7 @@
 import { h, clear, field, splitList } from './dom.js';
 import { api } from './api.js';
 import { t } from './i18n.js';
-import { load, errorBox } from './ui.js';
+import { load, errorBox, form as busyForm } from './ui.js';
 
 const KNOWN = ['recallChars', 'relationships', 'recall', 'botId', 'admission', 'mediaCacheMax',
   'memoryFileMaxBytes', 'memoryArchiveRatio', 'viewMaxBytes', 'mirror'];
@@ -40,8 +40,7 @@ function form(cfg, app, reload) {
   const list = (input) => { const v = splitList(input.value); return v.length ? v : null; };
   const msg = h('div');
   const others = Object.fromEntries(Object.entries(cfg).filter(([k]) => !KNOWN.includes(k) && k !== 'warning'));
-  return h('form', { onsubmit: async (e) => {
-    e.preventDefault();
+  return busyForm({}, async () => {
     try {
       const patch = { recallChars: Number(chars.value), relationships: rel.checked, recall: { profile: profile.value } };
       if ('botId' in cfg) {
@@ -59,7 +58,7 @@ function form(cfg, app, reload) {
       app.status(t('cfg.saved'));
       reload();
     } catch (err) { clear(msg, errorBox(err)); }
-  } },
+  },
   cfg.warning ? h('div', { class: 'notice' }, cfg.warning) : null,
   field(t('cfg.recallChars'), chars), h('p', { class: 'meta' }, t('cfg.recallCharsHelp')),
   h('div', {}, h('label', { for: 'c-relationships' }, rel, ' ', t('cfg.relationships'))), h('p', { class: 'meta' }, t('cfg.relationshipsHelp')),

@@ -1,9 +1,11 @@
 // history.js — the History panel: records filtered by keywords and
 // operation time; each shows operation, actor, conversation, status and
-// a field-by-field diff of its before/after snapshots.
+// a field-by-field diff of its before/after snapshots. Operations, actors,
+// statuses and field names are shown in the page's language (the tool
+// name stays beside the operation: it is what logs and MCP clients show).
 import { h, field, fmtTime, localToIso, splitList } from './dom.js';
 import { api, qs } from './api.js';
-import { t } from './i18n.js';
+import { t, has } from './i18n.js';
 import { load, empty, pager } from './ui.js';
 
 const LIMIT = 20;
@@ -28,31 +30,51 @@ export function render(root) {
   search(0);
 }
 
+// a word of the page for key, or the identifier itself when it has none
+const word = (prefix, id) => (has(`${prefix}.${id}`) ? t(`${prefix}.${id}`) : String(id));
+
 function record(r) {
   const before = [].concat(r.before ?? []);
   const after = [].concat(r.after ?? []);
   const pairs = Math.max(before.length, after.length);
-  return h('li', { class: 'record' },
-    h('div', {}, h('strong', {}, r.operation), ' ',
-      h('span', { class: `tag ${r.status === 'ok' ? '' : 'sup'}` }, `${t('hist.status')}: ${r.status}`), ' ',
-      h('span', { class: 'meta' }, `${fmtTime(r.at)} · ${t('hist.actor')}: ${r.actor} · ${t('hist.conversation')}: ${r.conversation ?? t('hist.host')} · #${r.seq}`)),
-    r.error ? h('div', { class: 'error' }, typeof r.error === 'string' ? r.error : JSON.stringify(r.error)) : null,
-    r.receipt ? h('div', { class: 'notice' }, JSON.stringify(r.receipt, null, 1)) : null,
+  const ok = r.status === 'ok';
+  return h('li', { class: 'record', 'data-seq': r.seq },
+    h('div', {}, h('strong', { class: 'op' }, word('op', r.operation)), ' ',
+      h('code', { class: 'meta' }, r.operation), ' ',
+      h('span', { class: `tag ${ok ? '' : 'sup'}` }, `${t('hist.status')}: ${word('hist.status', r.status)}`), ' ',
+      h('span', { class: 'meta' }, `${fmtTime(r.at)} · ${t('hist.actor')}: ${word('hist.actor', r.actor)} · ${t('hist.conversation')}: ${r.conversation ?? t('hist.host')} · #${r.seq}`)),
+    r.error ? h('div', { class: 'error' }, `${t('hist.error')}: `, typeof r.error === 'string' ? r.error : JSON.stringify(r.error)) : null,
+    r.receipt ? receipt(r.receipt) : null,
     pairs ? Array.from({ length: pairs }, (_, i) => diff(before[i] ?? null, after[i] ?? null)) : null,
     h('details', {}, h('summary', {}, t('hist.arguments')), h('pre', {}, JSON.stringify(r.arguments, null, 2))));
 }
 
-const show = (v) => (v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v));
+// The important mark's receipt in words; any other receipt field by field.
+function receipt(rc) {
+  if (rc && rc.replacedId)
+    return h('div', { class: 'notice receipt' }, t('hist.receiptReplaced', { title: rc.replacedTitle ?? '', id: rc.replacedId }));
+  return h('div', { class: 'notice receipt' }, t('hist.receipt'), h('dl', {},
+    Object.entries(rc || {}).map(([k, v]) => [h('dt', {}, word('field', k)), h('dd', {}, show(k, v))])));
+}
 
-// Only the fields that changed (all of them for a create or a delete).
+// A value as text: times in local time, yes / no, lists joined.
+function show(k, v) {
+  if (v === undefined || v === null) return '—';
+  if (typeof v === 'boolean') return v ? t('val.yes') : t('val.no');
+  if (typeof v === 'string') return /At$/.test(k) ? fmtTime(v) : v;
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v.length ? v.join('、') : '—';
+  return JSON.stringify(v);
+}
+
+// Only the fields that changed (for a create or a delete, those with a value).
 function diff(b, a) {
   const keys = [...new Set([...Object.keys(b || {}), ...Object.keys(a || {})])]
-    .filter((k) => show(b?.[k]) !== show(a?.[k]));
+    .filter((k) => JSON.stringify(b?.[k] ?? null) !== JSON.stringify(a?.[k] ?? null));
   const label = (a || b)?.title ?? (a || b)?.name ?? (a || b)?.id ?? (a || b)?.personId ?? '';
   return h('table', { class: 'diff-table' },
     h('caption', { class: 'meta' }, `${b ? (a ? t('hist.changed') : t('hist.removed')) : t('hist.added')}: `, String(label)),
-    h('thead', {}, h('tr', {}, h('th', {}, t('hist.field')), h('th', {}, t('hist.before')), h('th', {}, t('hist.after')))),
-    h('tbody', {}, keys.map((k) => h('tr', {}, h('th', {}, k),
-      h('td', { class: 'del' }, b ? h('div', { class: 'text' }, show(b[k])) : '—'),
-      h('td', { class: 'add' }, a ? h('div', { class: 'text' }, show(a[k])) : '—')))));
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('hist.field')), h('th', { scope: 'col' }, t('hist.before')), h('th', { scope: 'col' }, t('hist.after')))),
+    h('tbody', {}, keys.map((k) => h('tr', { 'data-field': k }, h('th', { scope: 'row' }, word('field', k)),
+      h('td', { class: 'del' }, b ? h('div', { class: 'text' }, show(k, b[k])) : '—'),
+      h('td', { class: 'add' }, a ? h('div', { class: 'text' }, show(k, a[k])) : '—')))));
 }

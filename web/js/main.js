@@ -21,13 +21,23 @@ if (new URLSearchParams(location.search).has('token'))
   history_replace(location.pathname + location.hash);
 function history_replace(u) { window.history.replaceState(null, '', u); }
 
+// The panel on screen ({ id, view }: view is what its render returned;
+// a view with show(arg) takes a new arg without being redrawn, so a
+// search and its page survive opening another record) and a status
+// message waiting for the next route (app.go's status).
+let shown = null;
+let pending = null;
+
 const app = {
   status(msg, kind = 'ok') {
     statusEl.className = msg ? `status-${kind}` : '';
     statusEl.setAttribute('role', kind === 'error' ? 'alert' : 'status');
     statusEl.textContent = msg || '';
   },
-  go(panel, arg) {
+  // status: a message to show once there (every route clears the line);
+  // fresh: draw the panel anew even when it is on screen.
+  go(panel, arg, { status, fresh } = {}) {
+    pending = { status, fresh };
     const hash = `#${panel}${arg ? `/${encodeURIComponent(arg)}` : ''}`;
     if (location.hash === hash) route(); else location.hash = hash;
   },
@@ -39,26 +49,36 @@ function current() {
 }
 
 function drawTabs(active) {
+  tabs.setAttribute('aria-label', t('nav.panels'));
   clear(tabs, Object.keys(panels).map((id) => h('button', {
     type: 'button', role: 'tab', id: `tab-${id}`, 'aria-selected': String(id === active),
-    'aria-controls': 'panel', onclick: () => app.go(id),
+    'aria-controls': 'panel', onclick: () => app.go(id, '', { fresh: true }),
   }, t(`tab.${id}`))));
 }
 
-function route() {
+function route(fresh = false) {
   const { id, arg } = current();
-  app.status('');
+  const p = pending || {};
+  pending = null;
+  app.status(p.status || '');
   drawTabs(id);
+  if (!fresh && !p.fresh && shown?.id === id && shown.view?.show) {
+    shown.view.show(arg);
+    return;
+  }
   main.setAttribute('aria-labelledby', `tab-${id}`);
   main.dataset.panel = id;
   clear(main);
-  panels[id].render(main, app, arg);
+  shown = { id, view: panels[id].render(main, app, arg) };
 }
 
+// The button names the other language in that language; its accessible
+// name starts with that visible text (WCAG 2.5.3) and says what it does.
 const langBtn = document.getElementById('lang');
 function drawLang() {
-  langBtn.textContent = getLang() === 'zh' ? 'English' : '中文';
-  langBtn.setAttribute('aria-label', t('lang.switch'));
+  const other = getLang() === 'zh' ? 'en' : 'zh';
+  clear(langBtn, h('span', { lang: other === 'en' ? 'en' : 'zh-CN' }, other === 'en' ? 'English' : '中文'),
+    h('span', { class: 'sr-only' }, ` ${t('lang.switch')}`));
   document.documentElement.lang = getLang() === 'zh' ? 'zh-CN' : 'en';
   document.title = t('app.title');
   applyStatic(document);
@@ -66,7 +86,7 @@ function drawLang() {
 langBtn.addEventListener('click', () => {
   setLang(getLang() === 'zh' ? 'en' : 'zh');
   drawLang();
-  route();
+  route(true);
 });
 
 // arrow keys move between tabs (the tablist pattern)
@@ -79,6 +99,6 @@ tabs.addEventListener('keydown', (e) => {
   requestAnimationFrame(() => document.getElementById(`tab-${next}`)?.focus());
 });
 
-window.addEventListener('hashchange', route);
+window.addEventListener('hashchange', () => route());
 drawLang();
-route();
+route(true);

@@ -2,12 +2,14 @@
 // range, superseded on request, pages), the tree of roots with children
 // loaded when expanded, a node's detail (path, children, keywords, source
 // message, important mark, superseded state) and its edits: create, edit,
-// delete (with the server's reason when refused), important (with the
-// replacement receipt), merge and supersede.
+// delete (a refusal explained in the page's words from the error's
+// details), important (with the replacement receipt), merge and supersede.
+// Opening another node or saving one keeps the search, its page and the
+// tree's open branches (render returns show(id) for main.js).
 import { h, clear, field, fmtTime, localToIso, splitList } from './dom.js';
 import { api, qs } from './api.js';
 import { t } from './i18n.js';
-import { load, errorBox, empty, pager, picker, loading } from './ui.js';
+import { load, errorBox, empty, pager, picker, loading, busy, form, reveal } from './ui.js';
 
 const LIMIT = 20;
 
@@ -19,15 +21,22 @@ export function render(root, app, arg) {
   const from = h('input', { type: 'datetime-local', id: 'q-from' });
   const to = h('input', { type: 'datetime-local', id: 'q-to' });
   const sup = h('input', { type: 'checkbox', id: 'q-superseded' });
+  const expanded = new Set(); // tree branches the operator opened
+  let offset = 0;
 
-  async function search(offset = 0) {
+  async function search(at = 0) {
+    offset = at;
     const params = { keywords: splitList(kw.value.replace(/\s+/g, ',')), from: localToIso(from.value),
-      to: localToIso(to.value), limit: LIMIT, offset, includeSuperseded: sup.checked ? 'true' : '' };
+      to: localToIso(to.value), limit: LIMIT, offset: at, includeSuperseded: sup.checked ? 'true' : '' };
     await load(results, () => api('GET', `nodes${qs(params)}`), (page) => [
       page.items.length ? h('ul', { class: 'list', 'aria-label': t('mem.results') }, page.items.map((n) => nodeItem(n, open))) : empty(t('state.noMatch')),
-      pager(page, offset, LIMIT, search)]);
+      pager(page, at, LIMIT, search)]);
   }
-  const open = (id) => showNode(detail, app, id, { refresh: () => { drawTree(tree, open); search(); } });
+  // after a change: the same search page, the same open branches
+  const ctx = { refresh: () => { drawTree(tree, open, expanded); search(offset); } };
+  // opening goes through the address (#memory/<id>): back and reload work
+  const open = (id) => app.go('memory', id);
+  const show = (id) => (id ? showNode(detail, app, id, ctx) : clear(detail, empty(t('mem.pick'))));
 
   root.append(h('div', { class: 'cols' },
     h('div', {},
@@ -37,14 +46,14 @@ export function render(root, app, arg) {
           h('div', { class: 'row' }, field(t('mem.keywords'), kw), field(t('mem.from'), from), field(t('mem.to'), to)),
           h('div', { class: 'row' }, h('label', { for: 'q-superseded' }, sup, ' ', t('mem.includeSuperseded')),
             h('button', { type: 'submit', class: 'primary' }, t('action.search')),
-            h('button', { type: 'button', id: 'new-node', onclick: () => editNode(detail, app, null, { refresh: () => { drawTree(tree, open); search(); } }) }, t('mem.new')))),
+            h('button', { type: 'button', id: 'new-node', onclick: () => editNode(detail, app, null, ctx) }, t('mem.new')))),
         results),
       h('section', { class: 'card', 'aria-labelledby': 'h-tree' }, h('h2', { id: 'h-tree' }, t('mem.tree')), tree)),
     h('section', { class: 'card', 'aria-label': t('mem.detail') }, detail)));
-  clear(detail, empty(t('mem.pick')));
   search(0);
-  drawTree(tree, open);
-  if (arg) open(arg);
+  drawTree(tree, open, expanded);
+  show(arg);
+  return { show };
 }
 
 function tags(n) {
@@ -58,38 +67,103 @@ function nodeItem(n, open) {
     h('div', { class: 'meta' }, `${n.id} · ${fmtTime(n.updatedAt)}`));
 }
 
-// The tree: roots first; a node's children are asked for when it opens.
-function drawTree(el, open) {
-  load(el, () => api('GET', 'roots'), (data) => data.items.length ? h('ul', { role: 'tree' }, data.items.map((n) => treeItem(n, open))) : empty());
+// ---- the tree ------------------------------------------------------------
+// The WAI-ARIA tree pattern: roots first, a node's children asked for when
+// it opens. One treeitem is in the tab order (roving tabindex); Up/Down go
+// through the visible items, Right opens a branch (then goes to its first
+// child), Left closes it (or goes to the parent), Home/End go to the first
+// and last, Enter or Space shows the memory. Mouse: the triangle opens and
+// closes, the title shows.
+
+let seq = 0;
+
+function drawTree(el, open, expanded) {
+  load(el, () => api('GET', 'roots'), (data) => {
+    if (!data.items.length) return empty();
+    const ul = h('ul', { role: 'tree', 'aria-labelledby': 'h-tree' }, data.items.map((n) => treeItem(n, open, expanded)));
+    ul.firstChild.tabIndex = 0;
+    ul.addEventListener('keydown', (e) => treeKey(e, ul, open));
+    // a click focuses an item too: it becomes the one in the tab order
+    ul.addEventListener('focusin', (e) => { if (e.target.getAttribute('role') === 'treeitem') rove(ul, e.target); });
+    return ul;
+  });
 }
 
-function treeItem(n, open) {
+function rove(tree, item) {
+  for (const x of tree.querySelectorAll('[role=treeitem][tabindex="0"]')) if (x !== item) x.tabIndex = -1;
+  item.tabIndex = 0;
+}
+
+const visibleItems = (tree) => [...tree.querySelectorAll('[role=treeitem]')].filter((x) => !x.parentElement.closest('[hidden]'));
+
+function treeKey(e, tree, open) {
+  const item = e.target.closest('[role=treeitem]');
+  if (!item || e.target !== item || e.altKey || e.ctrlKey || e.metaKey) return;
+  const items = visibleItems(tree);
+  const i = items.indexOf(item);
+  const state = item.getAttribute('aria-expanded');
+  let to = null;
+  switch (e.key) {
+    case 'ArrowDown': to = items[i + 1]; break;
+    case 'ArrowUp': to = items[i - 1]; break;
+    case 'Home': to = items[0]; break;
+    case 'End': to = items[items.length - 1]; break;
+    case 'ArrowRight':
+      if (state === 'false') item.querySelector(':scope > .twisty').click();
+      else if (state === 'true') to = item.querySelector(':scope > ul > [role=treeitem]');
+      break;
+    case 'ArrowLeft':
+      if (state === 'true') item.querySelector(':scope > .twisty').click();
+      else to = item.parentElement.closest('[role=treeitem]');
+      break;
+    case 'Enter': case ' ': open(item.dataset.id); break;
+    default: return;
+  }
+  e.preventDefault();
+  if (to) { rove(tree, to); to.focus(); }
+}
+
+function treeItem(n, open, expanded) {
+  const titleId = `tn${++seq}`;
+  const tagsId = `tt${seq}`;
   const kids = h('ul', { role: 'group', hidden: true });
   let loaded = false;
-  const twisty = h('button', { type: 'button', class: 'twisty', 'aria-expanded': 'false', 'aria-label': t('mem.expand', { title: n.title }) }, '▸');
-  twisty.addEventListener('click', async () => {
-    const openNow = twisty.getAttribute('aria-expanded') !== 'true';
-    twisty.setAttribute('aria-expanded', String(openNow));
+  const twisty = h('span', { class: 'twisty', 'aria-hidden': 'true' }, '▸');
+  const item = h('li', { role: 'treeitem', tabindex: '-1', 'aria-expanded': 'false', 'data-id': n.id,
+    'aria-labelledby': `${titleId} ${tagsId}` }, twisty,
+  h('span', { class: 'node', id: titleId, onclick: () => open(n.id) }, n.title), ' ', h('span', { id: tagsId }, tags(n)), kids);
+  async function toggle(openNow) {
+    item.setAttribute('aria-expanded', String(openNow));
     twisty.textContent = openNow ? '▾' : '▸';
     kids.hidden = !openNow;
-    if (openNow && !loaded) {
-      loaded = true;
-      const holder = h('li');
-      kids.replaceChildren(holder);
-      try {
-        const data = await api('GET', `nodes/${encodeURIComponent(n.id)}/children`);
-        kids.replaceChildren(...(data.items.length ? data.items.map((c) => treeItem(c, open)) : [h('li', { class: 'empty' }, t('mem.noChildren'))]));
-      } catch (e) {
-        loaded = false;
-        kids.replaceChildren(h('li', {}, errorBox(e)));
+    if (openNow) expanded.add(n.id); else expanded.delete(n.id);
+    if (!openNow || loaded) return;
+    loaded = true;
+    kids.replaceChildren(h('li', { role: 'none', class: 'loading' }, t('state.loading')));
+    try {
+      const data = await api('GET', `nodes/${encodeURIComponent(n.id)}/children`);
+      if (data.items.length) {
+        kids.replaceChildren(...data.items.map((c) => treeItem(c, open, expanded)));
+      } else { // a leaf: nothing to open
+        kids.replaceChildren();
+        kids.hidden = true;
+        item.removeAttribute('aria-expanded');
+        twisty.textContent = '·';
+        twisty.title = t('mem.noChildren');
       }
+    } catch (e) {
+      loaded = false;
+      kids.replaceChildren(h('li', { role: 'none' }, errorBox(e)));
     }
-  });
-  return h('li', { role: 'treeitem' }, twisty,
-    h('button', { type: 'button', class: 'node', onclick: () => open(n.id) }, n.title), ' ', tags(n), kids);
+  }
+  twisty.addEventListener('click', () => { if (item.hasAttribute('aria-expanded')) toggle(item.getAttribute('aria-expanded') !== 'true'); });
+  if (expanded.has(n.id)) toggle(true);
+  return item;
 }
 
-async function showNode(el, app, id, ctx) {
+// ---- a node --------------------------------------------------------------
+
+async function showNode(el, app, id, ctx, { focus } = {}) {
   loading(el);
   let node, trace;
   try {
@@ -97,20 +171,23 @@ async function showNode(el, app, id, ctx) {
       api('GET', `nodes/${encodeURIComponent(id)}/trace`)]);
   } catch (e) {
     clear(el, errorBox(e));
+    reveal(el);
     return;
   }
   const msg = h('div', { id: 'node-msg' });
-  const reopen = () => showNode(el, app, id, ctx);
-  const act = async (fn, after) => {
+  const path = trace.path || [];
+  const children = trace.children || [];
+  const toggle = h('button', { type: 'button', id: 'toggle-important', onclick: () => busy(toggle, async () => {
     clear(msg);
     try {
-      const r = await fn();
-      after(r);
+      const r = await api('POST', `nodes/${encodeURIComponent(id)}/important`, { important: !node.important });
+      ctx.refresh();
+      await showNode(el, app, id, ctx, { focus: '#toggle-important' });
+      if (r.receipt) clear(el.querySelector('#node-msg'), receipt(r.receipt, app));
     } catch (e) {
       clear(msg, errorBox(e));
     }
-  };
-  const path = trace.path || [];
+  }) }, node.important ? t('mem.unmark') : t('mem.mark'));
   clear(el,
     h('h2', { id: 'node-title' }, node.title), h('div', {}, tags(node), h('span', { class: 'meta' }, node.id)),
     h('nav', { class: 'pathbar', 'aria-label': t('mem.path') }, t('mem.path'), ': ',
@@ -119,21 +196,19 @@ async function showNode(el, app, id, ctx) {
     node.supersededBy ? h('div', { class: 'notice' }, t('mem.supersededBy'), ' ',
       h('button', { type: 'button', class: 'link', onclick: () => app.go('memory', node.supersededBy) }, node.supersededBy),
       node.supersededReason ? ` — ${node.supersededReason}` : '') : null,
-    h('h3', {}, t('mem.keywords')), node.keywords?.length ? h('p', {}, node.keywords.map((k) => h('span', { class: 'tag' }, k))) : empty(),
+    h('h3', {}, t('mem.keywords')), node.keywords?.length ? h('p', { id: 'node-keywords' }, node.keywords.map((k) => h('span', { class: 'tag' }, k))) : empty(),
     h('h3', {}, t('mem.content')), h('div', { class: 'text', id: 'node-content' }, node.content),
     h('h3', {}, t('mem.source')), node.sourceMessage ? h('div', { class: 'text', id: 'node-source' }, node.sourceMessage) : empty(t('mem.noSource')),
     h('h3', {}, t('mem.children')),
-    trace.children?.length ? h('ul', { class: 'list' }, trace.children.map((c) => h('li', {}, h('button', { type: 'button', class: 'link', onclick: () => app.go('memory', c.id) }, c.title)))) : empty(t('mem.noChildren')),
-    h('div', { class: 'row', style: null },
+    children.length ? h('ul', { class: 'list', id: 'node-children' }, children.map((c) => h('li', {}, h('button', { type: 'button', class: 'link', onclick: () => app.go('memory', c.id) }, c.title), ' ', h('span', { class: 'meta' }, c.id)))) : empty(t('mem.noChildren')),
+    h('div', { class: 'row' },
       h('button', { type: 'button', id: 'edit-node', onclick: () => editNode(el, app, node, ctx) }, t('action.edit')),
-      h('button', { type: 'button', id: 'toggle-important', onclick: () => act(
-        () => api('POST', `nodes/${encodeURIComponent(id)}/important`, { important: !node.important }),
-        (r) => { reopen().then(() => { if (r.receipt) clear(el.querySelector('#node-msg'), receipt(r.receipt, app)); }); ctx.refresh(); }) },
-      node.important ? t('mem.unmark') : t('mem.mark')),
+      toggle,
       h('button', { type: 'button', id: 'merge-node', onclick: () => mergeForm(msg, app, node, ctx) }, t('mem.merge')),
       h('button', { type: 'button', id: 'supersede-node', onclick: () => supersedeForm(msg, app, node, ctx) }, t('mem.supersede')),
-      h('button', { type: 'button', class: 'danger', id: 'delete-node', onclick: () => confirmDelete(msg, app, node, ctx) }, t('action.delete'))),
+      h('button', { type: 'button', class: 'danger', id: 'delete-node', onclick: () => confirmDelete(msg, app, node, children, ctx) }, t('action.delete'))),
     msg);
+  if (focus) el.querySelector(focus)?.focus(); else reveal(el);
 }
 
 function receipt(r, app) {
@@ -142,20 +217,38 @@ function receipt(r, app) {
     ` (${r.replacedId})\n`, r.reminder);
 }
 
-function confirmDelete(msg, app, node, ctx) {
-  const yes = h('button', { type: 'button', class: 'danger', id: 'confirm-delete', onclick: async () => {
+function confirmDelete(msg, app, node, children, ctx) {
+  const yes = h('button', { type: 'button', class: 'danger', id: 'confirm-delete', onclick: () => busy(yes, async () => {
     try {
       await api('DELETE', `nodes/${encodeURIComponent(node.id)}`);
-      app.status(t('mem.deleted', { title: node.title }));
       ctx.refresh();
-      clear(document.getElementById('detail'), empty(t('mem.pick')));
+      app.go('memory', '', { status: t('mem.deleted', { title: node.title }) });
     } catch (e) {
-      clear(msg, h('p', {}, t('mem.deleteRefused')), errorBox(e));
+      clear(msg, refusal(e, app, children));
+      msg.firstChild.focus();
     }
-  } }, t('action.confirmDelete'));
+  }) }, t('action.confirmDelete'));
   clear(msg, h('div', { class: 'notice' }, t('mem.confirmDelete', { title: node.title }), ' ', yes, ' ',
     h('button', { type: 'button', onclick: () => clear(msg) }, t('action.cancel'))));
   yes.focus();
+}
+
+// Why a delete was refused, in the page's words, from the error's details
+// (docs/API.md "Errors"), with links to what still refers to the node.
+function refusal(e, app, children) {
+  const d = e.details || {};
+  const ids = Array.isArray(d.ids) ? d.ids : Array.isArray(d.personIds) ? d.personIds : [];
+  const why = { has_children: 'mem.refused.children', linked_from_person: 'mem.refused.person', supersede_target: 'mem.refused.superseded' }[d.reason];
+  if (e.code !== 'conflict' || !why) return h('div', { tabindex: '-1' }, errorBox(e));
+  const title = (id) => children.find((c) => c.id === id)?.title;
+  const link = (id) => (d.reason === 'linked_from_person'
+    ? h('button', { type: 'button', class: 'link', onclick: () => app.go('people', id) }, id)
+    : h('button', { type: 'button', class: 'link', onclick: () => app.go('memory', id) }, title(id) ? `${title(id)} (${id})` : id));
+  return h('div', { class: 'error', role: 'alert', tabindex: '-1', id: 'delete-refused', 'data-reason': d.reason },
+    h('p', {}, t('mem.deleteRefused'), ' ', t(why, { count: d.count ?? ids.length })),
+    ids.length ? h('ul', { class: 'refs' }, ids.map((id) => h('li', {}, link(id)))) : null,
+    (d.count ?? 0) > ids.length ? h('p', {}, t('mem.refused.more', { n: d.count - ids.length })) : null,
+    h('p', {}, t(`${why}.next`)));
 }
 
 // create (node null) or edit: title, content, keywords, parent (picker), source
@@ -167,31 +260,29 @@ function editNode(el, app, node, ctx) {
   const source = h('textarea', { id: 'e-source' });
   source.value = node?.sourceMessage ?? '';
   let parentId = node ? node.parentId : null;
-  const parentShow = h('span', { id: 'e-parent' }, parentId || t('pick.rootValue'));
+  const parentShow = h('output', { id: 'e-parent' }, parentId || t('pick.rootValue'));
   const msg = h('div');
-  const form = h('form', { 'aria-labelledby': 'e-h', onsubmit: async (e) => {
-    e.preventDefault();
+  clear(el, form({ 'aria-labelledby': 'e-h' }, async () => {
     const body = { title: title.value, content: content.value, keywords: splitList(keywords.value),
       parentId, sourceMessage: source.value === '' ? null : source.value };
     try {
       const r = node ? await api('PUT', `nodes/${encodeURIComponent(node.id)}`, body) : await api('POST', 'nodes', body);
-      app.status(node ? t('mem.saved') : t('mem.createdOk', { id: r.node.id }));
       ctx.refresh();
-      app.go('memory', r.node.id);
+      app.go('memory', r.node.id, { status: node ? t('mem.saved') : t('mem.createdOk', { id: r.node.id }) });
     } catch (err) {
       clear(msg, errorBox(err));
     }
-  } },
+  },
   h('h2', { id: 'e-h' }, node ? t('mem.editTitle', { id: node.id }) : t('mem.new')),
   field(t('mem.title'), title), field(t('mem.content'), content), field(t('mem.keywordsList'), keywords),
-  h('div', {}, h('label', {}, t('mem.parent')), parentShow),
+  h('div', {}, h('label', { for: 'e-parent' }, t('mem.parent')), parentShow),
   picker((p) => { parentId = p ? p.id : null; parentShow.textContent = p ? `${p.title} (${p.id})` : t('pick.rootValue'); }, { allowRoot: true, label: t('mem.parentFind') }),
   field(t('mem.source'), source),
   h('div', { class: 'row' }, h('button', { type: 'submit', class: 'primary', id: 'e-save' }, t('action.save')),
     h('button', { type: 'button', onclick: () => (node ? app.go('memory', node.id) : clear(el, empty(t('mem.pick')))) }, t('action.cancel'))),
-  msg);
-  clear(el, form);
-  title.focus();
+  msg));
+  reveal(el);
+  title.focus({ preventScroll: true });
 }
 
 function idList() {
@@ -211,35 +302,33 @@ function mergeForm(msg, app, node, ctx) {
   const keywords = h('input', { type: 'text', id: 'm-keywords', value: (node.keywords || []).join(', ') });
   const reason = h('input', { type: 'text', id: 'm-reason' });
   const out = h('div');
-  clear(msg, h('form', { class: 'card', onsubmit: async (e) => {
-    e.preventDefault();
+  clear(msg, form({ class: 'card', id: 'merge-form' }, async () => {
     try {
       const r = await api('POST', 'merge', { ids: list.ids.map((n) => n.id), title: title.value, content: content.value,
         keywords: splitList(keywords.value), reason: reason.value });
-      app.status(t('mem.merged', { id: r.node.id }));
       ctx.refresh();
-      app.go('memory', r.node.id);
+      app.go('memory', r.node.id, { status: t('mem.merged', { id: r.node.id }) });
     } catch (err) { clear(out, errorBox(err)); }
-  } }, h('h3', {}, t('mem.merge')), h('p', { class: 'meta' }, t('mem.mergeHelp')), list.show,
+  }, h('h3', {}, t('mem.merge')), h('p', { class: 'meta' }, t('mem.mergeHelp')), list.show,
   picker(list.add, { label: t('mem.mergeAdd') }),
   field(t('mem.title'), title), field(t('mem.content'), content), field(t('mem.keywordsList'), keywords), field(t('mem.reason'), reason),
   h('button', { type: 'submit', class: 'primary' }, t('mem.merge')), out));
+  title.focus();
 }
 
 function supersedeForm(msg, app, node, ctx) {
   let replacement = null;
-  const show = h('p', {}, t('mem.replacement'), ': ', h('span', { id: 's-replacement' }, '—'));
+  const show = h('p', {}, h('label', { for: 's-replacement' }, t('mem.replacement')), h('output', { id: 's-replacement' }, '—'));
   const reason = h('input', { type: 'text', id: 's-reason' });
   const out = h('div');
-  clear(msg, h('form', { class: 'card', onsubmit: async (e) => {
-    e.preventDefault();
+  const find = picker((n) => { replacement = n; show.querySelector('output').textContent = n ? `${n.title} (${n.id})` : '—'; }, { label: t('mem.replacementFind') });
+  clear(msg, form({ class: 'card', id: 'supersede-form' }, async () => {
     try {
       await api('POST', 'supersede', { ids: [node.id], replacementId: replacement?.id, reason: reason.value });
-      app.status(t('mem.supersededOk'));
       ctx.refresh();
-      app.go('memory', node.id);
+      app.go('memory', node.id, { status: t('mem.supersededOk') });
     } catch (err) { clear(out, errorBox(err)); }
-  } }, h('h3', {}, t('mem.supersede')), h('p', { class: 'meta' }, t('mem.supersedeHelp')),
-  picker((n) => { replacement = n; show.lastChild.textContent = n ? `${n.title} (${n.id})` : '—'; }, { label: t('mem.replacementFind') }),
-  show, field(t('mem.reason'), reason), h('button', { type: 'submit', class: 'primary' }, t('mem.supersede')), out));
+  }, h('h3', {}, t('mem.supersede')), h('p', { class: 'meta' }, t('mem.supersedeHelp')),
+  find, show, field(t('mem.reason'), reason), h('button', { type: 'submit', class: 'primary' }, t('mem.supersede')), out));
+  find.querySelector('input').focus();
 }

@@ -1,33 +1,50 @@
 // people.js — the People panel: search, create, edit (affinity −100…100,
 // aliases, relationship, reason), delete, and a link to a memory node.
+// #people/<personId> opens that person (the Memory panel links here when
+// a person's link keeps a memory from being deleted).
 import { h, clear, field, fmtTime, splitList } from './dom.js';
 import { api, qs } from './api.js';
 import { t } from './i18n.js';
-import { load, empty, pager, picker, errorBox } from './ui.js';
+import { load, empty, pager, picker, errorBox, busy, form, reveal, loading } from './ui.js';
 
 const LIMIT = 20;
 
-export function render(root, app) {
+export function render(root, app, arg) {
   const kw = h('input', { type: 'search', id: 'p-keywords', placeholder: t('mem.keywordsHint') });
   const list = h('div', { id: 'people-list' });
-  const editor = h('div', { id: 'person-editor' });
-  async function search(offset = 0) {
-    await load(list, () => api('GET', `people${qs({ keywords: splitList(kw.value.replace(/\s+/g, ',')), limit: LIMIT, offset })}`), (page) => [
+  const editor = h('div', { id: 'person-editor', tabindex: '-1' });
+  let offset = 0;
+  async function search(at = 0) {
+    offset = at;
+    await load(list, () => api('GET', `people${qs({ keywords: splitList(kw.value.replace(/\s+/g, ',')), limit: LIMIT, offset: at })}`), (page) => [
       page.items.length ? h('ul', { class: 'list' }, page.items.map((p) => h('li', {},
-        h('button', { type: 'button', class: 'link', onclick: () => edit(editor, app, p, () => search(offset)) }, p.name), ' ',
+        h('button', { type: 'button', class: 'link', onclick: () => edit(editor, app, p, refresh) }, p.name), ' ',
         h('span', { class: 'tag' }, `${t('ppl.affinity')} ${p.affinity}`),
         h('div', { class: 'meta' }, `${p.personId} · ${p.relationship}${p.aliases?.length ? ` · ${p.aliases.join(', ')}` : ''}`)))) : empty(t('state.noMatch')),
-      pager(page, offset, LIMIT, search)]);
+      pager(page, at, LIMIT, search)]);
+  }
+  const refresh = () => search(offset);
+  async function show(pid) {
+    if (!pid) { clear(editor, empty(t('ppl.pick'))); return; }
+    loading(editor);
+    try {
+      const { person } = await api('GET', `people/${encodeURIComponent(pid)}`);
+      edit(editor, app, person, refresh);
+    } catch (e) {
+      clear(editor, errorBox(e));
+      reveal(editor);
+    }
   }
   root.append(h('div', { class: 'cols' },
     h('section', { class: 'card', 'aria-labelledby': 'h-people' }, h('h2', { id: 'h-people' }, t('tab.people')),
       h('form', { onsubmit: (e) => { e.preventDefault(); search(0); } },
         h('div', { class: 'row' }, field(t('mem.keywords'), kw), h('button', { type: 'submit', class: 'primary' }, t('action.search')),
-          h('button', { type: 'button', id: 'new-person', onclick: () => edit(editor, app, null, () => search(0)) }, t('ppl.new')))),
+          h('button', { type: 'button', id: 'new-person', onclick: () => edit(editor, app, null, refresh) }, t('ppl.new')))),
       list),
     h('section', { class: 'card', 'aria-label': t('ppl.editor') }, editor)));
-  clear(editor, empty(t('ppl.pick')));
   search(0);
+  show(arg);
+  return { show };
 }
 
 function edit(el, app, p, refresh) {
@@ -41,12 +58,21 @@ function edit(el, app, p, refresh) {
   const reason = h('textarea', { id: 'p-reason' });
   reason.value = p?.reason ?? '';
   let nodeId = p?.memoryNodeId ?? null;
-  const nodeShow = h('span', { id: 'p-node' });
+  const nodeShow = h('output', { id: 'p-node' });
   const drawNode = () => clear(nodeShow, nodeId ? h('button', { type: 'button', class: 'link', onclick: () => app.go('memory', nodeId) }, nodeId) : t('ppl.noNode'));
   drawNode();
   const msg = h('div');
-  clear(el, h('form', { onsubmit: async (e) => {
-    e.preventDefault();
+  const del = p ? h('button', { type: 'button', class: 'danger', id: 'p-delete', onclick: () => {
+    if (!window.confirm(t('ppl.confirmDelete', { name: p.name }))) return;
+    busy(del, async () => {
+      try {
+        await api('DELETE', `people/${encodeURIComponent(p.personId)}`);
+        refresh();
+        app.go('people', '', { status: t('ppl.deleted', { name: p.name }) });
+      } catch (err) { clear(msg, errorBox(err)); }
+    });
+  } }, t('action.delete')) : null;
+  clear(el, form({}, async () => {
     const body = { name: name.value, aliases: splitList(aliases.value), relationship: rel.value,
       affinity: Number(affinity.value), reason: reason.value, memoryNodeId: nodeId };
     try {
@@ -55,25 +81,17 @@ function edit(el, app, p, refresh) {
       refresh();
       edit(el, app, { ...p, personId: id.value.trim(), ...body }, refresh);
     } catch (err) { clear(msg, errorBox(err)); }
-  } },
+  },
   h('h2', {}, p ? `${p.name} (${p.personId})` : t('ppl.new')),
   p ? h('p', { class: 'meta' }, `${t('mem.created')} ${fmtTime(p.createdAt)} · ${t('mem.updated')} ${fmtTime(p.updatedAt)}`) : null,
   field(t('ppl.id'), id), field(t('ppl.name'), name), field(t('ppl.aliases'), aliases), field(t('ppl.relationship'), rel),
   h('div', {}, h('label', { for: 'p-affinity' }, t('ppl.affinity'), ' (−100…100): ', affShow), affinity),
   field(t('ppl.reason'), reason),
-  h('div', {}, h('label', {}, t('ppl.node')), nodeShow, ' ',
+  h('div', {}, h('label', { for: 'p-node' }, t('ppl.node')), nodeShow, ' ',
     h('button', { type: 'button', onclick: () => { nodeId = null; drawNode(); } }, t('ppl.unlink'))),
   picker((n) => { nodeId = n ? n.id : null; drawNode(); }, { label: t('ppl.linkFind') }),
-  h('div', { class: 'row' }, h('button', { type: 'submit', class: 'primary', id: 'p-save' }, t('action.save')),
-    p ? h('button', { type: 'button', class: 'danger', id: 'p-delete', onclick: async () => {
-      if (!window.confirm(t('ppl.confirmDelete', { name: p.name }))) return;
-      try {
-        await api('DELETE', `people/${encodeURIComponent(p.personId)}`);
-        app.status(t('ppl.deleted', { name: p.name }));
-        clear(el, empty(t('ppl.pick')));
-        refresh();
-      } catch (err) { clear(msg, errorBox(err)); }
-    } }, t('action.delete')) : null),
+  h('div', { class: 'row' }, h('button', { type: 'submit', class: 'primary', id: 'p-save' }, t('action.save')), del),
   msg));
-  (p ? name : id).focus();
+  reveal(el);
+  (p ? name : id).focus({ preventScroll: true });
 }

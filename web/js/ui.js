@@ -1,5 +1,6 @@
 // ui.js — pieces the panels share: loading / error / empty states, a
-// pager, a memory picker (search and choose a node).
+// pager, a memory picker (search and choose a node), the busy state of a
+// form or button while its request runs, and revealing a detail pane.
 import { h, clear, field } from './dom.js';
 import { api, qs } from './api.js';
 import { t } from './i18n.js';
@@ -8,10 +9,13 @@ export function loading(el) {
   return clear(el, h('p', { class: 'loading', role: 'status' }, t('state.loading')));
 }
 
+// The error as the page's own words where it knows the case (a wrong
+// token, the network), then the server's message.
 export function errorBox(e, hint) {
+  const known = e?.status === 401 ? t('state.unauthorized') : e?.code === 'network' ? t('state.network') : '';
   return h('div', { class: 'error', role: 'alert' },
     `${t('state.error')}${e && e.status ? ` (${e.status}${e.code ? ` ${e.code}` : ''})` : ''}: `,
-    e && e.message ? e.message : String(e), hint ? `\n${hint}` : '');
+    known ? `${known}\n` : '', e && e.message ? e.message : String(e), hint ? `\n${hint}` : '');
 }
 
 export function empty(text) {
@@ -32,13 +36,49 @@ export async function load(el, fetcher, render, hint) {
   clear(el, render(data));
 }
 
-// { total, nextOffset } from a page; onPage(offset)
+// { total, nextOffset } from a page; onPage(offset). Nothing when there
+// is nothing to page through (the empty state says so).
 export function pager(page, offset, limit, onPage) {
   const total = page.total ?? 0;
+  if (!total && !offset) return null;
   return h('div', { class: 'pager' },
     h('button', { type: 'button', disabled: offset <= 0, onclick: () => onPage(Math.max(0, offset - limit)) }, t('page.prev')),
-    h('span', { class: 'meta' }, t('page.of', { from: total ? offset + 1 : 0, to: Math.min(offset + limit, total), total })),
+    h('span', { class: 'meta' }, t('page.of', { from: Math.min(offset + 1, total), to: Math.min(offset + limit, total), total })),
     h('button', { type: 'button', disabled: page.nextOffset == null, onclick: () => onPage(page.nextOffset) }, t('page.next')));
+}
+
+// Runs fn() for el (a form or a button) once at a time: while it runs el
+// is aria-busy and its buttons are disabled, so a double click or a second
+// Enter sends one request. Focus goes back to the button it was on.
+export async function busy(el, fn) {
+  if (el.getAttribute('aria-busy') === 'true') return undefined;
+  const buttons = el.tagName === 'FORM' ? [...el.querySelectorAll('button')] : [el];
+  const was = buttons.map((b) => b.disabled);
+  const focused = buttons.find((b) => b === document.activeElement);
+  el.setAttribute('aria-busy', 'true');
+  buttons.forEach((b) => { b.disabled = true; });
+  try {
+    return await fn();
+  } finally {
+    el.removeAttribute('aria-busy');
+    buttons.forEach((b, i) => { b.disabled = was[i]; });
+    if (focused?.isConnected && (document.activeElement === document.body || !document.activeElement)) focused.focus();
+  }
+}
+
+// A form whose submit runs fn(form) under busy().
+export function form(attrs, fn, ...children) {
+  return h('form', { ...attrs, onsubmit: (e) => { e.preventDefault(); busy(e.currentTarget, () => fn(e.currentTarget)); } }, ...children);
+}
+
+// Focuses el (a pane with tabindex=-1) and scrolls it into view when its
+// top is not on screen: on a phone the detail sits below the list that
+// opened it.
+export function reveal(el) {
+  if (!el.isConnected) return;
+  el.focus({ preventScroll: true });
+  const top = el.getBoundingClientRect().top;
+  if (top < 0 || top > window.innerHeight * 0.5) el.scrollIntoView({ block: 'start' });
 }
 
 // A search box that lists memories to choose from; onPick(node) (or
