@@ -117,6 +117,14 @@ int zc_scope_visible(const struct zcor_ctx *ctx, const char *scope);
 int zc_scope_writable(const struct zcor_ctx *ctx, const char *scope);
 /* The scope of a record ctx creates. */
 const char *zc_scope_of_new(const struct zcor_ctx *ctx);
+/* May a record of `scope` link to a record of `target` (a memory's parent,
+ * the memory that supersedes it, a person's memory node)? Only within one
+ * scope, for every caller, host plane included (docs/VIEWS.md, Q-SCOPE). */
+int zc_scope_may_link(const char *scope, const char *target);
+/* How a message names a scope to ctx: "shared with every conversation",
+ * "of this conversation" or "of conversation '<key>'" (only the host
+ * plane sees other conversations' records): a static string or buf. */
+const char *zc_scope_words(const struct zcor_ctx *ctx, const char *scope, char *buf, size_t cap);
 /* Is key a conversation key: group:<id>, private:<qq>, console:<name>
  * (letters, digits, _ - . up to 64)? */
 int zc_conv_valid(const char *key);
