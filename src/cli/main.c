@@ -83,8 +83,9 @@ const struct cli_cmd cli_cmds[] = {
 	 "COGNITION.md that are not entries (COGNITION_UNPARSED), duplicate headings,\n"
 	 "sticker files missing (STICKER_PATH_MISSING) or kept by a media path\n"
 	 "(STICKER_MEDIA_PATH), invalid config.json or synonyms.json, MEMORY.md over its\n"
-	 "rollover threshold. --rebuild first recomputes the derived data. Exit 0:\n"
-	 "nothing needs a person; 2: something does; 3: the check itself failed.",
+	 "rollover threshold, links between scopes (SCOPE_LINK). --rebuild first\n"
+	 "recomputes the derived data. Exit 0: nothing needs a person; 2: something\n"
+	 "does; 3: the check itself failed, or bad usage.",
 	 cmd_doctor},
 	{"migrate", "zcor [--dir D] migrate cognition [--json] [--apply]",
 	 "Moves old COGNITION.md entries keyed by an inbound media path (.qq-media/…)\n"
@@ -92,7 +93,8 @@ const struct cli_cmd cli_cmds[] = {
 	 "fingerprint, even re-encoded) joins that sticker; one still in the media cache\n"
 	 "is collected into stickers/; one whose file is gone goes to 未收藏 marked\n"
 	 "原图已过期. A dry run unless --apply, which first writes backups. Exit 0:\n"
-	 "nothing to do by hand; 2: entries could not be recognised; 3: it failed.",
+	 "nothing to do by hand; 2: entries could not be recognised; 3: it failed, or\n"
+	 "bad usage.",
 	 cmd_migrate},
 	{"transcript",
 	 "zcor [--dir D] transcript list | read --conversation KEY [--from T] [--to T] | "
