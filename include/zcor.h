@@ -262,6 +262,18 @@ void zcor_set_clock(zcor *z, int64_t (*now_ms)(void *ud), void *ud);
 int zcor_check_reply(zcor *z, const char *text);
 
 /*
+ * The same check as JSON, for hosts that answer over REST or the command
+ * line: request_json is {"text": "the reply"}; *out_json is {"ok": bool,
+ * "images": [path…] (the good ones), "problems": [{"image", "message",
+ * "suggestion"?}]} — suggestion names the collected sticker of that name
+ * with its real extension (stickers/敲盆.gif for stickers/敲盆.jpg). A
+ * reply with a wrong path is an answer (ZCOR_OK, "ok": false); a bad
+ * request is ZCOR_EINVAL naming the field, with *out_json the error as
+ * zcor_tool_call gives it. Not recorded in history. Caller frees.
+ */
+int zcor_check_reply_json(zcor *z, const char *request_json, char **out_json);
+
+/*
  * The bytes of the collected sticker stickers/<file> (a file name, no
  * directory) and its MIME type (static). The caller frees *data with
  * zcor_free().

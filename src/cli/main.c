@@ -114,6 +114,14 @@ const struct cli_cmd cli_cmds[] = {
 	 "inside that conversation and sees only its own transcript. Exit 1 on error, 2 on\n"
 	 "bad usage.",
 	 cmd_transcript},
+	{"check-reply", "zcor [--dir D] check-reply TEXT|-",
+	 "Checks a reply before it is sent: every [[图片: …]] in TEXT (or standard input\n"
+	 "with -) must be a collected sticker, stickers/<name>.<ext> with its exact\n"
+	 "extension. Prints {\"ok\", \"images\": [the good paths], \"problems\": [{image,\n"
+	 "message, suggestion?}]}; suggestion is the sticker of that name with its real\n"
+	 "extension. Exit 0: the reply may be sent; 1: it may not (or the check failed);\n"
+	 "2: bad usage. Not recorded in history. The same as POST /api/v1/check-reply.",
+	 cmd_check_reply},
 	{"help", "zcor help [COMMAND]", "Shows the commands, or the help of one command.", cmd_help},
 	{NULL, NULL, NULL, NULL},
 };
@@ -180,6 +188,29 @@ zcor *cli_open(struct cli *c)
 		return NULL;
 	}
 	return z;
+}
+
+char *cli_read_stdin(void)
+{
+	size_t len = 0, cap = 65536;
+	char *p = malloc(cap);
+	size_t n;
+	while (p && (n = fread(p + len, 1, cap - len - 1, stdin)) > 0) {
+		len += n;
+		if (len + 1 == cap) {
+			if (cap >= CLI_STDIN_MAX) {
+				free(p);
+				return NULL;
+			}
+			char *q = realloc(p, cap *= 2);
+			if (!q)
+				free(p);
+			p = q;
+		}
+	}
+	if (p)
+		p[len] = '\0';
+	return p;
 }
 
 int cli_call_tool(struct cli *c, zcor *z, const char *name, const char *args)

@@ -251,6 +251,10 @@ int zc_doctor(struct zc_mem *m, int rebuild, json_t **report, struct zc_err *e);
 /* Checks every [[图片: …]] of a reply: only an existing stickers/ file,
  * with its exact name and extension (qqmem.c). */
 int zc_sticker_check_reply(struct zc_mem *m, const char *text, struct zc_err *e);
+/* The same for every one of them: {ok, images: [path…], problems: [{image
+ * (null for an unclosed '[[图片:'), message, suggestion?}]}; suggestion is
+ * the collected sticker of that name with its real extension. */
+json_t *zc_sticker_reply_report(struct zc_mem *m, const char *text);
 /* The bytes of <folder>/<file>, folder "stickers" or "media", and its
  * MIME type (caller frees *data). A file name only: no '/', no leading '.'. */
 int zc_image_read(struct zc_mem *m, const char *folder, const char *file, char **data, size_t *len,
