@@ -285,7 +285,9 @@ int zcor_media_read(zcor *z, const char *file, char **data, size_t *len, const c
 /*
  * Seed-003 directory layout (X-STORE): import is one transaction (the
  * views, the 「## 人」 people extraction, .qq-stickers/ files); progress,
- * if not NULL, is called with each file's view path. *report_json (caller
+ * if not NULL, is called with the path of each view file and each log
+ * file (conversations/<slug>/log/YYYY-MM-DD.jsonl) as it is read, from
+ * the calling thread. *report_json (caller
  * frees) lists what was imported, lines kept as written, and what was
  * skipped. Export writes the views and .qq-stickers/ under dir.
  */

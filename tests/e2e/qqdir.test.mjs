@@ -49,6 +49,9 @@ test('X-STORE: import reads the seed-003 layout into views, with a report', () =
   const r = zcor(['--dir', dir, 'import', 'qq-memory', FIXTURE]);
   assert.equal(r.status, 0, r.stdout + r.stderr);
   assert.match(r.stderr, /\[1\] /, 'progress is reported on standard error');
+  // the logs, most of a long import, report progress too: one line a day file
+  assert.match(r.stderr, /^zcor import: \[\d+\] conversations\/group-100000001\/log\/2026-10-18\.jsonl$/m);
+  assert.match(r.stderr, /^zcor import: \[\d+\] conversations\/private-200000002\/log\/2026-10-19\.jsonl$/m);
   const rep = JSON.parse(r.stdout);
   assert.equal(rep.stickersCopied, 2);
   const paths = rep.views.map((v) => v.path);
