@@ -268,6 +268,18 @@ void zcor_set_clock(zcor *z, int64_t (*now_ms)(void *ud), void *ud);
 int zcor_check_reply(zcor *z, const char *text);
 
 /*
+ * The same check as JSON, for hosts that answer over REST or the command
+ * line: request_json is {"text": "the reply"}; *out_json is {"ok": bool,
+ * "images": [path…] (the good ones), "problems": [{"image", "message",
+ * "suggestion"?}]} — suggestion names the collected sticker of that name
+ * with its real extension (stickers/敲盆.gif for stickers/敲盆.jpg). A
+ * reply with a wrong path is an answer (ZCOR_OK, "ok": false); a bad
+ * request is ZCOR_EINVAL naming the field, with *out_json the error as
+ * zcor_tool_call gives it. Not recorded in history. Caller frees.
+ */
+int zcor_check_reply_json(zcor *z, const char *request_json, char **out_json);
+
+/*
  * The bytes of the collected sticker stickers/<file> (a file name, no
  * directory) and its MIME type (static). The caller frees *data with
  * zcor_free().
@@ -279,7 +291,9 @@ int zcor_media_read(zcor *z, const char *file, char **data, size_t *len, const c
 /*
  * Seed-003 directory layout (X-STORE): import is one transaction (the
  * views, the 「## 人」 people extraction, .qq-stickers/ files); progress,
- * if not NULL, is called with each file's view path. *report_json (caller
+ * if not NULL, is called with the path of each view file and each log
+ * file (conversations/<slug>/log/YYYY-MM-DD.jsonl) as it is read, from
+ * the calling thread. *report_json (caller
  * frees) lists what was imported, lines kept as written, and what was
  * skipped. Export writes the views and .qq-stickers/ under dir.
  */

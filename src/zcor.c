@@ -435,6 +435,36 @@ static int answer(zcor *z, int rc, json_t *out, char **out_json)
 	return ZCOR_OK;
 }
 
+int zcor_check_reply_json(zcor *z, const char *request_json, char **out_json)
+{
+	zc_err_clear(&z->err);
+	*out_json = NULL;
+	json_t *req = NULL, *out = NULL;
+	int rc = zc_json_parse(request_json ? request_json : "", request_json ? strlen(request_json) : 0,
+			       "the request", &req, &z->err);
+	if (!rc && !json_is_object(req))
+		rc = zc_fail(&z->err, ZCOR_EINVAL, "the request must be a JSON object {\"text\": …}");
+	const char *k;
+	json_t *v;
+	if (!rc) {
+		json_object_foreach(req, k, v) {
+			if (strcmp(k, "text") != 0) {
+				rc = zc_fail(&z->err, ZCOR_EINVAL,
+					     "argument '%.60s': unknown; the request is {\"text\": the reply}", k);
+				break;
+			}
+		}
+	}
+	if (!rc && !json_is_string(json_object_get(req, "text")))
+		rc = zc_fail(&z->err, ZCOR_EINVAL,
+			     "argument 'text': %s; give the reply to check as a string",
+			     json_object_get(req, "text") ? "must be a string" : "missing");
+	if (!rc)
+		out = zc_sticker_reply_report(&z->mem, json_string_value(json_object_get(req, "text")));
+	json_decref(req);
+	return answer(z, rc, out, out_json);
+}
+
 int zcor_import_qq(zcor *z, const char *dir, void (*progress)(void *ud, const char *path),
 		   void *ud, char **report_json)
 {

@@ -36,6 +36,10 @@ const struct cli_cmd *cli_find(const char *name);
 /* True if argv has -h or --help. */
 int cli_wants_help(int argc, char **argv);
 void cli_print_help(const struct cli_cmd *cmd);
+/* All of standard input as a string, or NULL past CLI_STDIN_MAX bytes or
+ * out of memory (caller frees with free()). */
+#define CLI_STDIN_MAX (64u << 20)
+char *cli_read_stdin(void);
 /* Calls a tool as the CLI actor and prints its JSON; returns the exit status. */
 int cli_call_tool(struct cli *c, zcor *z, const char *name, const char *args);
 
@@ -54,5 +58,6 @@ int cmd_export(struct cli *c, int argc, char **argv);
 int cmd_doctor(struct cli *c, int argc, char **argv);
 int cmd_migrate(struct cli *c, int argc, char **argv);
 int cmd_transcript(struct cli *c, int argc, char **argv);
+int cmd_check_reply(struct cli *c, int argc, char **argv);
 
 #endif

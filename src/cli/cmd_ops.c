@@ -10,7 +10,9 @@
 
 #include "cli/cli.h"
 
-/* Exit statuses of doctor (and migrate): the seed's 0 / 2 / 3. */
+/* Exit statuses of doctor (and migrate): the seed's 0 / 2 / 3. Bad usage
+ * is 3 here, not the usual 2, which for these two means "needs a person":
+ * a script checking for 2 must not take a typo for a finding. */
 #define DOCTOR_FINE 0
 #define DOCTOR_NEEDS_PERSON 2
 #define DOCTOR_FAILED 3
@@ -78,8 +80,10 @@ int cmd_export(struct cli *c, int argc, char **argv)
 int cmd_doctor(struct cli *c, int argc, char **argv)
 {
 	int json, rebuild;
-	if (two_flags(argc, argv, 1, "--json", &json, "--rebuild", &rebuild))
-		return cli_usage(cli_find("doctor"));
+	if (two_flags(argc, argv, 1, "--json", &json, "--rebuild", &rebuild)) {
+		cli_usage(cli_find("doctor"));
+		return DOCTOR_FAILED;
+	}
 	zcor *z = cli_open(c);
 	if (!z)
 		return DOCTOR_FAILED;
@@ -123,8 +127,10 @@ int cmd_migrate(struct cli *c, int argc, char **argv)
 {
 	int json, apply;
 	if (argc < 2 || strcmp(argv[1], "cognition") != 0 ||
-	    two_flags(argc, argv, 2, "--json", &json, "--apply", &apply))
-		return cli_usage(cli_find("migrate"));
+	    two_flags(argc, argv, 2, "--json", &json, "--apply", &apply)) {
+		cli_usage(cli_find("migrate"));
+		return DOCTOR_FAILED;
+	}
 	zcor *z = cli_open(c);
 	if (!z)
 		return DOCTOR_FAILED;

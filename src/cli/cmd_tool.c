@@ -8,32 +8,6 @@
 
 #include "cli/cli.h"
 
-#define STDIN_MAX (64u << 20)
-
-/* All of standard input, or NULL past STDIN_MAX (caller frees). */
-static char *read_stdin(void)
-{
-	size_t len = 0, cap = 65536;
-	char *p = malloc(cap);
-	size_t n;
-	while (p && (n = fread(p + len, 1, cap - len - 1, stdin)) > 0) {
-		len += n;
-		if (len + 1 == cap) {
-			if (cap >= STDIN_MAX) {
-				free(p);
-				return NULL;
-			}
-			char *q = realloc(p, cap *= 2);
-			if (!q)
-				free(p);
-			p = q;
-		}
-	}
-	if (p)
-		p[len] = '\0';
-	return p;
-}
-
 int cmd_tool(struct cli *c, int argc, char **argv)
 {
 	const struct cli_cmd *self = cli_find("tool");
@@ -41,8 +15,8 @@ int cmd_tool(struct cli *c, int argc, char **argv)
 		return cli_usage(self);
 	char *args = NULL;
 	if (argc == 3 && strcmp(argv[2], "-") == 0) {
-		if (!(args = read_stdin())) {
-			fprintf(stderr, "zcor: standard input is larger than %u bytes\n", STDIN_MAX);
+		if (!(args = cli_read_stdin())) {
+			fprintf(stderr, "zcor: standard input is larger than %u bytes\n", CLI_STDIN_MAX);
 			return CLI_USAGE;
 		}
 	} else if (argc == 3) {

@@ -12,7 +12,6 @@
 
 #include "cli/cli.h"
 
-#define STDIN_MAX (64u << 20)
 
 struct opts {
 	const char *conversation, *from, *to, *out;
@@ -52,32 +51,6 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		}
 	}
 	return CLI_OK;
-}
-
-static char *read_stdin(void)
-{
-	size_t cap = 1 << 16, len = 0;
-	char *buf = malloc(cap);
-	size_t n;
-	while (buf && (n = fread(buf + len, 1, cap - len - 1, stdin)) > 0) {
-		len += n;
-		if (len > STDIN_MAX) {
-			free(buf);
-			return NULL;
-		}
-		if (cap - len < 2) {
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				return NULL;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-	}
-	if (buf)
-		buf[len] = '\0';
-	return buf;
 }
 
 /* Prints a JSON result and maps the code onto an exit status. */
@@ -148,7 +121,7 @@ int cmd_transcript(struct cli *c, int argc, char **argv)
 	if (!strcmp(action, "list") || !strcmp(action, "read") || !strcmp(action, "search")) {
 		rc = run_tool(c, z, action, &o, conv);
 	} else if (!strcmp(action, "log")) {
-		char *batch = read_stdin();
+		char *batch = cli_read_stdin();
 		if (!batch) {
 			fprintf(stderr, "zcor transcript log: cannot read the batch from standard input "
 					"(at most 64 MiB)\n");

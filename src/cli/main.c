@@ -83,8 +83,9 @@ const struct cli_cmd cli_cmds[] = {
 	 "COGNITION.md that are not entries (COGNITION_UNPARSED), duplicate headings,\n"
 	 "sticker files missing (STICKER_PATH_MISSING) or kept by a media path\n"
 	 "(STICKER_MEDIA_PATH), invalid config.json or synonyms.json, MEMORY.md over its\n"
-	 "rollover threshold. --rebuild first recomputes the derived data. Exit 0:\n"
-	 "nothing needs a person; 2: something does; 3: the check itself failed.",
+	 "rollover threshold, links between scopes (SCOPE_LINK). --rebuild first\n"
+	 "recomputes the derived data. Exit 0: nothing needs a person; 2: something\n"
+	 "does; 3: the check itself failed, or bad usage.",
 	 cmd_doctor},
 	{"migrate", "zcor [--dir D] migrate cognition [--json] [--apply]",
 	 "Moves old COGNITION.md entries keyed by an inbound media path (.qq-media/…)\n"
@@ -92,7 +93,8 @@ const struct cli_cmd cli_cmds[] = {
 	 "fingerprint, even re-encoded) joins that sticker; one still in the media cache\n"
 	 "is collected into stickers/; one whose file is gone goes to 未收藏 marked\n"
 	 "原图已过期. A dry run unless --apply, which first writes backups. Exit 0:\n"
-	 "nothing to do by hand; 2: entries could not be recognised; 3: it failed.",
+	 "nothing to do by hand; 2: entries could not be recognised; 3: it failed, or\n"
+	 "bad usage.",
 	 cmd_migrate},
 	{"transcript",
 	 "zcor [--dir D] transcript list | read --conversation KEY [--from T] [--to T] | "
@@ -112,6 +114,14 @@ const struct cli_cmd cli_cmds[] = {
 	 "inside that conversation and sees only its own transcript. Exit 1 on error, 2 on\n"
 	 "bad usage.",
 	 cmd_transcript},
+	{"check-reply", "zcor [--dir D] check-reply TEXT|-",
+	 "Checks a reply before it is sent: every [[图片: …]] in TEXT (or standard input\n"
+	 "with -) must be a collected sticker, stickers/<name>.<ext> with its exact\n"
+	 "extension. Prints {\"ok\", \"images\": [the good paths], \"problems\": [{image,\n"
+	 "message, suggestion?}]}; suggestion is the sticker of that name with its real\n"
+	 "extension. Exit 0: the reply may be sent; 1: it may not (or the check failed);\n"
+	 "2: bad usage. Not recorded in history. The same as POST /api/v1/check-reply.",
+	 cmd_check_reply},
 	{"help", "zcor help [COMMAND]", "Shows the commands, or the help of one command.", cmd_help},
 	{NULL, NULL, NULL, NULL},
 };
@@ -178,6 +188,29 @@ zcor *cli_open(struct cli *c)
 		return NULL;
 	}
 	return z;
+}
+
+char *cli_read_stdin(void)
+{
+	size_t len = 0, cap = 65536;
+	char *p = malloc(cap);
+	size_t n;
+	while (p && (n = fread(p + len, 1, cap - len - 1, stdin)) > 0) {
+		len += n;
+		if (len + 1 == cap) {
+			if (cap >= CLI_STDIN_MAX) {
+				free(p);
+				return NULL;
+			}
+			char *q = realloc(p, cap *= 2);
+			if (!q)
+				free(p);
+			p = q;
+		}
+	}
+	if (p)
+		p[len] = '\0';
+	return p;
 }
 
 int cli_call_tool(struct cli *c, zcor *z, const char *name, const char *args)

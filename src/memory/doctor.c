@@ -51,10 +51,18 @@ static int integrity(struct zc_mem *m, json_t *out, struct zc_err *e)
 				"memory.db: %s", r);
 	}
 	sqlite3_finalize(st);
-	if (sqlite3_exec(m->store.db, "INSERT INTO nodes_fts(nodes_fts) VALUES('integrity-check')", NULL,
-			 NULL, NULL) != SQLITE_OK)
-		finding(out, "INDEX_STALE", "warning", "memory.db", 0, "run zcor doctor --rebuild",
-			"the full-text index disagrees with the memories: %s", sqlite3_errmsg(m->store.db));
+	/* rank 1: also against the rows indexed (both are external-content
+	 * indexes; without it only the index's own structure is checked) */
+	static const struct {
+		const char *sql, *what;
+	} fts[] = {{"INSERT INTO nodes_fts(nodes_fts, rank) VALUES('integrity-check', 1)", "memories"},
+		   {"INSERT INTO messages_fts(messages_fts, rank) VALUES('integrity-check', 1)",
+		    "message log"}};
+	for (size_t i = 0; i < sizeof(fts) / sizeof(fts[0]); i++)
+		if (sqlite3_exec(m->store.db, fts[i].sql, NULL, NULL, NULL) != SQLITE_OK)
+			finding(out, "INDEX_STALE", "warning", "memory.db", 0, "run zcor doctor --rebuild",
+				"the full-text index of the %s disagrees with them: %s", fts[i].what,
+				sqlite3_errmsg(m->store.db));
 	return ZCOR_OK;
 }
 
@@ -76,20 +84,62 @@ static int each_row(struct zc_mem *m, const char *sql, json_t *out, const char *
 	return rc == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&m->store, rc, e, "running the doctor");
 }
 
+/* Lines kept as written, with their line in the rendered view, so the fix
+ * (qq_memory remove {line}) can be followed as it is: COGNITION.md's are
+ * warnings (never injected), the others information. */
+static int unparsed(struct zc_mem *m, json_t *out, struct zc_err *e)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(m->store.db,
+			       "SELECT DISTINCT path FROM view_unparsed ORDER BY path <> 'COGNITION.md', path",
+			       -1, &st, NULL) != SQLITE_OK)
+		return zc_store_fail(&m->store, sqlite3_errcode(m->store.db), e, "running the doctor");
+	int rc = ZCOR_OK, step = SQLITE_DONE;
+	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *path = (const char *)sqlite3_column_text(st, 0);
+		struct zc_view v;
+		struct zc_err ignore = {0};
+		if (zc_view_path(path, strlen(path), "path", &v, &ignore))
+			continue; /* not a view path: nothing renders it */
+		char *text = NULL;
+		json_t *lines = NULL;
+		if ((rc = zc_view_render(m, &v, &text, NULL, &lines, e)))
+			break;
+		int cog = v.kind == ZC_VIEW_COGNITION;
+		size_t i;
+		json_t *u;
+		json_array_foreach(lines, i, u) {
+			const char *line = zc_json_str(u, "text");
+			long long at = json_integer_value(json_object_get(u, "line"));
+			finding(out, cog ? "COGNITION_UNPARSED" : "VIEW_UNPARSED", cog ? "warning" : "info",
+				v.path, at,
+				cog ? "rewrite the entry with qq_memory upsert (name, meaning, type, …), then "
+				      "remove the old line with qq_memory remove {line}"
+				    : "rewrite it with qq_memory upsert if it should be an entry",
+				"%s: %s",
+				cog ? "a line of COGNITION.md that is not an entry (never injected)"
+				    : "a line kept as written",
+				line);
+			/* one that breaks a hard rule (an import keeps it): the
+			 * same test as every write */
+			if ((cog || v.kind == ZC_VIEW_STICKERS) && zc_view_text_breaks_rule(&v, line))
+				finding(out, "STICKER_MEDIA_PATH", "error", v.path, at,
+					"run zcor migrate cognition (dry run first) to move it into STICKERS.md",
+					"an image kept by its media path: %s", line);
+		}
+		zc_free(text);
+		json_decref(lines);
+	}
+	sqlite3_finalize(st);
+	if (!rc && step != SQLITE_DONE && step != SQLITE_ROW)
+		rc = zc_store_fail(&m->store, step, e, "running the doctor");
+	return rc;
+}
+
 static int views(struct zc_mem *m, json_t *out, struct zc_err *e)
 {
 	int rc;
-	if ((rc = each_row(m,
-			   "SELECT path, line, 0 FROM view_unparsed WHERE path = 'COGNITION.md' ORDER BY pos",
-			   out, "COGNITION_UNPARSED", "warning",
-			   "rewrite the entry with qq_memory upsert (name, meaning, type, …), then remove "
-			   "the old line with qq_memory remove {line}",
-			   "a line of COGNITION.md that is not an entry (never injected)", e)) ||
-	    (rc = each_row(m,
-			   "SELECT path, line, 0 FROM view_unparsed WHERE path <> 'COGNITION.md' ORDER BY path, pos",
-			   out, "VIEW_UNPARSED", "info",
-			   "rewrite it with qq_memory upsert if it should be an entry",
-			   "a line kept as written", e)))
+	if ((rc = unparsed(m, out, e)))
 		return rc;
 	/* in the store a heading cannot repeat (views are rendered); what can
 	 * is two headings that differ only in case, width or spaces */
@@ -152,23 +202,6 @@ static int views(struct zc_mem *m, json_t *out, struct zc_err *e)
 		zc_free(full);
 	}
 	sqlite3_finalize(st);
-	/* lines kept as written that break the hard rules (an import keeps
-	 * them): the same test as every write */
-	if (sqlite3_prepare_v2(m->store.db,
-			       "SELECT path, line FROM view_unparsed WHERE path IN ('STICKERS.md', "
-			       "'COGNITION.md') ORDER BY path, pos",
-			       -1, &st, NULL) != SQLITE_OK)
-		return zc_store_fail(&m->store, sqlite3_errcode(m->store.db), e, "running the doctor");
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *path = (const char *)sqlite3_column_text(st, 0);
-		const char *line = (const char *)sqlite3_column_text(st, 1);
-		struct zc_view v = {.kind = path[0] == 'S' ? ZC_VIEW_STICKERS : ZC_VIEW_COGNITION};
-		if (zc_view_text_breaks_rule(&v, line))
-			finding(out, "STICKER_MEDIA_PATH", "error", path, 0,
-				"run zcor migrate cognition (dry run first) to move it into STICKERS.md",
-				"an image kept by its media path: %s", line);
-	}
-	sqlite3_finalize(st);
 	return ZCOR_OK;
 }
 
@@ -187,7 +220,24 @@ static int links(struct zc_mem *m, json_t *out, struct zc_err *e)
 			  out, "DANGLING_LINK", "error",
 			  "fix the link with zcor_memory_write / zcor_relationship_write, or restore a backup",
 			  "a link to nothing", e);
-	return rc;
+	if (rc)
+		return rc;
+	/* Q-SCOPE: links stay within a scope (zc_scope_may_link); older data,
+	 * a restored backup, may hold one that crosses */
+	return each_row(m,
+			"SELECT 'memory.db', 'memory ' || n.id || ' (' || n.scope || ') has the parent ' || "
+			"p.id || ' (' || p.scope || ')', 0 FROM nodes n JOIN nodes p ON p.id = n.parent_id "
+			"WHERE p.scope <> n.scope UNION ALL "
+			"SELECT 'memory.db', 'memory ' || n.id || ' (' || n.scope || ') is superseded by ' || "
+			"p.id || ' (' || p.scope || ')', 0 FROM nodes n JOIN nodes p ON p.id = "
+			"n.superseded_by WHERE p.scope <> n.scope UNION ALL "
+			"SELECT 'memory.db', 'person ' || person_id || ' links the memory ' || p.id || ' (' || "
+			"p.scope || ')', 0 FROM people JOIN nodes p ON p.id = memory_node_id "
+			"WHERE p.scope <> 'global'",
+			out, "SCOPE_LINK", "warning",
+			"move the memory with zcor_memory_write parentId (or null), or relink the person, "
+			"so that both ends are in one scope",
+			"a link between scopes, which a conversation may see but not follow", e);
 }
 
 static int settings(struct zc_mem *m, json_t *out)

@@ -298,7 +298,8 @@ static int by_name(const void *a, const void *b)
 }
 
 static int import_logs(struct zc_op *op, const char *dir, const char *slug, const char *conv,
-		       json_t *report, struct zc_err *e)
+		       json_t *report, void (*progress)(void *, const char *), void *ud,
+		       struct zc_err *e)
 {
 	struct zc_buf p = ZC_BUF_INIT;
 	zc_buf_addf(&p, "%s/conversations/%s/log", dir, slug);
@@ -323,13 +324,18 @@ static int import_logs(struct zc_op *op, const char *dir, const char *slug, cons
 		if (rc)
 			goto next;
 		char *f = zc_path_join(p.p, names[i]);
-		json_t *r = NULL;
+		json_t *r = NULL, *rel = json_sprintf("conversations/%s/log/%s", slug, names[i]);
+		/* the logs are most of a long import: one line per day file */
+		if (progress)
+			progress(ud, json_string_value(rel));
 		rc = zc_transcript_import_file(op->m, conv, f, &r, e);
 		zc_free(f);
-		if (rc)
+		if (rc) {
+			json_decref(rel);
 			goto next;
+		}
 		json_t *logs = json_object_get(report, "logs");
-		json_object_set_new(r, "file", json_sprintf("conversations/%s/log/%s", slug, names[i]));
+		json_object_set_new(r, "file", rel);
 		json_array_append_new(logs, r);
 		json_object_set_new(report, "messages",
 				    json_integer(json_integer_value(json_object_get(report, "messages")) +
@@ -490,7 +496,7 @@ static int import_body(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 		if (ad)
 			closedir(ad);
 		if (!rc)
-			rc = import_logs(op, dir, de->d_name, mv.conv, report, e);
+			rc = import_logs(op, dir, de->d_name, mv.conv, report, ia->progress, ia->ud, e);
 		if (!rc && has_memory)
 			rc = roll_over(op, &mv, report, e);
 		zc_buf_release(&path);

@@ -117,6 +117,14 @@ int zc_scope_visible(const struct zcor_ctx *ctx, const char *scope);
 int zc_scope_writable(const struct zcor_ctx *ctx, const char *scope);
 /* The scope of a record ctx creates. */
 const char *zc_scope_of_new(const struct zcor_ctx *ctx);
+/* May a record of `scope` link to a record of `target` (a memory's parent,
+ * the memory that supersedes it, a person's memory node)? Only within one
+ * scope, for every caller, host plane included (docs/VIEWS.md, Q-SCOPE). */
+int zc_scope_may_link(const char *scope, const char *target);
+/* How a message names a scope to ctx: "shared with every conversation",
+ * "of this conversation" or "of conversation '<key>'" (only the host
+ * plane sees other conversations' records): a static string or buf. */
+const char *zc_scope_words(const struct zcor_ctx *ctx, const char *scope, char *buf, size_t cap);
 /* Is key a conversation key: group:<id>, private:<qq>, console:<name>
  * (letters, digits, _ - . up to 64)? */
 int zc_conv_valid(const char *key);
@@ -246,6 +254,10 @@ int zc_doctor(struct zc_mem *m, int rebuild, json_t **report, struct zc_err *e);
 /* Checks every [[图片: …]] of a reply: only an existing stickers/ file,
  * with its exact name and extension (qqmem.c). */
 int zc_sticker_check_reply(struct zc_mem *m, const char *text, struct zc_err *e);
+/* The same for every one of them: {ok, images: [path…], problems: [{image
+ * (null for an unclosed '[[图片:'), message, suggestion?}]}; suggestion is
+ * the collected sticker of that name with its real extension. */
+json_t *zc_sticker_reply_report(struct zc_mem *m, const char *text);
 /* The bytes of <folder>/<file>, folder "stickers" or "media", and its
  * MIME type (caller frees *data). A file name only: no '/', no leading '.'. */
 int zc_image_read(struct zc_mem *m, const char *folder, const char *file, char **data, size_t *len,

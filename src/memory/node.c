@@ -287,7 +287,9 @@ int zc_node_move_important(struct zc_op *op, const char *from, const char *to, s
 
 /* ---- zcor_memory_write ---------------------------------------------- */
 
-static int check_parent(struct zc_op *op, const char *id, const char *parent, struct zc_err *e)
+/* id: the memory being moved (NULL for a new one); scope: its scope. */
+static int check_parent(struct zc_op *op, const char *id, const char *scope, const char *parent,
+			struct zc_err *e)
 {
 	json_t *p = NULL;
 	int rc = zc_node_load(op, parent, &p, e);
@@ -297,6 +299,18 @@ static int check_parent(struct zc_op *op, const char *id, const char *parent, st
 				"argument 'parentId': no memory with id '%s'; omit parentId (or pass "
 				"null) for a root memory",
 				parent);
+		return rc;
+	}
+	const char *pscope = zc_json_str(p, "scope");
+	if (!zc_scope_may_link(scope, pscope)) {
+		char b1[96], b2[96];
+		rc = zc_fail(e, ZCOR_ECONFLICT,
+			     "argument 'parentId': memory '%s' is %s, and a memory %s can only be "
+			     "placed under a memory of the same scope (Q-SCOPE); omit parentId for a "
+			     "root memory",
+			     parent, zc_scope_words(op->ctx, pscope, b1, sizeof(b1)),
+			     zc_scope_words(op->ctx, scope, b2, sizeof(b2)));
+		json_decref(p);
 		return rc;
 	}
 	json_decref(p);
@@ -353,7 +367,8 @@ static int memory_write(struct zc_op *op, json_t *args, json_t **out, struct zc_
 		zc_json_set_time(node, "createdAt", op->now);
 	}
 	if (json_is_string(parent)) {
-		if ((rc = check_parent(op, created ? NULL : id, json_string_value(parent), e)))
+		if ((rc = check_parent(op, created ? NULL : id, zc_json_str(node, "scope"),
+				       json_string_value(parent), e)))
 			goto out;
 		json_object_set(node, "parentId", parent);
 	} else if (json_is_null(parent)) {
@@ -562,6 +577,29 @@ static int refuse_delete(struct zc_err *e, enum delete_rule rule, const char *id
 	return ZCOR_ECONFLICT;
 }
 
+/* Q-SCOPE: memories linked to id (children, superseded records) that
+ * op->ctx may not see. The store's links stay within a scope
+ * (zc_scope_may_link), but older data (a restored backup) may hold such a
+ * link: the refusal must then not name the hidden record. -1 on error. */
+static long long hidden_links(struct zc_op *op, const char *id, struct zc_err *e)
+{
+	if (!op->ctx->conversation)
+		return 0;
+	sqlite3_stmt *st = zc_stmt(&op->m->store,
+				   "SELECT count(*) FROM nodes WHERE (parent_id = ?1 OR superseded_by = ?1) "
+				   "AND NOT " ZC_SCOPE_VISIBLE_SQL,
+				   e);
+	if (!st)
+		return -1;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+	zc_bind_scope(op, st);
+	long long n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+	sqlite3_reset(st);
+	if (n < 0)
+		zc_store_fail(&op->m->store, sqlite3_errcode(op->m->store.db), e, "deleting a memory");
+	return n;
+}
+
 int zc_node_delete(struct zc_op *op, const json_t *node, struct zc_err *e)
 {
 	const char *id = zc_json_str(node, "id");
@@ -569,6 +607,16 @@ int zc_node_delete(struct zc_op *op, const json_t *node, struct zc_err *e)
 	json_t *refs = NULL;
 	int rc = ZCOR_OK;
 	zc_err_clear(e);
+	/* first: nothing this conversation cannot see may be named below */
+	if ((n = hidden_links(op, id, e)) != 0) {
+		if (n > 0)
+			zc_fail(e, ZCOR_ECONFLICT,
+				"memory '%s' cannot be deleted here: memories this conversation cannot "
+				"see are attached to it; the operator (without a conversation) can see "
+				"and move them",
+				id);
+		return e->code;
+	}
 	for (size_t i = 0; i < sizeof(delete_rules) / sizeof(delete_rules[0]); i++) {
 		json_decref(refs);
 		if ((rc = refs_of(op, delete_rules[i].sql, id, &n, &refs, e)))
@@ -884,26 +932,24 @@ static int supersede_all(struct zc_op *op, json_t *sources, const char *by, cons
 	return ZCOR_OK;
 }
 
-/* The scope of a record made from sources: their common scope, or this
- * conversation's own when it mixes its records with global ones. */
-static int merged_scope(struct zc_op *op, json_t *sources, const char **scope, struct zc_err *e)
+/* Q-SCOPE: every source must be allowed to be superseded by a record of
+ * `scope` (zc_scope_may_link); names only records ctx may change. */
+static int check_supersede_scope(struct zc_op *op, json_t *sources, const char *by,
+				 const char *scope, struct zc_err *e)
 {
-	const char *first = zc_json_str(json_array_get(sources, 0), "scope");
 	size_t i;
 	json_t *n;
 	json_array_foreach(sources, i, n) {
-		if (strcmp(zc_json_str(n, "scope"), first) != 0) {
-			if (op->ctx->conversation) {
-				*scope = op->ctx->conversation;
-				return ZCOR_OK;
-			}
-			return zc_fail(e, ZCOR_ECONFLICT,
-				       "argument 'ids': the memories belong to different scopes ('%s' and "
-				       "'%s') and a merge would expose one to the other",
-				       first, zc_json_str(n, "scope"));
-		}
+		const char *s = zc_json_str(n, "scope");
+		if (zc_scope_may_link(s, scope))
+			continue;
+		char b1[96], b2[96];
+		return zc_fail(e, ZCOR_ECONFLICT,
+			       "argument 'ids': memory '%s' is %s and '%s' is %s; a memory can only be "
+			       "merged with or superseded by memories of its own scope (Q-SCOPE)",
+			       zc_json_str(n, "id"), zc_scope_words(op->ctx, s, b1, sizeof(b1)), by,
+			       zc_scope_words(op->ctx, scope, b2, sizeof(b2)));
 	}
-	*scope = first;
 	return ZCOR_OK;
 }
 
@@ -913,8 +959,13 @@ static int memory_merge(struct zc_op *op, json_t *args, json_t **out, struct zc_
 	const char *reason = zc_json_str(args, "reason"), *scope = NULL;
 	char id[16];
 	int rc;
-	if ((rc = load_sources(op, json_object_get(args, "ids"), &sources, e)) ||
-	    (rc = merged_scope(op, sources, &scope, e)) || (rc = zc_node_new_id(op, id, e)))
+	if ((rc = load_sources(op, json_object_get(args, "ids"), &sources, e)))
+		goto out;
+	/* the merged record has its sources' scope, so they must share one */
+	scope = zc_json_str(json_array_get(sources, 0), "scope");
+	if ((rc = check_supersede_scope(op, sources, zc_json_str(json_array_get(sources, 0), "id"),
+					scope, e)) ||
+	    (rc = zc_node_new_id(op, id, e)))
 		goto out;
 	/* the merged record stays where its sources were when they agree */
 	json_t *parent = json_object_get(json_array_get(sources, 0), "parentId");
@@ -969,6 +1020,7 @@ static int memory_supersede(struct zc_op *op, json_t *args, json_t **out, struct
 		}
 	}
 	if ((rc = load_sources(op, json_object_get(args, "ids"), &sources, e)) ||
+	    (rc = check_supersede_scope(op, sources, by, zc_json_str(repl, "scope"), e)) ||
 	    (rc = supersede_all(op, sources, by, reason, e)))
 		goto out;
 	*out = json_pack("{s:O, s:s}", "superseded", json_object_get(args, "ids"), "replacementId", by);

@@ -68,6 +68,32 @@ const char *zc_scope_of_new(const struct zcor_ctx *ctx)
 	return ctx->conversation ? ctx->conversation : "global";
 }
 
+/*
+ * Links between records never cross a scope. Whoever may see a record
+ * sees what it links to (else a conversation would be shown the id of a
+ * record it may not open), and whoever may change the target sees what
+ * depends on it (else a private child under a global memory would keep
+ * every other conversation from deleting it, and the refusal would have
+ * to name a record they may not see). Both hold for any pair of scopes
+ * only when the scopes are equal. The host plane is held to it too: it
+ * may change every record, but a cross-scope link it made would be
+ * followed by the conversations.
+ */
+int zc_scope_may_link(const char *scope, const char *target)
+{
+	return strcmp(scope, target) == 0;
+}
+
+const char *zc_scope_words(const struct zcor_ctx *ctx, const char *scope, char *buf, size_t cap)
+{
+	if (strcmp(scope, "global") == 0)
+		return "shared with every conversation";
+	if (ctx->conversation && strcmp(scope, ctx->conversation) == 0)
+		return "of this conversation";
+	snprintf(buf, cap, "of conversation '%s'", scope);
+	return buf;
+}
+
 /* ---- the directory -------------------------------------------------- */
 
 static int64_t system_clock(void *ud) { return zc_time_now_ms(); }

@@ -209,6 +209,18 @@ static int relationship_write(struct zc_op *op, json_t *args, json_t **out, stru
 			zc_err_prefix(e, "argument 'memoryNodeId'");
 			goto out;
 		}
+		/* a person is global: its link is seen by every conversation */
+		if (!zc_scope_may_link("global", zc_json_str(n, "scope"))) {
+			char b[96];
+			rc = zc_fail(e, ZCOR_ECONFLICT,
+				     "argument 'memoryNodeId': memory '%s' is %s, and a person is shared "
+				     "with every conversation, so it links only a memory that is too "
+				     "(Q-SCOPE)",
+				     json_string_value(link),
+				     zc_scope_words(op->ctx, zc_json_str(n, "scope"), b, sizeof(b)));
+			json_decref(n);
+			goto out;
+		}
 		json_decref(n);
 	}
 	p = old ? json_deep_copy(old) : json_pack("{s:s}", "personId", id);

@@ -756,38 +756,85 @@ const struct zc_opdef zc_op_qq_rename_sticker = {"qq_rename_sticker", NULL, rena
 
 /* ---- [[图片: …]] in a reply ----------------------------------------------------- */
 
-int zc_sticker_check_reply(struct zc_mem *m, const char *text, struct zc_err *e)
+static int sticker_file_exists(struct zc_mem *m, const char *rel)
+{
+	char *full = zc_path_join(m->dir, rel);
+	struct stat sb;
+	int ok = stat(full, &sb) == 0 && S_ISREG(sb.st_mode);
+	zc_free(full);
+	return ok;
+}
+
+/* The collected sticker a wrong path most likely meant: the same name with
+ * another extension (敲盆.jpg for 敲盆.gif), or NULL. Caller frees. */
+static char *sticker_suggestion(struct zc_mem *m, const char *path)
+{
+	static const char *const exts[] = {".gif", ".png", ".jpg", ".jpeg", ".webp", ".bmp"};
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	const char *dot = strrchr(base, '.');
+	size_t n = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+	for (size_t i = 0; n && i < sizeof(exts) / sizeof(exts[0]); i++) {
+		struct zc_buf b = ZC_BUF_INIT;
+		zc_buf_addf(&b, "stickers/%.*s%s", (int)n, base, exts[i]);
+		if (strcmp(b.p, path) != 0 && zc_image_name_ok(b.p + 9) && sticker_file_exists(m, b.p))
+			return zc_buf_detach(&b);
+		zc_buf_release(&b);
+	}
+	return NULL;
+}
+
+json_t *zc_sticker_reply_report(struct zc_mem *m, const char *text)
 {
 	static const char open[] = "[[图片:";
+	json_t *images = json_array(), *problems = json_array();
 	for (const char *p = text ? strstr(text, open) : NULL; p; p = strstr(p, open)) {
 		const char *s = p + strlen(open), *end = strstr(s, "]]");
-		if (!end)
-			return zc_fail(e, ZCOR_EINVAL, "a '[[图片:' in the reply has no closing ']]'");
+		if (!end) {
+			json_array_append_new(problems,
+					      json_pack("{s:n, s:s}", "image", "message",
+							"a '[[图片:' in the reply has no closing ']]'"));
+			break;
+		}
 		while (s < end && (*s == ' ' || *s == '\t'))
 			s++;
 		const char *t = end;
 		while (t > s && (t[-1] == ' ' || t[-1] == '\t'))
 			t--;
 		char *path = zc_strndup(s, (size_t)(t - s));
-		int ok = strncmp(path, "stickers/", 9) == 0 && zc_image_name_ok(path + 9);
-		char *full = ok ? zc_path_join(m->dir, path) : NULL;
-		struct stat sb;
-		if (ok && (stat(full, &sb) != 0 || !S_ISREG(sb.st_mode)))
-			ok = 0;
-		zc_free(full);
-		if (!ok) {
-			int rc = zc_fail(e, ZCOR_ENOTFOUND,
-					 "[[图片: %s]] is not a collected sticker: only stickers/ files "
-					 "can be sent, with their exact name and extension as listed in "
-					 "the sticker catalog (STICKERS.md)",
-					 path);
-			zc_free(path);
-			return rc;
+		if (strncmp(path, "stickers/", 9) == 0 && zc_image_name_ok(path + 9) &&
+		    sticker_file_exists(m, path)) {
+			json_array_append_new(images, json_string(path));
+		} else {
+			struct zc_buf msg = ZC_BUF_INIT;
+			zc_buf_addf(&msg,
+				    "[[图片: %s]] is not a collected sticker: only stickers/ files can be "
+				    "sent, with their exact name and extension as listed in the sticker "
+				    "catalog (STICKERS.md)",
+				    path);
+			char *sug = sticker_suggestion(m, path);
+			json_t *pr = json_pack("{s:s, s:s}", "image", path, "message", msg.p);
+			if (sug)
+				json_object_set_new(pr, "suggestion", zc_json_string_own(sug));
+			json_array_append_new(problems, pr);
+			zc_buf_release(&msg);
 		}
 		zc_free(path);
 		p = end + 2;
 	}
-	return ZCOR_OK;
+	return json_pack("{s:b, s:o, s:o}", "ok", json_array_size(problems) == 0, "images", images,
+			 "problems", problems);
+}
+
+int zc_sticker_check_reply(struct zc_mem *m, const char *text, struct zc_err *e)
+{
+	json_t *r = zc_sticker_reply_report(m, text);
+	json_t *first = json_array_get(json_object_get(r, "problems"), 0);
+	int rc = ZCOR_OK;
+	if (first)
+		rc = zc_fail(e, json_is_null(json_object_get(first, "image")) ? ZCOR_EINVAL : ZCOR_ENOTFOUND,
+			     "%s", zc_json_str(first, "message"));
+	json_decref(r);
+	return rc;
 }
 
 /* ---- a sticker's or a cached image's bytes (the web page shows them) ---------- */

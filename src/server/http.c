@@ -591,6 +591,14 @@ static enum MHD_Result handle_api(struct server *s, struct MHD_Connection *c, st
 		zcor_free(data);
 		return ret;
 	}
+	/* a reply's [[图片: …]] before it is sent (Q-STK) */
+	if (!strcmp(a, "check-reply") && n == 1 && post) {
+		char *text = json_dumps(args, JSON_COMPACT), *out = NULL;
+		json_decref(args);
+		int rc = zcor_check_reply_json(z, text, &out);
+		free(text);
+		return send_result(c, r, rc, out, 200);
+	}
 	if (!strcmp(a, "roots") && n == 1 && get) {
 		json_object_clear(args);
 		return call_tool(s, c, r, conversation, "zcor_memory_children", args, 200);

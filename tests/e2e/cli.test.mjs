@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { mkTmp } from '../tmpdir.mjs';
@@ -333,6 +333,22 @@ test('two CLI writes into a fresh directory at the same time both succeed', asyn
 });
 
 // ---- history -------------------------------------------------------------------------
+
+test('check-reply: exit 0 when every [[图片: …]] is a collected sticker, 1 with the problems listed, 2 for bad usage', () => {
+  const dir = tmp();
+  mkdirSync(join(dir, 'stickers'), { recursive: true });
+  writeFileSync(join(dir, 'stickers', '敲盆.gif'), Buffer.from('GIF89a\x01\x00\x01\x00\x00\x00\x00;', 'latin1'));
+  let r = zcor(['--dir', dir, 'check-reply', '好耶 [[图片: stickers/敲盆.gif]]']);
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), { ok: true, images: ['stickers/敲盆.gif'], problems: [] });
+  r = zcor(['--dir', dir, 'check-reply', '-'], { input: '好耶 [[图片: stickers/敲盆.jpg]]' });
+  assert.equal(r.status, 1, r.stdout + r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.equal(out.ok, false);
+  assert.equal(out.problems[0].suggestion, 'stickers/敲盆.gif');
+  assert.equal(zcor(['--dir', dir, 'check-reply']).status, 2);
+  assert.equal(zcor(['--dir', dir, 'check-reply', 'a', 'b']).status, 2);
+});
 
 test('history records the CLI as actor "cli"', () => {
   const dir = tmp();

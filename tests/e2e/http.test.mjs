@@ -13,7 +13,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request as httpRequest } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
@@ -597,6 +597,45 @@ test('REST: backup and restore', async () => {
     assertError(await req(srv, '/api/v1/restore', { method: 'POST',
       body: { backupFile: 'memory-state-20000101T000000000Z.json' } }), 404, 'not_found');
     assertOk(await req(srv, `/api/v1/nodes/${a.id}`));
+  });
+});
+
+test('REST: check-reply — every [[图片: …]] must be a collected sticker with its exact extension (Q-STK)', async () => {
+  await withServe(async (srv) => {
+    mkdirSync(join(srv.dir, 'stickers'), { recursive: true });
+    writeFileSync(join(srv.dir, 'stickers', '敲盆.gif'), Buffer.from('GIF89a\x01\x00\x01\x00\x00\x00\x00;', 'latin1'));
+    const history = assertOk(await req(srv, '/api/v1/history')).total;
+    const check = async (text, conv) => assertOk(await req(srv, '/api/v1/check-reply', { method: 'POST', body: { text }, conv }));
+    // the seed's accident: 敲盆.gif written as 敲盆.jpg
+    let r = await check('好耶 [[图片: stickers/敲盆.jpg]]');
+    assert.equal(r.ok, false);
+    assert.deepEqual(r.images, []);
+    assert.equal(r.problems.length, 1);
+    assert.equal(r.problems[0].image, 'stickers/敲盆.jpg');
+    assert.equal(r.problems[0].suggestion, 'stickers/敲盆.gif');
+    assert.match(r.problems[0].message, /stickers\/敲盆\.jpg/);
+    r = await check('好耶 [[图片: stickers/敲盆.gif]] 再来 [[图片:stickers/敲盆.gif ]]');
+    assert.deepEqual(r, { ok: true, images: ['stickers/敲盆.gif', 'stickers/敲盆.gif'], problems: [] });
+    // every wrong one is listed, not only the first; the media cache is never sendable
+    r = await check('[[图片: stickers/敲盆]] [[图片: media/0123.gif]] [[图片: stickers/../memory.db]] [[图片: stickers/敲盆.gif]]');
+    assert.equal(r.ok, false);
+    assert.deepEqual(r.problems.map((p) => p.image), ['stickers/敲盆', 'media/0123.gif', 'stickers/../memory.db']);
+    assert.deepEqual(r.images, ['stickers/敲盆.gif']);
+    r = await check('[[图片: stickers/敲盆.gif');
+    assert.equal(r.ok, false);
+    assert.equal(r.problems[0].image, null);
+    assert.deepEqual(await check('没有图片的回复'), { ok: true, images: [], problems: [] });
+    // a caller bound to a conversation gets the same answer (stickers are global)
+    assert.equal((await check('[[图片: stickers/敲盆.gif]]', 'private:5')).ok, true);
+    // bad bodies name the field and change nothing
+    for (const [body, field] of [[{}, 'text'], [{ text: 5 }, 'text'], [{ text: 'x', conversation: 'group:1' }, 'conversation']]) {
+      const e = assertError(await req(srv, '/api/v1/check-reply', { method: 'POST', body }), 400, 'invalid_argument');
+      assert.match(e.message, new RegExp(`argument '${field}'`));
+    }
+    assertError(await req(srv, '/api/v1/check-reply', { method: 'POST', body: '[1]' }), 400, 'invalid_argument');
+    assertError(await req(srv, '/api/v1/check-reply'), 404, 'not_found');
+    // a check is not a memory operation: no history (only the first history query itself)
+    assert.equal(assertOk(await req(srv, '/api/v1/history')).total, history + 1);
   });
 });
 

@@ -50,6 +50,9 @@ test('X-STORE: import reads the seed-003 layout into views, with a report', () =
   const r = zcor(['--dir', dir, 'import', 'qq-memory', FIXTURE]);
   assert.equal(r.status, 0, r.stdout + r.stderr);
   assert.match(r.stderr, /\[1\] /, 'progress is reported on standard error');
+  // the logs, most of a long import, report progress too: one line a day file
+  assert.match(r.stderr, /^zcor import: \[\d+\] conversations\/group-100000001\/log\/2026-10-18\.jsonl$/m);
+  assert.match(r.stderr, /^zcor import: \[\d+\] conversations\/private-200000002\/log\/2026-10-19\.jsonl$/m);
   const rep = JSON.parse(r.stdout);
   assert.equal(rep.stickersCopied, 2);
   const paths = rep.views.map((v) => v.path);
@@ -135,12 +138,15 @@ test('doctor: codes for unparsed slang and media paths; exit 2 until fixed, then
   let codes = JSON.parse(r.stdout).findings.map((f) => f.code);
   assert.ok(codes.includes('COGNITION_UNPARSED'));
   assert.ok(codes.includes('STICKER_MEDIA_PATH'));
-  // fix them the way the doctor says: remove the lines by number
+  // fix them the way the doctor says: remove the lines by the number it gives
   for (;;) {
-    const cog = ok(['--dir', dir, 'tool', 'qq_memory', '{"action":"read","path":"COGNITION.md"}']);
-    const m = cog.note && cog.note.match(/L(\d+)/);
-    if (!m) break;
-    ok(['--dir', dir, 'tool', 'qq_memory', JSON.stringify({ action: 'remove', path: 'COGNITION.md', line: Number(m[1]) })]);
+    const rep = JSON.parse(zcor(['--dir', dir, 'doctor', '--json']).stdout);
+    const f = rep.findings.find((x) => x.path === 'COGNITION.md' && /UNPARSED|MEDIA_PATH/.test(x.code));
+    if (!f) break;
+    assert.ok(f.line > 0, `the finding names its line: ${JSON.stringify(f)}`);
+    const text = ok(['--dir', dir, 'tool', 'qq_memory', '{"action":"read","path":"COGNITION.md"}']).text;
+    assert.ok(f.message.endsWith(text.split('\n')[f.line - 1]), `line ${f.line} is the one named: ${f.message}`);
+    ok(['--dir', dir, 'tool', 'qq_memory', JSON.stringify({ action: 'remove', path: 'COGNITION.md', line: f.line })]);
   }
   r = zcor(['--dir', dir, 'doctor', '--json']);
   assert.equal(r.status, 0, r.stdout);
@@ -163,7 +169,26 @@ test('doctor: a missing sticker file, a bad config.json; --rebuild', () => {
   const text = zcor(['--dir', dir, 'doctor']);
   assert.equal(text.status, 2);
   assert.match(text.stdout, /STICKER_PATH_MISSING/);
-  assert.equal(zcor(['--dir', dir, 'doctor', '--bogus']).status, 2);
+});
+
+test('doctor and migrate: exit 3 when the command itself fails, bad usage included (2 means "needs a person")', () => {
+  const dir = tmp();
+  ok(['--dir', dir, 'import', 'qq-memory', FIXTURE]);
+  for (const args of [['doctor', '--bogus'], ['doctor', 'extra'], ['doctor', '--json', '--json2'],
+    ['migrate'], ['migrate', 'stickers'], ['migrate', 'cognition', '--bogus']]) {
+    const r = zcor(['--dir', dir, ...args]);
+    assert.equal(r.status, 3, `zcor ${args.join(' ')}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, /^usage: zcor/m);
+  }
+  // a memory directory that cannot be opened (a file where the directory should be)
+  const file = join(tmp(), 'not-a-dir');
+  writeFileSync(file, 'x');
+  for (const args of [['doctor'], ['doctor', '--json'], ['migrate', 'cognition']]) {
+    const r = zcor(['--dir', file, ...args]);
+    assert.equal(r.status, 3, `zcor --dir FILE ${args.join(' ')}: ${r.stdout}${r.stderr}`);
+  }
+  // and --help is not an error
+  assert.equal(zcor(['--dir', dir, 'doctor', '--help']).status, 0);
 });
 
 test('migrate cognition: dry run by default, --apply after a backup, exit 2 while entries are unrecognised', () => {
@@ -187,7 +212,7 @@ test('migrate cognition: dry run by default, --apply after a backup, exit 2 whil
   r = zcor(['--dir', dir, 'migrate', 'cognition']);
   assert.equal(r.status, 0, 'nothing left to do');
   assert.match(r.stdout, /nothing to migrate/);
-  assert.equal(zcor(['--dir', dir, 'migrate', 'stickers']).status, 2, 'bad usage');
+  assert.equal(zcor(['--dir', dir, 'migrate', 'stickers']).status, 3, 'bad usage is exit 3 here');
 });
 
 test('mirror/: with "mirror": true every changed view is kept current as a file', () => {

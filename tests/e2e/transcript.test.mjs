@@ -195,6 +195,44 @@ test('Q-LOG: a batch over HTTP is logged and answered with the recall header; th
   });
 });
 
+// Q-QUERY: the query of a batch is its text *and* its speakers: the sender
+// of a message and everyone it @-mentions reach the header (SPEC §4: the
+// speaker's and @-mentioned people are always included) even when no text
+// names them.
+test('Q-QUERY: a batch\'s sender and @-mentioned people reach its recall header though the text never names them', async () => {
+  const dir = tmp();
+  await withServe(dir, async (srv) => {
+    const upsert = async (body) => ok(await req(srv, '/api/v1/tools/qq_memory', { method: 'POST', body: { action: 'upsert', path: 'PEOPLE.md', ...body } }));
+    await upsert({ name: 'kaguya', qq: '100000001', aliases: 'soyo', meaning: '群主，周六常组织打本' });
+    await upsert({ name: '阿杰', qq: '100000003', meaning: '喜欢猫' });
+    await upsert({ name: '小红', qq: '100000009', meaning: '不在这批消息里' });
+    const people = ok(await req(srv, '/api/v1/views/read?path=PEOPLE.md')).text.split('\n');
+    const lineOf = (qq) => people.findIndex((l) => l.includes(`QQ ${qq}`)) + 1;
+
+    // the same text without speakers recalls nobody: what follows is the speakers' doing
+    const bare = ok(await req(srv, '/api/v1/recall', { method: 'POST', body: { conversation: 'group:1', messages: ['今天天气不错', '是啊'] } }));
+    assert.doesNotMatch(bare.header, /\[人物 /, bare.header);
+
+    const logged = ok(await req(srv, '/api/v1/conversations/group%3A1/messages', {
+      method: 'POST',
+      body: { messages: [
+        // the sender, under a display name that is not his PEOPLE.md name
+        { id: 'q1', time: '2026-11-29T20:00:00+08:00', senderId: '100000001', senderName: '某群友', text: '今天天气不错' },
+        // a message that @-mentions 阿杰 without writing his name
+        { id: 'q2', time: '2026-11-29T20:00:05+08:00', senderId: '555', senderName: '路人', text: '是啊', mentions: ['100000003'] },
+      ] },
+    }));
+    assert.equal(logged.logged, 2);
+    for (const qq of ['100000001', '100000003']) {
+      assert.ok(lineOf(qq) > 0);
+      assert.ok(logged.header.includes(`[人物 ${qq} · PEOPLE.md#L${lineOf(qq)}]`), `${qq} in ${logged.header}`);
+      assert.ok(logged.items.some((it) => it.kind === 'person' && it.personId === qq), JSON.stringify(logged.items));
+    }
+    assert.match(logged.header, /kaguya（别名：soyo）｜群主，周六常组织打本/);
+    assert.doesNotMatch(logged.header, /100000009|小红/, 'nobody else');
+  });
+});
+
 test('Q-LOG: zcor transcript log, list, read, search, export and import', () => {
   const dir = tmp();
   const batch = JSON.stringify({ messages: [

@@ -1415,6 +1415,165 @@ static void Q_SCOPE_private_cannot_update_global_but_creates_own(void)
 	zcor_close(z);
 }
 
+/* Q-SCOPE for links: a memory and its parent are in one scope, whoever
+ * asks (the host plane too). A private child under a global memory would
+ * keep every other conversation from deleting it; a global child under a
+ * group's memory would show everyone a parent they cannot open. */
+static void Q_SCOPE_parent_only_within_one_scope(void)
+{
+	zcor *z = t_open();
+	char gl[32], g1[32], p9[32], x[32];
+	mk(z, NULL, "全局", "x", NULL, gl);
+	mk(z, "group:1", "群一", "x", NULL, g1);
+	mk(z, "private:9", "私聊", "x", NULL, p9);
+	long long n0 = nodes_count(z), h0 = history_count(z);
+	struct {
+		const char *conv, *args_fmt, *a, *b;
+	} refused[] = {
+		/* a new private / group memory under a global one */
+		{"private:9", "{\"title\":\"t\",\"content\":\"c\",\"parentId\":\"%s\"}", gl, NULL},
+		{"group:1", "{\"title\":\"t\",\"content\":\"c\",\"parentId\":\"%s\"}", gl, NULL},
+		/* an existing one moved there */
+		{"private:9", "{\"id\":\"%s\",\"title\":\"t\",\"content\":\"c\",\"parentId\":\"%s\"}", p9, gl},
+		/* a global memory moved under a group's */
+		{"group:1", "{\"id\":\"%s\",\"title\":\"t\",\"content\":\"c\",\"parentId\":\"%s\"}", gl, g1},
+		/* the operator is held to it too */
+		{NULL, "{\"id\":\"%s\",\"title\":\"t\",\"content\":\"c\",\"parentId\":\"%s\"}", p9, gl},
+		{NULL, "{\"id\":\"%s\",\"title\":\"t\",\"content\":\"c\",\"parentId\":\"%s\"}", gl, g1},
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		char args[256];
+		snprintf(args, sizeof(args), refused[i].args_fmt, refused[i].a, refused[i].b);
+		int rc;
+		json_t *r = t_call_raw(z, refused[i].conv, &rc, "zcor_memory_write", args);
+		CHECK_INT(rc, ZCOR_ECONFLICT);
+		CHECK_HAS(t_errmsg(r), "argument 'parentId'");
+		CHECK_HAS(t_errmsg(r), "same scope");
+		json_decref(r);
+	}
+	CHECK_INT(nodes_count(z), n0);
+	CHECK_INT(t_sql_int(zcor_dir(z), "SELECT count(*) FROM nodes WHERE parent_id IS NOT NULL"), 0);
+	CHECK_INT(history_count(z) - h0, 6); /* each refusal recorded, nothing else */
+	/* within one scope the tree is as before */
+	mk(z, "private:9", "私聊子", "x", p9, x);
+	CHECK(x[0]);
+	mk(z, "group:1", "群一子", "x", g1, x);
+	CHECK(x[0]);
+	mk(z, NULL, "全局子", "x", gl, x);
+	int rc;
+	json_t *r = t_call_rc(z, "group:1", &rc, "zcor_memory_write",
+			      "{\"id\":\"%s\",\"title\":\"t\",\"content\":\"c\",\"parentId\":null}", x);
+	CHECK_INT(rc, ZCOR_OK); /* a group may still move a global memory within global */
+	json_decref(r);
+	r = t_call_rc(z, "group:1", &rc, "zcor_memory_write",
+		      "{\"id\":\"%s\",\"title\":\"t\",\"content\":\"c\",\"parentId\":\"%s\"}", x, gl);
+	CHECK_INT(rc, ZCOR_OK);
+	json_decref(r);
+	zcor_close(z);
+}
+
+/* A refusal never names a record the caller may not see, even where older
+ * data (a restored backup) holds a link across scopes. */
+static void Q_SCOPE_delete_refusal_names_no_hidden_record(void)
+{
+	zcor *z = t_open();
+	char gl[32], gl2[32], p9[32], p9b[32];
+	mk(z, NULL, "全局父", "x", NULL, gl);
+	mk(z, NULL, "全局替代", "x", NULL, gl2);
+	mk(z, "private:9", "私聊子", "x", NULL, p9);
+	mk(z, "private:9", "私聊旧", "x", NULL, p9b);
+	t_sql_exec(z, "UPDATE nodes SET parent_id = '%s' WHERE id = '%s'", gl, p9);
+	t_sql_exec(z, "UPDATE nodes SET superseded_by = '%s' WHERE id = '%s'", gl2, p9b);
+	const char *targets[] = {gl, gl2}, *hidden[] = {p9, p9b};
+	for (int i = 0; i < 2; i++) {
+		int rc;
+		json_t *r = t_call_rc(z, "group:1", &rc, "zcor_memory_delete", "{\"id\":\"%s\"}", targets[i]);
+		CHECK_INT(rc, ZCOR_ECONFLICT);
+		CHECK(t_errmsg(r) && !strstr(t_errmsg(r), hidden[i]));
+		CHECK_HAS(t_errmsg(r), "cannot see");
+		json_decref(r);
+		/* nor does the history record of the refusal */
+		char sql[256];
+		snprintf(sql, sizeof(sql),
+			 "SELECT count(*) FROM history WHERE conversation = 'group:1' AND "
+			 "instr(coalesce(error, '') || coalesce(before, ''), '%s') > 0",
+			 hidden[i]);
+		CHECK_INT(t_sql_int(zcor_dir(z), sql), 0);
+		/* the operator sees which record holds it */
+		r = t_call_rc(z, NULL, &rc, "zcor_memory_delete", "{\"id\":\"%s\"}", targets[i]);
+		CHECK_INT(rc, ZCOR_ECONFLICT);
+		CHECK_HAS(t_errmsg(r), hidden[i]);
+		json_decref(r);
+	}
+	CHECK_INT(nodes_count(z), 4);
+	zcor_close(z);
+}
+
+/* Supersede and merge link records too: a conversation cannot hide a
+ * global memory behind one of its own, nor tie its own to a global one. */
+static void Q_SCOPE_supersede_and_merge_within_one_scope(void)
+{
+	zcor *z = t_open();
+	char gl[32], g1[32], g1b[32];
+	mk(z, NULL, "全局", "x", NULL, gl);
+	mk(z, "group:1", "群一", "x", NULL, g1);
+	mk(z, "group:1", "群一乙", "x", NULL, g1b);
+	long long n0 = nodes_count(z);
+	int rc;
+	json_t *r = t_call_rc(z, "group:1", &rc, "zcor_memory_supersede",
+			      "{\"ids\":[\"%s\"],\"replacementId\":\"%s\",\"reason\":\"r\"}", gl, g1);
+	CHECK_INT(rc, ZCOR_ECONFLICT);
+	CHECK_HAS(t_errmsg(r), "own scope");
+	json_decref(r);
+	r = t_call_rc(z, "group:1", &rc, "zcor_memory_supersede",
+		      "{\"ids\":[\"%s\"],\"replacementId\":\"%s\",\"reason\":\"r\"}", g1, gl);
+	CHECK_INT(rc, ZCOR_ECONFLICT);
+	json_decref(r);
+	r = t_call_rc(z, "group:1", &rc, "zcor_memory_merge",
+		      "{\"ids\":[\"%s\",\"%s\"],\"title\":\"合\",\"content\":\"合\",\"reason\":\"r\"}", gl, g1);
+	CHECK_INT(rc, ZCOR_ECONFLICT);
+	CHECK_STR(t_errcode(r), "conflict");
+	json_decref(r);
+	r = t_call_rc(z, NULL, &rc, "zcor_memory_merge",
+		      "{\"ids\":[\"%s\",\"%s\"],\"title\":\"合\",\"content\":\"合\",\"reason\":\"r\"}", g1, gl);
+	CHECK_INT(rc, ZCOR_ECONFLICT);
+	json_decref(r);
+	CHECK_INT(nodes_count(z), n0);
+	CHECK_INT(t_sql_int(zcor_dir(z), "SELECT count(*) FROM nodes WHERE superseded_by IS NOT NULL"), 0);
+	/* within one scope */
+	r = t_call_rc(z, "group:1", &rc, "zcor_memory_merge",
+		      "{\"ids\":[\"%s\",\"%s\"],\"title\":\"合\",\"content\":\"合\",\"reason\":\"r\"}", g1, g1b);
+	CHECK_INT(rc, ZCOR_OK);
+	CHECK_STR(t_str(r, "node.scope"), "group:1");
+	json_decref(r);
+	zcor_close(z);
+}
+
+/* A person is global, so its memory link is too. */
+static void Q_SCOPE_person_links_only_a_global_memory(void)
+{
+	zcor *z = t_open();
+	char gl[32], g1[32];
+	mk(z, NULL, "kaguya", "x", NULL, gl);
+	mk(z, "group:1", "群一眼中的 kaguya", "x", NULL, g1);
+	const char *fmt = "{\"personId\":\"100000001\",\"name\":\"kaguya\",\"relationship\":\"群主\","
+			  "\"affinity\":1,\"reason\":\"r\",\"memoryNodeId\":\"%s\"}";
+	const char *convs[] = {"group:1", NULL};
+	for (int i = 0; i < 2; i++) {
+		int rc;
+		json_t *r = t_call_rc(z, convs[i], &rc, "zcor_relationship_write", fmt, g1);
+		CHECK_INT(rc, ZCOR_ECONFLICT);
+		CHECK_HAS(t_errmsg(r), "argument 'memoryNodeId'");
+		json_decref(r);
+	}
+	CHECK_INT(t_sql_int(zcor_dir(z), "SELECT count(*) FROM people"), 0);
+	int rc;
+	json_t *r = t_call_rc(z, "group:1", &rc, "zcor_relationship_write", fmt, gl);
+	CHECK_INT(rc, ZCOR_OK);
+	json_decref(r);
+	zcor_close(z);
+}
+
 /* ---- history ------------------------------------------------------------------ */
 
 /* Runs one call and checks it added exactly one history row with status. */
@@ -1550,6 +1709,10 @@ const struct t_case t_cases[] = {
 	 Q_SCOPE_group_record_invisible_to_other_conversations},
 	{"Q_SCOPE_private_cannot_update_global_but_creates_own",
 	 Q_SCOPE_private_cannot_update_global_but_creates_own},
+	{"Q_SCOPE_parent_only_within_one_scope", Q_SCOPE_parent_only_within_one_scope},
+	{"Q_SCOPE_delete_refusal_names_no_hidden_record", Q_SCOPE_delete_refusal_names_no_hidden_record},
+	{"Q_SCOPE_supersede_and_merge_within_one_scope", Q_SCOPE_supersede_and_merge_within_one_scope},
+	{"Q_SCOPE_person_links_only_a_global_memory", Q_SCOPE_person_links_only_a_global_memory},
 	{"Z_HIST_every_call_adds_one_history_row", Z_HIST_every_call_adds_one_history_row},
 	{0},
 };
