@@ -15,13 +15,13 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request as httpRequest } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 
+import { freePort } from '../net.mjs';
 import { mkTmp } from '../tmpdir.mjs';
 
 const BIN = process.env.ZCOR_BIN;
@@ -41,14 +41,6 @@ function cleanEnv(extra = {}) {
 
 function tmp() {
   return mkTmp('zcor-http-');
-}
-
-async function freePort() {
-  const s = createNetServer();
-  await new Promise((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address();
-  await new Promise((resolve) => s.close(resolve));
-  return port;
 }
 
 // Starts `zcor serve` on a free port; resolves once the URL line is out.

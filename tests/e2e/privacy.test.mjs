@@ -8,13 +8,12 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
+import { request, withServe as withServeOn } from '../net.mjs';
 import { mkTmp } from '../tmpdir.mjs';
 
 const BIN = process.env.ZCOR_BIN;
@@ -235,56 +234,8 @@ test('Q-SCOPE: no refusal names another conversation\'s record, even where older
 
 // ---- the same over REST: X-Zcor-Conversation --------------------------
 
-async function freePort() {
-  const s = createNetServer();
-  await new Promise((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address();
-  await new Promise((resolve) => s.close(resolve));
-  return port;
-}
-
-// Starts `zcor serve` on dir, runs fn({port, token}), stops it (exit 0).
-async function withServe(dir, fn) {
-  const port = await freePort();
-  const p = spawn(BIN, ['--dir', dir, 'serve', '--listen', `127.0.0.1:${port}`], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '', stderr = '';
-  p.stderr.setEncoding('utf8').on('data', (d) => { stderr += d; });
-  const exited = new Promise((resolve) => p.on('close', (code) => resolve(code)));
-  const url = await new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(null), 10000);
-    p.stdout.setEncoding('utf8').on('data', (d) => {
-      stdout += d;
-      const m = /^zcor: serving .* at (http:\/\/\S+)$/m.exec(stdout);
-      if (m) { clearTimeout(timer); resolve(m[1]); }
-    });
-  });
-  assert.ok(url, `zcor serve did not print its URL: ${stdout}${stderr}`);
-  try {
-    return await fn({ port, token: new URL(url).searchParams.get('token') });
-  } finally {
-    p.kill('SIGTERM');
-    assert.equal(await exited, 0, stderr);
-  }
-}
-
-function req(srv, method, path, body, conv) {
-  const h = { authorization: `Bearer ${srv.token}`, host: `127.0.0.1:${srv.port}` };
-  if (conv) h['x-zcor-conversation'] = conv;
-  const data = body === undefined ? undefined : JSON.stringify(body);
-  if (data !== undefined) {
-    h['content-type'] = 'application/json';
-    h['content-length'] = Buffer.byteLength(data);
-  }
-  return new Promise((resolve, reject) => {
-    const r = httpRequest({ host: '127.0.0.1', port: srv.port, method, path, headers: h, agent: false }, (res) => {
-      const chunks = [];
-      res.on('data', (d) => chunks.push(d));
-      res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8') }));
-    });
-    r.on('error', reject);
-    r.end(data);
-  });
-}
+const withServe = (dir, fn) => withServeOn(BIN, dir, env(), fn);
+const req = (srv, method, path, body, conv) => request(srv, path, { method, body, conv });
 
 test('Q-SCOPE over REST: a host bound to private:200 writes no global memory and reads no other conversation', async () => {
   const { dir, globalNode, media } = setup();

@@ -10,13 +10,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
+import { request, withServe as withServeOn } from '../net.mjs';
 import { mkTmp } from '../tmpdir.mjs';
 
 const BIN = process.env.ZCOR_BIN;
@@ -31,67 +30,8 @@ function cleanEnv(extra = {}) {
 
 const tmp = () => mkTmp('zcor-transcript-');
 
-async function freePort() {
-  const s = createNetServer();
-  await new Promise((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address();
-  await new Promise((resolve) => s.close(resolve));
-  return port;
-}
-
-// Starts `zcor serve` on a free port, runs fn, stops it (exit 0 checked).
-async function withServe(dir, fn) {
-  const port = await freePort();
-  const p = spawn(BIN, ['--dir', dir, 'serve', '--listen', `127.0.0.1:${port}`],
-    { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '', stderr = '';
-  p.stderr.setEncoding('utf8').on('data', (c) => { stderr += c; });
-  const exited = new Promise((resolve) => p.on('close', (code, signal) => resolve({ code, signal })));
-  const url = await new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(null), 10000);
-    p.stdout.setEncoding('utf8').on('data', (c) => {
-      stdout += c;
-      const m = /^zcor: serving .* at (http:\/\/\S+)$/m.exec(stdout);
-      if (m) { clearTimeout(timer); resolve(m[1]); }
-    });
-  });
-  assert.ok(url, `zcor serve did not print its URL: ${stdout}${stderr}`);
-  const srv = { port, token: new URL(url).searchParams.get('token') };
-  try {
-    return await fn(srv);
-  } finally {
-    p.kill('SIGTERM');
-    const r = await exited;
-    assert.equal(r.code, 0, `zcor serve exited ${r.code} (${r.signal}): ${stderr}`);
-  }
-}
-
-// One request; resolves { status, json, text }.
-function req(srv, path, { method = 'GET', body, conv } = {}) {
-  const h = { authorization: `Bearer ${srv.token}`, host: `127.0.0.1:${srv.port}` };
-  if (conv) h['x-zcor-conversation'] = conv;
-  let data;
-  if (body !== undefined) {
-    data = JSON.stringify(body);
-    h['content-type'] = 'application/json';
-    h['content-length'] = Buffer.byteLength(data);
-  }
-  return new Promise((resolve, reject) => {
-    const r = httpRequest({ host: '127.0.0.1', port: srv.port, method, path, headers: h, agent: false },
-      (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let json;
-          try { json = JSON.parse(text); } catch { json = undefined; }
-          resolve({ status: res.statusCode, json, text });
-        });
-      });
-    r.on('error', reject);
-    r.end(data);
-  });
-}
+const withServe = (dir, fn) => withServeOn(BIN, dir, cleanEnv(), fn);
+const req = request;
 
 function ok(r) {
   assert.equal(r.status, 200, r.text);

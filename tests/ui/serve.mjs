@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 
+import { freePort } from '../net.mjs';
 import { mkTmp } from '../tmpdir.mjs';
 
 export const BIN = process.env.ZCOR_BIN;
@@ -27,14 +27,6 @@ export function cleanEnv() {
 
 export function tmp() {
   return mkTmp('zcor-ui-');
-}
-
-export async function freePort() {
-  const s = createNetServer();
-  await new Promise((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address();
-  await new Promise((resolve) => s.close(resolve));
-  return port;
 }
 
 // Starts `zcor serve`; resolves once it printed its URL (with ?token=).

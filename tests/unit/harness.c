@@ -170,6 +170,20 @@ json_t *t_call_rc(zcor *z, const char *conv, int *rc, const char *tool, const ch
 	return v;
 }
 
+json_t *t_call_ok(zcor *z, const char *conv, const char *tool, const char *fmt, ...)
+{
+	int rc = -1;
+	va_list ap;
+	va_start(ap, fmt);
+	json_t *v = vcall(z, conv, &rc, tool, fmt, ap);
+	va_end(ap);
+	if (rc != ZCOR_OK) {
+		fprintf(stderr, "%s failed: %s\n", tool, t_errmsg(v) ? t_errmsg(v) : "?");
+		t_failures++;
+	}
+	return v;
+}
+
 json_t *t_get(json_t *v, const char *path)
 {
 	char buf[256];

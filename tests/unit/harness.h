@@ -43,6 +43,16 @@ extern int t_failures;
 		}                                                                          \
 	} while (0)
 
+#define CHECK_HAS(hay, needle)                                                                 \
+	do {                                                                                   \
+		const char *h_ = (hay), *n_ = (needle);                                        \
+		if (!h_ || !strstr(h_, n_)) {                                                  \
+			fprintf(stderr, "%s:%d: CHECK_HAS failed: %s = '%s' lacks '%s'\n",      \
+				__FILE__, __LINE__, #hay, h_ ? h_ : "(null)", n_);                 \
+			t_failures++;                                                          \
+		}                                                                              \
+	} while (0)
+
 struct t_case {
 	const char *name;
 	void (*fn)(void);
@@ -65,6 +75,9 @@ json_t *t_call(zcor *z, const char *conv, const char *tool, const char *fmt, ...
 	__attribute__((format(printf, 4, 5)));
 json_t *t_call_rc(zcor *z, const char *conv, int *rc, const char *tool, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+/* Like t_call, and a result that is not ZCOR_OK counts as a failure. */
+json_t *t_call_ok(zcor *z, const char *conv, const char *tool, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 /* Like t_call with a ready JSON argument text. */
 json_t *t_call_raw(zcor *z, const char *conv, int *rc, const char *tool, const char *args);
 

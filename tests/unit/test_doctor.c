@@ -13,16 +13,6 @@
 
 #include "harness.h"
 
-#define CHECK_HAS(hay, needle)                                                                 \
-	do {                                                                                   \
-		const char *h_ = (hay), *n_ = (needle);                                        \
-		if (!h_ || !strstr(h_, n_)) {                                                  \
-			fprintf(stderr, "%s:%d: CHECK_HAS failed: %s = '%s' lacks '%s'\n",      \
-				__FILE__, __LINE__, #hay, h_ ? h_ : "(null)", n_);                 \
-			t_failures++;                                                          \
-		}                                                                              \
-	} while (0)
-
 /* zcor doctor as JSON (the caller decrefs). */
 static json_t *doctor(zcor *z, int rebuild)
 {

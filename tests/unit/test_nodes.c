@@ -14,16 +14,6 @@
 
 /* ---- helpers -------------------------------------------------------- */
 
-#define CHECK_HAS(hay, needle)                                                                 \
-	do {                                                                                   \
-		const char *h_ = (hay), *n_ = (needle);                                        \
-		if (!h_ || !strstr(h_, n_)) {                                                  \
-			fprintf(stderr, "%s:%d: CHECK_HAS failed: %s = '%s' lacks '%s'\n",      \
-				__FILE__, __LINE__, #hay, h_ ? h_ : "(null)", n_);                 \
-			t_failures++;                                                          \
-		}                                                                              \
-	} while (0)
-
 /* 2026-01-01T00:00:00.000Z */
 #define T0 1767225600000LL
 

@@ -22,16 +22,6 @@
 
 /* ---- helpers -------------------------------------------------------- */
 
-#define CHECK_HAS(hay, needle)                                                                 \
-	do {                                                                                   \
-		const char *h_ = (hay), *n_ = (needle);                                        \
-		if (!h_ || !strstr(h_, n_)) {                                                  \
-			fprintf(stderr, "%s:%d: CHECK_HAS failed: %s = '%s' lacks '%s'\n",      \
-				__FILE__, __LINE__, #hay, h_ ? h_ : "(null)", n_);                 \
-			t_failures++;                                                          \
-		}                                                                              \
-	} while (0)
-
 #define CHECK_LACKS(hay, needle)                                                               \
 	do {                                                                                   \
 		const char *h_ = (hay), *n_ = (needle);                                        \
@@ -786,25 +776,6 @@ static int entry_lines(const char *text)
 	return n;
 }
 
-static json_t *qq(zcor *z, const char *conv, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static json_t *qq(zcor *z, const char *conv, const char *fmt, ...)
-{
-	char *args = NULL;
-	va_list ap;
-	va_start(ap, fmt);
-	if (vasprintf(&args, fmt, ap) < 0)
-		exit(2);
-	va_end(ap);
-	int rc = -1;
-	json_t *v = t_call_raw(z, conv, &rc, "qq_memory", args);
-	if (rc != ZCOR_OK) {
-		fprintf(stderr, "qq_memory %s failed: %s\n", args, t_errmsg(v) ? t_errmsg(v) : "?");
-		t_failures++;
-	}
-	free(args);
-	return v;
-}
-
 /* Collected stickers: 名字（含义）→ 完整路径, at most 40, in catalog order;
  * a 存疑 one and an uncollected one are not offered. */
 static void Q_RECALL_sticker_catalog_40_collected_not_doubtful(void)
@@ -816,13 +787,13 @@ static void Q_RECALL_sticker_catalog_40_collected_not_doubtful(void)
 		char name[32];
 		snprintf(name, sizeof(name), "stickers/表情%02d.gif", i);
 		write_all(dir_file(z, name), "GIF89a");
-		json_t *r = qq(z, NULL,
+		json_t *r = t_call_ok(z, NULL, "qq_memory",
 			       "{\"action\":\"upsert\",\"path\":\"STICKERS.md\",\"name\":\"表情%02d\","
 			       "\"meaning\":\"含义%02d\",\"image\":\"stickers/表情%02d.gif\"%s}",
 			       i, i, i, i == 3 ? ",\"confidence\":\"存疑\"" : "");
 		json_decref(r);
 	}
-	json_decref(qq(z, NULL,
+	json_decref(t_call_ok(z, NULL, "qq_memory",
 		       "{\"action\":\"upsert\",\"path\":\"STICKERS.md\",\"name\":\"没收藏的\",\"meaning\":\"还没存\"}"));
 	json_t *res = recall1(z, "group:1", "今天天气不错");
 	char *cat = section_of(header(res), "## 已收藏的表情包");
@@ -864,13 +835,13 @@ static void Q_RECALL_recent_slang_inherits_dates_at_most_15(void)
 			char date[64] = "";
 			if (i == 0)
 				snprintf(date, sizeof(date), ",\"date\":\"%s\"", blocks[b].date);
-			json_decref(qq(z, NULL,
+			json_decref(t_call_ok(z, NULL, "qq_memory",
 				       "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"%c梗%02d\","
 				       "\"meaning\":\"说法%c%02d\"%s%s}",
 				       blocks[b].tag, i, blocks[b].tag, i, date,
 				       b == 0 && i == 1 ? ",\"variants\":\"变体一/变体二\"" : ""));
 		}
-	json_decref(qq(z, NULL,
+	json_decref(t_call_ok(z, NULL, "qq_memory",
 		       "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"拿不准的梗\","
 		       "\"meaning\":\"猜的\",\"date\":\"2026-12-01\",\"confidence\":\"存疑\"}"));
 	json_t *res = recall1(z, "group:1", "天气预报");
@@ -919,7 +890,7 @@ static void Q_RECALL_recent_slang_at_most_1200_chars(void)
 	set_config(z, "{\"recallChars\":20000}");
 	char *meaning = repeat("很长的解释", 20); /* 100 characters */
 	for (int i = 0; i < 15; i++)
-		json_decref(qq(z, NULL,
+		json_decref(t_call_ok(z, NULL, "qq_memory",
 			       "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"长梗%02d\","
 			       "\"meaning\":\"%s\",\"usage\":\"随便用\",\"date\":\"2026-01-%02d\"}",
 			       i, meaning, 1 + i));

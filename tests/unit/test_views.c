@@ -26,16 +26,6 @@
 
 /* ---- helpers -------------------------------------------------------- */
 
-#define CHECK_HAS(hay, needle)                                                                 \
-	do {                                                                                   \
-		const char *h_ = (hay), *n_ = (needle);                                        \
-		if (!h_ || !strstr(h_, n_)) {                                                  \
-			fprintf(stderr, "%s:%d: CHECK_HAS failed: %s = '%s' lacks '%s'\n",      \
-				__FILE__, __LINE__, #hay, h_ ? h_ : "(null)", n_);                 \
-			t_failures++;                                                          \
-		}                                                                              \
-	} while (0)
-
 #define CHECK_LACKS(hay, needle)                                                               \
 	do {                                                                                   \
 		const char *h_ = (hay), *n_ = (needle);                                        \
@@ -113,21 +103,6 @@ static void set_config(zcor *z, const char *json)
 	zcor_free(err);
 }
 
-/* qq_memory with printf-built arguments. */
-static json_t *qm(zcor *z, const char *conv, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static json_t *qm(zcor *z, const char *conv, const char *fmt, ...)
-{
-	char *args = NULL;
-	va_list ap;
-	va_start(ap, fmt);
-	if (vasprintf(&args, fmt, ap) < 0)
-		exit(2);
-	va_end(ap);
-	json_t *v = t_call_raw(z, conv, NULL, "qq_memory", args);
-	free(args);
-	return v;
-}
-
 /* qq_memory with a ready argument object (stolen). */
 static json_t *qmj(zcor *z, const char *conv, json_t *args)
 {
@@ -151,7 +126,7 @@ static json_t *qm_text(zcor *z, const char *conv, const char *action, const char
 /* The text of a view as read (caller frees; "" on error, which counts). */
 static char *view_text(zcor *z, const char *conv, const char *path)
 {
-	json_t *r = qm(z, conv, "{\"action\":\"read\",\"path\":\"%s\"}", path);
+	json_t *r = t_call(z, conv, "qq_memory", "{\"action\":\"read\",\"path\":\"%s\"}", path);
 	const char *t = t_str(r, "text");
 	if (!t) {
 		fprintf(stderr, "read %s failed: %s\n", path, t_errmsg(r) ? t_errmsg(r) : "?");
@@ -278,7 +253,7 @@ static struct state state_of(zcor *z)
 	s.people = t_sql_int(zcor_dir(z), "SELECT count(*) FROM people");
 	s.versions = t_sql_int(zcor_dir(z), "SELECT count(*) FROM view_versions");
 	s.unparsed = t_sql_int(zcor_dir(z), "SELECT count(*) FROM view_unparsed");
-	json_t *l = qm(z, NULL, "{\"action\":\"list\"}");
+	json_t *l = t_call(z, NULL, "qq_memory", "{\"action\":\"list\"}");
 	s.views = json_dumps(t_get(l, "views"), JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(l);
 	return s;
@@ -307,19 +282,19 @@ static const char *const KAIHEI_LINE = "- 周五固定开黑｜晚上八点，�
 static void upsert_seed_examples(zcor *z, const char *conv)
 {
 	json_t *r;
-	r = qm(z, conv,
+	r = t_call(z, conv, "qq_memory",
 	       "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"蚌埠住了\","
 	       "\"meaning\":\"忍不住笑了\",\"usage\":\"有人发离谱东西时\",\"type\":\"谐音\","
 	       "\"variants\":\"绷不住/绷\"}");
 	CHECK_OK(r);
 	CHECK(json_is_true(t_get(r, "created")));
 	json_decref(r);
-	r = qm(z, conv,
+	r = t_call(z, conv, "qq_memory",
 	       "{\"action\":\"upsert\",\"path\":\"PEOPLE.md\",\"name\":\"kaguya\",\"qq\":\"100000001\","
 	       "\"aliases\":\"soyo/爽世\",\"meaning\":\"群主，周六常组织打本\"}");
 	CHECK_OK(r);
 	json_decref(r);
-	r = qm(z, conv,
+	r = t_call(z, conv, "qq_memory",
 	       "{\"action\":\"upsert\",\"path\":\"conversations/group-100000001/MEMORY.md\","
 	       "\"name\":\"周五固定开黑\",\"meaning\":\"晚上八点，别迟到\",\"section\":\"惯例与偏好\","
 	       "\"date\":\"2026-10-18\"}");
@@ -416,7 +391,7 @@ static void Q_VIEW_seed_upserts_render_exactly(void)
 
 static void upsert_cog(zcor *z, const char *name, const char *meaning)
 {
-	json_t *r = qm(z, NULL,
+	json_t *r = t_call(z, NULL, "qq_memory",
 		       "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"%s\",\"meaning\":\"%s\","
 		       "\"type\":\"谐音\"}",
 		       name, meaning);
@@ -428,7 +403,7 @@ static void Q_VIEW_upsert_same_name_replaces_in_place(void)
 {
 	zcor *z = open_views(NULL);
 	upsert_cog(z, "芜湖", "感叹");
-	json_t *r = qm(z, NULL,
+	json_t *r = t_call(z, NULL, "qq_memory",
 		       "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"蚌埠住了\","
 		       "\"meaning\":\"忍不住笑了\",\"usage\":\"有人发离谱东西时\",\"type\":\"谐音\","
 		       "\"variants\":\"绷不住/绷\"}");
@@ -442,7 +417,7 @@ static void Q_VIEW_upsert_same_name_replaces_in_place(void)
 	long long n0 = sql_int(z, "SELECT count(*) FROM nodes WHERE kind = 'cognition'");
 
 	/* only the meaning: usage, type and variants keep their values */
-	r = qm(z, NULL,
+	r = t_call(z, NULL, "qq_memory",
 	       "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"蚌埠住了\","
 	       "\"meaning\":\"笑得绷不住了\"}");
 	CHECK_OK(r);
@@ -460,7 +435,7 @@ static void Q_VIEW_upsert_same_name_replaces_in_place(void)
 	CHECK_INT(line_no(after, "- 芜湖｜感叹"), line_no(before, "- 芜湖｜感叹"));
 	CHECK_INT(line_no(after, "- 栓Q｜谢谢（无奈）"), line_no(before, "- 栓Q｜谢谢（无奈）"));
 	/* the name is matched normalised (NFKC + case): still one entry */
-	r = qm(z, NULL, "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"栓q\",\"meaning\":\"谢谢\"}");
+	r = t_call(z, NULL, "qq_memory", "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"栓q\",\"meaning\":\"谢谢\"}");
 	CHECK_OK(r);
 	CHECK(json_is_false(t_get(r, "created")));
 	json_decref(r);
@@ -483,7 +458,7 @@ static void Q_VIEW_remove_by_name_and_by_line(void)
 	json_decref(r);
 
 	/* by name */
-	r = qm(z, NULL, "{\"action\":\"remove\",\"path\":\"COGNITION.md\",\"name\":\"蚌埠住了\"}");
+	r = t_call(z, NULL, "qq_memory", "{\"action\":\"remove\",\"path\":\"COGNITION.md\",\"name\":\"蚌埠住了\"}");
 	CHECK_OK(r);
 	json_decref(r);
 	char *t = view_text(z, NULL, "COGNITION.md");
@@ -494,7 +469,7 @@ static void Q_VIEW_remove_by_name_and_by_line(void)
 	/* by line, as read */
 	int ln = line_no(t, "- 栓Q｜谢谢（无奈）");
 	CHECK(ln > 0);
-	r = qm(z, NULL, "{\"action\":\"remove\",\"path\":\"COGNITION.md\",\"line\":%d}", ln);
+	r = t_call(z, NULL, "qq_memory", "{\"action\":\"remove\",\"path\":\"COGNITION.md\",\"line\":%d}", ln);
 	CHECK_OK(r);
 	json_decref(r);
 	free(t);
@@ -506,7 +481,7 @@ static void Q_VIEW_remove_by_name_and_by_line(void)
 	/* an unparsed line, by line */
 	ln = line_no(t, "- 只有一段");
 	CHECK(ln > 0);
-	r = qm(z, NULL, "{\"action\":\"remove\",\"path\":\"COGNITION.md\",\"line\":%d}", ln);
+	r = t_call(z, NULL, "qq_memory", "{\"action\":\"remove\",\"path\":\"COGNITION.md\",\"line\":%d}", ln);
 	CHECK_OK(r);
 	json_decref(r);
 	free(t);
@@ -516,10 +491,10 @@ static void Q_VIEW_remove_by_name_and_by_line(void)
 	CHECK_INT(sql_int(z, "SELECT count(*) FROM view_unparsed"), 0);
 
 	/* nothing there: not_found, nothing removed */
-	r = qm(z, NULL, "{\"action\":\"remove\",\"path\":\"COGNITION.md\",\"name\":\"没有这个\"}");
+	r = t_call(z, NULL, "qq_memory", "{\"action\":\"remove\",\"path\":\"COGNITION.md\",\"name\":\"没有这个\"}");
 	CHECK_ERR(r, "not_found");
 	json_decref(r);
-	r = qm(z, NULL, "{\"action\":\"remove\",\"path\":\"COGNITION.md\",\"line\":1}");
+	r = t_call(z, NULL, "qq_memory", "{\"action\":\"remove\",\"path\":\"COGNITION.md\",\"line\":1}");
 	CHECK_ERR(r, "not_found");
 	json_decref(r);
 	char *t2 = view_text(z, NULL, "COGNITION.md");
@@ -539,7 +514,7 @@ static void Q_VIEW_people_upsert_keeps_affinity(void)
 			   "\"affinity\":42,\"reason\":\"常带大家打本\"}");
 	CHECK_OK(r);
 	json_decref(r);
-	r = qm(z, "group:100000001",
+	r = t_call(z, "group:100000001", "qq_memory",
 	       "{\"action\":\"upsert\",\"path\":\"PEOPLE.md\",\"name\":\"kaguya\",\"qq\":\"100000001\","
 	       "\"aliases\":\"soyo/爽世\",\"meaning\":\"群主，周六常组织打本\"}");
 	CHECK_OK(r);
@@ -558,7 +533,7 @@ static void Q_VIEW_people_upsert_keeps_affinity(void)
 	CHECK_HAS(t, "- kaguya（QQ 100000001）（别名：soyo/爽世）｜群主，周六常组织打本｜好感 42｜首见 ");
 	free(t);
 	/* and a second upsert with other fields keeps it too */
-	r = qm(z, NULL, "{\"action\":\"upsert\",\"path\":\"PEOPLE.md\",\"name\":\"kaguya\",\"qq\":\"100000001\"}");
+	r = t_call(z, NULL, "qq_memory", "{\"action\":\"upsert\",\"path\":\"PEOPLE.md\",\"name\":\"kaguya\",\"qq\":\"100000001\"}");
 	CHECK_OK(r);
 	json_decref(r);
 	CHECK_INT(t_sql_int(zcor_dir(z), "SELECT affinity FROM people WHERE person_id = '100000001'"), 42);
@@ -600,7 +575,7 @@ static void Q_VIEW_write_normalises_and_keeps_unparsed(void)
 	json_t *r = qm_text(z, NULL, "write", "COGNITION.md", doc, 0);
 	CHECK_OK(r);
 	json_decref(r);
-	r = qm(z, NULL, "{\"action\":\"read\",\"path\":\"COGNITION.md\"}");
+	r = t_call(z, NULL, "qq_memory", "{\"action\":\"read\",\"path\":\"COGNITION.md\"}");
 	const char *t = t_str(r, "text");
 	CHECK_INT(count_sub(t, "## 谐音\n"), 1);
 	CHECK_INT(count_sub(t, "## 缩写\n"), 1);
@@ -624,7 +599,7 @@ static void Q_VIEW_write_normalises_and_keeps_unparsed(void)
 	r = qm_text(z, NULL, "append", "COGNITION.md", "## 专名\n- 大狗｜某个主播\n", 0);
 	CHECK_OK(r);
 	json_decref(r);
-	r = qm(z, NULL, "{\"action\":\"read\",\"path\":\"COGNITION.md\"}");
+	r = t_call(z, NULL, "qq_memory", "{\"action\":\"read\",\"path\":\"COGNITION.md\"}");
 	t = t_str(r, "text");
 	CHECK_INT(count_lines_equal(t, "- 只有一段"), 1);
 	CHECK_INT(count_lines_equal(t, "这里是一段随手写的自由文本"), 1);
@@ -665,7 +640,7 @@ static void Q_VIEW_write_drops_only_identical_lines(void)
 	CHECK_INT(t_int(r, "unparsedLines"), 2);
 	json_decref(r);
 
-	r = qm(z, NULL, "{\"action\":\"read\",\"path\":\"COGNITION.md\"}");
+	r = t_call(z, NULL, "qq_memory", "{\"action\":\"read\",\"path\":\"COGNITION.md\"}");
 	const char *t = t_str(r, "text");
 	/* every different line the model wrote is there, once, in its order */
 	CHECK_INT(count_lines_equal(t, "- 蚌埠住了｜忍不住笑了"), 1);
@@ -774,7 +749,7 @@ static void Q_VIEW_write_keeps_last_20_versions(void)
 	CHECK_INT(sql_int(z, "SELECT count(*) FROM view_versions WHERE path = '%s'", path), 20);
 	/* version 1 is the text before the last write, version 20 the oldest kept */
 	for (int v = 1; v <= 20; v++) {
-		json_t *r = qm(z, "group:1", "{\"action\":\"read\",\"path\":\"%s\",\"version\":%d}", path, v);
+		json_t *r = t_call(z, "group:1", "qq_memory", "{\"action\":\"read\",\"path\":\"%s\",\"version\":%d}", path, v);
 		CHECK_OK(r);
 		const char *t = t_str(r, "text");
 		if (!t || strcmp(t, texts[22 - v]) != 0) {
@@ -784,7 +759,7 @@ static void Q_VIEW_write_keeps_last_20_versions(void)
 		}
 		json_decref(r);
 	}
-	json_t *r = qm(z, "group:1", "{\"action\":\"read\",\"path\":\"%s\",\"version\":1}", path);
+	json_t *r = t_call(z, "group:1", "qq_memory", "{\"action\":\"read\",\"path\":\"%s\",\"version\":1}", path);
 	CHECK_HAS(t_str(r, "text"), "- 第20版｜内容20\n");
 	CHECK_LACKS(t_str(r, "text"), "第21版");
 	json_decref(r);
@@ -845,7 +820,7 @@ static void Q_VIEW_paths_are_confined(void)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		static const char *const actions[] = {"read", "upsert", "write", "append", "remove"};
 		for (size_t k = 0; k < 5; k++) {
-			json_t *r = qm(z, NULL,
+			json_t *r = t_call(z, NULL, "qq_memory",
 				       "{\"action\":\"%s\",\"path\":\"%s\",\"name\":\"x\",\"meaning\":\"y\","
 				       "\"content\":\"## 事实\\n- x｜y\\n\",\"force\":true}",
 				       actions[k], bad[i]);
@@ -875,7 +850,7 @@ static void Q_VIEW_view_byte_limit(void)
 	for (int i = 0; i < 40 && !refused; i++) {
 		char *before = view_text(z, NULL, "COGNITION.md");
 		struct state s0 = state_of(z);
-		json_t *r = qm(z, NULL,
+		json_t *r = t_call(z, NULL, "qq_memory",
 			       "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"梗%02d\","
 			       "\"meaning\":\"一段足够长的解释，让这个视图很快超过一千字节的上限\","
 			       "\"type\":\"其它\"}",
@@ -920,7 +895,7 @@ static void Q_VIEW_write_gate(void)
 	zcor *z = open_views(NULL);
 	/* the host plane writes everything */
 	upsert_seed_examples(z, NULL);
-	json_t *r = qm(z, NULL,
+	json_t *r = t_call(z, NULL, "qq_memory",
 		       "{\"action\":\"upsert\",\"path\":\"conversations/group-2/MEMORY.md\",\"name\":\"二群秘密\","
 		       "\"meaning\":\"只有二群知道\"}");
 	CHECK_OK(r);
@@ -928,7 +903,7 @@ static void Q_VIEW_write_gate(void)
 	r = qm_text(z, NULL, "write", "INDEX.md", "人物看 PEOPLE.md\n", 0);
 	CHECK_OK(r);
 	json_decref(r);
-	r = qm(z, NULL,
+	r = t_call(z, NULL, "qq_memory",
 	       "{\"action\":\"upsert\",\"path\":\"conversations/private-200/MEMORY.md\",\"name\":\"宿主写的\","
 	       "\"meaning\":\"宿主平面不受限\"}");
 	CHECK_OK(r);
@@ -939,12 +914,12 @@ static void Q_VIEW_write_gate(void)
 	const char *globals[] = {"PEOPLE.md", "COGNITION.md"};
 	for (int g = 0; g < 2; g++) {
 		json_t *calls[4];
-		calls[0] = qm(z, "private:200",
+		calls[0] = t_call(z, "private:200", "qq_memory",
 			      "{\"action\":\"upsert\",\"path\":\"%s\",\"name\":\"私聊学的\",\"meaning\":\"不该公开\"}",
 			      globals[g]);
 		calls[1] = qm_text(z, "private:200", "write", globals[g], "## 其它\n- 私聊学的｜不该公开\n", 1);
 		calls[2] = qm_text(z, "private:200", "append", globals[g], "## 其它\n- 私聊学的｜不该公开\n", 0);
-		calls[3] = qm(z, "private:200", "{\"action\":\"remove\",\"path\":\"%s\",\"name\":\"%s\"}",
+		calls[3] = t_call(z, "private:200", "qq_memory", "{\"action\":\"remove\",\"path\":\"%s\",\"name\":\"%s\"}",
 			      globals[g], g ? "蚌埠住了" : "kaguya");
 		for (int k = 0; k < 4; k++) {
 			CHECK_ERR(calls[k], "forbidden");
@@ -957,7 +932,7 @@ static void Q_VIEW_write_gate(void)
 	free(s0.views);
 
 	/* … but it writes its own MEMORY.md */
-	r = qm(z, "private:200",
+	r = t_call(z, "private:200", "qq_memory",
 	       "{\"action\":\"upsert\",\"path\":\"conversations/private-200/MEMORY.md\",\"name\":\"私聊学的\","
 	       "\"meaning\":\"只记在这里\"}");
 	CHECK_OK(r);
@@ -968,13 +943,13 @@ static void Q_VIEW_write_gate(void)
 
 	/* a group reads and writes only its own MEMORY.md */
 	s0 = state_of(z);
-	r = qm(z, "group:1", "{\"action\":\"read\",\"path\":\"conversations/group-2/MEMORY.md\"}");
+	r = t_call(z, "group:1", "qq_memory", "{\"action\":\"read\",\"path\":\"conversations/group-2/MEMORY.md\"}");
 	CHECK(t_errcode(r) && (!strcmp(t_errcode(r), "not_found") || !strcmp(t_errcode(r), "forbidden")));
 	char *rd = json_dumps(r, JSON_COMPACT);
 	CHECK_LACKS(rd, "二群秘密");
 	free(rd);
 	json_decref(r);
-	r = qm(z, "group:1",
+	r = t_call(z, "group:1", "qq_memory",
 	       "{\"action\":\"upsert\",\"path\":\"conversations/group-2/MEMORY.md\",\"name\":\"越界\","
 	       "\"meaning\":\"写别的群\"}");
 	CHECK(t_errcode(r) && (!strcmp(t_errcode(r), "not_found") || !strcmp(t_errcode(r), "forbidden")));
@@ -982,7 +957,7 @@ static void Q_VIEW_write_gate(void)
 	r = qm_text(z, "group:1", "write", "conversations/group-2/MEMORY.md", "## 事实\n- 越界｜写别的群\n", 1);
 	CHECK(t_errcode(r) && (!strcmp(t_errcode(r), "not_found") || !strcmp(t_errcode(r), "forbidden")));
 	json_decref(r);
-	r = qm(z, "group:1", "{\"action\":\"remove\",\"path\":\"conversations/group-2/MEMORY.md\",\"name\":\"二群秘密\"}");
+	r = t_call(z, "group:1", "qq_memory", "{\"action\":\"remove\",\"path\":\"conversations/group-2/MEMORY.md\",\"name\":\"二群秘密\"}");
 	CHECK(t_errcode(r) && (!strcmp(t_errcode(r), "not_found") || !strcmp(t_errcode(r), "forbidden")));
 	json_decref(r);
 	s1 = state_of(z);
@@ -990,7 +965,7 @@ static void Q_VIEW_write_gate(void)
 	free(s0.views);
 
 	/* … and does not see it in list or search */
-	r = qm(z, "group:1", "{\"action\":\"list\"}");
+	r = t_call(z, "group:1", "qq_memory", "{\"action\":\"list\"}");
 	CHECK_OK(r);
 	char *d = json_dumps(r, JSON_COMPACT);
 	CHECK_LACKS(d, "group-2");
@@ -998,12 +973,12 @@ static void Q_VIEW_write_gate(void)
 	CHECK_HAS(d, "COGNITION.md");
 	free(d);
 	json_decref(r);
-	r = qm(z, "group:1", "{\"action\":\"search\",\"query\":\"二群秘密\"}");
+	r = t_call(z, "group:1", "qq_memory", "{\"action\":\"search\",\"query\":\"二群秘密\"}");
 	CHECK_OK(r);
 	CHECK_INT(json_array_size(t_get(r, "hits")), 0);
 	json_decref(r);
 	/* the host plane sees both */
-	r = qm(z, NULL, "{\"action\":\"list\"}");
+	r = t_call(z, NULL, "qq_memory", "{\"action\":\"list\"}");
 	d = json_dumps(r, JSON_COMPACT);
 	CHECK_HAS(d, "conversations/group-2/MEMORY.md");
 	CHECK_HAS(d, "conversations/private-200/MEMORY.md");
@@ -1019,29 +994,29 @@ static void Q_VIEW_hard_rules(void)
 	zcor *z = open_views(NULL);
 	upsert_cog(z, "蚌埠住了", "忍不住笑了");
 	struct state s0 = state_of(z);
-	json_t *r = qm(z, NULL,
+	json_t *r = t_call(z, NULL, "qq_memory",
 		       "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"无语\","
 		       "\"meaning\":\"见 .qq-media/abc.jpg\"}");
 	CHECK_ERR(r, "invalid_argument");
 	json_decref(r);
-	r = qm(z, NULL,
+	r = t_call(z, NULL, "qq_memory",
 	       "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"无语\","
 	       "\"meaning\":\"那张图 stickers/x.gif\"}");
 	CHECK_ERR(r, "invalid_argument");
 	json_decref(r);
-	r = qm(z, NULL,
+	r = t_call(z, NULL, "qq_memory",
 	       "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"无语\",\"meaning\":\"无语\","
 	       "\"usage\":\"发 media/abc.gif\"}");
 	CHECK_ERR(r, "invalid_argument");
 	json_decref(r);
 	/* no media/ path in STICKERS.md: collect first */
-	r = qm(z, NULL,
+	r = t_call(z, NULL, "qq_memory",
 	       "{\"action\":\"upsert\",\"path\":\"STICKERS.md\",\"name\":\"无语\",\"meaning\":\"无语\","
 	       "\"image\":\"media/abc.gif\"}");
 	CHECK_ERR(r, "invalid_argument");
 	CHECK_HAS(t_errmsg(r), "qq_save_sticker");
 	json_decref(r);
-	r = qm(z, NULL,
+	r = t_call(z, NULL, "qq_memory",
 	       "{\"action\":\"upsert\",\"path\":\"STICKERS.md\",\"name\":\"无语\",\"meaning\":\"无语\","
 	       "\"image\":\".qq-media/abc.gif\"}");
 	CHECK_ERR(r, "invalid_argument");
@@ -1213,13 +1188,13 @@ static void Q_STK_save_and_rename_sticker(void)
 	free(bytes);
 
 	/* the STICKERS.md entry of a collected sticker takes its stickers/ path */
-	r = qm(z, NULL,
+	r = t_call(z, NULL, "qq_memory",
 	       "{\"action\":\"upsert\",\"path\":\"STICKERS.md\",\"name\":\"敲盆\",\"meaning\":\"起哄、催更\","
 	       "\"image\":\"stickers/敲盆.gif\"}");
 	CHECK_OK(r);
 	json_decref(r);
 	/* … but not a guessed extension */
-	r = qm(z, NULL,
+	r = t_call(z, NULL, "qq_memory",
 	       "{\"action\":\"upsert\",\"path\":\"STICKERS.md\",\"name\":\"敲盆\",\"meaning\":\"起哄\","
 	       "\"image\":\"stickers/敲盆.jpg\"}");
 	CHECK(t_errcode(r) != NULL);
@@ -1263,7 +1238,7 @@ static void Q_STK_rename_failing_after_link_leaves_both(void)
 	/* fill STICKERS.md to a little under 1 KiB */
 	char *t = view_text(z, NULL, "STICKERS.md");
 	for (int i = 0; strlen(t) < 880 && i < 40; i++) {
-		r = qm(z, NULL,
+		r = t_call(z, NULL, "qq_memory",
 		       "{\"action\":\"upsert\",\"path\":\"STICKERS.md\",\"name\":\"没收藏%02d\","
 		       "\"meaning\":\"一张还没收藏的表情\"}",
 		       i);
@@ -1315,7 +1290,7 @@ static void Q_STK_rename_failing_after_link_leaves_both(void)
 static void Q_STK_uncollected_entry_moves_when_collected(void)
 {
 	zcor *z = open_views(NULL);
-	json_t *r = qm(z, "group:1",
+	json_t *r = t_call(z, "group:1", "qq_memory",
 		       "{\"action\":\"upsert\",\"path\":\"STICKERS.md\",\"name\":\"流泪猫猫头\","
 		       "\"meaning\":\"委屈\",\"scene\":\"被怼了之后\"}");
 	CHECK_OK(r);
@@ -1374,7 +1349,7 @@ static void Q_STK_seed_upsert_with_qq_stickers_path(void)
 	const char *seed = "{\"action\":\"upsert\",\"path\":\"STICKERS.md\",\"name\":\"无语\","
 			   "\"meaning\":\"无语、懒得吐槽\",\"image\":\".qq-stickers/无语.gif\"}";
 	struct state s0 = state_of(z);
-	json_t *r = qm(z, "group:1", "%s", seed);
+	json_t *r = t_call(z, "group:1", "qq_memory", "%s", seed);
 	CHECK_ERR(r, "not_found");
 	CHECK_HAS(t_errmsg(r), "'image'");
 	CHECK_HAS(t_errmsg(r), "stickers/无语.gif");
@@ -1392,7 +1367,7 @@ static void Q_STK_seed_upsert_with_qq_stickers_path(void)
 	CHECK(f && fputs("GIF89a", f) >= 0);
 	if (f)
 		fclose(f);
-	r = qm(z, "group:1", "%s", seed);
+	r = t_call(z, "group:1", "qq_memory", "%s", seed);
 	CHECK_OK(r);
 	CHECK(json_is_true(t_get(r, "created")));
 	json_decref(r);
@@ -1413,7 +1388,7 @@ static void Q_VIEW_doubtful_never_injected_but_searchable(void)
 {
 	zcor *z = open_views(NULL);
 	upsert_cog(z, "蚌埠住了", "忍不住笑了");
-	json_t *r = qm(z, NULL,
+	json_t *r = t_call(z, NULL, "qq_memory",
 		       "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"芝士雪豹\","
 		       "\"meaning\":\"大概是知识学爆的谐音\",\"type\":\"谐音\",\"confidence\":\"存疑\"}");
 	CHECK_OK(r);
@@ -1430,7 +1405,7 @@ static void Q_VIEW_doubtful_never_injected_but_searchable(void)
 	CHECK_LACKS(h, "芝士雪豹");
 	CHECK_LACKS(h, "知识学爆");
 	free(h);
-	r = qm(z, "group:1", "{\"action\":\"search\",\"query\":\"芝士雪豹\"}");
+	r = t_call(z, "group:1", "qq_memory", "{\"action\":\"search\",\"query\":\"芝士雪豹\"}");
 	CHECK_OK(r);
 	CHECK_INT(json_array_size(t_get(r, "hits")), 1);
 	CHECK_STR(t_str(r, "hits.0.path"), "COGNITION.md");
@@ -1448,7 +1423,7 @@ static void Q_VIEW_doubtful_never_injected_but_searchable(void)
 
 static json_t *upsert_mem(zcor *z, const char *name, int pinned)
 {
-	return qm(z, "group:1",
+	return t_call(z, "group:1", "qq_memory",
 		  "{\"action\":\"upsert\",\"path\":\"" HOT "\",\"name\":\"%s\","
 		  "\"meaning\":\"一条普通的群记忆，写得稍微长一点好让热层更快变满\","
 		  "\"section\":\"事实\",\"date\":\"2026-10-01\"%s}",
@@ -1527,17 +1502,17 @@ static void Q_ROLL_moves_least_active_keeps_pinned(void)
 	CHECK(newest_arch < oldest_hot);
 
 	/* listed, searchable, never injected; one aggregate line instead */
-	r = qm(z, "group:1", "{\"action\":\"list\"}");
+	r = t_call(z, "group:1", "qq_memory", "{\"action\":\"list\"}");
 	char *d = json_dumps(r, JSON_COMPACT);
 	CHECK_HAS(d, ARCHIVE);
 	free(d);
 	json_decref(r);
-	r = qm(z, "group:1", "{\"action\":\"search\",\"query\":\"条目01\"}");
+	r = t_call(z, "group:1", "qq_memory", "{\"action\":\"search\",\"query\":\"条目01\"}");
 	CHECK_OK(r);
 	CHECK_INT(json_array_size(t_get(r, "hits")), 1);
 	CHECK_STR(t_str(r, "hits.0.path"), ARCHIVE);
 	json_decref(r);
-	r = qm(z, "group:1", "{\"action\":\"read\",\"path\":\"" ARCHIVE "\"}");
+	r = t_call(z, "group:1", "qq_memory", "{\"action\":\"read\",\"path\":\"" ARCHIVE "\"}");
 	CHECK_OK(r);
 	json_decref(r);
 	char *h = recall_header(z, "group:1", "条目01 和 条目00 还有 条目02", NULL);
@@ -1848,7 +1823,7 @@ static void X_MIRROR_holds_every_view_log_and_digest(void)
 
 	/* switched on: the next change writes everything, not only its view */
 	set_config(z, "{\"mirror\":true}");
-	r = qm(z, NULL, "{\"action\":\"upsert\",\"path\":\"STICKERS.md\",\"name\":\"流泪猫猫头\",\"meaning\":\"委屈\"}");
+	r = t_call(z, NULL, "qq_memory", "{\"action\":\"upsert\",\"path\":\"STICKERS.md\",\"name\":\"流泪猫猫头\",\"meaning\":\"委屈\"}");
 	CHECK_OK(r);
 	json_decref(r);
 	static const char *const views[] = {"INDEX.md", "PEOPLE.md", "COGNITION.md", "STICKERS.md",
@@ -1910,7 +1885,7 @@ static void X_MIRROR_holds_every_view_log_and_digest(void)
 	/* off: changes are not mirrored, and mirror/ is no longer complete */
 	set_config(z, "{\"mirror\":false}");
 	upsert_cog(z, "芝士", "知识");
-	r = qm(z, NULL, "{\"action\":\"remove\",\"path\":\"%s\",\"name\":\"九月的旧事\"}", arch);
+	r = t_call(z, NULL, "qq_memory", "{\"action\":\"remove\",\"path\":\"%s\",\"name\":\"九月的旧事\"}", arch);
 	CHECK_OK(r);
 	json_decref(r);
 	char *cog = mirror_file(z, "COGNITION.md");
@@ -1921,7 +1896,7 @@ static void X_MIRROR_holds_every_view_log_and_digest(void)
 	free(stamp);
 	/* on again: the next change catches up with everything */
 	set_config(z, "{\"mirror\":true}");
-	r = qm(z, conv,
+	r = t_call(z, conv, "qq_memory",
 	       "{\"action\":\"upsert\",\"path\":\"%s\",\"name\":\"周六打本\",\"meaning\":\"下午三点\","
 	       "\"section\":\"在追\"}",
 	       mem);
@@ -1947,7 +1922,7 @@ static void Q_VIEW_upsert_recorded_in_history(void)
 {
 	zcor *z = open_views(NULL);
 	upsert_cog(z, "芜湖", "感叹");
-	json_t *r = qm(z, "group:1",
+	json_t *r = t_call(z, "group:1", "qq_memory",
 		       "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"蚌埠住了\","
 		       "\"meaning\":\"忍不住笑了\",\"usage\":\"有人发离谱东西时\",\"type\":\"谐音\","
 		       "\"variants\":\"绷不住/绷\"}");
@@ -1968,7 +1943,7 @@ static void Q_VIEW_upsert_recorded_in_history(void)
 	CHECK(t_get(rec, "after.0.text") == NULL); /* not the whole view */
 	json_decref(r);
 	/* a second upsert of the same name: the old line before, the new after */
-	r = qm(z, "group:1", "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"蚌埠住了\",\"meaning\":\"笑死\"}");
+	r = t_call(z, "group:1", "qq_memory", "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"蚌埠住了\",\"meaning\":\"笑死\"}");
 	CHECK_OK(r);
 	json_decref(r);
 	r = t_call(z, NULL, "zcor_memory_history", "{\"keywords\":[\"笑死\"]}");
@@ -1977,7 +1952,7 @@ static void Q_VIEW_upsert_recorded_in_history(void)
 	CHECK_HAS(t_str(rec, "after.0.entry"), "- 蚌埠住了｜笑死｜");
 	json_decref(r);
 	/* a whole-view write keeps the whole text before and after */
-	r = qm(z, NULL, "{\"action\":\"write\",\"path\":\"COGNITION.md\",\"force\":true,\"content\":\"## 其它\\n- 芜湖｜感叹\\n- 新词｜新的\\n\"}");
+	r = t_call(z, NULL, "qq_memory", "{\"action\":\"write\",\"path\":\"COGNITION.md\",\"force\":true,\"content\":\"## 其它\\n- 芜湖｜感叹\\n- 新词｜新的\\n\"}");
 	CHECK_OK(r);
 	json_decref(r);
 	r = t_call(z, NULL, "zcor_memory_history", "{\"keywords\":[\"新词\"]}");
@@ -2014,7 +1989,7 @@ static void Q_VIEW_remove_line_removes_that_unparsed_line(void)
 	/* the first "- 只有一段" as read is the one under 缩写 */
 	int target = line_no(t, "- 只有一段");
 	CHECK(target > 0 && target == line_no(t, "## 缩写") + 1);
-	r = qm(z, NULL, "{\"action\":\"remove\",\"path\":\"COGNITION.md\",\"line\":%d}", target);
+	r = t_call(z, NULL, "qq_memory", "{\"action\":\"remove\",\"path\":\"COGNITION.md\",\"line\":%d}", target);
 	CHECK_OK(r);
 	json_decref(r);
 	char *u = view_text(z, NULL, "COGNITION.md");
@@ -2031,12 +2006,12 @@ static void Q_VIEW_read_write_roundtrip_is_identity(void)
 	zcor *z = open_views(NULL);
 	upsert_seed_examples(z, NULL);
 	json_t *r;
-	r = qm(z, NULL,
+	r = t_call(z, NULL, "qq_memory",
 	       "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"yyds\",\"meaning\":\"永远的神\","
 	       "\"type\":\"缩写\",\"date\":\"2026-10-01\",\"confidence\":\"确认\"}");
 	CHECK_OK(r);
 	json_decref(r);
-	r = qm(z, NULL,
+	r = t_call(z, NULL, "qq_memory",
 	       "{\"action\":\"upsert\",\"path\":\"PEOPLE.md\",\"name\":\"anon\",\"aliases\":[\"千早爱音\"],"
 	       "\"meaning\":\"吉他手\"}");
 	CHECK_OK(r);
@@ -2046,12 +2021,12 @@ static void Q_VIEW_read_write_roundtrip_is_identity(void)
 		   "\"affinity\":-5,\"reason\":\"r\",\"aliases\":[\"soyo\",\"爽世\"]}");
 	CHECK_OK(r);
 	json_decref(r);
-	r = qm(z, "group:100000001",
+	r = t_call(z, "group:100000001", "qq_memory",
 	       "{\"action\":\"upsert\",\"path\":\"conversations/group-100000001/MEMORY.md\",\"name\":\"kaguya\","
 	       "\"meaning\":\"群主\",\"section\":\"人物\",\"pinned\":true,\"aliases\":\"soyo\"}");
 	CHECK_OK(r);
 	json_decref(r);
-	r = qm(z, "group:100000001",
+	r = t_call(z, "group:100000001", "qq_memory",
 	       "{\"action\":\"upsert\",\"path\":\"conversations/group-100000001/MEMORY.md\",\"name\":\"周六打本\","
 	       "\"meaning\":\"下午三点\",\"section\":\"在追\",\"date\":\"2026-10-17\",\"expires\":\"2026-10-25\","
 	       "\"confidence\":\"存疑\"}");
@@ -2114,10 +2089,10 @@ static void Q_VIEW_citations_follow_changes_by_other_tools(void)
 	free(id);
 	free(t);
 
-	r = qm(z, NULL, "{\"action\":\"upsert\",\"path\":\"PEOPLE.md\",\"name\":\"tomori\",\"qq\":\"1001\",\"meaning\":\"主唱\"}");
+	r = t_call(z, NULL, "qq_memory", "{\"action\":\"upsert\",\"path\":\"PEOPLE.md\",\"name\":\"tomori\",\"qq\":\"1001\",\"meaning\":\"主唱\"}");
 	CHECK_OK(r);
 	json_decref(r);
-	r = qm(z, NULL, "{\"action\":\"upsert\",\"path\":\"PEOPLE.md\",\"name\":\"kaguya\",\"qq\":\"100000001\",\"meaning\":\"群主\"}");
+	r = t_call(z, NULL, "qq_memory", "{\"action\":\"upsert\",\"path\":\"PEOPLE.md\",\"name\":\"kaguya\",\"qq\":\"100000001\",\"meaning\":\"群主\"}");
 	CHECK_OK(r);
 	json_decref(r);
 	r = t_call(z, NULL, "zcor_relationship_delete", "{\"personId\":\"1001\"}");
@@ -2150,7 +2125,7 @@ static void Q_VIEW_write_gate_all_globals_and_digest(void)
 {
 	zcor *z = open_views(NULL);
 	struct state s0 = state_of(z);
-	json_t *r = qm(z, "private:200",
+	json_t *r = t_call(z, "private:200", "qq_memory",
 		       "{\"action\":\"upsert\",\"path\":\"STICKERS.md\",\"name\":\"无语\",\"meaning\":\"无语\"}");
 	CHECK_ERR(r, "forbidden");
 	CHECK_HAS(t_errmsg(r), "conversations/private-200/MEMORY.md");
@@ -2179,11 +2154,11 @@ static void Q_VIEW_write_gate_all_globals_and_digest(void)
 	CHECK_INT(rc, ZCOR_OK);
 	zcor_free(out);
 	/* a private conversation reads the global views */
-	r = qm(z, "private:200", "{\"action\":\"read\",\"path\":\"COGNITION.md\"}");
+	r = t_call(z, "private:200", "qq_memory", "{\"action\":\"read\",\"path\":\"COGNITION.md\"}");
 	CHECK_OK(r);
 	json_decref(r);
 	/* a group writes the global views */
-	r = qm(z, "group:1", "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"群梗\",\"meaning\":\"x\"}");
+	r = t_call(z, "group:1", "qq_memory", "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"群梗\",\"meaning\":\"x\"}");
 	CHECK_OK(r);
 	json_decref(r);
 	free(s0.views);
@@ -2196,7 +2171,7 @@ static void Q_VIEW_archive_is_read_only(void)
 {
 	zcor *z = open_views(NULL);
 	struct state s0 = state_of(z);
-	json_t *r = qm(z, "group:1",
+	json_t *r = t_call(z, "group:1", "qq_memory",
 		       "{\"action\":\"upsert\",\"path\":\"conversations/group-1/archive/2026-10.md\","
 		       "\"name\":\"手塞进冷层\",\"meaning\":\"x\"}");
 	CHECK(t_errcode(r) != NULL);
@@ -2215,10 +2190,10 @@ static void Q_VIEW_archive_is_read_only(void)
 static void Q_VIEW_people_name_then_qq_is_one_entry(void)
 {
 	zcor *z = open_views(NULL);
-	json_t *r = qm(z, NULL, "{\"action\":\"upsert\",\"path\":\"PEOPLE.md\",\"name\":\"kaguya\",\"meaning\":\"群主\"}");
+	json_t *r = t_call(z, NULL, "qq_memory", "{\"action\":\"upsert\",\"path\":\"PEOPLE.md\",\"name\":\"kaguya\",\"meaning\":\"群主\"}");
 	CHECK_OK(r);
 	json_decref(r);
-	r = qm(z, NULL, "{\"action\":\"upsert\",\"path\":\"PEOPLE.md\",\"name\":\"kaguya\",\"qq\":\"100000001\"}");
+	r = t_call(z, NULL, "qq_memory", "{\"action\":\"upsert\",\"path\":\"PEOPLE.md\",\"name\":\"kaguya\",\"qq\":\"100000001\"}");
 	CHECK_OK(r);
 	CHECK(json_is_false(t_get(r, "created")));
 	json_decref(r);
@@ -2301,7 +2276,7 @@ static void Q_VIEW_search_finds_lines_as_read(void)
 	upsert_seed_examples(z, NULL);
 	upsert_cog(z, "YYDS", "永远的神");
 	char *t = view_text(z, NULL, "COGNITION.md");
-	json_t *r = qm(z, "group:100000001", "{\"action\":\"search\",\"query\":\"蚌埠\"}");
+	json_t *r = t_call(z, "group:100000001", "qq_memory", "{\"action\":\"search\",\"query\":\"蚌埠\"}");
 	CHECK_OK(r);
 	CHECK_INT(json_array_size(t_get(r, "hits")), 1);
 	CHECK_STR(t_str(r, "hits.0.path"), "COGNITION.md");
@@ -2309,28 +2284,28 @@ static void Q_VIEW_search_finds_lines_as_read(void)
 	CHECK_INT(t_int(r, "hits.0.line"), line_no(t, BENG_LINE));
 	json_decref(r);
 	/* case and width folded; every word must occur */
-	r = qm(z, NULL, "{\"action\":\"search\",\"query\":\"ｙｙｄｓ 永远\"}");
+	r = t_call(z, NULL, "qq_memory", "{\"action\":\"search\",\"query\":\"ｙｙｄｓ 永远\"}");
 	CHECK_OK(r);
 	CHECK_INT(json_array_size(t_get(r, "hits")), 1);
 	CHECK_HAS(t_str(r, "hits.0.text"), "YYDS");
 	json_decref(r);
-	r = qm(z, NULL, "{\"action\":\"search\",\"query\":\"yyds 蚌埠\"}");
+	r = t_call(z, NULL, "qq_memory", "{\"action\":\"search\",\"query\":\"yyds 蚌埠\"}");
 	CHECK_OK(r);
 	CHECK_INT(json_array_size(t_get(r, "hits")), 0);
 	json_decref(r);
 	/* variants and aliases are searchable */
-	r = qm(z, NULL, "{\"action\":\"search\",\"query\":\"爽世\"}");
+	r = t_call(z, NULL, "qq_memory", "{\"action\":\"search\",\"query\":\"爽世\"}");
 	CHECK_OK(r);
 	CHECK_INT(json_array_size(t_get(r, "hits")), 1);
 	CHECK_STR(t_str(r, "hits.0.path"), "PEOPLE.md");
 	json_decref(r);
-	r = qm(z, "group:100000001", "{\"action\":\"search\",\"query\":\"开黑\"}");
+	r = t_call(z, "group:100000001", "qq_memory", "{\"action\":\"search\",\"query\":\"开黑\"}");
 	CHECK_OK(r);
 	CHECK_INT(json_array_size(t_get(r, "hits")), 1);
 	CHECK_STR(t_str(r, "hits.0.path"), "conversations/group-100000001/MEMORY.md");
 	json_decref(r);
 	/* another conversation does not find it */
-	r = qm(z, "group:2", "{\"action\":\"search\",\"query\":\"开黑\"}");
+	r = t_call(z, "group:2", "qq_memory", "{\"action\":\"search\",\"query\":\"开黑\"}");
 	CHECK_OK(r);
 	CHECK_INT(json_array_size(t_get(r, "hits")), 0);
 	json_decref(r);
@@ -2352,7 +2327,7 @@ static void Q_VIEW_index_is_free_text(void)
 	char *t = view_text(z, NULL, "INDEX.md");
 	CHECK_STR(t, "人物 → PEOPLE.md\n梗 → COGNITION.md\n表情包 → STICKERS.md\n");
 	free(t);
-	r = qm(z, NULL, "{\"action\":\"upsert\",\"path\":\"INDEX.md\",\"name\":\"x\",\"meaning\":\"y\"}");
+	r = t_call(z, NULL, "qq_memory", "{\"action\":\"upsert\",\"path\":\"INDEX.md\",\"name\":\"x\",\"meaning\":\"y\"}");
 	CHECK_ERR(r, "invalid_argument");
 	json_decref(r);
 	/* the 90% guard counts its non-blank lines */
@@ -2383,7 +2358,7 @@ static void Q_VIEW_prefix_names_the_search_exits(void)
 static void Q_VIEW_citations_follow_removed_unparsed_lines(void)
 {
 	zcor *z = open_views(NULL);
-	json_t *r = qm(z, NULL, "{\"action\":\"write\",\"path\":\"COGNITION.md\",\"content\":"
+	json_t *r = t_call(z, NULL, "qq_memory", "{\"action\":\"write\",\"path\":\"COGNITION.md\",\"content\":"
 			     "\"## 谐音\\n- 只有一段\\n随手记的一行\\n- 蚌埠住了｜忍不住笑了\\n\"}");
 	CHECK_OK(r);
 	json_decref(r);
@@ -2392,7 +2367,7 @@ static void Q_VIEW_citations_follow_removed_unparsed_lines(void)
 	char *t = view_text(z, NULL, "COGNITION.md");
 	int gone = line_no(t, "随手记的一行");
 	free(t);
-	r = qm(z, NULL, "{\"action\":\"remove\",\"path\":\"COGNITION.md\",\"line\":%d}", gone);
+	r = t_call(z, NULL, "qq_memory", "{\"action\":\"remove\",\"path\":\"COGNITION.md\",\"line\":%d}", gone);
 	CHECK_OK(r);
 	json_decref(r);
 	t = view_text(z, NULL, "COGNITION.md");

@@ -1,0 +1,72 @@
+// net.mjs — what the node tests share to talk to a real `zcor serve`: a
+// free port, a server started on a directory and stopped (exit 0 checked),
+// and one HTTP request with the token and an optional conversation.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
+import { createServer } from 'node:net';
+
+export async function freePort() {
+  const s = createServer();
+  await new Promise((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const { port } = s.address();
+  await new Promise((resolve) => s.close(resolve));
+  return port;
+}
+
+// Starts `bin --dir dir serve` on a free port, runs fn({port, token}),
+// then stops it with SIGTERM and checks it exited 0.
+export async function withServe(bin, dir, env, fn) {
+  const port = await freePort();
+  const p = spawn(bin, ['--dir', dir, 'serve', '--listen', `127.0.0.1:${port}`],
+    { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '', stderr = '';
+  p.stderr.setEncoding('utf8').on('data', (c) => { stderr += c; });
+  const exited = new Promise((resolve) => p.on('close', (code, signal) => resolve({ code, signal })));
+  const url = await new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(null), 10000);
+    p.stdout.setEncoding('utf8').on('data', (c) => {
+      stdout += c;
+      const m = /^zcor: serving .* at (http:\/\/\S+)$/m.exec(stdout);
+      if (m) { clearTimeout(timer); resolve(m[1]); }
+    });
+  });
+  if (!url) p.kill('SIGKILL');
+  assert.ok(url, `zcor serve did not print its URL: ${stdout}${stderr}`);
+  const srv = { port, token: new URL(url).searchParams.get('token') };
+  try {
+    return await fn(srv);
+  } finally {
+    p.kill('SIGTERM');
+    const r = await exited;
+    assert.equal(r.code, 0, `zcor serve exited ${r.code} (${r.signal}): ${stderr}`);
+  }
+}
+
+// One request to srv; resolves { status, json, text } (json undefined when
+// the body is not JSON).
+export function request(srv, path, { method = 'GET', body, conv } = {}) {
+  const h = { authorization: `Bearer ${srv.token}`, host: `127.0.0.1:${srv.port}` };
+  if (conv) h['x-zcor-conversation'] = conv;
+  let data;
+  if (body !== undefined) {
+    data = JSON.stringify(body);
+    h['content-type'] = 'application/json';
+    h['content-length'] = Buffer.byteLength(data);
+  }
+  return new Promise((resolve, reject) => {
+    const r = httpRequest({ host: '127.0.0.1', port: srv.port, method, path, headers: h, agent: false },
+      (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json;
+          try { json = JSON.parse(text); } catch { json = undefined; }
+          resolve({ status: res.statusCode, json, text });
+        });
+      });
+    r.on('error', reject);
+    r.end(data);
+  });
+}
