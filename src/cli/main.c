@@ -160,7 +160,7 @@ static void print_main_help(void)
 	       "  -h, --help          this help; `zcor help COMMAND` for one command\n\n"
 	       "commands:\n");
 	for (const struct cli_cmd *c = cli_cmds; c->name; c++)
-		printf("  %-10s %s\n", c->name, c->usage);
+		printf("  %-11s %s\n", c->name, c->usage);
 }
 
 int cmd_help(struct cli *c, int argc, char **argv)
