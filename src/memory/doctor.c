@@ -222,18 +222,16 @@ static int links(struct zc_mem *m, json_t *out, struct zc_err *e)
 			  "a link to nothing", e);
 	if (rc)
 		return rc;
-	/* Q-SCOPE: links stay within a scope (zc_scope_may_link); older data,
+	/* Q-SCOPE: links keep to zc_scope_may_nest / zc_scope_may_link; older data,
 	 * a restored backup, may hold one that crosses */
 	return each_row(m,
 			"SELECT 'memory.db', 'memory ' || n.id || ' (' || n.scope || ') has the parent ' || "
 			"p.id || ' (' || p.scope || ')', 0 FROM nodes n JOIN nodes p ON p.id = n.parent_id "
-			"WHERE p.scope <> n.scope UNION ALL "
+			"WHERE p.scope <> n.scope AND NOT (p.scope = 'global' AND n.scope NOT LIKE "
+			"'private:%') UNION ALL "
 			"SELECT 'memory.db', 'memory ' || n.id || ' (' || n.scope || ') is superseded by ' || "
 			"p.id || ' (' || p.scope || ')', 0 FROM nodes n JOIN nodes p ON p.id = "
-			"n.superseded_by WHERE p.scope <> n.scope UNION ALL "
-			"SELECT 'memory.db', 'person ' || person_id || ' links the memory ' || p.id || ' (' || "
-			"p.scope || ')', 0 FROM people JOIN nodes p ON p.id = memory_node_id "
-			"WHERE p.scope <> 'global'",
+			"n.superseded_by WHERE p.scope <> n.scope",
 			out, "SCOPE_LINK", "warning",
 			"move the memory with zcor_memory_write parentId (or null), or relink the person, "
 			"so that both ends are in one scope",

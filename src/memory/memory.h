@@ -117,10 +117,13 @@ int zc_scope_visible(const struct zcor_ctx *ctx, const char *scope);
 int zc_scope_writable(const struct zcor_ctx *ctx, const char *scope);
 /* The scope of a record ctx creates. */
 const char *zc_scope_of_new(const struct zcor_ctx *ctx);
-/* May a record of `scope` link to a record of `target` (a memory's parent,
- * the memory that supersedes it, a person's memory node)? Only within one
- * scope, for every caller, host plane included (docs/VIEWS.md, Q-SCOPE). */
+/* May a memory of `scope` be superseded by, or merged with, a record of
+ * `target`? Only within one scope, for every caller, host plane included
+ * (docs/VIEWS.md, Q-SCOPE). */
 int zc_scope_may_link(const char *scope, const char *target);
+/* Whether a memory of scope child may have a parent of scope parent: the
+ * same scope, or a global parent for a non-private child (op.c). */
+int zc_scope_may_nest(const char *child, const char *parent);
 /* How a message names a scope to ctx: "shared with every conversation",
  * "of this conversation" or "of conversation '<key>'" (only the host
  * plane sees other conversations' records): a static string or buf. */

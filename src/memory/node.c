@@ -302,14 +302,17 @@ static int check_parent(struct zc_op *op, const char *id, const char *scope, con
 		return rc;
 	}
 	const char *pscope = zc_json_str(p, "scope");
-	if (!zc_scope_may_link(scope, pscope)) {
+	if (!zc_scope_may_nest(scope, pscope)) {
 		char b1[96], b2[96];
 		rc = zc_fail(e, ZCOR_ECONFLICT,
 			     "argument 'parentId': memory '%s' is %s, and a memory %s can only be "
-			     "placed under a memory of the same scope (Q-SCOPE); omit parentId for a "
+			     "placed under a memory of the same scope%s (Q-SCOPE); omit parentId for a "
 			     "root memory",
 			     parent, zc_scope_words(op->ctx, pscope, b1, sizeof(b1)),
-			     zc_scope_words(op->ctx, scope, b2, sizeof(b2)));
+			     zc_scope_words(op->ctx, scope, b2, sizeof(b2)),
+			     strncmp(scope, "private:", 8) == 0 ? " (a private conversation keeps "
+								  "its memories apart)"
+								: " or a shared one");
 		json_decref(p);
 		return rc;
 	}

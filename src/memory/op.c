@@ -69,19 +69,27 @@ const char *zc_scope_of_new(const struct zcor_ctx *ctx)
 }
 
 /*
- * Links between records never cross a scope. Whoever may see a record
- * sees what it links to (else a conversation would be shown the id of a
- * record it may not open), and whoever may change the target sees what
- * depends on it (else a private child under a global memory would keep
- * every other conversation from deleting it, and the refusal would have
- * to name a record they may not see). Both hold for any pair of scopes
- * only when the scopes are equal. The host plane is held to it too: it
- * may change every record, but a cross-scope link it made would be
- * followed by the conversations.
+ * Links between records and Q-SCOPE. Whoever may see a record must see
+ * what it links to (else a conversation is shown the id of a record it may
+ * not open), so a link points into the record's own scope or to a global
+ * record, never into another conversation. Supersede and merge stay within
+ * one scope (zc_scope_may_link): a conversation must not hide a global
+ * memory behind one of its own, and a global record must not stand for a
+ * conversation's. A parent may also be global (zc_scope_may_nest: seed
+ * 000's tree, a group's 近况 under a shared person node), except for a
+ * private conversation: its memories hanging under a shared one would keep
+ * the other conversations from deleting that one, which tells them that
+ * something private is there. The host plane is held to the same rules.
  */
 int zc_scope_may_link(const char *scope, const char *target)
 {
 	return strcmp(scope, target) == 0;
+}
+
+int zc_scope_may_nest(const char *child, const char *parent)
+{
+	return strcmp(child, parent) == 0 ||
+	       (strcmp(parent, "global") == 0 && strncmp(child, "private:", 8) != 0);
 }
 
 const char *zc_scope_words(const struct zcor_ctx *ctx, const char *scope, char *buf, size_t cap)

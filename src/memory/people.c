@@ -134,6 +134,28 @@ static int refuse_private(struct zc_op *op, struct zc_err *e)
 		       "stays in this conversation)");
 }
 
+/* Q-SCOPE: a person is global, its memory node may be a conversation's
+ * own (relationship_write); another conversation is not shown that link. */
+static int visible_link(struct zc_op *op, json_t *p, struct zc_err *e)
+{
+	const char *link = zc_json_str(p, "memoryNodeId");
+	if (!link || !op->ctx->conversation)
+		return ZCOR_OK;
+	sqlite3_stmt *st = zc_stmt(&op->m->store, "SELECT scope FROM nodes WHERE id = ?1", e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_text(st, 1, link, -1, SQLITE_TRANSIENT);
+	int step = sqlite3_step(st);
+	int seen = step == SQLITE_ROW &&
+		   zc_scope_visible(op->ctx, (const char *)sqlite3_column_text(st, 0));
+	sqlite3_reset(st);
+	if (step != SQLITE_ROW && step != SQLITE_DONE)
+		return zc_store_fail(&op->m->store, step, e, "reading a person");
+	if (!seen)
+		json_object_set_new(p, "memoryNodeId", json_null());
+	return ZCOR_OK;
+}
+
 static int relationship_read(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
 {
 	const char *id = zc_json_str(args, "personId");
@@ -143,6 +165,10 @@ static int relationship_read(struct zc_op *op, json_t *args, json_t **out, struc
 		return rc;
 	if (!p)
 		return not_found(id, e);
+	if ((rc = visible_link(op, p, e))) {
+		json_decref(p);
+		return rc;
+	}
 	*out = json_pack("{s:o}", "person", p);
 	return ZCOR_OK;
 }
@@ -188,6 +214,12 @@ static int relationship_query(struct zc_op *op, json_t *args, json_t **out, stru
 		rc = zc_store_fail(&op->m->store, step, e, "reading people");
 		goto out;
 	}
+	size_t i;
+	json_t *it;
+	json_array_foreach(items, i, it) {
+		if ((rc = visible_link(op, it, e)))
+			goto out;
+	}
 	*out = zc_page_result(items, total, offset);
 out:
 	zc_free(kw);
@@ -209,18 +241,10 @@ static int relationship_write(struct zc_op *op, json_t *args, json_t **out, stru
 			zc_err_prefix(e, "argument 'memoryNodeId'");
 			goto out;
 		}
-		/* a person is global: its link is seen by every conversation */
-		if (!zc_scope_may_link("global", zc_json_str(n, "scope"))) {
-			char b[96];
-			rc = zc_fail(e, ZCOR_ECONFLICT,
-				     "argument 'memoryNodeId': memory '%s' is %s, and a person is shared "
-				     "with every conversation, so it links only a memory that is too "
-				     "(Q-SCOPE)",
-				     json_string_value(link),
-				     zc_scope_words(op->ctx, zc_json_str(n, "scope"), b, sizeof(b)));
-			json_decref(n);
-			goto out;
-		}
+		/* zc_node_load found it, so the caller may see it: a global
+		 * memory, or one of the caller's own conversation (seed 000's
+		 * person node); other conversations do not see the link
+		 * (visible_link) */
 		json_decref(n);
 	}
 	p = old ? json_deep_copy(old) : json_pack("{s:s}", "personId", id);

@@ -37,7 +37,7 @@ const struct zc_tool zc_tools[] = {
 	 "(at most 20,000 characters); null clears it.",
 	 OBJ(TITLE_PROP "," CONTENT_PROP "," ID_PROP("id", "要更新的记忆 id；新建时省略 / id to update; omit to create") ","
 	     KEYWORDS_PROP("检索词 / search words") ","
-	     "\"parentId\":{\"type\":[\"string\",\"null\"],\"maxLength\":64,\"description\":\"父节点 id，null 为根；须与本记忆同属一个范围（全局或本会话） / parent id, null for root; in the memory's own scope (global or this conversation)\"},"
+	     "\"parentId\":{\"type\":[\"string\",\"null\"],\"maxLength\":64,\"description\":\"父节点 id，null 为根；须是本记忆同一范围的记忆，或全局记忆（私聊中只能是本私聊的） / parent id, null for root; a memory of the same scope, or a global one (in a private chat: only its own)\"},"
 	     "\"sourceMessage\":{\"type\":[\"string\",\"null\"],\"maxLength\":20000,\"description\":\"原始消息文本 / raw source message\"}",
 	     "\"title\",\"content\""),
 	 &zc_op_memory_write, ZC_OFFER_ALWAYS},

@@ -1405,31 +1405,32 @@ static void Q_SCOPE_private_cannot_update_global_but_creates_own(void)
 	zcor_close(z);
 }
 
-/* Q-SCOPE for links: a memory and its parent are in one scope, whoever
- * asks (the host plane too). A private child under a global memory would
- * keep every other conversation from deleting it; a global child under a
- * group's memory would show everyone a parent they cannot open. */
-static void Q_SCOPE_parent_only_within_one_scope(void)
+/* Q-SCOPE for parents: a memory's parent is in its own scope or global;
+ * never another conversation's, and a private conversation keeps to its
+ * own (its memories under a shared one would keep the others from
+ * deleting that one). A global child under a group's memory would show
+ * everyone a parent they cannot open. The host plane is held to it too. */
+static void Q_SCOPE_parent_in_own_scope_or_global(void)
 {
 	zcor *z = t_open();
-	char gl[32], g1[32], p9[32], x[32];
+	char gl[32], g1[32], g2[32], p9[32], x[32];
 	mk(z, NULL, "全局", "x", NULL, gl);
 	mk(z, "group:1", "群一", "x", NULL, g1);
+	mk(z, "group:2", "群二", "x", NULL, g2);
 	mk(z, "private:9", "私聊", "x", NULL, p9);
 	long long n0 = nodes_count(z), h0 = history_count(z);
 	struct {
-		const char *conv, *args_fmt, *a, *b;
+		const char *conv, *args_fmt, *a, *b, *words;
 	} refused[] = {
-		/* a new private / group memory under a global one */
-		{"private:9", "{\"title\":\"t\",\"content\":\"c\",\"parentId\":\"%s\"}", gl, NULL},
-		{"group:1", "{\"title\":\"t\",\"content\":\"c\",\"parentId\":\"%s\"}", gl, NULL},
-		/* an existing one moved there */
-		{"private:9", "{\"id\":\"%s\",\"title\":\"t\",\"content\":\"c\",\"parentId\":\"%s\"}", p9, gl},
+		/* a new private memory under a global one, or an existing one moved there */
+		{"private:9", "{\"title\":\"t\",\"content\":\"c\",\"parentId\":\"%s\"}", gl, NULL, "keeps its memories apart"},
+		{"private:9", "{\"id\":\"%s\",\"title\":\"t\",\"content\":\"c\",\"parentId\":\"%s\"}", p9, gl, "keeps its memories apart"},
 		/* a global memory moved under a group's */
-		{"group:1", "{\"id\":\"%s\",\"title\":\"t\",\"content\":\"c\",\"parentId\":\"%s\"}", gl, g1},
+		{"group:1", "{\"id\":\"%s\",\"title\":\"t\",\"content\":\"c\",\"parentId\":\"%s\"}", gl, g1, "same scope"},
 		/* the operator is held to it too */
-		{NULL, "{\"id\":\"%s\",\"title\":\"t\",\"content\":\"c\",\"parentId\":\"%s\"}", p9, gl},
-		{NULL, "{\"id\":\"%s\",\"title\":\"t\",\"content\":\"c\",\"parentId\":\"%s\"}", gl, g1},
+		{NULL, "{\"id\":\"%s\",\"title\":\"t\",\"content\":\"c\",\"parentId\":\"%s\"}", p9, gl, "same scope"},
+		{NULL, "{\"id\":\"%s\",\"title\":\"t\",\"content\":\"c\",\"parentId\":\"%s\"}", gl, g1, "same scope"},
+		{NULL, "{\"id\":\"%s\",\"title\":\"t\",\"content\":\"c\",\"parentId\":\"%s\"}", g2, g1, "same scope"},
 	};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		char args[256];
@@ -1438,7 +1439,7 @@ static void Q_SCOPE_parent_only_within_one_scope(void)
 		json_t *r = t_call_raw(z, refused[i].conv, &rc, "zcor_memory_write", args);
 		CHECK_INT(rc, ZCOR_ECONFLICT);
 		CHECK_HAS(t_errmsg(r), "argument 'parentId'");
-		CHECK_HAS(t_errmsg(r), "same scope");
+		CHECK_HAS(t_errmsg(r), refused[i].words);
 		json_decref(r);
 	}
 	CHECK_INT(nodes_count(z), n0);
@@ -1449,6 +1450,10 @@ static void Q_SCOPE_parent_only_within_one_scope(void)
 	CHECK(x[0]);
 	mk(z, "group:1", "群一子", "x", g1, x);
 	CHECK(x[0]);
+	/* a group's memory under a shared one (seed 000's tree in a group) */
+	char gx[32];
+	mk(z, "group:1", "群一眼中的全局", "x", gl, gx);
+	CHECK(gx[0]);
 	mk(z, NULL, "全局子", "x", gl, x);
 	int rc;
 	json_t *r = t_call_rc(z, "group:1", &rc, "zcor_memory_write",
@@ -1458,6 +1463,17 @@ static void Q_SCOPE_parent_only_within_one_scope(void)
 	r = t_call_rc(z, "group:1", &rc, "zcor_memory_write",
 		      "{\"id\":\"%s\",\"title\":\"t\",\"content\":\"c\",\"parentId\":\"%s\"}", x, gl);
 	CHECK_INT(rc, ZCOR_OK);
+	json_decref(r);
+	/* group:2 does not see group:1's child: it is not listed, and the
+	 * refused delete does not name it */
+	r = t_call(z, "group:2", "zcor_memory_children", "{\"parentId\":\"%s\"}", gl);
+	char *dump = json_dumps(r, JSON_COMPACT);
+	CHECK(dump && !strstr(dump, gx));
+	free(dump);
+	json_decref(r);
+	r = t_call_rc(z, "group:2", &rc, "zcor_memory_delete", "{\"id\":\"%s\"}", gl);
+	CHECK_INT(rc, ZCOR_ECONFLICT);
+	CHECK(t_errmsg(r) && !strstr(t_errmsg(r), gx));
 	json_decref(r);
 	zcor_close(z);
 }
@@ -1539,27 +1555,52 @@ static void Q_SCOPE_supersede_and_merge_within_one_scope(void)
 	zcor_close(z);
 }
 
-/* A person is global, so its memory link is too. */
-static void Q_SCOPE_person_links_only_a_global_memory(void)
+/* Seed 000's person node in a conversation: a person (global) may link a
+ * memory the caller can see — a global one or the caller's own — and a
+ * 近况 child hangs under it; another conversation is not shown a link to
+ * a memory it cannot see. */
+static void Q_SCOPE_person_node_flow_in_conversations(void)
 {
 	zcor *z = t_open();
-	char gl[32], g1[32];
-	mk(z, NULL, "kaguya", "x", NULL, gl);
-	mk(z, "group:1", "群一眼中的 kaguya", "x", NULL, g1);
-	const char *fmt = "{\"personId\":\"100000001\",\"name\":\"kaguya\",\"relationship\":\"群主\","
+	const char *fmt = "{\"personId\":\"%s\",\"name\":\"kaguya\",\"relationship\":\"群主\","
 			  "\"affinity\":1,\"reason\":\"r\",\"memoryNodeId\":\"%s\"}";
-	const char *convs[] = {"group:1", NULL};
+	const char *convs[] = {"console:me", "group:1"};
+	char node[2][32];
 	for (int i = 0; i < 2; i++) {
+		char pid[16], child[32];
+		snprintf(pid, sizeof(pid), "10000000%d", i);
+		mk(z, convs[i], "kaguya", "群主", NULL, node[i]);
 		int rc;
-		json_t *r = t_call_rc(z, convs[i], &rc, "zcor_relationship_write", fmt, g1);
-		CHECK_INT(rc, ZCOR_ECONFLICT);
-		CHECK_HAS(t_errmsg(r), "argument 'memoryNodeId'");
+		json_t *r = t_call_rc(z, convs[i], &rc, "zcor_relationship_write", fmt, pid, node[i]);
+		CHECK_INT(rc, ZCOR_OK);
+		CHECK_STR(t_str(r, "person.memoryNodeId"), node[i]);
+		json_decref(r);
+		mk(z, convs[i], "kaguya 的近况", "最近在考研", node[i], child);
+		CHECK(child[0]);
+		/* the same conversation reads its link */
+		r = t_call(z, convs[i], "zcor_relationship_read", "{\"personId\":\"%s\"}", pid);
+		CHECK_STR(t_str(r, "person.memoryNodeId"), node[i]);
 		json_decref(r);
 	}
-	CHECK_INT(t_sql_int(zcor_dir(z), "SELECT count(*) FROM people"), 0);
+	/* group:2 sees the people, not the links */
+	json_t *r = t_call(z, "group:2", "zcor_relationship_read", "{\"personId\":\"100000001\"}");
+	CHECK_STR(t_str(r, "person.name"), "kaguya");
+	CHECK(json_is_null(t_get(r, "person.memoryNodeId")));
+	json_decref(r);
+	r = t_call(z, "group:2", "zcor_relationship_query", "{}");
+	char *dump = json_dumps(r, JSON_COMPACT);
+	CHECK(dump && !strstr(dump, node[0]) && !strstr(dump, node[1]));
+	free(dump);
+	json_decref(r);
+	/* a memory of another conversation cannot be linked: it is not found */
 	int rc;
-	json_t *r = t_call_rc(z, "group:1", &rc, "zcor_relationship_write", fmt, gl);
-	CHECK_INT(rc, ZCOR_OK);
+	r = t_call_rc(z, "group:2", &rc, "zcor_relationship_write", fmt, "100000009", node[1]);
+	CHECK_INT(rc, ZCOR_ENOTFOUND);
+	CHECK_HAS(t_errmsg(r), "argument 'memoryNodeId'");
+	json_decref(r);
+	/* the operator sees every link */
+	r = t_call(z, NULL, "zcor_relationship_read", "{\"personId\":\"100000001\"}");
+	CHECK_STR(t_str(r, "person.memoryNodeId"), node[1]);
 	json_decref(r);
 	zcor_close(z);
 }
@@ -1699,10 +1740,10 @@ const struct t_case t_cases[] = {
 	 Q_SCOPE_group_record_invisible_to_other_conversations},
 	{"Q_SCOPE_private_cannot_update_global_but_creates_own",
 	 Q_SCOPE_private_cannot_update_global_but_creates_own},
-	{"Q_SCOPE_parent_only_within_one_scope", Q_SCOPE_parent_only_within_one_scope},
+	{"Q_SCOPE_parent_in_own_scope_or_global", Q_SCOPE_parent_in_own_scope_or_global},
 	{"Q_SCOPE_delete_refusal_names_no_hidden_record", Q_SCOPE_delete_refusal_names_no_hidden_record},
 	{"Q_SCOPE_supersede_and_merge_within_one_scope", Q_SCOPE_supersede_and_merge_within_one_scope},
-	{"Q_SCOPE_person_links_only_a_global_memory", Q_SCOPE_person_links_only_a_global_memory},
+	{"Q_SCOPE_person_node_flow_in_conversations", Q_SCOPE_person_node_flow_in_conversations},
 	{"Z_HIST_every_call_adds_one_history_row", Z_HIST_every_call_adds_one_history_row},
 	{0},
 };
