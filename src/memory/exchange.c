@@ -170,9 +170,12 @@ static int import_view(struct zc_op *op, const struct zc_view *v, const char *fi
 						json_object_get(u, "line"), "text", json_object_get(u, "text")));
 	zc_free(rendered);
 	json_decref(unparsed);
-	json_array_append_new(json_object_get(report, "views"),
-			      json_pack("{s:s, s:I}", "path", v->path, "entries",
-					(json_int_t)json_array_size(json_object_get(doc, "entries"))));
+	json_t *item = json_pack("{s:s, s:I}", "path", v->path, "entries",
+				 (json_int_t)json_array_size(json_object_get(doc, "entries")));
+	/* the file's own title gave way to the rendered one */
+	if (json_object_get(doc, "titleReplaced"))
+		json_object_set(item, "titleReplaced", json_object_get(doc, "titleReplaced"));
+	json_array_append_new(json_object_get(report, "views"), item);
 out:
 	json_decref(doc);
 	return rc;

@@ -504,6 +504,8 @@ static int act_write(struct zc_op *op, json_t *args, json_t **out, struct zc_err
 			 (json_int_t)json_array_size(json_object_get(doc, "entries")), "mergedDuplicates",
 			 (json_int_t)json_integer_value(json_object_get(doc, "duplicates")));
 	kept_as_written(doc, *out);
+	if (json_object_get(doc, "titleReplaced"))
+		json_object_set(*out, "titleReplaced", json_object_get(doc, "titleReplaced"));
 	rc = after_change(op, &v, *out, NULL, 1, e);
 out:
 	json_decref(doc);

@@ -894,29 +894,6 @@ static char *entry_key(const struct zc_view *v, const json_t *x)
 	return zc_buf_detach(&b);
 }
 
-/* Does the level-1 heading `line` ("# …") name view v — its path, its
- * file name, or archive/YYYY-MM.md? That line is the view's own title,
- * which rendering generates; any other "# …" line is the model's text. */
-static int names_view(const struct zc_view *v, const char *line)
-{
-	const char *t = line + 2, *base = strrchr(v->path, '/');
-	char arch[32] = "";
-	while (*t == ' ' || *t == '\t')
-		t++;
-	if (v->kind == ZC_VIEW_ARCHIVE)
-		snprintf(arch, sizeof(arch), "archive/%s.md", v->month);
-	const char *names[] = {v->path, base ? base + 1 : v->path, arch};
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		size_t n = strlen(names[i]);
-		if (!n || strncmp(t, names[i], n) != 0)
-			continue;
-		unsigned char after = (unsigned char)t[n];
-		if (after == '\0' || after == ' ' || after == '\t' || after >= 0x80)
-			return 1;
-	}
-	return 0;
-}
-
 /* A line kept verbatim: {text, pos, section?, why}; only the line end is
  * trimmed. */
 static json_t *kept_line(const char *raw, size_t n, double pos, const char *section, const char *why)
@@ -953,11 +930,15 @@ static void sort_by_pos(json_t *arr)
 
 /*
  * The normalisation of a written text (seed 003): duplicate headings are
- * merged, identical lines (within a section) removed, and the view's own
- * title line replaced by the rendered one. Nothing else is dropped: a line
- * that is not an entry, another "# …" heading, and an earlier line whose
- * name appears again below (the last one is the entry, at its own place)
- * are kept verbatim as unparsed lines, each with the reason.
+ * merged, identical lines (within a section) removed, and the file's title
+ * replaced by the rendered one. The title is the first non-empty line when
+ * it is a "# …" heading, whatever its text: rendering generates the view's
+ * own (the old plugin wrote its own titles, e.g. "# 公共认知"); a title
+ * other than the rendered one is reported as doc.titleReplaced. Nothing
+ * else is dropped: a line that is not an entry, a later "# …" heading, and
+ * an earlier line whose name appears again below (the last one is the
+ * entry, at its own place) are kept verbatim as unparsed lines, each with
+ * the reason.
  */
 json_t *zc_view_parse(const struct zc_view *v, const char *text)
 {
@@ -985,11 +966,16 @@ json_t *zc_view_parse(const struct zc_view *v, const char *text)
 			continue;
 		}
 		int h1 = line[0] == '#' && line[1] == ' ';
-		if (h1 && ((first && names_view(v, line)) || (title && strcmp(line, title) == 0))) {
-			if (title)
+		if (h1 && (first || (title && strcmp(line, title) == 0))) {
+			if (title) {
 				dups++; /* the title again */
-			else
+			} else {
+				struct zc_buf tb = ZC_BUF_INIT;
 				title = zc_strdup(line);
+				if (strcmp(title, view_title(v, &tb)) != 0)
+					json_object_set_new(doc, "titleReplaced", json_string(title));
+				zc_buf_release(&tb);
+			}
 			first = 0;
 			zc_free(line);
 			continue;
@@ -1026,7 +1012,7 @@ json_t *zc_view_parse(const struct zc_view *v, const char *text)
 			json_array_append_new(
 				unparsed,
 				kept_line(raw, n, pos, section,
-					  h1 ? "a level-1 heading other than the view's title: kept as written"
+					  h1 ? "a level-1 heading after the file's title: kept as written"
 					     : "not an entry (- name｜meaning…): kept as written"));
 			zc_free(line);
 			continue;

@@ -673,13 +673,70 @@ static void Q_VIEW_write_drops_only_identical_lines(void)
 	free(after);
 	free(before);
 
-	/* a "# …" first line that does not name the view is text, too */
+	/* a "# …" line after the first entry is text, whatever it says */
 	r = qm_text(z, NULL, "write", "conversations/group-1/MEMORY.md",
-		    "# 群里的老规矩\n## 惯例与偏好\n- 周五固定开黑｜晚上八点，别迟到\n", 0);
+		    "## 惯例与偏好\n- 周五固定开黑｜晚上八点，别迟到\n# 群里的老规矩\n", 0);
 	CHECK_OK(r);
+	CHECK(t_get(r, "titleReplaced") == NULL);
+	CHECK_INT(json_array_size(t_get(r, "keptAsWritten")), 1);
+	CHECK_STR(t_str(r, "keptAsWritten.0.text"), "# 群里的老规矩");
 	json_decref(r);
 	char *mem = view_text(z, NULL, "conversations/group-1/MEMORY.md");
 	CHECK_INT(count_lines_equal(mem, "# 群里的老规矩"), 1);
+	CHECK_HAS(mem, "- 周五固定开黑｜晚上八点，别迟到\n");
+	free(mem);
+	zcor_close(z);
+}
+
+/* The first non-empty line, when it is a "# …" heading, is the file's
+ * title whatever its text (the old plugin wrote its own, e.g. 「# 公共认知」):
+ * the rendered title replaces it and the result names the old one. A later
+ * "# …" line is still kept as written. */
+static void Q_VIEW_write_replaces_any_leading_title(void)
+{
+	zcor *z = open_views(NULL);
+	const char *doc = "\n# 公共认知\n\n"
+			  "## 谐音\n"
+			  "- 蚌埠住了｜忍不住笑了\n"
+			  "# 注意：以下是旧梗\n"
+			  "## 缩写\n"
+			  "- yyds｜永远的神\n";
+	json_t *r = qm_text(z, NULL, "write", "COGNITION.md", doc, 0);
+	CHECK_OK(r);
+	CHECK_INT(t_int(r, "parsedEntries"), 2);
+	CHECK_STR(t_str(r, "titleReplaced"), "# 公共认知");
+	CHECK_INT(json_array_size(t_get(r, "keptAsWritten")), 1);
+	CHECK_STR(t_str(r, "keptAsWritten.0.text"), "# 注意：以下是旧梗");
+	CHECK_INT(t_int(r, "unparsedLines"), 1);
+	json_decref(r);
+	r = t_call(z, NULL, "qq_memory", "{\"action\":\"read\",\"path\":\"COGNITION.md\"}");
+	const char *t = t_str(r, "text");
+	CHECK(strncmp(t, "# COGNITION.md — ", strlen("# COGNITION.md — ")) == 0);
+	CHECK_INT(count_sub(t, "公共认知"), 0);
+	CHECK_INT(count_lines_equal(t, "# 注意：以下是旧梗"), 1);
+	CHECK(t_str(r, "note") && !strstr(t_str(r, "note"), "公共认知"));
+	CHECK_INT(sql_int(z, "SELECT count(*) FROM view_unparsed WHERE path = 'COGNITION.md'"), 1);
+	/* writing back what was read: the rendered title is not reported */
+	char *before = view_text(z, NULL, "COGNITION.md");
+	json_decref(r);
+	r = qm_text(z, NULL, "write", "COGNITION.md", before, 0);
+	CHECK_OK(r);
+	CHECK(t_get(r, "titleReplaced") == NULL);
+	json_decref(r);
+	char *after = view_text(z, NULL, "COGNITION.md");
+	CHECK_STR(after, before);
+	free(after);
+	free(before);
+
+	/* a group MEMORY.md with the old plugin's title */
+	r = qm_text(z, NULL, "write", "conversations/group-1/MEMORY.md",
+		    "# 群记忆\n## 惯例与偏好\n- 周五固定开黑｜晚上八点，别迟到\n", 0);
+	CHECK_OK(r);
+	CHECK_STR(t_str(r, "titleReplaced"), "# 群记忆");
+	CHECK(t_get(r, "keptAsWritten") == NULL);
+	json_decref(r);
+	char *mem = view_text(z, NULL, "conversations/group-1/MEMORY.md");
+	CHECK_INT(count_sub(mem, "群记忆"), 0);
 	CHECK_HAS(mem, "- 周五固定开黑｜晚上八点，别迟到\n");
 	free(mem);
 	zcor_close(z);
@@ -1755,6 +1812,55 @@ static void Q_ROLL_runs_after_import(void)
 	zcor_close(z);
 }
 
+/* A seed-003 directory as the old plugin left it: every view under its
+ * own title (「# 公共认知」, 「# 群记忆」). The titles give way to the
+ * rendered ones; nothing is unparsed and the doctor finds nothing that
+ * needs a person. */
+static void Q_VIEW_import_replaces_old_titles(void)
+{
+	zcor *z = open_views(NULL);
+	const char *src = t_tmpdir();
+	write_file(src, "COGNITION.md", "# 公共认知\n\n## 谐音\n- 蚌埠住了｜忍不住笑了\n\n## 缩写\n- yyds｜永远的神\n");
+	write_file(src, "conversations/group-100000001/MEMORY.md",
+		   "# 群记忆\n\n## 人\n- kaguya（QQ 100000001）｜群主｜置顶\n\n## 惯例与偏好\n"
+		   "- 周五固定开黑｜晚上八点，别迟到｜2026-10-18\n");
+	json_t *rep = import_dir(z, src);
+	CHECK_INT(json_array_size(t_get(rep, "unparsed")), 0);
+	int cog = 0, mem = 0;
+	size_t i;
+	json_t *v;
+	json_array_foreach(t_get(rep, "views"), i, v) {
+		const char *p = json_string_value(json_object_get(v, "path"));
+		const char *old = json_string_value(json_object_get(v, "titleReplaced"));
+		if (strcmp(p, "COGNITION.md") == 0)
+			cog = old && strcmp(old, "# 公共认知") == 0;
+		if (strcmp(p, "conversations/group-100000001/MEMORY.md") == 0)
+			mem = old && strcmp(old, "# 群记忆") == 0;
+	}
+	CHECK(cog);
+	CHECK(mem);
+	json_decref(rep);
+	CHECK_INT(sql_int(z, "SELECT count(*) FROM view_unparsed"), 0);
+	char *t = view_text(z, NULL, "COGNITION.md");
+	CHECK_INT(count_sub(t, "公共认知"), 0);
+	CHECK_HAS(t, "- yyds｜永远的神\n");
+	free(t);
+	t = view_text(z, NULL, "conversations/group-100000001/MEMORY.md");
+	CHECK_INT(count_sub(t, "群记忆"), 0);
+	CHECK_HAS(t, "- 周五固定开黑｜");
+	free(t);
+	char *out = NULL;
+	CHECK_INT(zcor_doctor(z, 0, &out), ZCOR_OK);
+	json_t *d = out ? json_loads(out, 0, NULL) : NULL;
+	CHECK(d != NULL);
+	if (!json_is_false(json_object_get(d, "needsAttention")))
+		fprintf(stderr, "doctor: %s\n", out ? out : "?");
+	CHECK(json_is_false(json_object_get(d, "needsAttention")));
+	json_decref(d);
+	zcor_free(out);
+	zcor_close(z);
+}
+
 /* ---- mirror/ ---------------------------------------------------------------------------- */
 
 /* The text of mirror/<rel> (caller frees), NULL if there is none. */
@@ -2394,6 +2500,8 @@ const struct t_case t_cases[] = {
 	{"Q_VIEW_people_upsert_keeps_affinity", Q_VIEW_people_upsert_keeps_affinity},
 	{"Q_VIEW_write_normalises_and_keeps_unparsed", Q_VIEW_write_normalises_and_keeps_unparsed},
 	{"Q_VIEW_write_drops_only_identical_lines", Q_VIEW_write_drops_only_identical_lines},
+	{"Q_VIEW_write_replaces_any_leading_title", Q_VIEW_write_replaces_any_leading_title},
+	{"Q_VIEW_import_replaces_old_titles", Q_VIEW_import_replaces_old_titles},
 	{"Q_VIEW_write_90_percent_guard", Q_VIEW_write_90_percent_guard},
 	{"Q_VIEW_write_keeps_last_20_versions", Q_VIEW_write_keeps_last_20_versions},
 	{"Q_VIEW_append_adds_at_the_end", Q_VIEW_append_adds_at_the_end},
