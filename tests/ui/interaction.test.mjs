@@ -1,8 +1,10 @@
 // interaction.test.mjs — how the Memory page behaves under hands and
 // keys: the tree answers the WAI-ARIA tree keys (roving tabindex, arrows,
 // Home/End, Enter); a save is sent once however often it is clicked, and
-// the form is busy meanwhile; at phone width an opened memory, the editor
-// and a person come into view, and the History diff fits the screen.
+// the form is busy meanwhile; a slow answer for a memory or person opened
+// before another does not replace the one opened last, nor take the focus;
+// at phone width an opened memory, the editor and a person come into
+// view, and the History diff fits the screen.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { withPage, openPanel } from './serve.mjs';
@@ -131,6 +133,75 @@ test('busy: a double click on save creates one memory; forms are busy and disabl
     releasePerson();
     await page.locator('#status', { hasText: '已保存 阿忙' }).waitFor();
     assert.equal(await page.locator('#p-save').isDisabled(), false);
+  });
+});
+
+// Holds the requests that match(url, method) until the returned release()
+// is called; held() resolves once one is held, answered() once its answer
+// reached the page; done() lets them through again.
+async function hold(page, match) {
+  let release, isHeld;
+  const gate = new Promise((r) => { release = r; });
+  const held = new Promise((r) => { isHeld = r; });
+  const pred = (url) => match(decodeURIComponent(new URL(url).pathname));
+  await page.route(pred, async (route) => { isHeld(); await gate; await route.continue(); });
+  const answered = page.waitForResponse((res) => pred(res.url()));
+  return { release, held: () => held, answered: () => answered, done: () => page.unroute(pred) };
+}
+
+test('late answers: a memory opened before another does not replace it, nor take the focus', async () => {
+  await withPage(async ({ srv, page }) => {
+    const slow = (await srv.api('POST', 'nodes', { title: '慢的记忆', content: '先点的' })).body.node;
+    const fast = (await srv.api('POST', 'nodes', { title: '快的记忆', content: '后点的' })).body.node;
+    await openPanel(page, srv, 'memory');
+    const result = (title) => page.locator('ul[aria-label="搜索结果"] button.link', { hasText: title });
+    await result('快的记忆').waitFor();
+    // open the slow one, then the fast one while the slow one is held
+    let h = await hold(page, (p) => p === `/api/v1/nodes/${slow.id}`);
+    await result('慢的记忆').click();
+    await h.held();
+    await result('快的记忆').click();
+    await page.locator('#node-title', { hasText: '快的记忆' }).waitFor();
+    await page.focus('#q-keywords'); // the operator moved on
+    h.release();
+    await h.answered();
+    await page.waitForTimeout(500); // the late answer would be drawn by now
+    assert.equal(await page.locator('#node-title').textContent(), '快的记忆');
+    assert.equal(new URL(page.url()).hash, `#memory/${fast.id}`);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'q-keywords', 'the late answer took the focus');
+    await h.done();
+
+    // the important mark re-shows its memory: not once another is open
+    h = await hold(page, (p) => p === `/api/v1/nodes/${fast.id}/important`);
+    await page.click('#toggle-important');
+    await h.held();
+    await result('慢的记忆').click();
+    await page.locator('#node-title', { hasText: '慢的记忆' }).waitFor();
+    h.release();
+    await h.answered();
+    await page.waitForTimeout(500);
+    assert.equal(await page.locator('#node-title').textContent(), '慢的记忆');
+    assert.equal(new URL(page.url()).hash, `#memory/${slow.id}`);
+    assert.equal((await srv.api('GET', `nodes/${fast.id}`)).body.node.important, true);
+    await h.done();
+  });
+});
+
+test('late answers: a person opened from the address does not replace one opened from the list since', async () => {
+  await withPage(async ({ srv, page }) => {
+    // the address opens one (held), the list another at once
+    await srv.api('PUT', 'people/qq%3A1', { name: '慢的人', relationship: '朋友', affinity: 1, reason: '先' });
+    await srv.api('PUT', 'people/qq%3A2', { name: '快的人', relationship: '朋友', affinity: 2, reason: '后' });
+    const h = await hold(page, (p) => p === '/api/v1/people/qq:1');
+    await openPanel(page, srv, 'people/qq%3A1');
+    await h.held();
+    await page.locator('#people-list button.link', { hasText: '快的人' }).click();
+    await page.locator('#person-editor h2', { hasText: '快的人' }).waitFor();
+    h.release();
+    await h.answered();
+    await page.waitForTimeout(500);
+    assert.equal(await page.locator('#person-editor h2').textContent(), '快的人 (qq:2)');
+    assert.equal(await page.inputValue('#p-name'), '快的人');
   });
 });
 

@@ -5,7 +5,9 @@
 // delete (a refusal explained in the page's words from the error's
 // details), important (with the replacement receipt), merge and supersede.
 // Opening another node or saving one keeps the search, its page and the
-// tree's open branches (render returns show(id) for main.js).
+// tree's open branches (render returns show(id) for main.js). Only the
+// node opened last is drawn: an answer for one opened before it is dropped
+// (ctx.gen counts the openings).
 import { h, clear, field, fmtTime, localToIso, splitList } from './dom.js';
 import { api, qs } from './api.js';
 import { t } from './i18n.js';
@@ -33,10 +35,14 @@ export function render(root, app, arg) {
       pager(page, at, LIMIT, search)]);
   }
   // after a change: the same search page, the same open branches
-  const ctx = { refresh: () => { drawTree(tree, open, expanded); search(offset); } };
+  const ctx = { gen: 0, refresh: () => { drawTree(tree, open, expanded); search(offset); } };
   // opening goes through the address (#memory/<id>): back and reload work
   const open = (id) => app.go('memory', id);
-  const show = (id) => (id ? showNode(detail, app, id, ctx) : clear(detail, empty(t('mem.pick'))));
+  const show = (id) => {
+    if (id) return showNode(detail, app, id, ctx);
+    ++ctx.gen; // a node still loading is no longer wanted
+    clear(detail, empty(t('mem.pick')));
+  };
 
   root.append(h('div', { class: 'cols' },
     h('div', {},
@@ -163,17 +169,23 @@ function treeItem(n, open, expanded) {
 
 // ---- a node --------------------------------------------------------------
 
+// Draws node id into el; false, drawing nothing, when another node (or the
+// editor) was opened while it loaded: a late answer does not replace the
+// one the operator chose, nor take the focus.
 async function showNode(el, app, id, ctx, { focus } = {}) {
+  const my = ++ctx.gen;
   loading(el);
   let node, trace;
   try {
     [{ node }, trace] = await Promise.all([api('GET', `nodes/${encodeURIComponent(id)}`),
       api('GET', `nodes/${encodeURIComponent(id)}/trace`)]);
   } catch (e) {
+    if (my !== ctx.gen) return false;
     clear(el, errorBox(e));
     reveal(el);
-    return;
+    return false;
   }
+  if (my !== ctx.gen) return false;
   const msg = h('div', { id: 'node-msg' });
   const path = trace.path || [];
   const children = trace.children || [];
@@ -182,7 +194,8 @@ async function showNode(el, app, id, ctx, { focus } = {}) {
     try {
       const r = await api('POST', `nodes/${encodeURIComponent(id)}/important`, { important: !node.important });
       ctx.refresh();
-      await showNode(el, app, id, ctx, { focus: '#toggle-important' });
+      if (my !== ctx.gen) return; // another node is open now
+      if (!await showNode(el, app, id, ctx, { focus: '#toggle-important' })) return;
       if (r.receipt) clear(el.querySelector('#node-msg'), receipt(r.receipt, app));
     } catch (e) {
       clear(msg, errorBox(e));
@@ -209,6 +222,7 @@ async function showNode(el, app, id, ctx, { focus } = {}) {
       h('button', { type: 'button', class: 'danger', id: 'delete-node', onclick: () => confirmDelete(msg, app, node, children, ctx) }, t('action.delete'))),
     msg);
   if (focus) el.querySelector(focus)?.focus(); else reveal(el);
+  return true;
 }
 
 function receipt(r, app) {
@@ -253,6 +267,7 @@ function refusal(e, app, children) {
 
 // create (node null) or edit: title, content, keywords, parent (picker), source
 function editNode(el, app, node, ctx) {
+  ++ctx.gen; // a node still loading does not replace the editor
   const title = h('input', { type: 'text', id: 'e-title', value: node?.title ?? '', required: true });
   const content = h('textarea', { id: 'e-content' });
   content.value = node?.content ?? '';

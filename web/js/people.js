@@ -1,7 +1,9 @@
 // people.js — the People panel: search, create, edit (affinity −100…100,
 // aliases, relationship, reason), delete, and a link to a memory node.
 // #people/<personId> opens that person (the Memory panel links here when
-// a person's link keeps a memory from being deleted).
+// a person's link keeps a memory from being deleted). Only the person
+// opened last is drawn: an answer for one opened before it is dropped
+// (gen counts the openings, from the address, the list or "new").
 import { h, clear, field, fmtTime, splitList } from './dom.js';
 import { api, qs } from './api.js';
 import { t } from './i18n.js';
@@ -14,23 +16,29 @@ export function render(root, app, arg) {
   const list = h('div', { id: 'people-list' });
   const editor = h('div', { id: 'person-editor', tabindex: '-1' });
   let offset = 0;
+  let gen = 0;
   async function search(at = 0) {
     offset = at;
     await load(list, () => api('GET', `people${qs({ keywords: splitList(kw.value.replace(/\s+/g, ',')), limit: LIMIT, offset: at })}`), (page) => [
       page.items.length ? h('ul', { class: 'list' }, page.items.map((p) => h('li', {},
-        h('button', { type: 'button', class: 'link', onclick: () => edit(editor, app, p, refresh) }, p.name), ' ',
+        h('button', { type: 'button', class: 'link', onclick: () => open(p) }, p.name), ' ',
         h('span', { class: 'tag' }, `${t('ppl.affinity')} ${p.affinity}`),
         h('div', { class: 'meta' }, `${p.personId} · ${p.relationship}${p.aliases?.length ? ` · ${p.aliases.join(', ')}` : ''}`)))) : empty(t('state.noMatch')),
       pager(page, at, LIMIT, search)]);
   }
   const refresh = () => search(offset);
+  // the list and "new" open a person at once, dropping one still loading
+  const open = (p) => { ++gen; edit(editor, app, p, refresh); };
   async function show(pid) {
+    const my = ++gen;
     if (!pid) { clear(editor, empty(t('ppl.pick'))); return; }
     loading(editor);
     try {
       const { person } = await api('GET', `people/${encodeURIComponent(pid)}`);
+      if (my !== gen) return;
       edit(editor, app, person, refresh);
     } catch (e) {
+      if (my !== gen) return;
       clear(editor, errorBox(e));
       reveal(editor);
     }
@@ -39,7 +47,7 @@ export function render(root, app, arg) {
     h('section', { class: 'card', 'aria-labelledby': 'h-people' }, h('h2', { id: 'h-people' }, t('tab.people')),
       h('form', { onsubmit: (e) => { e.preventDefault(); search(0); } },
         h('div', { class: 'row' }, field(t('mem.keywords'), kw), h('button', { type: 'submit', class: 'primary' }, t('action.search')),
-          h('button', { type: 'button', id: 'new-person', onclick: () => edit(editor, app, null, refresh) }, t('ppl.new')))),
+          h('button', { type: 'button', id: 'new-person', onclick: () => open(null) }, t('ppl.new')))),
       list),
     h('section', { class: 'card', 'aria-label': t('ppl.editor') }, editor)));
   search(0);
