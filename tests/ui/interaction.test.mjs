@@ -202,6 +202,22 @@ test('late answers: a person opened from the address does not replace one opened
     await page.waitForTimeout(500);
     assert.equal(await page.locator('#person-editor h2').textContent(), '快的人 (qq:2)');
     assert.equal(await page.inputValue('#p-name'), '快的人');
+    await h.done();
+
+    // a save that answers after another person was opened: saved, not redrawn
+    const s = await hold(page, (p) => p === '/api/v1/people/qq:2');
+    await page.fill('#p-name', '快的人改');
+    await page.click('#p-save');
+    await s.held();
+    await page.locator('#people-list button.link', { hasText: '慢的人' }).click();
+    await page.locator('#person-editor h2', { hasText: '慢的人' }).waitFor();
+    s.release();
+    await s.answered();
+    await page.waitForTimeout(500);
+    assert.equal(await page.locator('#person-editor h2').textContent(), '慢的人 (qq:1)');
+    assert.equal(await page.inputValue('#p-name'), '慢的人');
+    assert.equal((await srv.api('GET', 'people/qq%3A2')).body.person.name, '快的人改');
+    await s.done();
   });
 });
 

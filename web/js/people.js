@@ -28,7 +28,7 @@ export function render(root, app, arg) {
   }
   const refresh = () => search(offset);
   // the list and "new" open a person at once, dropping one still loading
-  const open = (p) => { ++gen; edit(editor, app, p, refresh); };
+  const open = (p) => { const my = ++gen; edit(editor, app, p, refresh, () => my === gen); };
   async function show(pid) {
     const my = ++gen;
     if (!pid) { clear(editor, empty(t('ppl.pick'))); return; }
@@ -36,7 +36,7 @@ export function render(root, app, arg) {
     try {
       const { person } = await api('GET', `people/${encodeURIComponent(pid)}`);
       if (my !== gen) return;
-      edit(editor, app, person, refresh);
+      edit(editor, app, person, refresh, () => my === gen);
     } catch (e) {
       if (my !== gen) return;
       clear(editor, errorBox(e));
@@ -55,7 +55,9 @@ export function render(root, app, arg) {
   return { show };
 }
 
-function edit(el, app, p, refresh) {
+// current() says whether this person is still the one open: a save that
+// answers after another was opened redraws nothing.
+function edit(el, app, p, refresh, current = () => true) {
   const id = h('input', { type: 'text', id: 'p-id', value: p?.personId ?? '', readonly: !!p, required: true, placeholder: 'qq:12345' });
   const name = h('input', { type: 'text', id: 'p-name', value: p?.name ?? '', required: true });
   const aliases = h('input', { type: 'text', id: 'p-aliases', value: (p?.aliases || []).join(', ') });
@@ -87,7 +89,7 @@ function edit(el, app, p, refresh) {
       await api('PUT', `people/${encodeURIComponent(id.value.trim())}`, body);
       app.status(t('ppl.saved', { name: name.value }));
       refresh();
-      edit(el, app, { ...p, personId: id.value.trim(), ...body }, refresh);
+      if (current()) edit(el, app, { ...p, personId: id.value.trim(), ...body }, refresh, current);
     } catch (err) { clear(msg, errorBox(err)); }
   },
   h('h2', {}, p ? `${p.name} (${p.personId})` : t('ppl.new')),
