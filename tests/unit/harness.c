@@ -211,22 +211,49 @@ const char *t_errcode(json_t *v) { return t_str(v, "error.code"); }
 
 const char *t_errmsg(json_t *v) { return t_str(v, "error.message"); }
 
-long long t_sql_int(const char *dir, const char *sql)
+/* Steps sql once on a read-only connection to dir's memory.db and hands
+ * the first row to take (not called when there is none). */
+static void sql_first_row(const char *dir, const char *sql, void (*take)(sqlite3_stmt *, void *),
+			  void *ud)
 {
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/memory.db", dir);
 	sqlite3 *db = NULL;
-	long long v = -1;
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
 		sqlite3_stmt *st = NULL;
-		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-			v = sqlite3_column_int64(st, 0);
-		else
+		int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW)
+			take(st, ud);
+		else if (rc != SQLITE_DONE)
 			fprintf(stderr, "sql failed: %s: %s\n", sql, sqlite3_errmsg(db));
 		sqlite3_finalize(st);
 	}
 	sqlite3_close(db);
+}
+
+static void take_int(sqlite3_stmt *st, void *ud) { *(long long *)ud = sqlite3_column_int64(st, 0); }
+
+static void take_str(sqlite3_stmt *st, void *ud)
+{
+	const char *v = (const char *)sqlite3_column_text(st, 0);
+	if (v)
+		*(char **)ud = strdup(v);
+}
+
+long long t_sql_int(const char *dir, const char *sql)
+{
+	long long v = -1;
+	sql_first_row(dir, sql, take_int, &v);
 	return v;
+}
+
+char *t_sql_str(const char *dir, const char *sql)
+{
+	char *v = NULL;
+	sql_first_row(dir, sql, take_str, &v);
+	return v ? v : strdup("");
 }
 
 int main(int argc, char **argv)

@@ -92,6 +92,8 @@ const char *t_errmsg(json_t *v);
 /* Runs SQL on the directory's memory.db (a second connection) and returns
  * the first column of the first row as an integer. */
 long long t_sql_int(const char *dir, const char *sql);
+/* The same as text (caller frees; "" when there is no row or it is NULL). */
+char *t_sql_str(const char *dir, const char *sql);
 
 /* Runs SQL on the directory's memory.db through a second, writable
  * connection (zcor's tokenizer registered, as the nodes' triggers need

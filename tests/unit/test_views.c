@@ -187,20 +187,9 @@ static char *sql_str(zcor *z, const char *fmt, ...)
 	if (vasprintf(&sql, fmt, ap) < 0)
 		exit(2);
 	va_end(ap);
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/memory.db", zcor_dir(z));
-	sqlite3 *db = NULL;
-	char *out = NULL;
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
-		sqlite3_stmt *st = NULL;
-		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
-		    sqlite3_column_text(st, 0))
-			out = strdup((const char *)sqlite3_column_text(st, 0));
-		sqlite3_finalize(st);
-	}
-	sqlite3_close(db);
+	char *v = t_sql_str(zcor_dir(z), sql);
 	free(sql);
-	return out ? out : strdup("");
+	return v;
 }
 
 static long long sql_int(zcor *z, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
