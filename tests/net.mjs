@@ -14,33 +14,71 @@ export async function freePort() {
   return port;
 }
 
-// Starts `bin --dir dir serve` on a free port, runs fn({port, token}),
-// then stops it with SIGTERM and checks it exited 0.
-export async function withServe(bin, dir, env, fn) {
-  const port = await freePort();
-  const p = spawn(bin, ['--dir', dir, 'serve', '--listen', `127.0.0.1:${port}`],
-    { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '', stderr = '';
-  p.stderr.setEncoding('utf8').on('data', (c) => { stderr += c; });
-  const exited = new Promise((resolve) => p.on('close', (code, signal) => resolve({ code, signal })));
-  const url = await new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(null), 10000);
-    p.stdout.setEncoding('utf8').on('data', (c) => {
-      stdout += c;
-      const m = /^zcor: serving .* at (http:\/\/\S+)$/m.exec(stdout);
-      if (m) { clearTimeout(timer); resolve(m[1]); }
+// Starts `bin --dir dir serve` on a free port (another one if that port
+// was taken meanwhile); resolves once it printed its URL, with { dir, port,
+// token, url, proc, exited, stderr(), stop() }. stop() sends SIGTERM and
+// checks the server exited 0 (resolves { code, signal }).
+export async function startServe(bin, dir, env) {
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    const p = spawn(bin, ['--dir', dir, 'serve', '--listen', `127.0.0.1:${port}`],
+      { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '', stderr = '';
+    p.stdout.setEncoding('utf8');
+    p.stderr.setEncoding('utf8').on('data', (c) => { stderr += c; });
+    const exited = new Promise((resolve) => p.on('close', (code, signal) => resolve({ code, signal })));
+    const url = await new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(null), 20000);
+      p.stdout.on('data', (c) => {
+        stdout += c;
+        const m = /^zcor: serving .* at (http:\/\/\S+)$/m.exec(stdout);
+        if (m) { clearTimeout(timer); resolve(m[1]); }
+      });
+      exited.then(() => { clearTimeout(timer); resolve(null); });
     });
-  });
-  if (!url) p.kill('SIGKILL');
-  assert.ok(url, `zcor serve did not print its URL: ${stdout}${stderr}`);
-  const srv = { port, token: new URL(url).searchParams.get('token') };
+    if (!url) {
+      p.kill('SIGKILL');
+      await exited;
+      if (attempt < 2 && /cannot listen/.test(stderr)) continue; // the port was taken meanwhile
+      assert.fail(`zcor serve did not print its URL: ${stdout}${stderr}`);
+    }
+    return {
+      dir, port, url, proc: p, exited,
+      token: new URL(url).searchParams.get('token'),
+      stderr: () => stderr,
+      async stop() {
+        if (p.exitCode === null && p.signalCode === null) p.kill('SIGTERM');
+        const timer = setTimeout(() => p.kill('SIGKILL'), 15000);
+        const r = await exited;
+        clearTimeout(timer);
+        assert.equal(r.signal, null, `zcor serve died of ${r.signal}: ${stderr}`);
+        assert.equal(r.code, 0, `zcor serve exited ${r.code}: ${stderr}`);
+        return r;
+      },
+    };
+  }
+}
+
+// Runs fn(srv) and stops srv (exit 0 checked) — also when fn threw,
+// without hiding fn's error.
+export async function runThenStop(srv, fn) {
+  let failed = null;
   try {
     return await fn(srv);
+  } catch (e) {
+    failed = e;
+    throw e;
   } finally {
-    p.kill('SIGTERM');
-    const r = await exited;
-    assert.equal(r.code, 0, `zcor serve exited ${r.code} (${r.signal}): ${stderr}`);
+    try {
+      await srv.stop();
+    } catch (e) {
+      if (!failed) throw e;
+    }
   }
+}
+
+export async function withServe(bin, dir, env, fn) {
+  return runThenStop(await startServe(bin, dir, env), fn);
 }
 
 // One request to srv; resolves { status, json, text } (json undefined when

@@ -12,7 +12,7 @@
 // http.request (one connection each) so the tests control Host and Origin.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
@@ -21,7 +21,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 
-import { freePort } from '../net.mjs';
+import { runThenStop, startServe as startServeOn } from '../net.mjs';
 import { mkTmp } from '../tmpdir.mjs';
 
 const BIN = process.env.ZCOR_BIN;
@@ -43,71 +43,19 @@ function tmp() {
   return mkTmp('zcor-http-');
 }
 
-// Starts `zcor serve` on a free port; resolves once the URL line is out.
+// Starts `zcor serve` (net.mjs) and checks what it printed and wrote.
 async function startServe(dir = tmp(), { env } = {}) {
-  for (let attempt = 0; ; attempt++) {
-    const port = await freePort();
-    const p = spawn(BIN, ['--dir', dir, 'serve', '--listen', `127.0.0.1:${port}`],
-      { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '', stderr = '';
-    p.stdout.setEncoding('utf8');
-    p.stderr.setEncoding('utf8').on('data', (c) => { stderr += c; });
-    const exited = new Promise((resolve) => p.on('close', (code, signal) => resolve({ code, signal })));
-    const url = await new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(null), 10000);
-      p.stdout.on('data', (c) => {
-        stdout += c;
-        const m = /^zcor: serving .* at (http:\/\/\S+)$/m.exec(stdout);
-        if (m) { clearTimeout(timer); resolve(m[1]); }
-      });
-      exited.then(() => { clearTimeout(timer); resolve(null); });
-    });
-    if (!url) {
-      p.kill('SIGKILL');
-      await exited;
-      if (attempt < 2 && /cannot listen/.test(stderr)) continue; // the port was taken meanwhile
-      assert.fail(`zcor serve did not print its URL: ${stdout}${stderr}`);
-    }
-    const u = new URL(url);
-    assert.equal(u.hostname, '127.0.0.1');
-    assert.equal(Number(u.port), port);
-    const token = u.searchParams.get('token');
-    assert.ok(token && token.length >= 16, url);
-    assert.equal(readFileSync(join(dir, 'serve.token'), 'utf8').trim(), token);
-    return {
-      dir, port, token, url, proc: p, exited,
-      stderr: () => stderr,
-      // SIGTERM; the exit code must be 0
-      async stop() {
-        if (p.exitCode === null && p.signalCode === null) p.kill('SIGTERM');
-        const timer = setTimeout(() => p.kill('SIGKILL'), 15000);
-        const r = await exited;
-        clearTimeout(timer);
-        assert.equal(r.signal, null, `zcor serve died of ${r.signal}: ${stderr}`);
-        assert.equal(r.code, 0, `zcor serve exited ${r.code}: ${stderr}`);
-        return r;
-      },
-    };
-  }
+  const srv = await startServeOn(BIN, dir, cleanEnv(env));
+  const u = new URL(srv.url);
+  assert.equal(u.hostname, '127.0.0.1');
+  assert.equal(Number(u.port), srv.port);
+  assert.ok(srv.token && srv.token.length >= 16, srv.url);
+  assert.equal(readFileSync(join(dir, 'serve.token'), 'utf8').trim(), srv.token);
+  return srv;
 }
 
 // Runs fn(server) and always stops the server (exit 0 checked).
-async function withServe(fn, opts) {
-  const srv = await startServe(opts?.dir, opts);
-  let failed = null;
-  try {
-    return await fn(srv);
-  } catch (e) {
-    failed = e;
-    throw e;
-  } finally {
-    try {
-      await srv.stop();
-    } catch (e) {
-      if (!failed) throw e;
-    }
-  }
-}
+const withServe = async (fn, opts) => runThenStop(await startServe(opts?.dir, opts), fn);
 
 // One HTTP request. opts: method, headers, body
 // (string | Buffer | object → JSON), auth (true: the bearer token; a

@@ -5,12 +5,12 @@
 // ZCOR_SCREENSHOTS=DIR makes shot() write DIR/<name>.png (the README's
 // pictures: `ZCOR_SCREENSHOTS=$PWD/docs/screenshots ctest -L ui`).
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 
-import { freePort } from '../net.mjs';
+import { startServe as startServeOn } from '../net.mjs';
 import { mkTmp } from '../tmpdir.mjs';
 
 export const BIN = process.env.ZCOR_BIN;
@@ -29,53 +29,21 @@ export function tmp() {
   return mkTmp('zcor-ui-');
 }
 
-// Starts `zcor serve`; resolves once it printed its URL (with ?token=).
+// Starts `zcor serve` (net.mjs), with base and api() for scripting it.
 export async function startServe(dir = tmp()) {
-  for (let attempt = 0; ; attempt++) {
-    const port = await freePort();
-    const p = spawn(BIN, ['--dir', dir, 'serve', '--listen', `127.0.0.1:${port}`],
-      { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '', stderr = '';
-    p.stdout.setEncoding('utf8');
-    p.stderr.setEncoding('utf8').on('data', (c) => { stderr += c; });
-    const exited = new Promise((resolve) => p.on('close', (code, signal) => resolve({ code, signal })));
-    const url = await new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(null), 20000);
-      p.stdout.on('data', (c) => {
-        stdout += c;
-        const m = /^zcor: serving .* at (http:\/\/\S+)$/m.exec(stdout);
-        if (m) { clearTimeout(timer); resolve(m[1]); }
+  const srv = await startServeOn(BIN, dir, cleanEnv());
+  const base = `http://127.0.0.1:${srv.port}`;
+  return Object.assign(srv, {
+    base,
+    // the REST API as a script would call it (with the header)
+    async api(method, path, body) {
+      const res = await fetch(`${base}/api/v1/${path}`, {
+        method, headers: { Authorization: `Bearer ${srv.token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
       });
-      exited.then(() => { clearTimeout(timer); resolve(null); });
-    });
-    if (!url) {
-      p.kill('SIGKILL');
-      await exited;
-      if (attempt < 2 && /cannot listen/.test(stderr)) continue;
-      assert.fail(`zcor serve did not print its URL: ${stdout}${stderr}`);
-    }
-    const token = new URL(url).searchParams.get('token');
-    const base = `http://127.0.0.1:${port}`;
-    return {
-      dir, port, token, url, base,
-      stderr: () => stderr,
-      // the REST API as a script would call it (with the header)
-      async api(method, path, body) {
-        const res = await fetch(`${base}/api/v1/${path}`, {
-          method, headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-          body: body ? JSON.stringify(body) : undefined,
-        });
-        return { status: res.status, body: await res.json() };
-      },
-      async stop() {
-        if (p.exitCode === null && p.signalCode === null) p.kill('SIGTERM');
-        const timer = setTimeout(() => p.kill('SIGKILL'), 15000);
-        const r = await exited;
-        clearTimeout(timer);
-        assert.equal(r.code, 0, `zcor serve exited ${r.code} (${r.signal}): ${stderr}`);
-      },
-    };
-  }
+      return { status: res.status, body: await res.json() };
+    },
+  });
 }
 
 // `zcor --dir D ARGS…` → { status, stdout, stderr }
