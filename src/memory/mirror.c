@@ -165,14 +165,24 @@ static void full(struct zc_mem *m)
 
 /* ---- after a change ---------------------------------------------------------- */
 
-void zc_mirror_views(struct zc_mem *m, const json_t *paths)
+/* Whether a change writes only its own part: mirroring is on and mirror/
+ * complete. When it is on but not complete, everything is rewritten here
+ * instead, which covers the change too. */
+static int incremental(struct zc_mem *m)
 {
-	if (!json_array_size(paths) || !mirror_on(m))
-		return;
+	if (!mirror_on(m))
+		return 0;
 	if (!is_complete(m)) {
 		full(m);
-		return;
+		return 0;
 	}
+	return 1;
+}
+
+void zc_mirror_views(struct zc_mem *m, const json_t *paths)
+{
+	if (!json_array_size(paths) || !incremental(m))
+		return;
 	struct zc_err e = {0};
 	if (zc_store_begin(&m->store, 0, &e)) {
 		set_complete(m, 0);
@@ -207,12 +217,8 @@ static int64_t local_midnight(int64_t ms, int days)
 
 void zc_mirror_log(struct zc_mem *m, const char *conv, int64_t from, int64_t to)
 {
-	if (from > to || !mirror_on(m))
+	if (from > to || !incremental(m))
 		return;
-	if (!is_complete(m)) {
-		full(m);
-		return;
-	}
 	struct zc_err e = {0};
 	char *dir = mirror_path(m, NULL);
 	json_t *rep = NULL;
@@ -227,12 +233,8 @@ void zc_mirror_log(struct zc_mem *m, const char *conv, int64_t from, int64_t to)
 
 void zc_mirror_digest(struct zc_mem *m)
 {
-	if (!mirror_on(m))
+	if (!incremental(m))
 		return;
-	if (!is_complete(m)) {
-		full(m);
-		return;
-	}
 	struct zc_err e = {0};
 	char *dir = mirror_path(m, NULL);
 	if (zc_export_digest(m, dir, &e))
