@@ -34,8 +34,7 @@ struct zc_mem {
 	int has_provider;
 	int migration_checked;
 	struct zc_wordbreak words; /* recall's word break iterator */
-	long hit_log_rows;         /* hits this handle logged and did not fold yet */
-	json_t *pending_hits;      /* [seq, time] not yet logged (ZC_HIT_BATCH at a time) */
+	struct zc_hits *hits;      /* recall's hit counts not written yet (hits.c) */
 	struct zc_recall_cache *recall_cache; /* recall's lookups between messages (recall.c) */
 };
 
@@ -89,15 +88,21 @@ void zc_mem_record_failure(struct zc_mem *m, const struct zcor_ctx *ctx, const c
 			   json_t *args, const char *raw, const struct zc_err *failure);
 
 /*
- * Hit counts (derived statistics, not history): recall hands over the
- * node seqs it injected; they are appended to hit_log ZC_HIT_BATCH at a
- * time and folded into nodes.hits / last_hit_at every ZC_HIT_LOG_FOLD hits
- * and when the handle closes. zc_mem_flush_hits writes and folds now.
+ * Hit counts (derived statistics, not history; hits.c): recall hands over
+ * the node seqs it injected; the handle appends them to hit_batch
+ * ZC_HIT_BATCH at a time, as one row, and folds them into nodes.hits /
+ * last_hit_at every ZC_HIT_LOG_FOLD hits and when it closes.
+ * zc_mem_flush_hits writes and folds now (not inside a transaction).
  */
 #define ZC_HIT_BATCH 512
 #define ZC_HIT_LOG_FOLD 8192
 void zc_mem_count_hits(struct zc_mem *m, const json_t *seqs);
 void zc_mem_flush_hits(struct zc_mem *m);
+/* The newest hit of every node whose hits are not folded into the nodes
+ * yet, written or held by this handle ({"<seq>": ms}); writes nothing. */
+int zc_mem_unfolded_hits(struct zc_mem *m, json_t **out, struct zc_err *e);
+/* zc_mem_close's part: flushes and frees. */
+void zc_mem_hits_release(struct zc_mem *m);
 
 /* Registers a file the body created (removed if the op fails) or one to
  * remove once the op has committed. */

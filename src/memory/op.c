@@ -128,89 +128,15 @@ int zc_mem_open(struct zc_mem *m, const char *dir, struct zc_err *e)
 	return rc;
 }
 
-/* Hit counts are derived statistics, not history: their transactions
- * skip the fsync (synchronous=NORMAL for them alone); a crash may lose
- * the last few counts, never a memory. */
-static int stats_tx(struct zc_mem *m, const char *sql, const char *arg, const char *then)
-{
-	struct zc_store *s = &m->store;
-	struct zc_err e = {0};
-	int ok = 0;
-	zc_exec(s, "PRAGMA synchronous = NORMAL", &e);
-	if (zc_store_begin(s, 1, &e) == ZCOR_OK) {
-		sqlite3_stmt *st = zc_stmt(s, sql, &e);
-		if (st) {
-			if (arg)
-				sqlite3_bind_text(st, 1, arg, -1, SQLITE_STATIC);
-			ok = sqlite3_step(st) == SQLITE_DONE;
-			sqlite3_reset(st);
-		}
-		if (ok && then && zc_exec(s, then, &e))
-			ok = 0;
-		if (!ok || zc_store_commit(s, &e)) {
-			zc_store_rollback(s);
-			ok = 0;
-		}
-	}
-	zc_exec(s, "PRAGMA synchronous = FULL", &e);
-	return ok;
-}
-
-static void log_hits(struct zc_mem *m);
-
-void zc_mem_flush_hits(struct zc_mem *m)
-{
-	log_hits(m);
-	/* and some merging of the full-text index's segments: fewer segments
-	 * make every recall lookup cheaper (bounded work: 256 pages) */
-	stats_tx(m, "INSERT INTO nodes_fts(nodes_fts, rank) VALUES('merge', 256)", NULL, NULL);
-	if (stats_tx(m,
-		     "UPDATE nodes SET hits = hits + h.n, last_hit_at = max(coalesce(last_hit_at, 0), h.at) "
-		     "FROM (SELECT seq, count(*) AS n, max(at) AS at FROM hit_log GROUP BY seq) h "
-		     "WHERE nodes.seq = h.seq",
-		     NULL, "DELETE FROM hit_log"))
-		m->hit_log_rows = 0;
-}
-
-/* Appends the hits this handle holds to hit_log. */
-static void log_hits(struct zc_mem *m)
-{
-	if (!m->pending_hits || json_array_size(m->pending_hits) == 0)
-		return;
-	char *text = zc_json_dump(m->pending_hits);
-	if (stats_tx(m, "INSERT INTO hit_log(seq, at) SELECT value ->> 0, value ->> 1 FROM json_each(?1)",
-		     text, NULL))
-		m->hit_log_rows += (long)json_array_size(m->pending_hits);
-	zc_free(text);
-	json_array_clear(m->pending_hits);
-}
-
-void zc_mem_count_hits(struct zc_mem *m, const json_t *seqs)
-{
-	if (!m->pending_hits)
-		m->pending_hits = json_array();
-	int64_t now = zc_mem_now(m);
-	size_t i;
-	json_t *v;
-	json_array_foreach(seqs, i, v) json_array_append_new(m->pending_hits, json_pack("[O, I]", v, (json_int_t)now));
-	if (json_array_size(m->pending_hits) >= ZC_HIT_BATCH)
-		log_hits(m);
-	if (m->hit_log_rows >= ZC_HIT_LOG_FOLD)
-		zc_mem_flush_hits(m);
-}
-
 void zc_mem_close(struct zc_mem *m)
 {
 	if (!m)
 		return;
-	if (m->store.db && (m->hit_log_rows > 0 || json_array_size(m->pending_hits) > 0))
-		zc_mem_flush_hits(m);
+	zc_mem_hits_release(m);
 	zc_store_close(&m->store);
 	zc_syn_release(&m->syn);
 	zc_config_release(&m->conf);
 	zc_wordbreak_release(&m->words);
-	json_decref(m->pending_hits);
-	m->pending_hits = NULL;
 	zc_free(m->dir);
 	m->dir = NULL;
 }

@@ -1961,34 +1961,6 @@ static int by_activity(const void *a, const void *b)
 	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-/* The newest hit of every node whose hits are not folded into nodes yet:
- * hit_log and this handle's pending hits ({"<seq>": ms}). */
-static int unfolded_hits(struct zc_mem *m, json_t **out, struct zc_err *e)
-{
-	*out = json_object();
-	sqlite3_stmt *st = zc_stmt(&m->store, "SELECT seq, max(at) FROM hit_log GROUP BY seq", e);
-	if (!st)
-		return e->code;
-	char key[32];
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		snprintf(key, sizeof(key), "%lld", (long long)sqlite3_column_int64(st, 0));
-		json_object_set_new(*out, key, json_integer(sqlite3_column_int64(st, 1)));
-	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
-		return zc_store_fail(&m->store, rc, e, "reading the hit log");
-	size_t i;
-	json_t *h;
-	json_array_foreach(m->pending_hits, i, h) {
-		snprintf(key, sizeof(key), "%lld", (long long)json_integer_value(json_array_get(h, 0)));
-		json_int_t at = json_integer_value(json_array_get(h, 1));
-		if (at > json_integer_value(json_object_get(*out, key)))
-			json_object_set_new(*out, key, json_integer(at));
-	}
-	return ZCOR_OK;
-}
-
 static int node_last_hit(struct zc_mem *m, const json_t *x, const json_t *unfolded, char day[16],
 			 struct zc_err *e)
 {
@@ -2040,7 +2012,7 @@ int zc_view_rollover(struct zc_op *op, const char *conv, long long *moved, json_
 	text = NULL;
 	if (bytes <= threshold)
 		return ZCOR_OK;
-	if ((rc = load_entries(op->m, &hot, &entries, e)) || (rc = unfolded_hits(op->m, &unfolded, e)))
+	if ((rc = load_entries(op->m, &hot, &entries, e)) || (rc = zc_mem_unfolded_hits(op->m, &unfolded, e)))
 		goto out;
 	c = zc_calloc(json_array_size(entries) + 1, sizeof(*c));
 	char inherited[16] = "";

@@ -276,6 +276,13 @@ static const char *const migrations[] = {
 	 * process reads far fewer pages (recall.c, load_items) */
 	"CREATE INDEX nodes_recall ON nodes(seq, superseded_by, tier, confidence, kind, scope,\n"
 	"  pinned, hits, updated_at, section, date, expires, id);\n",
+	/* 6 -> 7: recall's hits are logged a batch to a row (hits.c): JSON
+	 * [[at, seq, …], …], one inner array per recall. Appending 512 rows
+	 * made one message in seventy wait 0.5–0.9 ms. */
+	"CREATE TABLE hit_batch(id INTEGER PRIMARY KEY, hits TEXT NOT NULL);\n"
+	"INSERT INTO hit_batch(hits)\n"
+	"  SELECT json_group_array(json_array(at, seq)) FROM hit_log HAVING count(*) > 0;\n"
+	"DROP TABLE hit_log;\n",
 };
 
 int zc_store_fail(struct zc_store *s, int rc, struct zc_err *e, const char *what)

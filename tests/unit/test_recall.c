@@ -1230,6 +1230,57 @@ static void Z_RECALL_each_record_once_latest_content(void)
 	}
 }
 
+/* Hit counts are logged a batch to a row (hits.c): ZC_HIT_BATCH hits make
+ * one row of hit_batch, not one row each (appending hundreds of rows made
+ * one message in seventy slow); closing folds them into the node, and a
+ * store of schema 6 keeps the hits its hit_log held. */
+static void Z_RECALL_hits_logged_a_batch_to_a_row(void)
+{
+	zcor *z = open_clocked();
+	char hit[32], sql[160];
+	mk(z, NULL, "zqbatch 记录", "会被回忆", "[\"zqbatch\"]", hit);
+	char dir[512];
+	snprintf(dir, sizeof(dir), "%s", zcor_dir(z));
+	for (int i = 0; i < 600; i++) {
+		now_ms = T0 + 1000 * (i + 1);
+		json_t *res = recall1(z, "group:1", "zqbatch");
+		if (i == 0)
+			CHECK(item_pos(res, hit) >= 0);
+		json_decref(res);
+	}
+	/* 512 written as one row; the other 88 held by the handle */
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM hit_batch"), 1);
+	CHECK_INT(t_sql_int(dir, "SELECT sum(json_array_length(r.value) - 1) FROM hit_batch b, "
+				 "json_each(b.hits) r"),
+		  512);
+	snprintf(sql, sizeof(sql), "SELECT hits FROM nodes WHERE id = '%s'", hit);
+	CHECK_INT(t_sql_int(dir, sql), 0);
+	zcor_close(z);
+	CHECK_INT(t_sql_int(dir, sql), 600);
+	snprintf(sql, sizeof(sql), "SELECT last_hit_at FROM nodes WHERE id = '%s'", hit);
+	CHECK_INT(t_sql_int(dir, sql), T0 + 600000);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM hit_batch"), 0);
+
+	/* schema 6: one hit_log row per hit; migrating keeps them */
+	z = t_open_dir(dir);
+	t_sql_exec(z, "DROP TABLE hit_batch");
+	t_sql_exec(z, "CREATE TABLE hit_log(seq INTEGER NOT NULL, at INTEGER NOT NULL)");
+	t_sql_exec(z, "INSERT INTO hit_log SELECT seq, %lld FROM nodes WHERE id = '%s'", T0 + DAY, hit);
+	t_sql_exec(z, "INSERT INTO hit_log SELECT seq, %lld FROM nodes WHERE id = '%s'", T0 + 2 * DAY, hit);
+	t_sql_exec(z, "PRAGMA user_version = 6");
+	zcor_close(z);
+	z = t_open_dir(dir);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version") >= 7, 1);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE name = 'hit_log'"), 0);
+	json_t *res = recall1(z, "group:1", "zqbatch"); /* something to fold at close */
+	json_decref(res);
+	zcor_close(z);
+	snprintf(sql, sizeof(sql), "SELECT hits FROM nodes WHERE id = '%s'", hit);
+	CHECK_INT(t_sql_int(dir, sql), 603);
+	snprintf(sql, sizeof(sql), "SELECT last_hit_at FROM nodes WHERE id = '%s'", hit);
+	CHECK_INT(t_sql_int(dir, sql) >= T0 + 2 * DAY, 1);
+}
+
 static void Z_RECALL_not_in_history(void)
 {
 	int f0 = t_failures;
@@ -1603,6 +1654,7 @@ const struct t_case t_cases[] = {
 	{"Z_RECALL_budget_zero_disables", Z_RECALL_budget_zero_disables},
 	{"Z_RECALL_each_record_once_latest_content", Z_RECALL_each_record_once_latest_content},
 	{"Z_RECALL_not_in_history", Z_RECALL_not_in_history},
+	{"Z_RECALL_hits_logged_a_batch_to_a_row", Z_RECALL_hits_logged_a_batch_to_a_row},
 	{"Z_PREFIX", Z_PREFIX},
 	{"X_CONFIG", X_CONFIG},
 	{"Q_RECALL_request_validation", Q_RECALL_request_validation},
