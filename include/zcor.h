@@ -154,6 +154,23 @@ int zcor_synonyms_edit(zcor *z, const struct zcor_ctx *ctx, const char *args_jso
  */
 int zcor_recall(zcor *z, const char *request_json, char **out_json);
 
+/*
+ * Reads what recall looks up on every message into this handle's memory,
+ * up to budget_mb megabytes (1..4096; ZCOR_WARM_DEFAULT_MB is what `zcor
+ * mcp` uses), most used first: the term dictionary, the scoring index,
+ * the records' lengths, then the newest records themselves; and keeps
+ * this handle's page cache that large (plus 8 MB). For a process that
+ * keeps one handle and answers many messages: its recalls then read from
+ * its own memory, not from a disk the operating system may have dropped
+ * the file's pages to. Costs the reading once (about 0.1-0.3 s for 32 MB)
+ * and the memory. A commit by another connection to the same store
+ * empties the cache again (SQLite in WAL mode); the handle's own writes do
+ * not. On success *out_json is {"pages", "cacheBytes", "ms"}; errors as
+ * zcor_tool_call.
+ */
+#define ZCOR_WARM_DEFAULT_MB 32
+int zcor_warm(zcor *z, int budget_mb, char **out_json);
+
 /* The system prefix for a conversation (NULL: the host plane), as text.
  * On failure returns the code and sets *out to NULL. */
 int zcor_prefix(zcor *z, const char *conversation, char **out);

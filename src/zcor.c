@@ -226,6 +226,23 @@ int zcor_recall(zcor *z, const char *request_json, char **out_json)
 	return ZCOR_OK;
 }
 
+int zcor_warm(zcor *z, int budget_mb, char **out_json)
+{
+	zc_err_clear(&z->err);
+	json_t *out = NULL;
+	int rc = budget_mb < 1 || budget_mb > 4096
+			 ? zc_fail(&z->err, ZCOR_EINVAL, "budget_mb: must be 1..4096 (megabytes), got %d",
+				   budget_mb)
+			 : zc_recall_warm(&z->mem, (size_t)budget_mb << 20, &out, &z->err);
+	if (rc) {
+		*out_json = error_json(rc, &z->err);
+		return rc;
+	}
+	*out_json = zc_json_dump(out);
+	json_decref(out);
+	return ZCOR_OK;
+}
+
 int zcor_prefix(zcor *z, const char *conversation, char **out)
 {
 	zc_err_clear(&z->err);

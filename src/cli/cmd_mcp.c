@@ -205,13 +205,29 @@ static int handle_line(struct stdio_peer *p, zcor *z, struct zc_mcp_session *s, 
 
 int cmd_mcp(struct cli *c, int argc, char **argv)
 {
-	if (argc != 1)
+	long warm_mb = ZCOR_WARM_DEFAULT_MB;
+	if (argc == 3 && strcmp(argv[1], "--warm") == 0) {
+		char *end = NULL;
+		warm_mb = strtol(argv[2], &end, 10);
+		if (!*argv[2] || *end || warm_mb < 0 || warm_mb > 4096) {
+			fprintf(stderr, "zcor mcp: --warm: give megabytes, 0..4096 (0: do not warm)\n");
+			return CLI_USAGE;
+		}
+	} else if (argc != 1) {
 		return cli_usage(cli_find("mcp"));
+	}
 	/* a client that hangs up must not kill us mid-transaction: get EPIPE */
 	signal(SIGPIPE, SIG_IGN);
 	zcor *z = cli_open(c);
 	if (!z)
 		return CLI_FAILED;
+	/* one handle answers every message of the session: its recalls should
+	 * not wait for a disk the system may have dropped the store's pages to */
+	char *warmed = NULL;
+	if (warm_mb > 0 && zcor_warm(z, (int)warm_mb, &warmed) != ZCOR_OK)
+		fprintf(stderr, "zcor mcp: could not read the store ahead (recall still works): %s\n",
+			zcor_errmsg(z));
+	zcor_free(warmed);
 	struct zc_mcp_session s;
 	zc_mcp_session_init(&s, c->conversation);
 	struct line l = {0};

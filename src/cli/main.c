@@ -58,12 +58,14 @@ const struct cli_cmd cli_cmds[] = {
 	 "Authorization: Bearer <token>. SIGINT/SIGTERM finish requests in flight and\n"
 	 "exit 0. See docs/API.md.",
 	 cmd_serve},
-	{"mcp", "zcor [--dir D] [--conversation KEY] mcp",
+	{"mcp", "zcor [--dir D] [--conversation KEY] mcp [--warm MB]",
 	 "Serves the Model Context Protocol over standard input and output: one JSON-RPC\n"
 	 "message per line in, one answer per line out; diagnostics on standard error;\n"
 	 "exits 0 at end of input. Offers the tools (as the config allows), the prompt\n"
 	 "\"system-prefix\" and every memory node as the resource zcor://node/<id>. Calls are\n"
 	 "the model's; with --conversation KEY they act inside that conversation.\n"
+	 "Before the first message it reads what recall looks up into its own memory\n"
+	 "(--warm MB, default 32; 0 skips it): see zcor_warm in include/zcor.h.\n"
 	 "Example client config: {\"command\": \"zcor\", \"args\": [\"--dir\", \"D\", \"mcp\"]}.",
 	 cmd_mcp},
 	{"import", "zcor [--dir D] import qq-memory DIR",

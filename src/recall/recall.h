@@ -27,6 +27,16 @@ int zc_recall(struct zc_mem *m, const json_t *req, json_t **out, struct zc_err *
 /* Frees the lookups recall keeps on m between messages (zcor_close). */
 void zc_recall_release(struct zc_mem *m);
 
+/*
+ * Reads what recall looks up on every message into m's page cache, up to
+ * budget bytes, most used first, and keeps the cache that large (plus
+ * ZC_WARM_HEADROOM for what later messages read): for a process that keeps
+ * one handle for many messages. *out: {pages, cacheBytes, ms}.
+ */
+int zc_recall_warm(struct zc_mem *m, size_t budget, json_t **out, struct zc_err *e);
+#define ZC_WARM_HEADROOM (8u << 20)
+#define ZC_WARM_PREFETCH_MAX (1ull << 30)
+
 /* The system prefix for a conversation (NULL: the host plane). */
 int zc_prefix(struct zc_mem *m, const char *conversation, char **out, struct zc_err *e);
 

@@ -47,6 +47,21 @@ sqlite3_stmt *zc_stmt(struct zc_store *s, const char *sql, struct zc_err *e);
 /* Runs a statement without results (or one-shot SQL text with exec=1). */
 int zc_exec(struct zc_store *s, const char *sql, struct zc_err *e);
 
+/*
+ * Steps the one-shot query sql to its end, or until the connection's page
+ * cache holds `budget` bytes: what it reads stays in the cache (the cache
+ * must be at least that large). Adds the pages it read to *pages.
+ */
+int zc_store_warm(struct zc_store *s, const char *sql, size_t budget, long *pages, struct zc_err *e);
+
+/*
+ * Reads the database file (and its WAL), up to max bytes each, so that
+ * the operating system holds it in its page cache: the system's memory,
+ * not the process's, and the system may drop it again. Best effort:
+ * failures are ignored.
+ */
+void zc_store_prefetch(struct zc_store *s, unsigned long long max);
+
 /* Maps an SQLite result to a zcor code with a message naming `what`. */
 int zc_store_fail(struct zc_store *s, int rc, struct zc_err *e, const char *what);
 

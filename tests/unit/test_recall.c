@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 
 #include "harness.h"
+#include "base/buf.h"
+#include "memory/memory.h" /* struct zc_mem, for zcor_warm's test */
 #include "store/store.h" /* zc_fts_register, for the second connection */
 
 /* ---- helpers -------------------------------------------------------- */
@@ -1234,6 +1236,89 @@ static void Z_RECALL_each_record_once_latest_content(void)
  * one row of hit_batch, not one row each (appending hundreds of rows made
  * one message in seventy slow); closing folds them into the node, and a
  * store of schema 6 keeps the hits its hit_log held. */
+/* zcor_warm reads what recall looks up into the handle's memory: on a
+ * store smaller than the budget, recall then reads no page from the file
+ * (a fresh handle without it does), and answers the same. The budget is
+ * checked and named. */
+struct zc_mem *zc_bench_mem(zcor *z); /* zcor.c: the handle's memory layer */
+
+static int page_reads(zcor *z)
+{
+	int miss = 0, hi = 0;
+	sqlite3_db_status(zc_bench_mem(z)->store.db, SQLITE_DBSTATUS_CACHE_MISS, &miss, &hi, 0);
+	return miss;
+}
+
+static void Z_RECALL_warm_reads_ahead(void)
+{
+	zcor *z = open_clocked();
+	char id[32];
+	for (int i = 0; i < 300; i++) {
+		char title[64], content[128], kw[64];
+		snprintf(title, sizeof(title), "热身记录%03d 号", i);
+		snprintf(content, sizeof(content), "第 %d 条：小明%d 周末在成都吃火锅，喜欢原神", i, i % 17);
+		snprintf(kw, sizeof(kw), "[\"wk%03d\"]", i);
+		mk(z, i % 3 ? NULL : "group:1", title, content, kw, id);
+	}
+	char dir[512];
+	snprintf(dir, sizeof(dir), "%s", zcor_dir(z));
+	zcor_close(z);
+	static const char *const msgs[] = {"wk007 是什么", "周末吃火锅吗", "有人玩原神吗 wk123", "小明5 在成都吗"};
+	char *before[4] = {0};
+	for (int pass = 0; pass < 2; pass++) {
+		z = t_open_dir(dir);
+		zcor_set_clock(z, clock_of, &now_ms);
+		if (pass == 1) {
+			char *w = NULL;
+			CHECK_INT(zcor_warm(z, 32, &w), ZCOR_OK);
+			json_t *wj = json_loads(w ? w : "", 0, NULL);
+			CHECK(t_int(wj, "pages") > 0);
+			CHECK(t_int(wj, "cacheBytes") > 0);
+			CHECK(json_is_number(json_object_get(wj, "ms")));
+			json_decref(wj);
+			zcor_free(w);
+		}
+		int reads = 0;
+		for (int i = 0; i < 4; i++) {
+			int m0 = page_reads(z);
+			json_t *res = recall1(z, "group:1", msgs[i]);
+			if (i > 0) /* the first also reads what this conversation's header probes once */
+				reads += page_reads(z) - m0;
+			CHECK(json_array_size(json_object_get(res, "items")) > 0);
+			/* the same answer (the scores moved: the first pass's hits
+			 * were folded into the records when it closed) */
+			struct zc_buf ids = ZC_BUF_INIT;
+			zc_buf_adds(&ids, t_str(res, "header") ? t_str(res, "header") : "(none)");
+			size_t k;
+			json_t *it;
+			json_array_foreach(json_object_get(res, "items"), k, it) zc_buf_addf(&ids, "|%s", t_str(it, "id"));
+			if (pass == 0)
+				before[i] = strdup(zc_buf_str(&ids));
+			else {
+				CHECK_STR(zc_buf_str(&ids), before[i]);
+				free(before[i]);
+			}
+			zc_buf_release(&ids);
+			json_decref(res);
+		}
+		if (pass == 0)
+			CHECK(reads > 0); /* a fresh handle reads the file */
+		else
+			CHECK_INT(reads, 0);
+		zcor_close(z);
+	}
+	/* the budget is checked, and named */
+	z = t_open_dir(dir);
+	int bad[] = {0, -1, 4097};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *w = NULL;
+		CHECK_INT(zcor_warm(z, bad[i], &w), ZCOR_EINVAL);
+		CHECK_HAS(w, "budget_mb");
+		zcor_free(w);
+	}
+	zcor_close(z);
+}
+
 static void Z_RECALL_hits_logged_a_batch_to_a_row(void)
 {
 	zcor *z = open_clocked();
@@ -1655,6 +1740,7 @@ const struct t_case t_cases[] = {
 	{"Z_RECALL_each_record_once_latest_content", Z_RECALL_each_record_once_latest_content},
 	{"Z_RECALL_not_in_history", Z_RECALL_not_in_history},
 	{"Z_RECALL_hits_logged_a_batch_to_a_row", Z_RECALL_hits_logged_a_batch_to_a_row},
+	{"Z_RECALL_warm_reads_ahead", Z_RECALL_warm_reads_ahead},
 	{"Z_PREFIX", Z_PREFIX},
 	{"X_CONFIG", X_CONFIG},
 	{"Q_RECALL_request_validation", Q_RECALL_request_validation},
