@@ -272,7 +272,10 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "quality"))
 		return cmd_quality(argc - 1, argv + 1);
 	fprintf(stderr, "usage: zcor-bench write [--nodes N[,N…]] [--samples K] [--json]\n"
-			"       zcor-bench recall [--nodes N[,N…]] [--messages K] [--json]\n"
+			"       zcor-bench recall [--nodes N[,N…]] [--messages K] [--warmup W] [--warm MB] [--json] "
+			"[--keep DIR]\n"
+			"       zcor-bench recall-run --dir D [--mode zcor|scan] [--messages K] [--warmup W] [--warm MB] "
+			"[--idle S]\n"
 			"       zcor-bench quality --data FILE [--json] [--conversation KEY] [--trace]\n");
 	return 2;
 }
