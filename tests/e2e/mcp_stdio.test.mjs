@@ -7,7 +7,7 @@
 // (scripts/deps installs them); nothing here needs the network.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -320,6 +320,30 @@ test('raw: version negotiation, pre-initialize refusal, errors, exit 0 at EOF', 
   assert.equal((await s.next()).error.code, -32600); // already initialized
   done = await s.end();
   assert.equal(done.code, 0, done.stderr);
+});
+
+test('--warm MB: the store is read ahead before the first message (0 skips it); a bad value exits 2', async () => {
+  const dir = tmp();
+  // something to read: a few memories written through a first session
+  await withClient(dir, null, async (c) => {
+    for (let i = 0; i < 5; i++) {
+      const r = await c.callTool({ name: 'zcor_memory_write', arguments: { title: `预读${i}`, content: '周末吃火锅' } });
+      assert.ok(!r.isError, JSON.stringify(r));
+    }
+  });
+  const ping = JSON.stringify({ jsonrpc: '2.0', id: 'p', method: 'ping' }) + '\n';
+  for (const mb of ['8', '0']) {
+    const r = spawnSync(BIN, ['--dir', dir, 'mcp', '--warm', mb], { env: cleanEnv(), input: ping, encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout), { jsonrpc: '2.0', id: 'p', result: {} });
+    assert.equal(r.stderr, '');
+  }
+  for (const bad of ['x', '-1', '4097', '']) {
+    const r = spawnSync(BIN, ['--dir', dir, 'mcp', '--warm', bad], { env: cleanEnv(), input: ping, encoding: 'utf8' });
+    assert.equal(r.status, 2, `--warm '${bad}': ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, /--warm/);
+    assert.equal(r.stdout, '');
+  }
 });
 
 test('raw: a line over 4 MiB gets -32600 and is skipped; the next message is answered', async () => {
