@@ -14,14 +14,14 @@ export async function freePort() {
   return port;
 }
 
-// Starts `bin --dir dir serve` on a free port (another one if that port
-// was taken meanwhile); resolves once it printed its URL, with { dir, port,
-// token, url, proc, exited, stderr(), stop() }. stop() sends SIGTERM and
-// checks the server exited 0 (resolves { code, signal }).
-export async function startServe(bin, dir, env) {
+// Starts `bin --dir dir serve [args…]` on a free port (another one if that
+// port was taken meanwhile); resolves once it printed its URL, with { dir,
+// port, token, url, proc, exited, stderr(), stop() }. stop() sends SIGTERM
+// and checks the server exited 0 (resolves { code, signal }).
+export async function startServe(bin, dir, env, args = []) {
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
-    const p = spawn(bin, ['--dir', dir, 'serve', '--listen', `127.0.0.1:${port}`],
+    const p = spawn(bin, ['--dir', dir, 'serve', '--listen', `127.0.0.1:${port}`, ...args],
       { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '', stderr = '';
     p.stdout.setEncoding('utf8');

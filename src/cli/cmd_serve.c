@@ -1,5 +1,5 @@
 /*
- * cmd_serve.c — `zcor serve [--listen ADDR:PORT] [--token T]`.
+ * cmd_serve.c — `zcor serve [--listen ADDR:PORT] [--token T] [--warm MB]`.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,13 +11,22 @@
 int cmd_serve(struct cli *c, int argc, char **argv)
 {
 	const char *listen = NULL, *token = getenv("ZCOR_TOKEN");
+	long warm_mb = ZCOR_WARM_DEFAULT_MB;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--listen") && i + 1 < argc)
 			listen = argv[++i];
 		else if (!strcmp(argv[i], "--token") && i + 1 < argc)
 			token = argv[++i];
-		else
+		else if (!strcmp(argv[i], "--warm") && i + 1 < argc) {
+			char *end = NULL;
+			const char *v = argv[++i];
+			warm_mb = strtol(v, &end, 10);
+			if (!*v || *end || warm_mb < 0 || warm_mb > 4096) {
+				fprintf(stderr, "zcor serve: --warm: give megabytes, 0..4096 (0: do not warm)\n");
+				return CLI_USAGE;
+			}
+		} else
 			return cli_usage(cli_find("serve"));
 	}
-	return zc_serve(c->dir, listen, token);
+	return zc_serve(c->dir, listen, token, (int)warm_mb);
 }

@@ -33,7 +33,12 @@
 #define BODY_MAX (1u << 20)     /* 1 MiB per request body */
 #define JSON_DEPTH_MAX 64
 #define SESSIONS_MAX 256
-#define MAX_CONNECTIONS 256 /* each has its own thread and SQLite connection */
+#define MAX_CONNECTIONS 256 /* each has its own thread */
+/* Open handles kept between requests (each one SQLite connection and its
+ * page cache). A request takes the one used last — a client sending one
+ * request after another keeps the same, warm handle — and gives it back
+ * when its answer is sent; past this many idle ones the extra close. */
+#define POOL_MAX 8
 
 struct session {
 	char id[40];
@@ -48,8 +53,9 @@ struct server {
 	char listen_host[64];
 	int port;
 	int loopback;
-	pthread_key_t handle_key;
-	pthread_mutex_t lock;
+	pthread_mutex_t lock; /* the pool, the sessions, in_flight */
+	zcor *pool[POOL_MAX];
+	int npool;
 	pthread_cond_t idle;
 	int in_flight; /* requests begun and not yet completed */
 	struct session sessions[SESSIONS_MAX];
@@ -63,13 +69,19 @@ struct request {
 	int too_big;
 	int status;
 	struct timespec start;
+	zcor *z; /* the handle this request took from the pool, or NULL */
 };
 
 /* ---- small helpers ---------------------------------------------------- */
 
-static zcor *handle(struct server *s)
+/* The request's handle: the pool's most recently used one, or a new one. */
+static zcor *handle(struct server *s, struct request *r)
 {
-	zcor *z = pthread_getspecific(s->handle_key);
+	if (r->z)
+		return r->z;
+	pthread_mutex_lock(&s->lock);
+	zcor *z = s->npool > 0 ? s->pool[--s->npool] : NULL;
+	pthread_mutex_unlock(&s->lock);
 	if (!z) {
 		char *err = NULL;
 		if (zcor_open(&z, s->dir, &err) != ZCOR_OK) {
@@ -77,12 +89,25 @@ static zcor *handle(struct server *s)
 			zcor_free(err);
 			return NULL;
 		}
-		pthread_setspecific(s->handle_key, z);
 	}
-	return z;
+	return r->z = z;
 }
 
-static void close_handle(void *z) { zcor_close(z); }
+/* Gives a request's handle back (on_completed). */
+static void release_handle(struct server *s, struct request *r)
+{
+	zcor *z = r->z;
+	r->z = NULL;
+	if (!z)
+		return;
+	pthread_mutex_lock(&s->lock);
+	int kept = s->npool < POOL_MAX;
+	if (kept)
+		s->pool[s->npool++] = z;
+	pthread_mutex_unlock(&s->lock);
+	if (!kept)
+		zcor_close(z);
+}
 
 static int status_of(const char *code)
 {
@@ -246,7 +271,7 @@ static enum MHD_Result handle_mcp(struct server *s, struct MHD_Connection *c, st
 	}
 	if (strcmp(method, "POST") != 0)
 		return send_text(c, r, 405, "text/plain", "", 0, "Allow", "POST, DELETE");
-	zcor *z = handle(s);
+	zcor *z = handle(s, r);
 	if (!z)
 		return send_error(c, r, 500, "internal", "cannot open the memory directory");
 	json_t *msg = json_loadb(r->body ? r->body : "", r->len, 0, NULL);
@@ -349,7 +374,7 @@ static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind, const char 
 static enum MHD_Result call_tool(struct server *s, struct MHD_Connection *c, struct request *r,
 				 const char *conversation, const char *tool, json_t *args, int ok_status)
 {
-	zcor *z = handle(s);
+	zcor *z = handle(s, r);
 	if (!z) {
 		json_decref(args);
 		return send_error(c, r, 500, "internal", "cannot open the memory directory");
@@ -367,7 +392,7 @@ static enum MHD_Result call_tool(struct server *s, struct MHD_Connection *c, str
 static enum MHD_Result views_route(struct server *s, struct MHD_Connection *c, struct request *r,
 				   const char *conversation, int list, json_t *args)
 {
-	zcor *z = handle(s);
+	zcor *z = handle(s, r);
 	const char *only = json_string_value(json_object_get(args, "conversation"));
 	json_t *call = list ? json_pack("{s:s}", "action", "list")
 			    : json_pack("{s:s, s:O?}", "action", "read", "path", json_object_get(args, "path"));
@@ -518,7 +543,7 @@ static enum MHD_Result handle_api(struct server *s, struct MHD_Connection *c, st
 		args = json_object();
 		MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, query_arg, args);
 	}
-	zcor *z = handle(s);
+	zcor *z = handle(s, r);
 	if (!z) {
 		json_decref(args);
 		return send_error(c, r, 500, "internal", "cannot open the memory directory");
@@ -974,6 +999,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct request *r = *con_cls;
 	if (!r)
 		return;
+	release_handle(s, r); /* before in_flight drops: shutdown closes the pool after */
 	pthread_mutex_lock(&s->lock);
 	if (--s->in_flight == 0)
 		pthread_cond_broadcast(&s->idle);
@@ -1063,7 +1089,7 @@ static int parse_listen(struct server *s, const char *listen, struct sockaddr_in
 	return 0;
 }
 
-int zc_serve(const char *dir, const char *listen, const char *token)
+int zc_serve(const char *dir, const char *listen, const char *token, int warm_mb)
 {
 	static struct server srv;
 	struct server *s = &srv;
@@ -1078,18 +1104,25 @@ int zc_serve(const char *dir, const char *listen, const char *token)
 			s->listen_host);
 		return 2;
 	}
-	/* the directory exists and opens before we listen */
-	zcor *probe = NULL;
+	/* the directory exists and opens before we listen; that handle is the
+	 * pool's first, read ahead (zcor_warm) for the requests to come */
+	zcor *first = NULL;
 	char *err = NULL;
-	if (zcor_open(&probe, dir, &err) != ZCOR_OK) {
+	if (zcor_open(&first, dir, &err) != ZCOR_OK) {
 		fprintf(stderr, "zcor serve: cannot open memory directory '%s': %s\n", dir, err ? err : "");
 		zcor_free(err);
 		return 1;
 	}
-	zcor_close(probe);
-	if (load_token(s, token))
+	if (load_token(s, token)) {
+		zcor_close(first);
 		return 1;
-	pthread_key_create(&s->handle_key, close_handle);
+	}
+	char *warmed = NULL;
+	if (warm_mb > 0 && zcor_warm(first, warm_mb, &warmed) != ZCOR_OK)
+		fprintf(stderr, "zcor serve: could not read the store ahead (recall still works): %s\n",
+			zcor_errmsg(first));
+	zcor_free(warmed);
+	s->pool[s->npool++] = first;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->idle, NULL);
 
@@ -1137,5 +1170,9 @@ int zc_serve(const char *dir, const char *listen, const char *token)
 			break;
 	pthread_mutex_unlock(&s->lock);
 	MHD_stop_daemon(d);
+	/* the handles write what they still hold (hit counts) as they close */
+	for (int i = 0; i < s->npool; i++)
+		zcor_close(s->pool[i]);
+	s->npool = 0;
 	return 0;
 }

@@ -494,6 +494,50 @@ test('REST: recall and prefix; X-Zcor-Conversation binds writes and reads', asyn
   });
 });
 
+test('REST: recalls are counted on the node once the server stops (its pooled handles write what they hold)', async () => {
+  const dir = tmp();
+  let id;
+  await withServe(async (srv) => {
+    id = assertOk(await req(srv, '/api/v1/nodes', { method: 'POST',
+      body: { title: '拉面馆', content: '北门拉面馆周三休息', keywords: ['拉面'] } }), 201).node.id;
+    // three requests on connections of their own, and two at once
+    for (let i = 0; i < 3; i++) {
+      const r = assertOk(await req(srv, '/api/v1/recall', { method: 'POST',
+        body: { conversation: 'group:1', messages: ['拉面馆今天开吗'] } }));
+      assert.ok(r.items.some((x) => x.id === id), JSON.stringify(r));
+    }
+    const both = await Promise.all([0, 1].map(() => req(srv, '/api/v1/recall', { method: 'POST',
+      body: { conversation: 'group:1', messages: ['想吃拉面'] } })));
+    for (const r of both) assert.ok(assertOk(r).items.some((x) => x.id === id));
+  }, { dir });
+  const r = spawnSync(BIN, ['--dir', dir, 'tool', 'zcor_memory_read', JSON.stringify({ id })],
+    { env: cleanEnv(), encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(JSON.parse(r.stdout).node.hits, 5, r.stdout);
+});
+
+test('serve --warm: a bad value exits 2 naming --warm; 0 and 8 serve', async () => {
+  const dir = tmp();
+  for (const bad of ['x', '-1', '4097']) {
+    const r = spawnSync(BIN, ['--dir', dir, 'serve', '--warm', bad], { env: cleanEnv(), encoding: 'utf8' });
+    assert.equal(r.status, 2, `--warm ${bad}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, /--warm/);
+  }
+  const id = assertOk(await (async () => {
+    const srv = await startServeOn(BIN, dir, cleanEnv());
+    return runThenStop(srv, () => req(srv, '/api/v1/nodes', { method: 'POST',
+      body: { title: '预读测试', content: '周末吃火锅', keywords: ['预读'] } }));
+  })(), 201).node.id;
+  for (const mb of ['0', '8']) {
+    const srv = await startServeOn(BIN, dir, cleanEnv(), ['--warm', mb]);
+    await runThenStop(srv, async () => {
+      const r = assertOk(await req(srv, '/api/v1/recall', { method: 'POST',
+        body: { conversation: 'group:1', messages: ['预读'] } }));
+      assert.ok(r.items.some((x) => x.id === id), JSON.stringify(r));
+    });
+  }
+});
+
 test('REST: a host bound to group:2 cannot read group:1 through recall\'s or prefix\'s own conversation field',
   async () => {
   await withServe(async (srv) => {
