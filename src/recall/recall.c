@@ -396,9 +396,10 @@ static int gather_terms(struct recall *r, const char *norm)
 	"+n.superseded_by IS NULL AND +n.tier = 'hot' AND coalesce(n.confidence, '') <> '存疑' "  \
 	"AND +n.kind <> 'document' AND (+n.scope = 'global' OR +n.scope = ?9)"
 /* the same, read from the nodes_recall index */
-#define CURRENT_INDEXED_SQL                                                                    \
+#define LIVE_INDEXED_SQL                                                                       \
 	"n.superseded_by IS NULL AND n.tier = 'hot' AND coalesce(n.confidence, '') <> '存疑' "    \
-	"AND n.kind <> 'document' AND (n.scope = 'global' OR n.scope = ?9)"
+	"AND n.kind <> 'document'"
+#define CURRENT_INDEXED_SQL LIVE_INDEXED_SQL " AND (n.scope = 'global' OR n.scope = ?9)"
 
 static void bind_conv(struct recall *r, sqlite3_stmt *st)
 {
@@ -487,10 +488,12 @@ struct tokslot {
 	char tok[48];
 	int n; /* rows, or -1: in more than ZC_LEXICAL_MAX_DF records */
 	sqlite3_int64 *rows;
+	int *sid; /* each row's scope (an id in scopes), or -1: never injected */
 };
 
 struct zc_recall_cache {
 	long long gen;
+	json_t *scopes; /* scope -> id, for tokslot.sid */
 	struct tokslot slot[TOKCACHE_SLOTS];
 };
 
@@ -553,8 +556,11 @@ void zc_recall_release(struct zc_mem *m)
 	struct zc_recall_cache *c = m->recall_cache;
 	if (!c)
 		return;
-	for (size_t i = 0; i < TOKCACHE_SLOTS; i++)
+	for (size_t i = 0; i < TOKCACHE_SLOTS; i++) {
 		zc_free(c->slot[i].rows);
+		zc_free(c->slot[i].sid);
+	}
+	json_decref(c->scopes);
 	zc_free(c);
 	m->recall_cache = NULL;
 }
@@ -566,13 +572,16 @@ static struct zc_recall_cache *token_cache(struct recall *r)
 	if (zc_meta_get_int(&r->m->store, "nodes_gen", &gen, NULL))
 		return NULL;
 	struct zc_recall_cache *c = r->m->recall_cache;
-	if (!c)
+	if (!c) {
 		c = r->m->recall_cache = zc_calloc(1, sizeof(*c));
+		c->scopes = json_object();
+	}
 	if (c->gen != gen) {
 		for (size_t i = 0; i < TOKCACHE_SLOTS; i++) {
 			struct tokslot *t = &c->slot[i];
 			if (t->n >= 0) {
 				zc_free(t->rows);
+				zc_free(t->sid);
 				memset(t, 0, sizeof(*t));
 			}
 		}
@@ -668,6 +677,50 @@ static int doc_length(struct recall *r, struct item *x)
 	return ZCOR_OK;
 }
 
+/* The id of a scope in the map (a new one gets the next). */
+static int scope_id(json_t *scopes, const char *scope)
+{
+	json_t *v = json_object_get(scopes, scope);
+	if (v)
+		return (int)json_integer_value(v);
+	int id = (int)json_object_size(scopes);
+	json_object_set_new(scopes, scope, json_integer(id));
+	return id;
+}
+
+/* Each row's scope id, or -1 for a record recall never injects (superseded,
+ * archived, 存疑, a document) or that is gone. */
+static int row_scopes(struct recall *r, json_t *scopes, const sqlite3_int64 *rows, int n, int *sid)
+{
+	for (int k = 0; k < n; k++)
+		sid[k] = -1;
+	if (n == 0)
+		return ZCOR_OK;
+	sqlite3_stmt *st = zc_stmt(&r->m->store,
+				   "SELECT n.seq, n.scope FROM json_each(?1) j CROSS JOIN nodes n INDEXED BY "
+				   "nodes_recall ON n.seq = j.value WHERE " LIVE_INDEXED_SQL,
+				   r->e);
+	if (!st)
+		return r->e->code;
+	struct zc_buf list = ZC_BUF_INIT;
+	zc_buf_addc(&list, '[');
+	for (int k = 0; k < n; k++)
+		zc_buf_addf(&list, "%s%lld", k ? "," : "", (long long)rows[k]);
+	zc_buf_addc(&list, ']');
+	sqlite3_bind_text(st, 1, list.p, (int)list.len, SQLITE_STATIC);
+	int step, k = 0;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		sqlite3_int64 seq = sqlite3_column_int64(st, 0);
+		while (k < n && rows[k] != seq) /* the rows come in the list's order */
+			k++;
+		if (k < n)
+			sid[k++] = scope_id(scopes, (const char *)sqlite3_column_text(st, 1));
+	}
+	sqlite3_reset(st);
+	zc_buf_release(&list);
+	return step == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&r->m->store, step, r->e, "recall (scopes)");
+}
+
 /*
  * scored: character-bigram IDF lexical score (seed 003). Each token of the
  * message (bigrams; a lone character in a short message as a prefix
@@ -713,6 +766,12 @@ static int lexical_candidates(struct recall *r, const char *norm, int short_mess
 	if (sqlite3_step(st) == SQLITE_ROW)
 		total = (double)sqlite3_column_int64(st, 0) + 1;
 	sqlite3_reset(st);
+	/* only what this conversation may be shown counts (Q-SCOPE): a
+	 * record of another conversation neither takes a candidate's place
+	 * nor lowers a token's weight */
+	json_t *scopes = cache ? json_incref(cache->scopes) : json_object();
+	int sglobal = scope_id(scopes, "global");
+	int sconv = r->ctx.conversation ? scope_id(scopes, r->ctx.conversation) : -2;
 	json_array_foreach(toks, i, t) {
 		const char *tok = json_string_value(t);
 		struct tokslot *slot = token_slot(cache, tok);
@@ -721,51 +780,67 @@ static int lexical_candidates(struct recall *r, const char *norm, int short_mess
 			continue; /* known to be in too many records */
 		if (probed++ >= ZC_LEXICAL_TOKENS)
 			break;
-		if (cached) {
-			add_idf(&map, &hits, &nhits, &hcap, slot->rows, slot->n, total);
-			continue;
-		}
-		/* no column filter: recall_tag holds only 's…'/'z…' tags, and a
-		 * filter makes FTS5 decode every position list */
-		struct zc_buf q = ZC_BUF_INIT;
-		fts_quote(&q, tok);
-		if (short_message && zc_utf8_len(tok) == 1)
-			zc_buf_adds(&q, " *"); /* a lone character anywhere in the text */
-		st = zc_stmt(s,
-			     "SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?1 ORDER BY rowid DESC "
-			     "LIMIT ?2",
-			     r->e);
-		if (!st) {
-			zc_buf_release(&q);
-			rc = r->e->code;
-			goto out;
-		}
-		sqlite3_bind_text(st, 1, q.p, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int(st, 2, ZC_LEXICAL_MAX_DF + 1);
-		sqlite3_int64 rows[ZC_LEXICAL_MAX_DF + 1];
+		sqlite3_int64 rows[ZC_LEXICAL_MAX_DF + 1], vis[ZC_LEXICAL_MAX_DF + 1];
+		int sid[ZC_LEXICAL_MAX_DF + 1];
 		int df = 0;
-		while ((step = sqlite3_step(st)) == SQLITE_ROW)
-			rows[df++] = sqlite3_column_int64(st, 0);
-		sqlite3_reset(st);
-		zc_buf_release(&q);
-		if (step != SQLITE_DONE) {
-			rc = zc_store_fail(s, step, r->e, "recall (lexical)");
-			goto out;
-		}
-		if (slot) {
-			zc_free(slot->rows);
-			snprintf(slot->tok, sizeof(slot->tok), "%s", tok);
-			slot->n = df > ZC_LEXICAL_MAX_DF ? -1 : df;
-			slot->rows = NULL;
-			if (df > 0 && df <= ZC_LEXICAL_MAX_DF) {
-				slot->rows = zc_malloc((size_t)df * sizeof(*slot->rows));
-				memcpy(slot->rows, rows, (size_t)df * sizeof(*rows));
+		if (cached) {
+			df = slot->n;
+			memcpy(rows, slot->rows, (size_t)df * sizeof(*rows));
+			memcpy(sid, slot->sid, (size_t)df * sizeof(*sid));
+		} else {
+			/* no column filter: recall_tag holds only 's…'/'z…' tags, and a
+			 * filter makes FTS5 decode every position list */
+			struct zc_buf q = ZC_BUF_INIT;
+			fts_quote(&q, tok);
+			if (short_message && zc_utf8_len(tok) == 1)
+				zc_buf_adds(&q, " *"); /* a lone character anywhere in the text */
+			st = zc_stmt(s,
+				     "SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?1 ORDER BY rowid DESC "
+				     "LIMIT ?2",
+				     r->e);
+			if (!st) {
+				zc_buf_release(&q);
+				rc = r->e->code;
+				break;
 			}
+			sqlite3_bind_text(st, 1, q.p, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_int(st, 2, ZC_LEXICAL_MAX_DF + 1);
+			while ((step = sqlite3_step(st)) == SQLITE_ROW)
+				rows[df++] = sqlite3_column_int64(st, 0);
+			sqlite3_reset(st);
+			zc_buf_release(&q);
+			if (step != SQLITE_DONE) {
+				rc = zc_store_fail(s, step, r->e, "recall (lexical)");
+				break;
+			}
+			if (df <= ZC_LEXICAL_MAX_DF && (rc = row_scopes(r, scopes, rows, df, sid)))
+				break;
+			if (slot) {
+				zc_free(slot->rows);
+				zc_free(slot->sid);
+				snprintf(slot->tok, sizeof(slot->tok), "%s", tok);
+				slot->n = df > ZC_LEXICAL_MAX_DF ? -1 : df;
+				slot->rows = NULL;
+				slot->sid = NULL;
+				if (df > 0 && df <= ZC_LEXICAL_MAX_DF) {
+					slot->rows = zc_malloc((size_t)df * sizeof(*slot->rows));
+					memcpy(slot->rows, rows, (size_t)df * sizeof(*rows));
+					slot->sid = zc_malloc((size_t)df * sizeof(*slot->sid));
+					memcpy(slot->sid, sid, (size_t)df * sizeof(*sid));
+				}
+			}
+			if (df > ZC_LEXICAL_MAX_DF)
+				continue;
 		}
-		if (df > ZC_LEXICAL_MAX_DF)
-			continue;
-		add_idf(&map, &hits, &nhits, &hcap, rows, df, total);
+		int vdf = 0;
+		for (int k = 0; k < df; k++)
+			if (sid[k] >= 0 && (sid[k] == sglobal || sid[k] == sconv))
+				vis[vdf++] = rows[k];
+		add_idf(&map, &hits, &nhits, &hcap, vis, vdf, total);
 	}
+	json_decref(scopes);
+	if (rc)
+		goto out;
 	if (nhits) {
 		qsort(hits, nhits, sizeof(*hits), by_lex);
 		for (size_t k = 0; k < nhits && k < ZC_LEXICAL_KEEP; k++) {

@@ -537,6 +537,49 @@ static int leaks(const char *what, int self, const char *text, const char *msg)
 	return bad;
 }
 
+/* The score of id among the items of a recall answer, or -1. */
+static double item_score(json_t *res, const char *id)
+{
+	size_t i;
+	json_t *it;
+	json_array_foreach(json_object_get(res, "items"), i, it) if (strcmp(t_str(it, "id"), id) == 0) return json_number_value(json_object_get(it, "score"));
+	return -1;
+}
+
+/* Q-SCOPE for the lexical stage: records of another conversation are not
+ * candidates at all — they neither take a shared record's place among
+ * the lexical candidates nor lower its words' weight, so what a private
+ * chat writes cannot change what a group is shown. */
+static void Q_SCOPE_lexical_stage_sees_only_visible_records(void)
+{
+	for (int p = 0; p < 2; p++) {
+		zcor *z = open_clocked();
+		set_config(z, profiles[p]);
+		char g[32], x[32];
+		mk(z, NULL, "活动安排", "周三晚上的读书会在东门咖啡馆举行", NULL, g);
+		const char *msg = "读书会是在东门咖啡馆吗";
+		json_t *res = recall1(z, "group:1", msg);
+		double before = item_score(res, g);
+		json_decref(res);
+		if (p == 1) /* scored: found by its words alone */
+			CHECK(before > 0);
+		for (int i = 0; i < 15; i++) {
+			char title[64];
+			snprintf(title, sizeof(title), "私聊笔记%02d", i);
+			mk(z, "private:2", title, "读书会是在东门咖啡馆吗？对，读书会是在东门咖啡馆", NULL, x);
+		}
+		res = recall1(z, "group:1", msg);
+		double after = item_score(res, g);
+		CHECK(after == before);
+		if (after != before)
+			fprintf(stderr, "  profile %s: score %g before the private notes, %g after\n", profiles[p], before,
+				after);
+		CHECK_LACKS(t_str(res, "header"), "私聊笔记");
+		json_decref(res);
+		zcor_close(z);
+	}
+}
+
 static void Q_SCOPE_privacy_randomised(void)
 {
 	int f0 = t_failures;
@@ -1731,6 +1774,7 @@ const struct t_case t_cases[] = {
 	 Q_RECALL_slang_verbatim_always_included_even_when_old},
 	{"Q_RECALL_speaker_and_mentioned_people_included", Q_RECALL_speaker_and_mentioned_people_included},
 	{"Q_SCOPE_privacy_randomised", Q_SCOPE_privacy_randomised},
+	{"Q_SCOPE_lexical_stage_sees_only_visible_records", Q_SCOPE_lexical_stage_sees_only_visible_records},
 	{"Q_RECALL_superseded_never_recalled", Q_RECALL_superseded_never_recalled},
 	{"Q_RECALL_archived_and_uncertain_never_injected", Q_RECALL_archived_and_uncertain_never_injected},
 	{"Q_RECALL_quotas", Q_RECALL_quotas},
