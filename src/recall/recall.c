@@ -264,6 +264,8 @@ static int term_prefixes(struct recall *r, const char *norm, size_t from, json_t
 	return step == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&r->m->store, step, r->e, "looking up terms");
 }
 
+static void bind_conv(struct recall *r, sqlite3_stmt *st);
+
 static int dictionary_terms(struct recall *r, const char *norm, int min_chars, json_t *set)
 {
 	size_t len = strlen(norm);
@@ -314,15 +316,18 @@ static int dictionary_terms(struct recall *r, const char *norm, int min_chars, j
 	zc_buf_addc(&subs, ']');
 	json_decref(prefixes);
 	int step;
+	/* a term of this conversation's or a global record: another
+	 * conversation's keywords must not show up in this one's terms */
 	sqlite3_stmt *st = zc_stmt(&r->m->store,
 				   "SELECT j.value FROM json_each(?1) j WHERE EXISTS (SELECT 1 FROM terms t "
-				   "WHERE t.term = j.value)",
+				   "WHERE t.term = j.value AND t.scope IN ('global', ?9))",
 				   r->e);
 	if (!st) {
 		zc_buf_release(&subs);
 		return r->e->code;
 	}
 	sqlite3_bind_text(st, 1, subs.p, (int)subs.len, SQLITE_STATIC);
+	bind_conv(r, st);
 	while ((step = sqlite3_step(st)) == SQLITE_ROW)
 		add_term(r, set, (const char *)sqlite3_column_text(st, 0));
 	sqlite3_reset(st);

@@ -580,6 +580,33 @@ static void Q_SCOPE_lexical_stage_sees_only_visible_records(void)
 	}
 }
 
+/* Q-SCOPE for the terms: a keyword of another conversation's record that
+ * occurs in a message is not one of its terms (the answer lists its terms:
+ * they would tell a group what a private chat's keywords are). */
+static void Q_SCOPE_terms_only_of_visible_records(void)
+{
+	zcor *z = open_clocked();
+	char x[32];
+	mk(z, "private:2", "私下计划", "只在私聊说过", "[\"蓝鲸行动代号\"]", x);
+	static const char *const convs[] = {"private:2", "group:1", "private:3"};
+	for (int i = 0; i < 3; i++) {
+		json_t *res = recall1(z, convs[i], "说说蓝鲸行动代号是什么");
+		char *terms = json_dumps(json_object_get(res, "terms"), 0);
+		char *expanded = json_dumps(json_object_get(res, "expandedTerms"), 0);
+		if (i == 0) {
+			CHECK_HAS(terms, "蓝鲸行动代号");
+		} else {
+			CHECK_LACKS(terms, "蓝鲸行动代号");
+			CHECK_LACKS(expanded, "蓝鲸行动代号");
+			CHECK_LACKS(t_str(res, "header"), "私下计划");
+		}
+		free(terms);
+		free(expanded);
+		json_decref(res);
+	}
+	zcor_close(z);
+}
+
 static void Q_SCOPE_privacy_randomised(void)
 {
 	int f0 = t_failures;
@@ -1774,6 +1801,7 @@ const struct t_case t_cases[] = {
 	 Q_RECALL_slang_verbatim_always_included_even_when_old},
 	{"Q_RECALL_speaker_and_mentioned_people_included", Q_RECALL_speaker_and_mentioned_people_included},
 	{"Q_SCOPE_privacy_randomised", Q_SCOPE_privacy_randomised},
+	{"Q_SCOPE_terms_only_of_visible_records", Q_SCOPE_terms_only_of_visible_records},
 	{"Q_SCOPE_lexical_stage_sees_only_visible_records", Q_SCOPE_lexical_stage_sees_only_visible_records},
 	{"Q_RECALL_superseded_never_recalled", Q_RECALL_superseded_never_recalled},
 	{"Q_RECALL_archived_and_uncertain_never_injected", Q_RECALL_archived_and_uncertain_never_injected},
