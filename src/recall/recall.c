@@ -1672,10 +1672,13 @@ static int pack_items(struct recall *r, size_t npicked, struct pack *p, json_t *
 				json_array_append_new(items, item_json(x));
 		}
 	}
-	if ((rc = recent_slang(r, npicked, p)))
+	/* seed 003's section; seed 000 (profile zcor) injects its hits alone,
+	 * at most ZC_RECALL_ZCOR_MAX, and nothing when nothing hit */
+	if (r->profile != ZC_PROFILE_ZCOR && (rc = recent_slang(r, npicked, p)))
 		return rc;
-	if (json_array_size(items) == 0 && p->used == after_head) {
-		/* nothing to say: no header at all */
+	if (json_array_size(items) == 0 && (p->used == after_head || r->profile == ZC_PROFILE_ZCOR)) {
+		/* nothing to say: no header at all (and seed 000 says nothing
+		 * without a hit, whatever else the header could carry) */
 		p->b.len = start;
 		if (p->b.p)
 			p->b.p[start] = '\0';

@@ -309,11 +309,23 @@ static void Z_RECALL_zcor_profile_tie_break(void)
 		fprintf(stderr, "  items: %s\n", item_ids(res));
 	json_decref(res);
 
-	/* Z_RECALL_zcor_no_fallback: no hit → nothing, even with a pinned record */
+	/* Z_RECALL_zcor_no_fallback: no hit → nothing, even with a pinned
+	 * record, a slang entry (no 最近学的梗, no vocabulary) or INDEX.md */
 	t_sql_exec(z, "UPDATE nodes SET pinned = 1, hits = 40 WHERE id = '%s'", unrelated);
+	json_decref(t_call_ok(z, NULL, "qq_memory",
+			      "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"绝绝子\","
+			      "\"meaning\":\"SLANGTEXT 好到极点\",\"date\":\"2025-12-30\"}"));
+	json_decref(t_call_ok(z, NULL, "qq_memory",
+			      "{\"action\":\"write\",\"path\":\"INDEX.md\",\"content\":\"# 索引\\nINDEXTEXT\\n\"}"));
 	res = recall1(z, "group:1", "今天天气很好呀");
 	CHECK_STR(header(res), "");
 	CHECK_INT(nitems(res), 0);
+	json_decref(res);
+	/* with a hit: its records alone, at most 10 — no 最近学的梗 */
+	res = recall1(z, "group:1", "zqalpha 在吗");
+	CHECK(nitems(res) > 0 && nitems(res) <= 10);
+	CHECK_LACKS(header(res), "最近学的梗");
+	CHECK_LACKS(header(res), "SLANGTEXT");
 	json_decref(res);
 	zcor_close(z);
 }
