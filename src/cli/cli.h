@@ -35,6 +35,10 @@ int cli_usage(const struct cli_cmd *cmd);
 const struct cli_cmd *cli_find(const char *name);
 /* True if argv has -h or --help. */
 int cli_wants_help(int argc, char **argv);
+/* `--dir D` or `--conversation KEY` at argv[*i], taken after the command
+ * name too (recall, prefix): 1 if it was one (*i moves past its value),
+ * 0 if not, -1 if the conversation key is not valid (said on stderr). */
+int cli_common_option(struct cli *c, int argc, char **argv, int *i);
 void cli_print_help(const struct cli_cmd *cmd);
 /* All of standard input as a string, or NULL past CLI_STDIN_MAX bytes or
  * out of memory (caller frees with free()). */

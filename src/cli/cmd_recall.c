@@ -16,8 +16,14 @@ int cmd_recall(struct cli *c, int argc, char **argv)
 	int as_json = 0, explain = 0, rc = CLI_USAGE;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		int has = i + 1 < argc;
-		if (!strcmp(a, "--json")) {
+		int has = i + 1 < argc, common = cli_common_option(c, argc, argv, &i);
+		if (common < 0) {
+			rc = CLI_USAGE;
+			goto out;
+		}
+		if (common) {
+			continue;
+		} else if (!strcmp(a, "--json")) {
 			as_json = 1;
 		} else if (!strcmp(a, "--explain")) {
 			explain = 1;
@@ -81,8 +87,13 @@ out:
 
 int cmd_prefix(struct cli *c, int argc, char **argv)
 {
-	if (argc != 1)
-		return cli_usage(cli_find("prefix"));
+	for (int i = 1; i < argc; i++) {
+		int common = cli_common_option(c, argc, argv, &i);
+		if (common < 0)
+			return CLI_USAGE;
+		if (!common)
+			return cli_usage(cli_find("prefix"));
+	}
 	zcor *z = cli_open(c);
 	if (!z)
 		return CLI_FAILED;

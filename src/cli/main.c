@@ -30,7 +30,7 @@ const struct cli_cmd cli_cmds[] = {
 	 "state is backed up first; the result names that backup.",
 	 cmd_restore},
 	{"recall",
-	 "zcor [--dir D] --conversation KEY recall [--speaker ID[:NAME]]… [--mention ID]… "
+	 "zcor recall [--dir D] --conversation KEY [--speaker ID[:NAME]]… [--mention ID]… "
 	 "--message TEXT… [--json] [--explain]",
 	 "Prints the memory context header auto-recall would put before this batch of\n"
 	 "messages in that conversation (nothing when nothing is relevant or recallChars\n"
@@ -38,7 +38,7 @@ const struct cli_cmd cli_cmds[] = {
 	 "per candidate, its feature scores and why it was included or cut. Recall is not\n"
 	 "recorded in history; hit counts are updated.",
 	 cmd_recall},
-	{"prefix", "zcor [--dir D] [--conversation KEY] prefix",
+	{"prefix", "zcor prefix [--dir D] [--conversation KEY]",
 	 "Prints the system prefix: PERSONA.md, the system rules, memory guidance,\n"
 	 "relationship guidance (when relationship memory is on) and the important\n"
 	 "memories the conversation may see.",
@@ -227,6 +227,26 @@ int cli_call_tool(struct cli *c, zcor *z, const char *name, const char *args)
 	if (rc == ZCOR_ENOTFOUND && strstr(zcor_errmsg(z), "no tool named"))
 		return CLI_USAGE;
 	return rc == ZCOR_OK ? CLI_OK : CLI_FAILED;
+}
+
+int cli_common_option(struct cli *c, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+	if (strcmp(a, "--dir") == 0 && *i + 1 < argc) {
+		c->dir = argv[++*i];
+		return 1;
+	}
+	if (strcmp(a, "--conversation") != 0 || *i + 1 >= argc)
+		return 0;
+	const char *key = argv[++*i];
+	char *err = NULL;
+	if (zcor_check_conversation(key, &err)) {
+		fprintf(stderr, "zcor: --conversation: %s\n", err);
+		zcor_free(err);
+		return -1;
+	}
+	c->conversation = key;
+	return 1;
 }
 
 int main(int argc, char **argv)

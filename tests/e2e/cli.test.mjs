@@ -71,6 +71,58 @@ function write(dir, title, content = 'x', conv) {
   return out.node;
 }
 
+// ---- zcor recall, zcor prefix ----------------------------------------------
+
+test('recall and prefix: --dir/--conversation after the command or before it; --speaker ID:NAME, --mention, --json, --explain', () => {
+  const dir = tmp();
+  const cafe = tool(dir, 'zcor_memory_write', { title: '咖啡店', content: '东门咖啡店周一休息', keywords: ['咖啡'] }).node;
+  tool(dir, 'zcor_memory_write', { title: '私聊咖啡', content: '只在私聊说过的咖啡店' }, 'private:2');
+  tool(dir, 'zcor_relationship_write', { personId: '10001', name: '阿青', relationship: '群友', affinity: 10, reason: '常聊天' });
+  tool(dir, 'zcor_relationship_write', { personId: '10002', name: '小白', relationship: '群友', affinity: 5, reason: '常聊天' });
+  tool(dir, 'zcor_relationship_write', { personId: '10003', name: '老王', relationship: '群友', affinity: 0, reason: '偶尔' });
+  for (const pre of [['recall', '--dir', dir, '--conversation', 'group:1'], ['--dir', dir, '--conversation', 'group:1', 'recall']]) {
+    const r = zcor([...pre, '--message', '咖啡店今天开吗']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.ok(r.stdout.includes(`[${cafe.id}`), r.stdout);
+    assert.ok(r.stdout.includes('东门咖啡店周一休息'), r.stdout);
+    assert.ok(!r.stdout.includes('只在私聊'), r.stdout); // another conversation's record
+  }
+  let r = zcor(['recall', '--dir', dir, '--conversation', 'group:1', '--speaker', '10001:阿青', '--mention', '10002',
+    '--message', '咖啡店今天开吗', '--message', '还有人去吗', '--json']);
+  assert.equal(r.status, 0, r.stderr);
+  let j = JSON.parse(r.stdout);
+  assert.ok(j.items.some((x) => x.id === cafe.id), r.stdout);
+  assert.ok(j.items.some((x) => x.personId === '10001'), r.stdout); // the speaker
+  assert.ok(j.items.some((x) => x.personId === '10002'), r.stdout); // @-mentioned
+  assert.ok(!j.items.some((x) => x.personId === '10003'), r.stdout);
+  assert.ok(j.header.includes('阿青') && j.header.includes('小白'), j.header);
+  assert.equal(j.explain, undefined);
+  r = zcor(['recall', '--dir', dir, '--conversation', 'group:1', '--message', '咖啡店今天开吗', '--explain']);
+  assert.equal(r.status, 0, r.stderr);
+  j = JSON.parse(r.stdout);
+  const c = j.explain.find((x) => x.id === cafe.id);
+  assert.ok(c, r.stdout);
+  assert.equal(c.included, true);
+  for (const f of ['entity', 'lexical', 'recency', 'salience', 'sectionPrior', 'expired']) assert.equal(typeof c.features[f], 'number', f);
+  assert.ok(c.features.entity > 0 || c.features.lexical > 0, JSON.stringify(c));
+  assert.ok(!j.explain.some((x) => x.title === '私聊咖啡'), r.stdout);
+
+  for (const pre of [['prefix', '--dir', dir, '--conversation', 'group:1'], ['--dir', dir, 'prefix']]) {
+    r = zcor(pre);
+    assert.equal(r.status, 0, r.stderr);
+    assert.ok(r.stdout.includes('external_event_frame'), r.stdout);
+  }
+  // bad usage: exit 2 with the usage line
+  for (const args of [['recall', '--dir', dir, '--conversation', 'group:1'], // no --message
+    ['recall', '--dir', dir, '--message', 'x'], // no conversation
+    ['recall', '--dir', dir, '--conversation', 'bad key', '--message', 'x'],
+    ['prefix', '--dir', dir, 'extra'], ['prefix', '--dir', dir, '--conversation', 'nope']]) {
+    r = zcor(args);
+    assert.equal(r.status, 2, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, /usage: zcor (recall|prefix)|--conversation/);
+  }
+});
+
 // ---- zcor tool ----------------------------------------------------------
 
 test('tool prints the result JSON and exits 0', () => {
