@@ -363,6 +363,44 @@ int zc_config_check(const json_t *doc, struct zc_config *out, struct zc_err *e)
 	return ZCOR_OK;
 }
 
+/* Reads and checks a config file; *doc and *cfg on success. */
+static int load(const char *path, json_t **doc, struct zc_config *cfg, char **data, size_t *len,
+		struct zc_err *e)
+{
+	*doc = NULL;
+	int rc = zc_read_file(path, ZC_CONFIG_MAX_BYTES, data, len, e);
+	if (!rc)
+		rc = zc_json_parse(*data, *len, "config.json", doc, e);
+	if (!rc)
+		rc = zc_config_check(*doc, cfg, e);
+	if (rc) {
+		json_decref(*doc);
+		*doc = NULL;
+	}
+	return rc;
+}
+
+static char *last_good_path(const struct zc_confile *c)
+{
+	size_t n = strlen(c->path) + sizeof(ZC_CONFIG_LAST_GOOD_SUFFIX);
+	char *p = zc_malloc(n);
+	snprintf(p, n, "%s%s", c->path, ZC_CONFIG_LAST_GOOD_SUFFIX);
+	return p;
+}
+
+/* Keeps a copy of valid settings beside config.json (when it differs). */
+static void save_last_good(const struct zc_confile *c, const char *data, size_t len)
+{
+	char *path = last_good_path(c), *old = NULL;
+	size_t oldlen = 0;
+	struct zc_err e = {0};
+	if (zc_read_file(path, ZC_CONFIG_MAX_BYTES, &old, &oldlen, &e) || oldlen != len ||
+	    memcmp(old, data, len) != 0)
+		zc_write_file_atomic(path, data, len, &e); /* best effort: a copy */
+	zc_free(old);
+	zc_free(path);
+}
+
 void zc_config_refresh(struct zc_confile *c)
 {
 	int changed = zc_file_changed(c->path, &c->seen);
@@ -384,22 +422,38 @@ void zc_config_refresh(struct zc_confile *c)
 	json_t *doc = NULL;
 	struct zc_err e = {0};
 	struct zc_config cfg;
-	int rc = zc_read_file(c->path, ZC_CONFIG_MAX_BYTES, &data, &len, &e);
-	if (!rc)
-		rc = zc_json_parse(data, len, "config.json", &doc, &e);
-	if (!rc)
-		rc = zc_config_check(doc, &cfg, &e);
-	if (rc) {
-		snprintf(c->warning, sizeof(c->warning),
-			 "config.json: %.480s; the last good settings stay in use until it is fixed", e.msg);
-		json_decref(doc);
-	} else {
+	int rc = load(c->path, &doc, &cfg, &data, &len, &e);
+	if (!rc) {
 		c->warning[0] = '\0';
 		c->cfg = cfg;
 		json_decref(c->doc);
 		c->doc = doc;
+		c->good = 1;
+		save_last_good(c, data, len);
+		zc_free(data);
+		return;
 	}
 	zc_free(data);
+	const char *kept = "the last good settings stay in use";
+	if (!c->good) {
+		/* a process starting on a broken file: the copy of the last
+		 * valid one, if there is one */
+		char *path = last_good_path(c), *copy = NULL;
+		size_t clen = 0;
+		struct zc_err ce = {0};
+		if (load(path, &doc, &cfg, &copy, &clen, &ce) == ZCOR_OK) {
+			c->cfg = cfg;
+			json_decref(c->doc);
+			c->doc = doc;
+			c->good = 1;
+			kept = "the last good settings (config.json" ZC_CONFIG_LAST_GOOD_SUFFIX ") are in use";
+		} else {
+			kept = "the defaults are in use (no valid earlier config.json was kept)";
+		}
+		zc_free(copy);
+		zc_free(path);
+	}
+	snprintf(c->warning, sizeof(c->warning), "config.json: %.440s; %s until it is fixed", e.msg, kept);
 }
 
 int zc_config_set(struct zc_confile *c, const json_t *patch, struct zc_err *e)
@@ -419,6 +473,8 @@ int zc_config_set(struct zc_confile *c, const json_t *patch, struct zc_err *e)
 		withnl[n] = '\n';
 		withnl[n + 1] = '\0';
 		rc = zc_write_file_atomic(c->path, withnl, n + 1, e);
+		if (!rc)
+			save_last_good(c, withnl, n + 1);
 		zc_free(withnl);
 		zc_free(text);
 	}
@@ -426,6 +482,7 @@ int zc_config_set(struct zc_confile *c, const json_t *patch, struct zc_err *e)
 		c->cfg = cfg;
 		json_decref(c->doc);
 		c->doc = doc;
+		c->good = 1;
 		c->warning[0] = '\0';
 		zc_file_changed(c->path, &c->seen);
 	} else {

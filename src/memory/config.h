@@ -75,8 +75,14 @@ struct zc_confile {
 	struct zc_file_id seen;
 	struct zc_config cfg;  /* the last good settings */
 	json_t *doc;           /* the last good document */
+	int good;              /* cfg came from a valid file (this one or its last good copy) */
 	char warning[600];     /* what is wrong with the file, "" if fine */
 };
+
+/* Beside config.json: a copy of the last valid one, written whenever a
+ * valid config.json is read or set, read when a process starts on an
+ * invalid config.json (so a restart after a typo keeps the settings). */
+#define ZC_CONFIG_LAST_GOOD_SUFFIX ".last-good"
 
 void zc_config_init(struct zc_confile *c, const char *path);
 void zc_config_release(struct zc_confile *c);

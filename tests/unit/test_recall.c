@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "base/buf.h"
@@ -1608,6 +1609,44 @@ static json_t *config_of(zcor *z)
 	return v ? v : json_object();
 }
 
+/* An invalid config.json read by a process that never saw a valid one
+ * (a restart after a typo): the copy of the last valid file is used, and
+ * the warning says so; without a copy, the defaults — and it says that. */
+static void X_CONFIG_restart_keeps_last_good(void)
+{
+	zcor *z = open_clocked();
+	char dir[512];
+	snprintf(dir, sizeof(dir), "%s", zcor_dir(z));
+	set_config(z, "{\"recallChars\":50,\"recall\":{\"profile\":\"zcor\"}}");
+	const char *path = dir_file(z, "config.json");
+	char cpath[600];
+	snprintf(cpath, sizeof(cpath), "%s", path);
+	zcor_close(z);
+	write_all(cpath, "{\"recallChars\": -3, \"recall\": {\"profile\": \"zcor\"}}\n");
+	z = t_open_dir(dir);
+	json_t *c = config_of(z);
+	CHECK_HAS(t_str(c, "warning"), "recallChars");
+	CHECK_HAS(t_str(c, "warning"), "last good");
+	CHECK_INT(t_int(c, "recallChars"), 50);
+	CHECK_STR(t_str(c, "recall.profile"), "zcor");
+	json_decref(c);
+	json_t *res = recall1(z, "group:1", "随便说点什么");
+	CHECK_INT(t_int(res, "budget"), 50);
+	CHECK_STR(t_str(res, "profile"), "zcor");
+	json_decref(res);
+	zcor_close(z);
+	/* no copy: the defaults, said as such */
+	char lg[700];
+	snprintf(lg, sizeof(lg), "%s.last-good", cpath);
+	CHECK_INT(unlink(lg), 0);
+	z = t_open_dir(dir);
+	c = config_of(z);
+	CHECK_HAS(t_str(c, "warning"), "defaults");
+	CHECK_INT(t_int(c, "recallChars"), 6000);
+	json_decref(c);
+	zcor_close(z);
+}
+
 static void X_CONFIG(void)
 {
 	int f0 = t_failures;
@@ -1827,6 +1866,7 @@ const struct t_case t_cases[] = {
 	{"Z_RECALL_warm_reads_ahead", Z_RECALL_warm_reads_ahead},
 	{"Z_PREFIX", Z_PREFIX},
 	{"X_CONFIG", X_CONFIG},
+	{"X_CONFIG_restart_keeps_last_good", X_CONFIG_restart_keeps_last_good},
 	{"Q_RECALL_request_validation", Q_RECALL_request_validation},
 	{0},
 };
