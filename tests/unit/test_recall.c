@@ -20,6 +20,7 @@
 
 #include "harness.h"
 #include "base/buf.h"
+#include "recall/recall.h" /* its limits */
 #include "memory/memory.h" /* struct zc_mem, for zcor_warm's test */
 #include "store/store.h" /* zc_fts_register, for the second connection */
 
@@ -446,7 +447,9 @@ static void Q_RECALL_slang_verbatim_always_included_even_when_old(void)
 		char t[64], id[32];
 		now_ms = T0 - 60000 + i * 1000;
 		snprintf(t, sizeof(t), "奶茶店排队规则%d", i);
-		mk(z, NULL, t, "今天的奶茶店排队好长，奶茶真是好喝，排队规则", NULL, id);
+		/* (an entity hit each, as the old slang has: only the rule
+		 * keeps it among the 认知 section's quota) */
+		mk(z, NULL, t, "今天的奶茶店排队好长，奶茶真是好喝，排队规则", "[\"奶茶\",\"排队\"]", id);
 		t_sql_exec(z, "UPDATE nodes SET kind = 'cognition', pinned = 1, hits = 100 WHERE id = '%s'", id);
 	}
 	now_ms = T0;
@@ -485,10 +488,23 @@ static void Q_RECALL_speaker_and_mentioned_people_included(void)
 		snprintf(t, sizeof(t), "天气预报 %d", i);
 		mk(z, NULL, t, "今天天气不错，适合出门", "[\"天气\"]", id);
 	}
+	/* and eight people the message names: more than the 人物 section's
+	 * quota, each with an entity hit the speakers do not have */
+	static const char *const named[] = {"路人甲", "路人乙", "路人丙", "路人丁", "路人戊", "路人己", "路人庚", "路人辛"};
+	for (int i = 0; i < 8; i++) {
+		int rc;
+		json_t *r = t_call_rc(z, NULL, &rc, "zcor_relationship_write",
+				      "{\"personId\":\"200%02d\",\"name\":\"%s\",\"relationship\":\"群友\","
+				      "\"affinity\":50,\"reason\":\"常来\"}",
+				      i, named[i]);
+		CHECK_INT(rc, ZCOR_OK);
+		json_decref(r);
+	}
 	json_t *res = recall_req(z,
 				 json_pack("{s:s, s:[{s:s, s:s}], s:[{s:s}], s:[s]}", "conversation",
-					   "group:3", "messages", "text", "今天天气不错", "senderId", "10001",
-					   "speakers", "id", "10004", "mentions", "10002"),
+					   "group:3", "messages", "text",
+					   "今天天气不错，路人甲 路人乙 路人丙 路人丁 路人戊 路人己 路人庚 路人辛 都来吗",
+					   "senderId", "10001", "speakers", "id", "10004", "mentions", "10002"),
 				 NULL);
 	CHECK(has_person(res, "10001")); /* sender */
 	CHECK(has_person(res, "10002")); /* @-mentioned */
@@ -1105,10 +1121,9 @@ static void Q_RECALL_quotas(void)
 	const char *msg = "周末火锅聚会大家还去吗，火锅周末聚会，顺便带点奶茶";
 	json_t *res = recall1(z, "group:8", msg);
 	int facts = count_section(res, "事实", 0), prefs = count_section(res, "惯例与偏好", 0);
-	CHECK(prefs >= 1);
-	CHECK(facts >= 1);
-	CHECK(facts < 30);
-	if (prefs < 1 || facts >= 30)
+	CHECK_INT(prefs, 3);
+	CHECK_INT(facts, ZC_RECALL_SECTION_QUOTA); /* 30 strong candidates, the quota of one section */
+	if (prefs != 3 || facts != ZC_RECALL_SECTION_QUOTA)
 		fprintf(stderr, "  facts %d, preferences %d: %s\n", facts, prefs, item_ids(res));
 	json_decref(res);
 
@@ -1146,7 +1161,14 @@ static void Q_RECALL_fallback_scored_no_hit(void)
 	int f0 = t_failures;
 	(void)f0;
 	zcor *z = open_clocked();
-	char a[32], b[32], pinned[32], hot[32], recent[32], other[32];
+	char a[32], b[32], pinned[32], hot[32], recent[32], other[32], first[10][32];
+	/* the start of the store: sixty plain records, the oldest */
+	for (int i = 0; i < 60; i++) {
+		char t[64], id[32];
+		now_ms = T0 - 400 * DAY + i * 1000;
+		snprintf(t, sizeof(t), "最早的记录%02d", i);
+		mk(z, NULL, t, "STARTTEXT 很久以前", NULL, i < 10 ? first[i] : id);
+	}
 	now_ms = T0 - 50 * DAY;
 	mk(z, NULL, "普通记录甲", "AAA 平平无奇", NULL, a);
 	mk(z, NULL, "普通记录乙", "BBB 平平无奇", NULL, b);
@@ -1167,6 +1189,9 @@ static void Q_RECALL_fallback_scored_no_hit(void)
 	CHECK_STR(t_str(res, "items.0.id"), pinned);
 	CHECK(item_pos(res, hot) >= 0);
 	CHECK(item_pos(res, other) < 0);
+	CHECK(item_pos(res, recent) >= 0);
+	for (int i = 0; i < 10; i++) /* never the start of anything */
+		CHECK(item_pos(res, first[i]) < 0);
 	CHECK_HAS(header(res), "PINNEDTEXT");
 	CHECK_LACKS(header(res), "OTHERGROUP");
 	if (t_failures != f0)
@@ -1612,6 +1637,38 @@ static json_t *config_of(zcor *z)
 /* An invalid config.json read by a process that never saw a valid one
  * (a restart after a typo): the copy of the last valid file is used, and
  * the warning says so; without a copy, the defaults — and it says that. */
+/* The INDEX document goes into the header cut to ZC_RECALL_INDEX_CHARS
+ * (1500) characters, marked as cut. */
+static void Q_RECALL_index_document_at_most_1500_chars(void)
+{
+	zcor *z = open_clocked();
+	char id[32];
+	mk(z, NULL, "zqindex 记录", "有一条命中", "[\"zqindex\"]", id);
+	struct zc_buf body = ZC_BUF_INIT;
+	zc_buf_adds(&body, "{\"action\":\"write\",\"path\":\"INDEX.md\",\"content\":\"# 索引\\n");
+	for (int i = 0; i < 3000; i++)
+		zc_buf_adds(&body, "索");
+	zc_buf_adds(&body, "\\n\"}");
+	int rc = -1;
+	json_t *w = t_call_raw(z, NULL, &rc, "qq_memory", zc_buf_str(&body));
+	CHECK_INT(rc, ZCOR_OK);
+	json_decref(w);
+	zc_buf_release(&body);
+	json_t *res = recall1(z, "group:1", "zqindex 在吗");
+	const char *h = header(res);
+	CHECK_HAS(h, "## INDEX.md\n# 索引\n索索");
+	int n = 0;
+	for (const char *p = h; (p = strstr(p, "索")); p += strlen("索"))
+		n++;
+	/* "# 索引\n" and 1500 - 5 characters of the body, then "…" */
+	CHECK(n > 1400 && n <= ZC_RECALL_INDEX_CHARS);
+	CHECK_HAS(h, "索…\n");
+	if (n <= 1400 || n > ZC_RECALL_INDEX_CHARS)
+		fprintf(stderr, "  %d characters of INDEX.md in the header\n", n);
+	json_decref(res);
+	zcor_close(z);
+}
+
 static void X_CONFIG_restart_keeps_last_good(void)
 {
 	zcor *z = open_clocked();
@@ -1865,6 +1922,7 @@ const struct t_case t_cases[] = {
 	{"Z_RECALL_hits_logged_a_batch_to_a_row", Z_RECALL_hits_logged_a_batch_to_a_row},
 	{"Z_RECALL_warm_reads_ahead", Z_RECALL_warm_reads_ahead},
 	{"Z_PREFIX", Z_PREFIX},
+	{"Q_RECALL_index_document_at_most_1500_chars", Q_RECALL_index_document_at_most_1500_chars},
 	{"X_CONFIG", X_CONFIG},
 	{"X_CONFIG_restart_keeps_last_good", X_CONFIG_restart_keeps_last_good},
 	{"Q_RECALL_request_validation", Q_RECALL_request_validation},
