@@ -521,9 +521,12 @@ static const char *const warm_sql[] = {
 	"SELECT person_id FROM people ORDER BY person_id",
 	"SELECT name FROM people NOT INDEXED",
 	"SELECT line FROM view_lines ORDER BY kind, ref", /* citations */
-	/* the no-hit fallback's ends of two indexes */
-	"SELECT seq FROM nodes INDEXED BY nodes_pinned WHERE pinned = 1 ORDER BY updated_at DESC LIMIT 256",
-	"SELECT seq FROM nodes INDEXED BY nodes_updated ORDER BY updated_at DESC LIMIT 256",
+	/* the no-hit fallback's global records (a conversation's own are
+	 * read by its first fallback) */
+	"SELECT seq FROM nodes INDEXED BY nodes_scope_pinned WHERE pinned = 1 AND scope = 'global' AND "
+	"tier = 'hot' ORDER BY updated_at DESC LIMIT 256",
+	"SELECT seq FROM nodes INDEXED BY nodes_scope_recent WHERE scope = 'global' AND tier = 'hot' "
+	"ORDER BY updated_at DESC LIMIT 256",
 	"SELECT seq FROM nodes INDEXED BY nodes_recall ORDER BY seq DESC",
 	/* (ORDER BY the key: a WITHOUT ROWID table's own b-tree, not an index) */
 	"SELECT ref FROM terms ORDER BY term, scope, kind, ref",
@@ -1289,27 +1292,34 @@ static size_t select_items(struct recall *r)
  * queries walk an index from its newest end; neither visits every node. */
 static int fallback_items(struct recall *r)
 {
+	/* for each scope the conversation may see, from its newest end of an
+	 * index of that scope: the cost does not grow with the other
+	 * conversations' records */
 	static const char *const sql[2] = {
-		"SELECT " LIGHT_COLS " FROM nodes n WHERE n.pinned = 1 AND " CURRENT_SQL
-		" ORDER BY n.updated_at DESC LIMIT 5",
-		"SELECT " LIGHT_COLS " FROM nodes n WHERE " CURRENT_SQL
-		" AND +n.kind IN ('memory', 'cognition') ORDER BY n.updated_at DESC LIMIT 50",
+		"SELECT " LIGHT_COLS " FROM nodes n INDEXED BY nodes_scope_pinned WHERE n.pinned = 1 AND "
+		"n.scope = ?1 AND n.tier = 'hot' AND " LIVE_INDEXED_SQL " ORDER BY n.updated_at DESC LIMIT 5",
+		"SELECT " LIGHT_COLS " FROM nodes n INDEXED BY nodes_scope_recent WHERE n.scope = ?1 AND "
+		"n.tier = 'hot' AND " LIVE_INDEXED_SQL " AND n.kind IN ('memory', 'cognition') "
+		"ORDER BY n.updated_at DESC LIMIT 50",
 	};
+	const char *scopes[2] = {"global", r->ctx.conversation};
 	for (int q = 0; q < 2; q++) {
-		sqlite3_stmt *st = zc_stmt(&r->m->store, sql[q], r->e);
-		if (!st)
-			return r->e->code;
-		bind_conv(r, st);
-		int step;
-		while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-			struct item *x = item_of(r, 'n', sqlite3_column_int64(st, 0));
-			light_from_row(x, st, 0);
-			if (q == 0)
-				x->always = "fallback: pinned";
+		for (int sc = 0; sc < 2 && scopes[sc]; sc++) {
+			sqlite3_stmt *st = zc_stmt(&r->m->store, sql[q], r->e);
+			if (!st)
+				return r->e->code;
+			sqlite3_bind_text(st, 1, scopes[sc], -1, SQLITE_STATIC);
+			int step;
+			while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+				struct item *x = item_of(r, 'n', sqlite3_column_int64(st, 0));
+				light_from_row(x, st, 0);
+				if (q == 0)
+					x->always = "fallback: pinned";
+			}
+			sqlite3_reset(st);
+			if (step != SQLITE_DONE)
+				return zc_store_fail(&r->m->store, step, r->e, "recall (fallback)");
 		}
-		sqlite3_reset(st);
-		if (step != SQLITE_DONE)
-			return zc_store_fail(&r->m->store, step, r->e, "recall (fallback)");
 	}
 	seqmap_clear(&r->where);
 	return ZCOR_OK;

@@ -286,6 +286,12 @@ static const char *const migrations[] = {
 	"INSERT INTO hit_batch(hits)\n"
 	"  SELECT json_group_array(json_array(at, seq)) FROM hit_log HAVING count(*) > 0;\n"
 	"DROP TABLE hit_log;\n",
+	/* 7 -> 8: the no-hit fallback's newest records of one scope. Walking
+	 * nodes_updated (or nodes_pinned) and testing the scope visited every
+	 * record of the other conversations when this one and global had
+	 * fewer than it looks for (recall.c, fallback_items). */
+	"CREATE INDEX nodes_scope_recent ON nodes(scope, tier, updated_at);\n"
+	"CREATE INDEX nodes_scope_pinned ON nodes(scope, tier, updated_at) WHERE pinned = 1;\n",
 };
 
 static void prefetch_file(const char *path, unsigned long long max)

@@ -1392,6 +1392,7 @@ static void Z_RECALL_warm_reads_ahead(void)
 			json_t *res = recall1(z, "group:1", msgs[i]);
 			if (i > 0) /* the first also reads what this conversation's header probes once */
 				reads += page_reads(z) - m0;
+
 			CHECK(json_array_size(json_object_get(res, "items")) > 0);
 			/* the same answer (the scores moved: the first pass's hits
 			 * were folded into the records when it closed) */
@@ -1457,6 +1458,8 @@ static void Z_RECALL_hits_logged_a_batch_to_a_row(void)
 	/* schema 6: one hit_log row per hit; migrating keeps them */
 	z = t_open_dir(dir);
 	t_sql_exec(z, "DROP TABLE hit_batch");
+	t_sql_exec(z, "DROP INDEX nodes_scope_recent"); /* (schema 8's) */
+	t_sql_exec(z, "DROP INDEX nodes_scope_pinned");
 	t_sql_exec(z, "CREATE TABLE hit_log(seq INTEGER NOT NULL, at INTEGER NOT NULL)");
 	t_sql_exec(z, "INSERT INTO hit_log SELECT seq, %lld FROM nodes WHERE id = '%s'", T0 + DAY, hit);
 	t_sql_exec(z, "INSERT INTO hit_log SELECT seq, %lld FROM nodes WHERE id = '%s'", T0 + 2 * DAY, hit);
@@ -1639,6 +1642,41 @@ static json_t *config_of(zcor *z)
  * the warning says so; without a copy, the defaults — and it says that. */
 /* The INDEX document goes into the header cut to ZC_RECALL_INDEX_CHARS
  * (1500) characters, marked as cut. */
+/* The no-hit fallback reads the newest records of the scopes it may show
+ * from an index of each scope: many records of another conversation do
+ * not make it read more (it walked the whole store's newest-first index,
+ * testing the scope, while this conversation and global had fewer than
+ * it looks for). */
+static void Q_RECALL_fallback_cost_independent_of_other_conversations(void)
+{
+	zcor *z = open_clocked();
+	char dir[512], id[32];
+	snprintf(dir, sizeof(dir), "%s", zcor_dir(z));
+	now_ms = T0 - DAY;
+	mk(z, NULL, "全局一条", "GLOBALTEXT 平常事", NULL, id);
+	for (int i = 0; i < 1500; i++) {
+		char t[64];
+		now_ms = T0 + i * 1000; /* newer than anything global */
+		snprintf(t, sizeof(t), "私聊流水%04d", i);
+		mk(z, "private:2", t, "PRIVATETEXT 这是私聊里的日常记录，内容长一些好占满页面，内容长一些好占满页面", NULL,
+		   id);
+	}
+	zcor_close(z);
+	z = t_open_dir(dir); /* a fresh handle: every page it needs is read once */
+	zcor_set_clock(z, clock_of, &now_ms);
+	int m0 = page_reads(z);
+	json_t *res = recall1(z, "group:1", "zzqqxx");
+	int reads = page_reads(z) - m0;
+	CHECK_HAS(header(res), "GLOBALTEXT");
+	CHECK_LACKS(header(res), "PRIVATETEXT");
+	/* the 1,500 private records span well over a hundred pages */
+	CHECK(reads < 40);
+	if (reads >= 40)
+		fprintf(stderr, "  the fallback read %d pages\n", reads);
+	json_decref(res);
+	zcor_close(z);
+}
+
 static void Q_RECALL_index_document_at_most_1500_chars(void)
 {
 	zcor *z = open_clocked();
@@ -1923,6 +1961,8 @@ const struct t_case t_cases[] = {
 	{"Z_RECALL_warm_reads_ahead", Z_RECALL_warm_reads_ahead},
 	{"Z_PREFIX", Z_PREFIX},
 	{"Q_RECALL_index_document_at_most_1500_chars", Q_RECALL_index_document_at_most_1500_chars},
+	{"Q_RECALL_fallback_cost_independent_of_other_conversations",
+	 Q_RECALL_fallback_cost_independent_of_other_conversations},
 	{"X_CONFIG", X_CONFIG},
 	{"X_CONFIG_restart_keeps_last_good", X_CONFIG_restart_keeps_last_good},
 	{"Q_RECALL_request_validation", Q_RECALL_request_validation},
