@@ -269,8 +269,10 @@ static void bind_conv(struct recall *r, sqlite3_stmt *st);
 static int dictionary_terms(struct recall *r, const char *norm, int min_chars, json_t *set)
 {
 	size_t len = strlen(norm);
-	/* a batch can be long; verbatim terms are looked for in its last 2000 bytes */
-	size_t from = len > 2000 ? len - 2000 : 0;
+	/* a batch can be long (100 messages); verbatim terms are looked for
+	 * in its last ZC_RECALL_TERM_WINDOW bytes, the end being what is
+	 * talked about */
+	size_t from = len > ZC_RECALL_TERM_WINDOW ? len - ZC_RECALL_TERM_WINDOW : 0;
 	while (from < len && ((unsigned char)norm[from] & 0xC0) == 0x80)
 		from++;
 	/* the substrings that can be terms: those whose first two characters

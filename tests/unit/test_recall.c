@@ -467,6 +467,41 @@ static void Q_RECALL_slang_verbatim_always_included_even_when_old(void)
 	zcor_close(z);
 }
 
+/* ... also at the start of a long batch: the first message names the
+ * slang, and 2,200 characters (6,600 bytes) of other messages follow
+ * (verbatim terms are looked for in the last ZC_RECALL_TERM_WINDOW bytes). */
+static void Q_RECALL_slang_verbatim_in_a_long_batch(void)
+{
+	zcor *z = open_clocked();
+	char slang[32];
+	mk(z, NULL, "绝绝子", "形容好到极点（也可反讽）", NULL, slang);
+	t_sql_exec(z, "UPDATE nodes SET kind = 'cognition' WHERE id = '%s'", slang);
+	/* records of its section the rest of the batch hits harder: only
+	 * the rule keeps the first message's slang in the section's quota */
+	for (int i = 0; i < 10; i++) {
+		char t[64], id[32];
+		snprintf(t, sizeof(t), "爬山笔记%d", i);
+		mk(z, NULL, t, "周末一起去爬山", "[\"爬山\",\"周末\"]", id);
+		t_sql_exec(z, "UPDATE nodes SET section = '认知', pinned = 1, hits = 50 WHERE id = '%s'", id);
+	}
+	json_t *msgs = json_array();
+	json_array_append_new(msgs, json_string("这家店绝绝子"));
+	for (int i = 0; i < 20; i++) {
+		struct zc_buf b = ZC_BUF_INIT;
+		for (int k = 0; k < 10; k++)
+			zc_buf_adds(&b, "大家周末一起去爬山吧，");
+		json_array_append_new(msgs, json_string(zc_buf_str(&b)));
+		zc_buf_release(&b);
+	}
+	int rc = -1;
+	json_t *res = recall_req(z, json_pack("{s:s, s:o}", "conversation", "group:2", "messages", msgs), &rc);
+	CHECK_INT(rc, ZCOR_OK);
+	CHECK(item_pos(res, slang) >= 0);
+	CHECK_HAS(header(res), "形容好到极点");
+	json_decref(res);
+	zcor_close(z);
+}
+
 static void Q_RECALL_speaker_and_mentioned_people_included(void)
 {
 	int f0 = t_failures;
@@ -1945,6 +1980,7 @@ const struct t_case t_cases[] = {
 	{"Q_RECALL_short_message_single_chars", Q_RECALL_short_message_single_chars},
 	{"Q_RECALL_slang_verbatim_always_included_even_when_old",
 	 Q_RECALL_slang_verbatim_always_included_even_when_old},
+	{"Q_RECALL_slang_verbatim_in_a_long_batch", Q_RECALL_slang_verbatim_in_a_long_batch},
 	{"Q_RECALL_speaker_and_mentioned_people_included", Q_RECALL_speaker_and_mentioned_people_included},
 	{"Q_SCOPE_privacy_randomised", Q_SCOPE_privacy_randomised},
 	{"Q_SCOPE_terms_only_of_visible_records", Q_SCOPE_terms_only_of_visible_records},
