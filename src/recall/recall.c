@@ -795,8 +795,10 @@ static int lexical_candidates(struct recall *r, const char *norm, int short_mess
 		int df = 0;
 		if (cached) {
 			df = slot->n;
-			memcpy(rows, slot->rows, (size_t)df * sizeof(*rows));
-			memcpy(sid, slot->sid, (size_t)df * sizeof(*sid));
+			if (df > 0) {
+				memcpy(rows, slot->rows, (size_t)df * sizeof(*rows));
+				memcpy(sid, slot->sid, (size_t)df * sizeof(*sid));
+			}
 		} else {
 			/* no column filter: recall_tag holds only 's…'/'z…' tags, and a
 			 * filter makes FTS5 decode every position list */
