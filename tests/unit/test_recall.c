@@ -1375,10 +1375,6 @@ static void Z_RECALL_each_record_once_latest_content(void)
 	}
 }
 
-/* Hit counts are logged a batch to a row (hits.c): ZC_HIT_BATCH hits make
- * one row of hit_batch, not one row each (appending hundreds of rows made
- * one message in seventy slow); closing folds them into the node, and a
- * store of schema 6 keeps the hits its hit_log held. */
 /* zcor_warm reads what recall looks up into the handle's memory: on a
  * store smaller than the budget, recall then reads no page from the file
  * (a fresh handle without it does), and answers the same. The budget is
@@ -1463,6 +1459,10 @@ static void Z_RECALL_warm_reads_ahead(void)
 	zcor_close(z);
 }
 
+/* Hit counts are logged a batch to a row (hits.c): ZC_HIT_BATCH hits make
+ * one row of hit_batch, not one row each (appending hundreds of rows made
+ * one message in seventy slow); closing folds them into the node, and a
+ * store of schema 6 keeps the hits its hit_log held. */
 static void Z_RECALL_hits_logged_a_batch_to_a_row(void)
 {
 	zcor *z = open_clocked();
@@ -1672,11 +1672,6 @@ static json_t *config_of(zcor *z)
 	return v ? v : json_object();
 }
 
-/* An invalid config.json read by a process that never saw a valid one
- * (a restart after a typo): the copy of the last valid file is used, and
- * the warning says so; without a copy, the defaults — and it says that. */
-/* The INDEX document goes into the header cut to ZC_RECALL_INDEX_CHARS
- * (1500) characters, marked as cut. */
 /* The no-hit fallback reads the newest records of the scopes it may show
  * from an index of each scope: many records of another conversation do
  * not make it read more (it walked the whole store's newest-first index,
@@ -1712,6 +1707,8 @@ static void Q_RECALL_fallback_cost_independent_of_other_conversations(void)
 	zcor_close(z);
 }
 
+/* The INDEX document goes into the header cut to ZC_RECALL_INDEX_CHARS
+ * (1500) characters, marked as cut. */
 static void Q_RECALL_index_document_at_most_1500_chars(void)
 {
 	zcor *z = open_clocked();
@@ -1742,6 +1739,9 @@ static void Q_RECALL_index_document_at_most_1500_chars(void)
 	zcor_close(z);
 }
 
+/* An invalid config.json read by a process that never saw a valid one
+ * (a restart after a typo): the copy of the last valid file is used, and
+ * the warning says so; without a copy, the defaults — and it says that. */
 static void X_CONFIG_restart_keeps_last_good(void)
 {
 	zcor *z = open_clocked();
