@@ -10,7 +10,8 @@
  * with zcor_free(). Every `const char *` stays owned by zcor and is valid
  * until the next call on the same handle.
  *
- * Threads: a handle is one SQLite connection; use one handle per thread.
+ * Threads: a handle is one SQLite connection; use a handle from one
+ * thread at a time (it may move between threads, as zcor serve's pool does).
  * Any number of handles (in any number of processes) may open the same
  * memory directory at once.
  */
@@ -156,8 +157,8 @@ int zcor_recall(zcor *z, const char *request_json, char **out_json);
 
 /*
  * Reads what recall looks up on every message into this handle's memory,
- * up to budget_mb megabytes (1..4096; ZCOR_WARM_DEFAULT_MB is what `zcor
- * mcp` uses), most used first: the term dictionary, the scoring index,
+ * up to budget_mb megabytes (1..ZCOR_WARM_MAX_MB; ZCOR_WARM_DEFAULT_MB is
+ * what `zcor mcp` and `zcor serve` use), most used first: the term dictionary, the scoring index,
  * the records' lengths, then the newest records themselves; and keeps
  * this handle's page cache that large (plus 8 MB). For a process that
  * keeps one handle and answers many messages: its recalls then read from
@@ -169,6 +170,7 @@ int zcor_recall(zcor *z, const char *request_json, char **out_json);
  * zcor_tool_call.
  */
 #define ZCOR_WARM_DEFAULT_MB 32
+#define ZCOR_WARM_MAX_MB 1024
 int zcor_warm(zcor *z, int budget_mb, char **out_json);
 
 /* The system prefix for a conversation (NULL: the host plane), as text.

@@ -230,9 +230,9 @@ int zcor_warm(zcor *z, int budget_mb, char **out_json)
 {
 	zc_err_clear(&z->err);
 	json_t *out = NULL;
-	int rc = budget_mb < 1 || budget_mb > 4096
-			 ? zc_fail(&z->err, ZCOR_EINVAL, "budget_mb: must be 1..4096 (megabytes), got %d",
-				   budget_mb)
+	int rc = budget_mb < 1 || budget_mb > ZCOR_WARM_MAX_MB
+			 ? zc_fail(&z->err, ZCOR_EINVAL, "budget_mb: must be 1..%d (megabytes), got %d",
+				   ZCOR_WARM_MAX_MB, budget_mb)
 			 : zc_recall_warm(&z->mem, (size_t)budget_mb << 20, &out, &z->err);
 	if (rc) {
 		*out_json = error_json(rc, &z->err);

@@ -110,7 +110,10 @@ static int fsync_dir(const char *path)
 int zc_write_file_atomic(const char *path, const void *data, size_t len, struct zc_err *e)
 {
 	struct zc_buf tmp = ZC_BUF_INIT;
-	zc_buf_addf(&tmp, "%s.tmp-%ld", path, (long)getpid());
+	/* unique per write: threads of one process (serve's handles) may
+	 * write the same file at the same moment */
+	static unsigned long seq;
+	zc_buf_addf(&tmp, "%s.tmp-%ld-%lu", path, (long)getpid(), __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
 	int rc = ZCOR_OK;
 	int fd = open(tmp.p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {

@@ -209,8 +209,8 @@ int cmd_mcp(struct cli *c, int argc, char **argv)
 	if (argc == 3 && strcmp(argv[1], "--warm") == 0) {
 		char *end = NULL;
 		warm_mb = strtol(argv[2], &end, 10);
-		if (!*argv[2] || *end || warm_mb < 0 || warm_mb > 4096) {
-			fprintf(stderr, "zcor mcp: --warm: give megabytes, 0..4096 (0: do not warm)\n");
+		if (!*argv[2] || *end || warm_mb < 0 || warm_mb > ZCOR_WARM_MAX_MB) {
+			fprintf(stderr, "zcor mcp: --warm: give megabytes, 0..%d (0: do not warm)\n", ZCOR_WARM_MAX_MB);
 			return CLI_USAGE;
 		}
 	} else if (argc != 1) {

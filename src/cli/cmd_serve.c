@@ -21,8 +21,8 @@ int cmd_serve(struct cli *c, int argc, char **argv)
 			char *end = NULL;
 			const char *v = argv[++i];
 			warm_mb = strtol(v, &end, 10);
-			if (!*v || *end || warm_mb < 0 || warm_mb > 4096) {
-				fprintf(stderr, "zcor serve: --warm: give megabytes, 0..4096 (0: do not warm)\n");
+			if (!*v || *end || warm_mb < 0 || warm_mb > ZCOR_WARM_MAX_MB) {
+				fprintf(stderr, "zcor serve: --warm: give megabytes, 0..%d (0: do not warm)\n", ZCOR_WARM_MAX_MB);
 				return CLI_USAGE;
 			}
 		} else

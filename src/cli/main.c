@@ -236,9 +236,17 @@ int cli_common_option(struct cli *c, int argc, char **argv, int *i)
 		c->dir = argv[++*i];
 		return 1;
 	}
-	if (strcmp(a, "--conversation") != 0 || *i + 1 >= argc)
+	if (strncmp(a, "--dir=", 6) == 0) {
+		c->dir = a + 6;
+		return 1;
+	}
+	const char *key;
+	if (strncmp(a, "--conversation=", 15) == 0)
+		key = a + 15;
+	else if (strcmp(a, "--conversation") == 0 && *i + 1 < argc)
+		key = argv[++*i];
+	else
 		return 0;
-	const char *key = argv[++*i];
 	char *err = NULL;
 	if (zcor_check_conversation(key, &err)) {
 		fprintf(stderr, "zcor: --conversation: %s\n", err);

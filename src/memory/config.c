@@ -32,6 +32,7 @@ static void defaults(struct zc_config *c)
 	c->bot_id[0] = '\0';
 	c->private_chats = 1;
 	c->media_cache_max = ZC_MEDIA_CACHE_DEFAULT;
+	c->mirror = 0;
 }
 
 void zc_config_init(struct zc_confile *c, const char *path)
@@ -405,13 +406,17 @@ void zc_config_refresh(struct zc_confile *c)
 {
 	int changed = zc_file_changed(c->path, &c->seen);
 	if (changed < 0) {
-		if (errno == ENOENT && c->seen.known) {
-			/* the file was removed: back to the defaults */
-			memset(&c->seen, 0, sizeof(c->seen));
-			defaults(&c->cfg);
-			json_decref(c->doc);
-			c->doc = json_object();
-			c->warning[0] = '\0';
+		if (errno == ENOENT) {
+			/* no file: the defaults are the settings (and stay the
+			 * good ones if a broken file appears later) */
+			c->good = 1;
+			if (c->seen.known) { /* it was removed */
+				memset(&c->seen, 0, sizeof(c->seen));
+				defaults(&c->cfg);
+				json_decref(c->doc);
+				c->doc = json_object();
+				c->warning[0] = '\0';
+			}
 		}
 		return;
 	}

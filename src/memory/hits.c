@@ -78,11 +78,20 @@ static void write_batch(struct zc_mem *m)
 
 void zc_mem_flush_hits(struct zc_mem *m)
 {
-	if (!m->hits || !m->store.db)
+	if (!m->store.db)
 		return;
 	write_batch(m);
-	if (m->hits->logged == 0)
-		return;
+	if (!m->hits || m->hits->logged == 0) {
+		/* nothing of this handle's: batches another process left (one
+		 * that was killed, or a migrated hit_log) are folded too */
+		struct zc_err e = {0};
+		sqlite3_stmt *st = zc_stmt(&m->store, "SELECT EXISTS (SELECT 1 FROM hit_batch)", &e);
+		int left = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+		if (st)
+			sqlite3_reset(st);
+		if (!left)
+			return;
+	}
 	/* and some merging of the full-text index's segments: fewer segments
 	 * make every recall lookup cheaper (bounded work: 256 pages) */
 	stats_tx(&m->store, "INSERT INTO nodes_fts(nodes_fts, rank) VALUES('merge', 256)", NULL, NULL);
@@ -90,7 +99,8 @@ void zc_mem_flush_hits(struct zc_mem *m)
 		     "UPDATE nodes SET hits = hits + h.n, last_hit_at = max(coalesce(last_hit_at, 0), h.at) "
 		     "FROM (SELECT seq, count(*) AS n, max(at) AS at FROM (" HITS_SQL ") GROUP BY seq) h "
 		     "WHERE nodes.seq = h.seq",
-		     NULL, "DELETE FROM hit_batch"))
+		     NULL, "DELETE FROM hit_batch") &&
+	    m->hits)
 		m->hits->logged = 0;
 }
 

@@ -543,7 +543,10 @@ int zc_recall_warm(struct zc_mem *m, size_t budget, json_t **out, struct zc_err 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	zc_store_prefetch(&m->store, ZC_WARM_PREFETCH_MAX);
 	char sql[64];
-	snprintf(sql, sizeof(sql), "PRAGMA cache_size = -%zu", (budget + ZC_WARM_HEADROOM) >> 10);
+	size_t cache = budget + ZC_WARM_HEADROOM;
+	if (cache < ZC_STORE_CACHE_BYTES) /* never smaller than a handle's own */
+		cache = ZC_STORE_CACHE_BYTES;
+	snprintf(sql, sizeof(sql), "PRAGMA cache_size = -%zu", cache >> 10);
 	int rc = zc_exec(&m->store, sql, e);
 	if (rc || (rc = zc_store_begin(&m->store, 0, e)))
 		return rc;
@@ -778,7 +781,10 @@ static int lexical_candidates(struct recall *r, const char *norm, int short_mess
 	sqlite3_reset(st);
 	/* only what this conversation may be shown counts (Q-SCOPE): a
 	 * record of another conversation neither takes a candidate's place
-	 * nor lowers a token's weight */
+	 * nor lowers a token's weight. (Not yet: a token in more than
+	 * ZC_LEXICAL_MAX_DF records of any scope is skipped as common for
+	 * every conversation; entity hits, which are scoped, still find
+	 * records named by it.) */
 	json_t *scopes = cache ? json_incref(cache->scopes) : json_object();
 	int sglobal = scope_id(scopes, "global");
 	int sconv = r->ctx.conversation ? scope_id(scopes, r->ctx.conversation) : -2;

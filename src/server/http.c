@@ -2,8 +2,8 @@
  * http.c — `zcor serve`: HTTP on libmicrohttpd, a thread per connection. The
  * REST API under /api/v1/, MCP Streamable HTTP at /mcp, the web page at /.
  *
- * Server layer: speaks only include/zcor.h (one zcor handle per
- * connection thread: a handle is one SQLite connection), mcp.h and the
+ * Server layer: speaks only include/zcor.h (a request holds one zcor
+ * handle from a pool, used by one thread at a time), mcp.h and the
  * embedded page (web.h). Every request passes, in order: the Host
  * allow-list and the Origin check (DNS rebinding → 403), the token
  * (Authorization: Bearer; the page's cookie only for GET of the page and
@@ -988,7 +988,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	return dispatch(s, c, r, url, method);
+	enum MHD_Result ret = dispatch(s, c, r, url, method);
+	/* every answer is queued by now (MHD copies or owns its body): the
+	 * handle goes back at once, so the next request finds it warm */
+	release_handle(s, r);
+	return ret;
 }
 
 /* One structured access-log line per request, on stderr. */
@@ -999,7 +1003,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct request *r = *con_cls;
 	if (!r)
 		return;
-	release_handle(s, r); /* before in_flight drops: shutdown closes the pool after */
+	release_handle(s, r); /* (given back after dispatch; here if it was not) */
 	pthread_mutex_lock(&s->lock);
 	if (--s->in_flight == 0)
 		pthread_cond_broadcast(&s->idle);
@@ -1147,6 +1151,9 @@ int zc_serve(const char *dir, const char *listen, const char *token, int warm_mb
 	if (!d) {
 		fprintf(stderr, "zcor serve: cannot listen on %s:%d: %s\n", s->listen_host, s->port,
 			strerror(errno));
+		for (int i = 0; i < s->npool; i++)
+			zcor_close(s->pool[i]);
+		s->npool = 0;
 		return 1;
 	}
 	printf("zcor: serving %s at http://%s:%d/?token=%s\n", dir,

@@ -284,7 +284,8 @@ static const char *const migrations[] = {
 	 * made one message in seventy wait 0.5–0.9 ms. */
 	"CREATE TABLE hit_batch(id INTEGER PRIMARY KEY, hits TEXT NOT NULL);\n"
 	"INSERT INTO hit_batch(hits)\n"
-	"  SELECT json_group_array(json_array(at, seq)) FROM hit_log HAVING count(*) > 0;\n"
+	"  SELECT h FROM (SELECT json_group_array(json_array(at, seq)) AS h, count(*) AS n\n"
+	"  FROM hit_log) WHERE n > 0;\n"
 	"DROP TABLE hit_log;\n",
 	/* 7 -> 8: the no-hit fallback's newest records of one scope. Walking
 	 * nodes_updated (or nodes_pinned) and testing the scope visited every
@@ -446,7 +447,7 @@ int zc_store_open(struct zc_store *s, const char *path, struct zc_err *e)
 	static const char *const pragmas[] = {
 		"PRAGMA journal_mode = WAL",
 		"PRAGMA synchronous = FULL",
-		"PRAGMA cache_size = -16384",
+		"PRAGMA cache_size = -16384", /* ZC_STORE_CACHE_BYTES */
 		"PRAGMA foreign_keys = ON",
 	};
 	if ((rc = zc_fts_register(s->db, e))) {

@@ -27,6 +27,9 @@ struct zc_store {
 	int ncache;
 };
 
+/* Each connection's page cache (PRAGMA cache_size at open). */
+#define ZC_STORE_CACHE_BYTES (16u << 20)
+
 /* Opens (creating if needed) and migrates the database at path. */
 int zc_store_open(struct zc_store *s, const char *path, struct zc_err *e);
 /* Accepts a zeroed or closed store. */

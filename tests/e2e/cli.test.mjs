@@ -80,7 +80,8 @@ test('recall and prefix: --dir/--conversation after the command or before it; --
   tool(dir, 'zcor_relationship_write', { personId: '10001', name: '阿青', relationship: '群友', affinity: 10, reason: '常聊天' });
   tool(dir, 'zcor_relationship_write', { personId: '10002', name: '小白', relationship: '群友', affinity: 5, reason: '常聊天' });
   tool(dir, 'zcor_relationship_write', { personId: '10003', name: '老王', relationship: '群友', affinity: 0, reason: '偶尔' });
-  for (const pre of [['recall', '--dir', dir, '--conversation', 'group:1'], ['--dir', dir, '--conversation', 'group:1', 'recall']]) {
+  for (const pre of [['recall', '--dir', dir, '--conversation', 'group:1'], ['--dir', dir, '--conversation', 'group:1', 'recall'],
+    ['recall', `--dir=${dir}`, '--conversation=group:1']]) {
     const r = zcor([...pre, '--message', '咖啡店今天开吗']);
     assert.equal(r.status, 0, r.stderr);
     assert.ok(r.stdout.includes(`[${cafe.id}`), r.stdout);

@@ -338,7 +338,7 @@ test('--warm MB: the store is read ahead before the first message (0 skips it); 
     assert.deepEqual(JSON.parse(r.stdout), { jsonrpc: '2.0', id: 'p', result: {} });
     assert.equal(r.stderr, '');
   }
-  for (const bad of ['x', '-1', '4097', '']) {
+  for (const bad of ['x', '-1', '1025', '']) {
     const r = spawnSync(BIN, ['--dir', dir, 'mcp', '--warm', bad], { env: cleanEnv(), input: ping, encoding: 'utf8' });
     assert.equal(r.status, 2, `--warm '${bad}': ${r.stdout}${r.stderr}`);
     assert.match(r.stderr, /--warm/);

@@ -1449,7 +1449,7 @@ static void Z_RECALL_warm_reads_ahead(void)
 	}
 	/* the budget is checked, and named */
 	z = t_open_dir(dir);
-	int bad[] = {0, -1, 4097};
+	int bad[] = {0, -1, ZCOR_WARM_MAX_MB + 1};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char *w = NULL;
 		CHECK_INT(zcor_warm(z, bad[i], &w), ZCOR_EINVAL);
@@ -1510,6 +1510,21 @@ static void Z_RECALL_hits_logged_a_batch_to_a_row(void)
 	CHECK_INT(t_sql_int(dir, sql), 603);
 	snprintf(sql, sizeof(sql), "SELECT last_hit_at FROM nodes WHERE id = '%s'", hit);
 	CHECK_INT(t_sql_int(dir, sql) >= T0 + 2 * DAY, 1);
+
+	/* a batch left by another process (one killed before it folded):
+	 * zcor reindex folds it, though this handle counted nothing */
+	z = t_open_dir(dir);
+	t_sql_exec(z, "INSERT INTO hit_batch(hits) SELECT json_array(json_array(%lld, seq, seq)) FROM nodes "
+		      "WHERE id = '%s'", T0 + 3 * DAY, hit);
+	zcor_close(z);
+	z = t_open_dir(dir);
+	char *out = NULL;
+	CHECK_INT(zcor_reindex(z, &out), ZCOR_OK);
+	zcor_free(out);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM hit_batch"), 0);
+	zcor_close(z);
+	snprintf(sql, sizeof(sql), "SELECT hits FROM nodes WHERE id = '%s'", hit);
+	CHECK_INT(t_sql_int(dir, sql), 605);
 }
 
 static void Z_RECALL_not_in_history(void)
@@ -1742,6 +1757,13 @@ static void Q_RECALL_index_document_at_most_1500_chars(void)
 /* An invalid config.json read by a process that never saw a valid one
  * (a restart after a typo): the copy of the last valid file is used, and
  * the warning says so; without a copy, the defaults — and it says that. */
+static void set_config_text(const char *dir, const char *text)
+{
+	char p[700];
+	snprintf(p, sizeof(p), "%s/config.json", dir);
+	write_all(p, text);
+}
+
 static void X_CONFIG_restart_keeps_last_good(void)
 {
 	zcor *z = open_clocked();
@@ -1759,6 +1781,7 @@ static void X_CONFIG_restart_keeps_last_good(void)
 	CHECK_HAS(t_str(c, "warning"), "last good");
 	CHECK_INT(t_int(c, "recallChars"), 50);
 	CHECK_STR(t_str(c, "recall.profile"), "zcor");
+	CHECK(json_is_false(t_get(c, "mirror"))); /* not in the file: its default */
 	json_decref(c);
 	json_t *res = recall1(z, "group:1", "随便说点什么");
 	CHECK_INT(t_int(res, "budget"), 50);
@@ -1773,6 +1796,24 @@ static void X_CONFIG_restart_keeps_last_good(void)
 	c = config_of(z);
 	CHECK_HAS(t_str(c, "warning"), "defaults");
 	CHECK_INT(t_int(c, "recallChars"), 6000);
+	json_decref(c);
+	zcor_close(z);
+	/* a process that started without config.json runs on the defaults:
+	 * those are its last good settings when a broken file appears, not
+	 * an older copy */
+	set_config_text(dir, "{\"recallChars\": 77}\n"); /* a valid file, so a copy */
+	z = t_open_dir(dir);
+	json_decref(config_of(z));
+	zcor_close(z);
+	CHECK_INT(unlink(cpath), 0);
+	z = t_open_dir(dir);
+	c = config_of(z);
+	CHECK_INT(t_int(c, "recallChars"), 6000);
+	json_decref(c);
+	write_all(cpath, "{\"recallChars\": \"lots\"}\n");
+	c = config_of(z);
+	CHECK_INT(t_int(c, "recallChars"), 6000);
+	CHECK_HAS(t_str(c, "warning"), "last good settings stay in use");
 	json_decref(c);
 	zcor_close(z);
 }
