@@ -154,6 +154,19 @@ static char *error_json(int code, const struct zc_err *e)
 	return s;
 }
 
+/* Sets *out_json to out (consumed) or to the error of rc. */
+static int answer(zcor *z, int rc, json_t *out, char **out_json)
+{
+	if (rc) {
+		json_decref(out);
+		*out_json = error_json(rc, &z->err);
+		return rc;
+	}
+	*out_json = zc_json_dump(out);
+	json_decref(out);
+	return ZCOR_OK;
+}
+
 int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name, const char *args_json,
 		   char **out_json)
 {
@@ -177,13 +190,7 @@ int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name, const 
 	choose_provider(z);
 	json_t *result = NULL;
 	int rc = zc_tool_call(&z->mem, ctx, t, args_json, &result, &z->err);
-	if (rc) {
-		*out_json = error_json(rc, &z->err);
-		return rc;
-	}
-	*out_json = zc_json_dump(result);
-	json_decref(result);
-	return ZCOR_OK;
+	return answer(z, rc, result, out_json);
 }
 
 char *zcor_tools_json(zcor *z, unsigned flags)
@@ -217,13 +224,7 @@ int zcor_recall(zcor *z, const char *request_json, char **out_json)
 	if (!rc)
 		rc = zc_recall(&z->mem, req, &out, &z->err);
 	json_decref(req);
-	if (rc) {
-		*out_json = error_json(rc, &z->err);
-		return rc;
-	}
-	*out_json = zc_json_dump(out);
-	json_decref(out);
-	return ZCOR_OK;
+	return answer(z, rc, out, out_json);
 }
 
 int zcor_warm(zcor *z, int budget_mb, char **out_json)
@@ -234,13 +235,7 @@ int zcor_warm(zcor *z, int budget_mb, char **out_json)
 			 ? zc_fail(&z->err, ZCOR_EINVAL, "budget_mb: must be 1..%d (megabytes), got %d",
 				   ZCOR_WARM_MAX_MB, budget_mb)
 			 : zc_recall_warm(&z->mem, (size_t)budget_mb << 20, &out, &z->err);
-	if (rc) {
-		*out_json = error_json(rc, &z->err);
-		return rc;
-	}
-	*out_json = zc_json_dump(out);
-	json_decref(out);
-	return ZCOR_OK;
+	return answer(z, rc, out, out_json);
 }
 
 int zcor_prefix(zcor *z, const char *conversation, char **out)
@@ -292,13 +287,7 @@ int zcor_reindex(zcor *z, char **out_json)
 	zc_err_clear(&z->err);
 	json_t *counts = NULL;
 	int rc = zc_mem_reindex(&z->mem, &counts, &z->err);
-	if (rc) {
-		*out_json = error_json(rc, &z->err);
-		return rc;
-	}
-	*out_json = zc_json_dump(counts);
-	json_decref(counts);
-	return ZCOR_OK;
+	return answer(z, rc, counts, out_json);
 }
 
 static int host_ctx(zcor *z, const struct zcor_ctx **ctx, char **out_json)
@@ -390,13 +379,7 @@ int zcor_synonyms_expand(zcor *z, const char *word, char **out_json)
 	zc_err_clear(&z->err);
 	json_t *out = NULL;
 	int rc = zc_synonyms_expand(&z->mem, word ? word : "", &out, &z->err);
-	if (rc) {
-		*out_json = error_json(rc, &z->err);
-		return rc;
-	}
-	*out_json = zc_json_dump(out);
-	json_decref(out);
-	return ZCOR_OK;
+	return answer(z, rc, out, out_json);
 }
 
 int zcor_synonyms_edit(zcor *z, const struct zcor_ctx *ctx, const char *args_json, char **out_json)
@@ -412,13 +395,7 @@ int zcor_synonyms_edit(zcor *z, const struct zcor_ctx *ctx, const char *args_jso
 	if (!rc)
 		rc = zc_mem_run(&z->mem, ctx, &zc_op_synonyms_edit, args, &out, &z->err);
 	json_decref(args);
-	if (rc) {
-		*out_json = error_json(rc, &z->err);
-		return rc;
-	}
-	*out_json = zc_json_dump(out);
-	json_decref(out);
-	return ZCOR_OK;
+	return answer(z, rc, out, out_json);
 }
 
 int zcor_check_reply(zcor *z, const char *text)
@@ -437,19 +414,6 @@ int zcor_media_read(zcor *z, const char *file, char **data, size_t *len, const c
 {
 	zc_err_clear(&z->err);
 	return zc_image_read(&z->mem, "media", file, data, len, mime, &z->err);
-}
-
-/* Sets *out_json to out (consumed) or to the error of rc. */
-static int answer(zcor *z, int rc, json_t *out, char **out_json)
-{
-	if (rc) {
-		json_decref(out);
-		*out_json = error_json(rc, &z->err);
-		return rc;
-	}
-	*out_json = zc_json_dump(out);
-	json_decref(out);
-	return ZCOR_OK;
 }
 
 int zcor_check_reply_json(zcor *z, const char *request_json, char **out_json)
