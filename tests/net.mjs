@@ -81,19 +81,26 @@ export async function withServe(bin, dir, env, fn) {
   return runThenStop(await startServe(bin, dir, env), fn);
 }
 
-// One request to srv; resolves { status, json, text } (json undefined when
-// the body is not JSON).
-export function request(srv, path, { method = 'GET', body, conv } = {}) {
-  const h = { authorization: `Bearer ${srv.token}`, host: `127.0.0.1:${srv.port}` };
+// One HTTP request to srv. opts: method, headers, body (string | Buffer |
+// object → JSON), auth (true: the bearer token; a string: that token;
+// false: none), host (the Host header), origin, conv (X-Zcor-Conversation),
+// agent (default false: a connection of its own). Resolves { status,
+// headers, text, json } (json undefined when the body is not JSON).
+export function request(srv, path, opts = {}) {
+  const { method = 'GET', headers = {}, auth = true, host, origin, conv, agent = false } = opts;
+  let { body } = opts;
+  const h = { ...headers };
+  if (auth) h.authorization = `Bearer ${auth === true ? srv.token : auth}`;
+  h.host = host ?? `127.0.0.1:${srv.port}`;
+  if (origin) h.origin = origin;
   if (conv) h['x-zcor-conversation'] = conv;
-  let data;
-  if (body !== undefined) {
-    data = JSON.stringify(body);
-    h['content-type'] = 'application/json';
-    h['content-length'] = Buffer.byteLength(data);
+  if (body !== undefined && typeof body !== 'string' && !Buffer.isBuffer(body)) {
+    body = JSON.stringify(body);
+    h['content-type'] ??= 'application/json';
   }
+  if (body !== undefined) h['content-length'] = Buffer.byteLength(body);
   return new Promise((resolve, reject) => {
-    const r = httpRequest({ host: '127.0.0.1', port: srv.port, method, path, headers: h, agent: false },
+    const r = httpRequest({ host: '127.0.0.1', port: srv.port, method, path, headers: h, agent },
       (res) => {
         const chunks = [];
         res.on('data', (c) => chunks.push(c));
@@ -101,10 +108,11 @@ export function request(srv, path, { method = 'GET', body, conv } = {}) {
           const text = Buffer.concat(chunks).toString('utf8');
           let json;
           try { json = JSON.parse(text); } catch { json = undefined; }
-          resolve({ status: res.statusCode, json, text });
+          resolve({ status: res.statusCode, headers: res.headers, text, json });
         });
+        res.on('error', reject);
       });
     r.on('error', reject);
-    r.end(data);
+    if (body !== undefined) r.end(body); else r.end();
   });
 }

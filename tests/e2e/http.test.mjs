@@ -14,14 +14,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { Agent, createServer, request as httpRequest } from 'node:http';
+import { Agent, createServer } from 'node:http';
 import { join } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 
-import { runThenStop, startServe as startServeOn } from '../net.mjs';
+import { request, runThenStop, startServe as startServeOn } from '../net.mjs';
 import { mkTmp } from '../tmpdir.mjs';
 
 const BIN = process.env.ZCOR_BIN;
@@ -57,41 +57,7 @@ async function startServe(dir = tmp(), { env } = {}) {
 // Runs fn(server) and always stops the server (exit 0 checked).
 const withServe = async (fn, opts) => runThenStop(await startServe(opts?.dir, opts), fn);
 
-// One HTTP request. opts: method, headers, body
-// (string | Buffer | object → JSON), auth (true: the bearer token; a
-// string: that token; false: none), host (the Host header), conv
-// (X-Zcor-Conversation), agent (default false: a connection of its own).
-// Resolves { status, headers, text, json }.
-function req(srv, path, opts = {}) {
-  const { method = 'GET', headers = {}, auth = true, host, origin, conv, agent = false } = opts;
-  let { body } = opts;
-  const h = { ...headers };
-  if (auth) h.authorization = `Bearer ${auth === true ? srv.token : auth}`;
-  h.host = host ?? `127.0.0.1:${srv.port}`;
-  if (origin) h.origin = origin;
-  if (conv) h['x-zcor-conversation'] = conv;
-  if (body !== undefined && typeof body !== 'string' && !Buffer.isBuffer(body)) {
-    body = JSON.stringify(body);
-    h['content-type'] ??= 'application/json';
-  }
-  if (body !== undefined) h['content-length'] = Buffer.byteLength(body);
-  return new Promise((resolve, reject) => {
-    const r = httpRequest({ host: '127.0.0.1', port: srv.port, method, path, headers: h, agent },
-      (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let json;
-          try { json = JSON.parse(text); } catch { json = undefined; }
-          resolve({ status: res.statusCode, headers: res.headers, text, json });
-        });
-        res.on('error', reject);
-      });
-    r.on('error', reject);
-    if (body !== undefined) r.end(body); else r.end();
-  });
-}
+const req = request; // net.mjs
 
 function assertError(r, status, code) {
   assert.equal(r.status, status, `${r.status} ${r.text}`);
