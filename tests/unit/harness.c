@@ -142,11 +142,17 @@ json_t *t_call_raw(zcor *z, const char *conv, int *rc, const char *tool, const c
 	return v;
 }
 
+char *t_vformat(const char *fmt, va_list ap)
+{
+	char *s = NULL;
+	if (vasprintf(&s, fmt, ap) < 0)
+		exit(2);
+	return s;
+}
+
 static json_t *vcall(zcor *z, const char *conv, int *rc, const char *tool, const char *fmt, va_list ap)
 {
-	char *args = NULL;
-	if (vasprintf(&args, fmt, ap) < 0)
-		exit(2);
+	char *args = t_vformat(fmt, ap);
 	json_t *v = t_call_raw(z, conv, rc, tool, args);
 	free(args);
 	return v;
@@ -286,11 +292,9 @@ int main(int argc, char **argv)
 /* Runs SQL on memory.db through a second, writable connection. */
 void t_sql_exec(zcor *z, const char *fmt, ...)
 {
-	char *sql = NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	if (vasprintf(&sql, fmt, ap) < 0)
-		exit(2);
+	char *sql = t_vformat(fmt, ap);
 	va_end(ap);
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/memory.db", zcor_dir(z));

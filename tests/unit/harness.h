@@ -8,6 +8,7 @@
 #define ZC_HARNESS_H
 
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -99,5 +100,8 @@ char *t_sql_str(const char *dir, const char *sql);
  * connection (zcor's tokenizer registered, as the nodes' triggers need
  * it); a failure counts as a test failure. */
 void t_sql_exec(zcor *z, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* fmt with ap as new text (free it); exits 2 when out of memory. */
+char *t_vformat(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 #endif

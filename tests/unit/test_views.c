@@ -181,11 +181,9 @@ static int count_sub(const char *hay, const char *needle)
 static char *sql_str(zcor *z, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static char *sql_str(zcor *z, const char *fmt, ...)
 {
-	char *sql = NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	if (vasprintf(&sql, fmt, ap) < 0)
-		exit(2);
+	char *sql = t_vformat(fmt, ap);
 	va_end(ap);
 	char *v = t_sql_str(zcor_dir(z), sql);
 	free(sql);
@@ -195,11 +193,9 @@ static char *sql_str(zcor *z, const char *fmt, ...)
 static long long sql_int(zcor *z, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static long long sql_int(zcor *z, const char *fmt, ...)
 {
-	char *sql = NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	if (vasprintf(&sql, fmt, ap) < 0)
-		exit(2);
+	char *sql = t_vformat(fmt, ap);
 	va_end(ap);
 	long long v = t_sql_int(zcor_dir(z), sql);
 	free(sql);
