@@ -798,13 +798,13 @@ static int lexical_candidates(struct recall *r, const char *norm, int short_mess
 			break;
 		sqlite3_int64 rows[ZC_LEXICAL_MAX_DF + 1], vis[ZC_LEXICAL_MAX_DF + 1];
 		int sid[ZC_LEXICAL_MAX_DF + 1];
+		const sqlite3_int64 *rp = rows; /* the token's rows and their scopes */
+		const int *sp = sid;
 		int df = 0;
 		if (cached) {
 			df = slot->n;
-			if (df > 0) {
-				memcpy(rows, slot->rows, (size_t)df * sizeof(*rows));
-				memcpy(sid, slot->sid, (size_t)df * sizeof(*sid));
-			}
+			rp = slot->rows;
+			sp = slot->sid;
 		} else {
 			/* no column filter: recall_tag holds only 's…'/'z…' tags, and a
 			 * filter makes FTS5 decode every position list */
@@ -852,8 +852,8 @@ static int lexical_candidates(struct recall *r, const char *norm, int short_mess
 		}
 		int vdf = 0;
 		for (int k = 0; k < df; k++)
-			if (sid[k] >= 0 && (sid[k] == sglobal || sid[k] == sconv))
-				vis[vdf++] = rows[k];
+			if (sp[k] >= 0 && (sp[k] == sglobal || sp[k] == sconv))
+				vis[vdf++] = rp[k];
 		add_idf(&map, &hits, &nhits, &hcap, vis, vdf, total);
 	}
 	json_decref(scopes);
