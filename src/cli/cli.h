@@ -39,6 +39,9 @@ int cli_wants_help(int argc, char **argv);
  * name too (recall, prefix): 1 if it was one (*i moves past its value),
  * 0 if not, -1 if the conversation key is not valid (said on stderr). */
 int cli_common_option(struct cli *c, int argc, char **argv, int *i);
+/* The value of --warm MB (0..ZCOR_WARM_MAX_MB) for command cmd into *mb;
+ * CLI_OK, or CLI_USAGE after saying what is wrong on stderr. */
+int cli_warm_mb(const char *cmd, const char *value, int *mb);
 void cli_print_help(const struct cli_cmd *cmd);
 /* All of standard input as a string, or NULL past CLI_STDIN_MAX bytes or
  * out of memory (caller frees with free()). */

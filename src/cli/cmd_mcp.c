@@ -205,14 +205,10 @@ static int handle_line(struct stdio_peer *p, zcor *z, struct zc_mcp_session *s, 
 
 int cmd_mcp(struct cli *c, int argc, char **argv)
 {
-	long warm_mb = ZCOR_WARM_DEFAULT_MB;
+	int warm_mb = ZCOR_WARM_DEFAULT_MB;
 	if (argc == 3 && strcmp(argv[1], "--warm") == 0) {
-		char *end = NULL;
-		warm_mb = strtol(argv[2], &end, 10);
-		if (!*argv[2] || *end || warm_mb < 0 || warm_mb > ZCOR_WARM_MAX_MB) {
-			fprintf(stderr, "zcor mcp: --warm: give megabytes, 0..%d (0: do not warm)\n", ZCOR_WARM_MAX_MB);
+		if (cli_warm_mb("mcp", argv[2], &warm_mb))
 			return CLI_USAGE;
-		}
 	} else if (argc != 1) {
 		return cli_usage(cli_find("mcp"));
 	}
@@ -224,7 +220,7 @@ int cmd_mcp(struct cli *c, int argc, char **argv)
 	/* one handle answers every message of the session: its recalls should
 	 * not wait for a disk the system may have dropped the store's pages to */
 	char *warmed = NULL;
-	if (warm_mb > 0 && zcor_warm(z, (int)warm_mb, &warmed) != ZCOR_OK)
+	if (warm_mb > 0 && zcor_warm(z, warm_mb, &warmed) != ZCOR_OK)
 		fprintf(stderr, "zcor mcp: could not read the store ahead (recall still works): %s\n",
 			zcor_errmsg(z));
 	zcor_free(warmed);

@@ -11,22 +11,17 @@
 int cmd_serve(struct cli *c, int argc, char **argv)
 {
 	const char *listen = NULL, *token = getenv("ZCOR_TOKEN");
-	long warm_mb = ZCOR_WARM_DEFAULT_MB;
+	int warm_mb = ZCOR_WARM_DEFAULT_MB;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--listen") && i + 1 < argc)
 			listen = argv[++i];
 		else if (!strcmp(argv[i], "--token") && i + 1 < argc)
 			token = argv[++i];
 		else if (!strcmp(argv[i], "--warm") && i + 1 < argc) {
-			char *end = NULL;
-			const char *v = argv[++i];
-			warm_mb = strtol(v, &end, 10);
-			if (!*v || *end || warm_mb < 0 || warm_mb > ZCOR_WARM_MAX_MB) {
-				fprintf(stderr, "zcor serve: --warm: give megabytes, 0..%d (0: do not warm)\n", ZCOR_WARM_MAX_MB);
+			if (cli_warm_mb("serve", argv[++i], &warm_mb))
 				return CLI_USAGE;
-			}
 		} else
 			return cli_usage(cli_find("serve"));
 	}
-	return zc_serve(c->dir, listen, token, (int)warm_mb);
+	return zc_serve(c->dir, listen, token, warm_mb);
 }

@@ -229,6 +229,18 @@ int cli_call_tool(struct cli *c, zcor *z, const char *name, const char *args)
 	return rc == ZCOR_OK ? CLI_OK : CLI_FAILED;
 }
 
+int cli_warm_mb(const char *cmd, const char *value, int *mb)
+{
+	char *end = NULL;
+	long v = strtol(value, &end, 10);
+	if (!*value || *end || v < 0 || v > ZCOR_WARM_MAX_MB) {
+		fprintf(stderr, "zcor %s: --warm: give megabytes, 0..%d (0: do not warm)\n", cmd, ZCOR_WARM_MAX_MB);
+		return CLI_USAGE;
+	}
+	*mb = (int)v;
+	return CLI_OK;
+}
+
 int cli_common_option(struct cli *c, int argc, char **argv, int *i)
 {
 	const char *a = argv[*i];
