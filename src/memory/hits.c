@@ -55,6 +55,15 @@ static int stats_tx(struct zc_store *s, const char *sql, const char *arg, const 
 	return ok;
 }
 
+/* The hits the handle holds as one JSON text ("[]" for none). */
+static void held_json(const struct zc_hits *h, struct zc_buf *text)
+{
+	zc_buf_addc(text, '[');
+	if (h)
+		zc_buf_add(text, h->batch.p, h->batch.len);
+	zc_buf_addc(text, ']');
+}
+
 /* Appends the hits the handle holds to hit_batch. */
 static void write_batch(struct zc_mem *m)
 {
@@ -62,9 +71,7 @@ static void write_batch(struct zc_mem *m)
 	if (!h || h->pending == 0)
 		return;
 	struct zc_buf text = ZC_BUF_INIT;
-	zc_buf_addc(&text, '[');
-	zc_buf_add(&text, h->batch.p, h->batch.len);
-	zc_buf_addc(&text, ']');
+	held_json(h, &text);
 	if (stats_tx(&m->store, "INSERT INTO hit_batch(hits) VALUES (?1)", zc_buf_str(&text), NULL))
 		h->logged += h->pending;
 	zc_buf_release(&text);
@@ -135,10 +142,7 @@ int zc_mem_unfolded_hits(struct zc_mem *m, json_t **out, struct zc_err *e)
 	if (!st)
 		return e->code;
 	struct zc_buf held = ZC_BUF_INIT;
-	zc_buf_addc(&held, '[');
-	if (m->hits)
-		zc_buf_add(&held, m->hits->batch.p, m->hits->batch.len);
-	zc_buf_addc(&held, ']');
+	held_json(m->hits, &held);
 	sqlite3_bind_text(st, 1, zc_buf_str(&held), (int)held.len, SQLITE_STATIC);
 	char key[32];
 	int rc;
