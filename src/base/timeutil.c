@@ -17,6 +17,13 @@ int64_t zc_time_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+double zc_time_mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 /* Howard Hinnant's days_from_civil / civil_from_days. */
 static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
 {

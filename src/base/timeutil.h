@@ -13,6 +13,8 @@
 #define ZC_TIME_LEN 32
 
 int64_t zc_time_now_ms(void);
+/* A monotonic clock in milliseconds (with fractions), for durations. */
+double zc_time_mono_ms(void);
 /* Writes the UTC ISO-8601 text of ms into out (ZC_TIME_LEN bytes). */
 void zc_time_format(int64_t ms, char out[ZC_TIME_LEN]);
 /* Compact UTC stamp for file names: 20261129T192500123Z. */

@@ -23,6 +23,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/json.h"
+#include "base/timeutil.h"
 
 #define BACKOFF_FIRST_MS 500  /* first wait without Retry-After, doubling… */
 #define BACKOFF_MAX_MS 8000   /* …up to this */
@@ -36,12 +37,7 @@ static CURLcode curl_init_rc = CURLE_FAILED_INIT;
 
 static void curl_init(void) { curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT); }
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+static long long mono_ms(void) { return (long long)zc_time_mono_ms(); }
 
 static void sleep_ms(long long ms)
 {

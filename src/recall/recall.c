@@ -20,7 +20,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/alloc.h"
 #include "base/buf.h"
@@ -539,8 +538,7 @@ static const char *const warm_sql[] = {
 
 int zc_recall_warm(struct zc_mem *m, size_t budget, json_t **out, struct zc_err *e)
 {
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	double t0 = zc_time_mono_ms();
 	zc_store_prefetch(&m->store, ZC_WARM_PREFETCH_MAX);
 	char sql[64];
 	size_t cache = budget + ZC_WARM_HEADROOM;
@@ -556,11 +554,8 @@ int zc_recall_warm(struct zc_mem *m, size_t budget, json_t **out, struct zc_err 
 	zc_store_rollback(&m->store);
 	if (rc)
 		return rc;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	int used = 0, hi = 0;
-	sqlite3_db_status(m->store.db, SQLITE_DBSTATUS_CACHE_USED, &used, &hi, 0);
-	*out = json_pack("{s:I, s:I, s:f}", "pages", (json_int_t)pages, "cacheBytes", (json_int_t)used,
-			 "ms", (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	*out = json_pack("{s:I, s:I, s:f}", "pages", (json_int_t)pages, "cacheBytes",
+			 (json_int_t)zc_store_cache_bytes(&m->store), "ms", zc_time_mono_ms() - t0);
 	return ZCOR_OK;
 }
 

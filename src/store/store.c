@@ -323,16 +323,16 @@ void zc_store_prefetch(struct zc_store *s, unsigned long long max)
 		prefetch_file(wal, max);
 }
 
-static size_t cache_used(sqlite3 *db)
+size_t zc_store_cache_bytes(struct zc_store *s)
 {
 	int used = 0, hi = 0;
-	sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_USED, &used, &hi, 0);
+	sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_USED, &used, &hi, 0);
 	return (size_t)used;
 }
 
 int zc_store_warm(struct zc_store *s, const char *sql, size_t budget, long *pages, struct zc_err *e)
 {
-	if (cache_used(s->db) >= budget)
+	if (zc_store_cache_bytes(s) >= budget)
 		return ZCOR_OK;
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
@@ -342,7 +342,7 @@ int zc_store_warm(struct zc_store *s, const char *sql, size_t budget, long *page
 	sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_MISS, &miss0, &hi, 0);
 	long rows = 0;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		if (++rows % 64 == 0 && cache_used(s->db) >= budget) {
+		if (++rows % 64 == 0 && zc_store_cache_bytes(s) >= budget) {
 			rc = SQLITE_DONE;
 			break;
 		}

@@ -56,6 +56,8 @@ int zc_exec(struct zc_store *s, const char *sql, struct zc_err *e);
  * must be at least that large). Adds the pages it read to *pages.
  */
 int zc_store_warm(struct zc_store *s, const char *sql, size_t budget, long *pages, struct zc_err *e);
+/* The bytes the connection's page cache holds now. */
+size_t zc_store_cache_bytes(struct zc_store *s);
 
 /*
  * Reads the database file (and its WAL), up to max bytes each, so that
