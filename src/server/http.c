@@ -37,7 +37,8 @@
 /* Open handles kept between requests (each one SQLite connection and its
  * page cache). A request takes the one used last — a client sending one
  * request after another keeps the same, warm handle — and gives it back
- * when its answer is sent; past this many idle ones the extra close. */
+ * as soon as its answer is queued; past this many idle ones the extra
+ * close. */
 #define POOL_MAX 8
 
 struct session {
@@ -74,6 +75,14 @@ struct request {
 
 /* ---- small helpers ---------------------------------------------------- */
 
+/* Closes the idle handles; they write what they still hold (hit counts). */
+static void close_pool(struct server *s)
+{
+	for (int i = 0; i < s->npool; i++)
+		zcor_close(s->pool[i]);
+	s->npool = 0;
+}
+
 /* The request's handle: the pool's most recently used one, or a new one. */
 static zcor *handle(struct server *s, struct request *r)
 {
@@ -93,7 +102,7 @@ static zcor *handle(struct server *s, struct request *r)
 	return r->z = z;
 }
 
-/* Gives a request's handle back (on_completed). */
+/* Gives a request's handle back (after dispatch, or in on_completed). */
 static void release_handle(struct server *s, struct request *r)
 {
 	zcor *z = r->z;
@@ -1151,9 +1160,7 @@ int zc_serve(const char *dir, const char *listen, const char *token, int warm_mb
 	if (!d) {
 		fprintf(stderr, "zcor serve: cannot listen on %s:%d: %s\n", s->listen_host, s->port,
 			strerror(errno));
-		for (int i = 0; i < s->npool; i++)
-			zcor_close(s->pool[i]);
-		s->npool = 0;
+		close_pool(s);
 		return 1;
 	}
 	printf("zcor: serving %s at http://%s:%d/?token=%s\n", dir,
@@ -1177,9 +1184,6 @@ int zc_serve(const char *dir, const char *listen, const char *token, int warm_mb
 			break;
 	pthread_mutex_unlock(&s->lock);
 	MHD_stop_daemon(d);
-	/* the handles write what they still hold (hit counts) as they close */
-	for (int i = 0; i < s->npool; i++)
-		zcor_close(s->pool[i]);
-	s->npool = 0;
+	close_pool(s);
 	return 0;
 }
