@@ -3,6 +3,8 @@
  */
 #include "base/err.h"
 
+#include "base/utf8.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +32,22 @@ const char *zcor_code_name(int code)
 	return names[code];
 }
 
+/* A message is always valid UTF-8, so every edge can put it into JSON:
+ * a cut that split a character loses that character, and any other
+ * invalid byte (quoted input) becomes '?'. */
+static void finish(char *msg, size_t size)
+{
+	size_t len = strlen(msg);
+	if (len == size - 1) {
+		size_t i = len;
+		while (i > 0 && ((unsigned char)msg[i - 1] & 0xC0) == 0x80 && len - i < 3)
+			i--;
+		if (i > 0 && ((unsigned char)msg[i - 1] & 0x80) && !zc_utf8_seq(msg + i - 1, len - i + 1))
+			msg[i - 1] = '\0';
+	}
+	zc_utf8_scrub(msg);
+}
+
 int zc_fail(struct zc_err *e, int code, const char *fmt, ...)
 {
 	if (!e)
@@ -38,6 +56,7 @@ int zc_fail(struct zc_err *e, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
 	va_end(ap);
+	finish(e->msg, sizeof(e->msg));
 	e->code = code;
 	e->detail[0] = '\0';
 	return code;
@@ -53,7 +72,9 @@ int zc_err_prefix(struct zc_err *e, const char *fmt, ...)
 	vsnprintf(head, sizeof(head), fmt, ap);
 	va_end(ap);
 	memcpy(old, e->msg, sizeof(old));
-	snprintf(e->msg, sizeof(e->msg), "%.255s: %.760s", head, old);
+	finish(head, sizeof(head));
+	snprintf(e->msg, sizeof(e->msg), "%s: %s", head, old);
+	finish(e->msg, sizeof(e->msg));
 	return e->code;
 }
 
