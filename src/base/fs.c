@@ -48,14 +48,43 @@ int zc_file_exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
-int zc_read_file(const char *path, size_t max, char **data, size_t *len, struct zc_err *e)
+int zc_open_regular(const char *path, int flags, struct zc_err *e)
+{
+	int oflags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+	if (flags & ZC_FS_NOFOLLOW)
+		oflags |= O_NOFOLLOW;
+	int fd = open(path, oflags);
+	if (fd < 0) {
+		if (errno == ELOOP && (flags & ZC_FS_NOFOLLOW))
+			zc_fail(e, ZCOR_EINVAL, "'%s' is a symbolic link, not a file", path);
+		else
+			zc_fail(e, zc_errno_code(errno), "cannot open '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		zc_fail(e, ZCOR_EINVAL, "'%s' is not a regular file", path);
+		return -1;
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	return fd;
+}
+
+static int read_file(const char *path, int flags, size_t max, char **data, size_t *len, struct zc_err *e)
 {
 	*data = NULL;
 	if (len)
 		*len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return zc_fail(e, zc_errno_code(errno), "cannot open '%s': %s", path, strerror(errno));
+	struct zc_err oe = {0};
+	int fd = zc_open_regular(path, flags, &oe);
+	if (fd < 0) {
+		if (e)
+			*e = oe;
+		return oe.code;
+	}
 	struct zc_buf b = ZC_BUF_INIT;
 	char chunk[65536];
 	int rc = ZCOR_OK;
@@ -84,6 +113,16 @@ int zc_read_file(const char *path, size_t max, char **data, size_t *len, struct 
 		*len = b.len;
 	*data = zc_buf_detach(&b);
 	return ZCOR_OK;
+}
+
+int zc_read_file(const char *path, size_t max, char **data, size_t *len, struct zc_err *e)
+{
+	return read_file(path, 0, max, data, len, e);
+}
+
+int zc_read_file_nofollow(const char *path, size_t max, char **data, size_t *len, struct zc_err *e)
+{
+	return read_file(path, ZC_FS_NOFOLLOW, max, data, len, e);
 }
 
 static int fsync_dir(const char *path)

@@ -12,9 +12,20 @@
 
 #include "base/err.h"
 
-/* Reads at most max bytes; a bigger file is ZCOR_EINVAL. *data is
- * NUL-terminated and the caller's (zc_free). */
+/* Opens path for reading only if it is a regular file: opened
+ * non-blocking (a FIFO never hangs the caller), checked with fstat, then
+ * made blocking again. ZC_FS_NOFOLLOW refuses a symlink as the last
+ * component (O_NOFOLLOW). Returns the descriptor, or -1 with e set:
+ * ZCOR_ENOTFOUND when absent, ZCOR_EINVAL when not a regular file or a
+ * symlink refused. */
+enum { ZC_FS_NOFOLLOW = 1 };
+int zc_open_regular(const char *path, int flags, struct zc_err *e);
+/* Reads at most max bytes of a regular file (zc_open_regular); a bigger
+ * file is ZCOR_EINVAL. *data is NUL-terminated and the caller's
+ * (zc_free). */
 int zc_read_file(const char *path, size_t max, char **data, size_t *len, struct zc_err *e);
+/* The same, refusing a symlink as the last component. */
+int zc_read_file_nofollow(const char *path, size_t max, char **data, size_t *len, struct zc_err *e);
 int zc_write_file_atomic(const char *path, const void *data, size_t len, struct zc_err *e);
 int zc_mkdir_p(const char *path, struct zc_err *e);
 int zc_file_exists(const char *path);
