@@ -821,11 +821,6 @@ static enum MHD_Result handle_api(struct server *s, struct MHD_Connection *c, st
 		if (rc)
 			return send_error(c, r, 400, "invalid_argument", zcor_errmsg(z));
 		json_t *j = json_pack("{s:s}", "prefix", text);
-		if (!j) { /* not valid UTF-8 (a hand-edited PERSONA.md) */
-			char *valid = zc_utf8_lossy(text);
-			j = json_pack("{s:s}", "prefix", valid);
-			zcor_free(valid);
-		}
 		zcor_free(text);
 		char *s2 = json_dumps(j, JSON_COMPACT);
 		json_decref(j);
@@ -1035,11 +1030,33 @@ struct form {
 	char why[300];
 };
 
+/* A header name is a token (RFC 9110 5.1, 5.6.2). MHD keeps "Host :" as
+ * a header named "Host " that a proxy in front might read as Host. */
+static int token_name(const char *k, size_t n)
+{
+	if (!k || n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)k[i];
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+		      (ch && strchr("!#$%&'*+-.^_`|~", ch))))
+			return 0;
+	}
+	return 1;
+}
+
 static enum MHD_Result form_header(void *cls, enum MHD_ValueKind kind, const char *key,
 				   size_t key_size, const char *value, size_t value_size)
 {
 	struct form *f = cls;
-	for (size_t i = 0; key && i < NSINGLE; i++) {
+	if (!token_name(key, key_size)) {
+		snprintf(f->why, sizeof(f->why),
+			 "the header name '%s' is not a token (letters, digits and !#$%%&'*+-.^_`|~, "
+			 "no white space before the colon)",
+			 ZC_Q(key, 40));
+		return MHD_NO;
+	}
+	for (size_t i = 0; i < NSINGLE; i++) {
 		if (strcasecmp(key, single_headers[i].name) != 0)
 			continue;
 		if (++f->count[i] > 1) {
@@ -1047,8 +1064,8 @@ static enum MHD_Result form_header(void *cls, enum MHD_ValueKind kind, const cha
 				 "the request has more than one %s header; send it once", single_headers[i].name);
 			return MHD_NO;
 		}
-		/* (zc_utf8_valid refuses a NUL too: "Bearer <token>\0…" is
-		 * not the token) */
+		/* (a NUL byte cannot be seen here: libmicrohttpd 0.9.75
+		 * ends the value at it and drops the rest of the line) */
 		if (single_headers[i].read && value && !zc_utf8_valid(value, value_size)) {
 			snprintf(f->why, sizeof(f->why), "the %s header is not valid UTF-8 text",
 				 single_headers[i].name);
@@ -1079,6 +1096,11 @@ static const char *malformed(struct MHD_Connection *c, const struct request *r, 
 	MHD_get_connection_values_n(c, MHD_HEADER_KIND, form_header, f);
 	if (f->why[0])
 		return f->why;
+	/* a body framed two ways is read one way here and another way by
+	 * whatever stands in front (request smuggling): refused */
+	if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length") &&
+	    MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding"))
+		return "the request has both Content-Length and Transfer-Encoding; send one";
 	/* MHD decodes %00 into a NUL that ends the path early */
 	if (r->nul)
 		return "the request target holds %00 (a NUL byte), which no path or parameter may";
