@@ -780,8 +780,9 @@ static enum MHD_Result handle_api(struct server *s, struct MHD_Connection *c, st
 		json_decref(args);
 		int rc = zcor_config_set(z, text, &err);
 		free(text);
-		if (rc) {
-			enum MHD_Result ret = send_error(c, r, 400, "invalid_argument", err ? err : "");
+		if (rc) { /* a bad value 400, a config.json left invalid by hand 409 */
+			const char *code = zcor_code_name(rc);
+			enum MHD_Result ret = send_error(c, r, status_of(code), code, err ? err : "");
 			zcor_free(err);
 			return ret;
 		}
