@@ -211,7 +211,7 @@ static enum MHD_Result send_json(struct MHD_Connection *c, struct request *r, in
  * ERROR_CHARS characters, so the JSON is always built — jansson refuses
  * invalid UTF-8, and a NULL from json_pack once crashed the server here
  * (issue 12, defect 2). */
-#define ERROR_CHARS 600
+#define ERROR_CHARS 1024
 static enum MHD_Result send_error(struct MHD_Connection *c, struct request *r, int status,
 				  const char *code, const char *msg)
 {
@@ -1226,15 +1226,13 @@ static void *watchdog(void *arg)
 				"\"seconds\":%.0f}\n",
 				ts, x->addr, x->phase == CONN_HEADERS ? "headers" : "body", limit / 1000);
 		}
+		/* conn_wake runs on CLOCK_MONOTONIC, as zc_time_mono_ms */
 		struct timespec until;
 		clock_gettime(CLOCK_MONOTONIC, &until);
-		double wait_ms = next - now + 1;
-		until.tv_sec += (time_t)(wait_ms / 1000);
-		until.tv_nsec += (long)((wait_ms - (double)(long)(wait_ms / 1000) * 1000) * 1e6);
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		long long ns = (long long)until.tv_sec * 1000000000LL + until.tv_nsec +
+			       (long long)((next - now + 1) * 1e6);
+		until.tv_sec = (time_t)(ns / 1000000000LL);
+		until.tv_nsec = (long)(ns % 1000000000LL);
 		pthread_cond_timedwait(&s->conn_wake, &s->conn_lock, &until);
 	}
 	pthread_mutex_unlock(&s->conn_lock);
