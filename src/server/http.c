@@ -516,22 +516,6 @@ static int segments(const char *url, char seg[4][160])
 
 /* ---- conversations and transcripts (Q-LOG) ---------------------------- */
 
-/* Decodes %XX in a path segment in place (keys arrive as group%3A1). */
-static void pct_decode(char *p)
-{
-	char *o = p;
-	for (; *p; p++) {
-		unsigned hi, lo;
-		if (p[0] == '%' && sscanf(p + 1, "%1x%1x", &hi, &lo) == 2) {
-			*o++ = (char)(hi * 16 + lo);
-			p += 2;
-		} else {
-			*o++ = *p;
-		}
-	}
-	*o = '\0';
-}
-
 /* /api/v1/conversations[/{key}[/messages | /digest-done]] */
 static enum MHD_Result handle_conversations(struct server *s, struct MHD_Connection *c,
 					    struct request *r, zcor *z, char seg[4][160], int n,
@@ -550,8 +534,9 @@ static enum MHD_Result handle_conversations(struct server *s, struct MHD_Connect
 		json_decref(args);
 		return send_error(c, r, 404, "not_found", "no such API route or method; see docs/API.md");
 	}
+	/* (MHD has decoded the path once: group%3A1 is group:1 here; a
+	 * second decoding would make group%253A1 an alias of it) */
 	char *key = seg[1];
-	pct_decode(key);
 	if (conversation && strcmp(key, conversation) != 0) {
 		json_decref(args);
 		return send_error(c, r, 403, "forbidden",
