@@ -6,12 +6,13 @@
  * handle from a pool, used by one thread at a time), mcp.h and the
  * embedded page (web.h), and of base/ only the UTF-8 helpers that quote
  * the request into messages. Every request passes, in order: the checks
- * of its form once its headers are in (each header the server reads at
- * most once and valid UTF-8, the path and query valid UTF-8 → 400), the
- * Host allow-list and the Origin check (DNS rebinding → 403), the token
- * (Authorization: Bearer; the page's cookie only for GET of the page and
- * its assets, never for the API), the body cap (→ 413). A slow call
- * (an LLM request) occupies one worker; the others go on.
+ * of its form (each header the server reads at most once and valid
+ * UTF-8, the path and query valid UTF-8 → 400), the Host allow-list and
+ * the Origin check (DNS rebinding → 403), the token (Authorization:
+ * Bearer; the page's cookie only for GET of the page and its assets,
+ * never for the API) — all as soon as the headers are in, before any
+ * body is read — then the body cap (→ 413). A slow call (an LLM
+ * request) occupies one worker; the others go on.
  *
  * Connections are bounded: 256 at once, 32 from one client address, and
  * a connection must deliver a request's line and headers within
@@ -954,8 +955,22 @@ static int too_deep(const char *p, size_t len)
 	return 0;
 }
 
-static enum MHD_Result dispatch(struct server *s, struct MHD_Connection *c, struct request *r,
-				const char *url, const char *method)
+static int is_page(const char *url) { return !strcmp(url, "/") || !strcmp(url, "/index.html"); }
+
+/* GET of the page or one of its assets: they check the token their own
+ * way (handle_web). */
+static int is_web_get(const char *url, const char *method)
+{
+	return (is_page(url) || !strncmp(url, "/assets/", 8)) && !strcmp(method, "GET");
+}
+
+/* What needs only the headers — the Host allow-list, the Origin, the
+ * token, the conversation binding — checked as soon as they are in,
+ * before any body is read: a caller without the token never has a body
+ * buffered, nor a connection held while it trickles one in. Returns
+ * MHD_YES to go on (r->status still 0), or the result of the refusal. */
+static enum MHD_Result admit(struct server *s, struct MHD_Connection *c, struct request *r,
+			     const char *url, const char *method)
 {
 	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
 	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
@@ -964,26 +979,32 @@ static enum MHD_Result dispatch(struct server *s, struct MHD_Connection *c, stru
 				  "the Host header is not this server's address (DNS rebinding protection)");
 	if (!origin_allowed(s, origin))
 		return send_error(c, r, 403, "forbidden", "requests from another origin are refused");
-	if (r->too_big)
-		return send_error(c, r, 413, "invalid_argument", "the request body is larger than 1 MiB");
-
-	int is_page = !strcmp(url, "/") || !strcmp(url, "/index.html");
-	if ((is_page || !strncmp(url, "/assets/", 8)) && !strcmp(method, "GET"))
-		return handle_web(s, c, r, url, is_page);
+	if (is_web_get(url, method))
+		return MHD_YES;
 	if (!token_ok(s, bearer(c)))
 		return send_error(c, r, 401, "unauthorized",
 				  "missing or wrong token: send Authorization: Bearer <token> (zcor serve "
 				  "printed it; it is in serve.token)");
 	/* the host binds the call to a conversation (never the model) */
 	const char *conv = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Zcor-Conversation");
-	if (conv) {
-		char *err = NULL;
-		if (zcor_check_conversation(conv, &err)) {
-			enum MHD_Result ret = send_error(c, r, 400, "invalid_argument", err);
-			zcor_free(err);
-			return ret;
-		}
+	char *err = NULL;
+	if (conv && zcor_check_conversation(conv, &err)) {
+		enum MHD_Result ret = send_error(c, r, 400, "invalid_argument", err);
+		zcor_free(err);
+		return ret;
 	}
+	return MHD_YES;
+}
+
+/* The whole request is in and admitted. */
+static enum MHD_Result dispatch(struct server *s, struct MHD_Connection *c, struct request *r,
+				const char *url, const char *method)
+{
+	if (r->too_big)
+		return send_error(c, r, 413, "invalid_argument", "the request body is larger than 1 MiB");
+	if (is_web_get(url, method))
+		return handle_web(s, c, r, url, is_page(url));
+	const char *conv = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Zcor-Conversation");
 	if (r->len && r->body && too_deep(r->body, r->len))
 		return send_error(c, r, 400, "invalid_argument",
 				  "the JSON body is nested deeper than 64 levels");
@@ -1277,10 +1298,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		pthread_mutex_unlock(&s->lock);
 		log_copy(r->method, sizeof(r->method), method);
 		conn_phase(s, c, CONN_BODY);
+		/* a refusal is answered now: the body (if any) is never read,
+		 * and MHD closes the connection after the answer */
 		struct form f;
 		const char *why = malformed(c, r, url, &f);
-		/* answered now, the body (if any) is never read; MHD closes */
-		return why ? send_error(c, r, 400, "invalid_argument", why) : MHD_YES;
+		return why ? send_error(c, r, 400, "invalid_argument", why) : admit(s, c, r, url, method);
 	}
 	if (*upload_size) {
 		if (!r->too_big) {

@@ -146,6 +146,7 @@ function check(c, r) {
     return;
   }
   assert.ok(r.status < 500 || c.expect.includes(String(r.status)), `${c.id}: ${what}`);
+  if (c.answerWithinMs) assert.ok(r.ms <= c.answerWithinMs, `${c.id}: answered after ${r.ms} ms`);
   const isJson = /^application\/json/.test(r.headers['content-type'] ?? '');
   if (c.json) assert.ok(isJson, `${c.id}: not JSON: ${what}`);
   if (!isJson) return;
