@@ -14,6 +14,7 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/timeutil.h"
+#include "base/utf8.h"
 #include "llm/llm.h"
 #include "text/norm.h"
 #include "memory/memory.h"
@@ -130,9 +131,9 @@ int zcor_check_conversation(const char *key, char **errmsg)
 	if (errmsg) {
 		struct zc_buf b = ZC_BUF_INIT;
 		zc_buf_addf(&b,
-			    "conversation '%.80s' is not a conversation key; use group:<id>, "
+			    "conversation '%s' is not a conversation key; use group:<id>, "
 			    "private:<qq> or console:<name> (letters, digits, _ - . up to 64)",
-			    key);
+			    ZC_Q(key, 80));
 		*errmsg = zc_buf_detach(&b);
 	}
 	return ZCOR_EINVAL;

@@ -49,7 +49,7 @@ const struct cli_cmd cli_cmds[] = {
 	 "memories, people and messages, and writes pending hit counts. Memory itself is\n"
 	 "not changed. Prints {\"nodes\": N, \"people\": M, \"messages\": K, \"views\": V}.",
 	 cmd_reindex},
-	{"serve", "zcor [--dir D] serve [--listen ADDR:PORT] [--token T] [--warm MB]",
+	{"serve", "zcor [--dir D] serve [--listen ADDR:PORT] [--token T] [--warm MB] [--header-timeout S] [--body-timeout S]",
 	 "Serves the memory directory over HTTP: the REST API under /api/v1/, MCP\n"
 	 "(Streamable HTTP) at /mcp and the page at /. Listens on 127.0.0.1:7700 unless\n"
 	 "--listen says otherwise; prints the URL with its token. The token is made on\n"
@@ -58,7 +58,10 @@ const struct cli_cmd cli_cmds[] = {
 	 "Authorization: Bearer <token>. SIGINT/SIGTERM finish requests in flight and\n"
 	 "exit 0. Requests share a pool of open handles, the one used last first; the\n"
 	 "first reads what recall looks up ahead before listening (--warm MB, default 32;\n"
-	 "0 skips it). See docs/API.md.",
+	 "0 skips it). A connection gets --header-timeout S seconds (default 20) to send\n"
+	 "a request's line and headers, counted from connecting or from its previous\n"
+	 "answer, and --body-timeout S more (default 60) for the body; at most 32\n"
+	 "connections from one address, 256 in all. See docs/API.md.",
 	 cmd_serve},
 	{"mcp", "zcor [--dir D] [--conversation KEY] mcp [--warm MB]",
 	 "Serves the Model Context Protocol over standard input and output: one JSON-RPC\n"

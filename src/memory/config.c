@@ -6,7 +6,10 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/json.h"
@@ -461,11 +464,59 @@ void zc_config_refresh(struct zc_confile *c)
 	snprintf(c->warning, sizeof(c->warning), "config.json: %.440s; %s until it is fixed", e.msg, kept);
 }
 
+/*
+ * Serialises config.json's writers (every zcor process, every handle):
+ * an exclusive flock on the memory directory itself, held from reading
+ * the file to renaming its new version into place, so a PUT never merges
+ * into a copy another writer has just replaced (two PUTs of different
+ * keys lost one). flock, not fcntl: its locks belong to the open file,
+ * so closing this descriptor cannot drop a lock SQLite holds. Returns
+ * the descriptor to unlock_dir, or -1 (then unserialised: best effort on
+ * a file system without flock).
+ */
+static int lock_dir(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if ((size_t)(slash - path) < sizeof(dir))
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	else
+		return -1;
+	int fd = open(*dir ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while (flock(fd, LOCK_EX) != 0) {
+		if (errno != EINTR) {
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+static void unlock_dir(int fd)
+{
+	if (fd >= 0)
+		close(fd); /* releases the flock */
+}
+
 int zc_config_set(struct zc_confile *c, const json_t *patch, struct zc_err *e)
 {
-	zc_config_refresh(c);
 	if (!json_is_object(patch))
 		return zc_fail(e, ZCOR_EINVAL, "settings must be a JSON object");
+	int lock = lock_dir(c->path);
+	zc_config_refresh(c);
+	/* a file a person left invalid is theirs to fix: merging into the
+	 * last good copy would replace what they wrote (issue 12, defect 6) */
+	if (c->warning[0]) {
+		unlock_dir(lock);
+		return zc_fail(e, ZCOR_ECONFLICT,
+			       "%s; fix config.json by hand (or remove it) before changing settings "
+			       "here; nothing was written",
+			       c->warning);
+	}
 	json_t *doc = json_deep_copy(c->doc);
 	json_object_update_recursive(doc, (json_t *)patch);
 	struct zc_config cfg;
@@ -493,6 +544,7 @@ int zc_config_set(struct zc_confile *c, const json_t *patch, struct zc_err *e)
 	} else {
 		json_decref(doc);
 	}
+	unlock_dir(lock);
 	return rc;
 }
 

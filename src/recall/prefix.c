@@ -12,6 +12,7 @@
 #include "base/buf.h"
 #include "base/fs.h"
 #include "base/json.h"
+#include "base/utf8.h"
 #include "recall/recall.h"
 
 #define PERSONA_MAX_BYTES (256u << 10)
@@ -52,7 +53,16 @@ int zc_prefix(struct zc_mem *m, const char *conversation, char **out, struct zc_
 	*out = NULL;
 	char *persona_path = zc_path_join(m->dir, "PERSONA.md"), *persona = NULL;
 	struct zc_err pe = {0};
-	if (zc_read_file(persona_path, PERSONA_MAX_BYTES, &persona, NULL, &pe) == ZCOR_OK && *persona) {
+	size_t plen = 0;
+	if (zc_read_file(persona_path, PERSONA_MAX_BYTES, &persona, &plen, &pe) == ZCOR_OK && *persona) {
+		/* a hand-edited file: the prefix goes into JSON, which must be
+		 * UTF-8 (a NULL from json_pack crashed serve); bad bytes show
+		 * as U+FFFD */
+		if (!zc_utf8_valid(persona, plen)) {
+			char *valid = zc_utf8_lossy(persona);
+			zc_free(persona);
+			persona = valid;
+		}
 		zc_buf_adds(&b, persona);
 		if (b.p[b.len - 1] != '\n')
 			zc_buf_addc(&b, '\n');

@@ -4,11 +4,21 @@
  *
  * Server layer: speaks only include/zcor.h (a request holds one zcor
  * handle from a pool, used by one thread at a time), mcp.h and the
- * embedded page (web.h). Every request passes, in order: the Host
- * allow-list and the Origin check (DNS rebinding → 403), the token
- * (Authorization: Bearer; the page's cookie only for GET of the page and
- * its assets, never for the API), the body cap (→ 413). A slow call
- * (an LLM request) occupies one worker; the others go on.
+ * embedded page (web.h), and of base/ only the UTF-8 helpers that quote
+ * the request into messages. Every request passes, in order: the checks
+ * of its form (each header the server reads at most once and valid
+ * UTF-8, the path and query valid UTF-8 → 400), the Host allow-list and
+ * the Origin check (DNS rebinding → 403), the token (Authorization:
+ * Bearer; the page's cookie only for GET of the page and its assets,
+ * never for the API) — all as soon as the headers are in, before any
+ * body is read — then the body cap (→ 413). A slow call (an LLM
+ * request) occupies one worker; the others go on.
+ *
+ * Connections are bounded: 256 at once, 32 from one client address, and
+ * a connection must deliver a request's line and headers within
+ * --header-timeout seconds of connecting (or of its previous answer) and
+ * its body within --body-timeout seconds more; a watchdog thread shuts
+ * down the ones past their deadline (slow-loris senders hold no slot).
  */
 #include "server/http.h"
 
@@ -21,12 +31,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include "base/timeutil.h"
+#include "base/utf8.h"
 #include "server/mcp.h"
 #include "server/web.h"
 
@@ -34,6 +47,10 @@
 #define JSON_DEPTH_MAX 64
 #define SESSIONS_MAX 256
 #define MAX_CONNECTIONS 256 /* each has its own thread */
+/* From one client address: a browser opens 6 per host, an MCP client one
+ * or two; a client holding more only keeps others out. */
+#define PER_CLIENT_CONNECTIONS 32
+#define IDLE_TIMEOUT_S 60 /* MHD's: no byte moved either way for this long */
 /* Open handles kept between requests (each one SQLite connection and its
  * page cache). A request takes the one used last — a client sending one
  * request after another keeps the same, warm handle — and gives it back
@@ -48,6 +65,22 @@ struct session {
 	int in_use;
 };
 
+/* What the watchdog knows of a connection (MHD's socket context). */
+enum conn_phase {
+	CONN_HEADERS,  /* waiting for a request's line and headers */
+	CONN_BODY,     /* headers in, the body arriving */
+	CONN_HANDLING, /* the request is whole: dispatched, answering */
+};
+
+struct conn {
+	struct conn *prev, *next;
+	int fd;
+	enum conn_phase phase;
+	double since; /* zc_time_mono_ms when the phase began */
+	int cut;      /* shut down by the watchdog */
+	char addr[INET6_ADDRSTRLEN];
+};
+
 struct server {
 	const char *dir;
 	char token[80];
@@ -60,11 +93,20 @@ struct server {
 	pthread_cond_t idle;
 	int in_flight; /* requests begun and not yet completed */
 	struct session sessions[SESSIONS_MAX];
+	/* the connections and their deadlines (conn_lock guards the list
+	 * and every entry's phase; the watchdog waits on conn_wake) */
+	pthread_mutex_t conn_lock;
+	pthread_cond_t conn_wake;
+	struct conn *conns;
+	double header_ms, body_ms;
+	int stopping;
 };
 
 struct request {
 	char method[12];
-	char path[128];
+	char path[128]; /* for the log: the raw target without its query */
+	int started;    /* the first call (headers in) happened */
+	int nul;        /* the raw target has %00 */
 	char *body;
 	size_t len, cap;
 	int too_big;
@@ -141,6 +183,8 @@ static enum MHD_Result send_text(struct MHD_Connection *c, struct request *r, in
 {
 	struct MHD_Response *resp =
 		MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	if (!resp)
+		return MHD_NO; /* out of memory: MHD closes the connection */
 	MHD_add_response_header(resp, "Content-Type", type);
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
@@ -152,20 +196,36 @@ static enum MHD_Result send_text(struct MHD_Connection *c, struct request *r, in
 	return ret;
 }
 
+static enum MHD_Result send_error(struct MHD_Connection *c, struct request *r, int status,
+				  const char *code, const char *msg);
+
 static enum MHD_Result send_json(struct MHD_Connection *c, struct request *r, int status,
 				 const char *json)
 {
+	if (!json)
+		return send_error(c, r, 500, "internal", "the answer could not be built (out of memory)");
 	return send_text(c, r, status, "application/json; charset=utf-8", json, strlen(json), NULL, NULL);
 }
 
+/* An error answer. msg may quote the request (a path, a header, a
+ * library's message about the body): it goes out valid UTF-8 and at most
+ * ERROR_CHARS characters, so the JSON is always built — jansson refuses
+ * invalid UTF-8, and a NULL from json_pack once crashed the server here
+ * (issue 12, defect 2). */
+#define ERROR_CHARS 1024
 static enum MHD_Result send_error(struct MHD_Connection *c, struct request *r, int status,
 				  const char *code, const char *msg)
 {
-	json_t *j = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg);
-	char *s = json_dumps(j, JSON_COMPACT);
+	static const char fallback[] = "{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\"}}";
+	char clean[4 * ERROR_CHARS + 8];
+	zc_utf8_quote(clean, sizeof(clean), msg, ERROR_CHARS);
+	json_t *j = json_pack("{s:{s:s, s:s}}", "error", "code", code ? code : "internal", "message",
+			      clean);
+	char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
-	enum MHD_Result ret = send_text(c, r, status, "application/json; charset=utf-8", s, strlen(s),
-					status == 401 ? "WWW-Authenticate" : NULL,
+	const char *body = s ? s : fallback;
+	enum MHD_Result ret = send_text(c, r, status, "application/json; charset=utf-8", body,
+					strlen(body), status == 401 ? "WWW-Authenticate" : NULL,
 					status == 401 ? "Bearer" : NULL);
 	free(s);
 	return ret;
@@ -457,22 +517,6 @@ static int segments(const char *url, char seg[4][160])
 
 /* ---- conversations and transcripts (Q-LOG) ---------------------------- */
 
-/* Decodes %XX in a path segment in place (keys arrive as group%3A1). */
-static void pct_decode(char *p)
-{
-	char *o = p;
-	for (; *p; p++) {
-		unsigned hi, lo;
-		if (p[0] == '%' && sscanf(p + 1, "%1x%1x", &hi, &lo) == 2) {
-			*o++ = (char)(hi * 16 + lo);
-			p += 2;
-		} else {
-			*o++ = *p;
-		}
-	}
-	*o = '\0';
-}
-
 /* /api/v1/conversations[/{key}[/messages | /digest-done]] */
 static enum MHD_Result handle_conversations(struct server *s, struct MHD_Connection *c,
 					    struct request *r, zcor *z, char seg[4][160], int n,
@@ -491,8 +535,9 @@ static enum MHD_Result handle_conversations(struct server *s, struct MHD_Connect
 		json_decref(args);
 		return send_error(c, r, 404, "not_found", "no such API route or method; see docs/API.md");
 	}
+	/* (MHD has decoded the path once: group%3A1 is group:1 here; a
+	 * second decoding would make group%253A1 an alias of it) */
 	char *key = seg[1];
-	pct_decode(key);
 	if (conversation && strcmp(key, conversation) != 0) {
 		json_decref(args);
 		return send_error(c, r, 403, "forbidden",
@@ -721,8 +766,9 @@ static enum MHD_Result handle_api(struct server *s, struct MHD_Connection *c, st
 		json_decref(args);
 		int rc = zcor_config_set(z, text, &err);
 		free(text);
-		if (rc) {
-			enum MHD_Result ret = send_error(c, r, 400, "invalid_argument", err ? err : "");
+		if (rc) { /* a bad value 400, a config.json left invalid by hand 409 */
+			const char *code = zcor_code_name(rc);
+			enum MHD_Result ret = send_error(c, r, status_of(code), code, err ? err : "");
 			zcor_free(err);
 			return ret;
 		}
@@ -909,8 +955,22 @@ static int too_deep(const char *p, size_t len)
 	return 0;
 }
 
-static enum MHD_Result dispatch(struct server *s, struct MHD_Connection *c, struct request *r,
-				const char *url, const char *method)
+static int is_page(const char *url) { return !strcmp(url, "/") || !strcmp(url, "/index.html"); }
+
+/* GET of the page or one of its assets: they check the token their own
+ * way (handle_web). */
+static int is_web_get(const char *url, const char *method)
+{
+	return (is_page(url) || !strncmp(url, "/assets/", 8)) && !strcmp(method, "GET");
+}
+
+/* What needs only the headers — the Host allow-list, the Origin, the
+ * token, the conversation binding — checked as soon as they are in,
+ * before any body is read: a caller without the token never has a body
+ * buffered, nor a connection held while it trickles one in. Returns
+ * MHD_YES to go on (r->status still 0), or the result of the refusal. */
+static enum MHD_Result admit(struct server *s, struct MHD_Connection *c, struct request *r,
+			     const char *url, const char *method)
 {
 	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
 	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
@@ -919,26 +979,32 @@ static enum MHD_Result dispatch(struct server *s, struct MHD_Connection *c, stru
 				  "the Host header is not this server's address (DNS rebinding protection)");
 	if (!origin_allowed(s, origin))
 		return send_error(c, r, 403, "forbidden", "requests from another origin are refused");
-	if (r->too_big)
-		return send_error(c, r, 413, "invalid_argument", "the request body is larger than 1 MiB");
-
-	int is_page = !strcmp(url, "/") || !strcmp(url, "/index.html");
-	if ((is_page || !strncmp(url, "/assets/", 8)) && !strcmp(method, "GET"))
-		return handle_web(s, c, r, url, is_page);
+	if (is_web_get(url, method))
+		return MHD_YES;
 	if (!token_ok(s, bearer(c)))
 		return send_error(c, r, 401, "unauthorized",
 				  "missing or wrong token: send Authorization: Bearer <token> (zcor serve "
 				  "printed it; it is in serve.token)");
 	/* the host binds the call to a conversation (never the model) */
 	const char *conv = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Zcor-Conversation");
-	if (conv) {
-		char *err = NULL;
-		if (zcor_check_conversation(conv, &err)) {
-			enum MHD_Result ret = send_error(c, r, 400, "invalid_argument", err);
-			zcor_free(err);
-			return ret;
-		}
+	char *err = NULL;
+	if (conv && zcor_check_conversation(conv, &err)) {
+		enum MHD_Result ret = send_error(c, r, 400, "invalid_argument", err);
+		zcor_free(err);
+		return ret;
 	}
+	return MHD_YES;
+}
+
+/* The whole request is in and admitted. */
+static enum MHD_Result dispatch(struct server *s, struct MHD_Connection *c, struct request *r,
+				const char *url, const char *method)
+{
+	if (r->too_big)
+		return send_error(c, r, 413, "invalid_argument", "the request body is larger than 1 MiB");
+	if (is_web_get(url, method))
+		return handle_web(s, c, r, url, is_page(url));
+	const char *conv = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Zcor-Conversation");
 	if (r->len && r->body && too_deep(r->body, r->len))
 		return send_error(c, r, 400, "invalid_argument",
 				  "the JSON body is nested deeper than 64 levels");
@@ -949,29 +1015,294 @@ static enum MHD_Result dispatch(struct server *s, struct MHD_Connection *c, stru
 	return send_error(c, r, 404, "not_found", "no such path");
 }
 
+/* ---- the form of a request (before any rule) ---------------------------- */
+
+/* Headers that may come once: a second Host, Origin, Authorization or
+ * X-Zcor-Conversation would let the checks read one value and something
+ * else another; a second Content-Length or Transfer-Encoding frames the
+ * body two ways. Those whose value the server reads must be valid UTF-8
+ * (a value quoted into a message goes out as JSON). */
+static const struct {
+	const char *name;
+	int read; /* the server reads its value */
+} single_headers[] = {
+	{"Host", 1},           {"Origin", 1},         {"Authorization", 1},
+	{"Cookie", 0},         {"X-Zcor-Conversation", 1}, {"Mcp-Session-Id", 1},
+	{"Content-Type", 0},   {"Content-Length", 0}, {"Transfer-Encoding", 0},
+};
+#define NSINGLE (sizeof(single_headers) / sizeof(single_headers[0]))
+
+struct form {
+	int count[NSINGLE];
+	char why[300];
+};
+
+/* A header name is a token (RFC 9110 5.1, 5.6.2). MHD keeps "Host :" as
+ * a header named "Host " that a proxy in front might read as Host. */
+static int token_name(const char *k, size_t n)
+{
+	if (!k || n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)k[i];
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+		      (ch && strchr("!#$%&'*+-.^_`|~", ch))))
+			return 0;
+	}
+	return 1;
+}
+
+static enum MHD_Result form_header(void *cls, enum MHD_ValueKind kind, const char *key,
+				   size_t key_size, const char *value, size_t value_size)
+{
+	struct form *f = cls;
+	if (!token_name(key, key_size)) {
+		snprintf(f->why, sizeof(f->why),
+			 "the header name '%s' is not a token (letters, digits and !#$%%&'*+-.^_`|~, "
+			 "no white space before the colon)",
+			 ZC_Q(key, 40));
+		return MHD_NO;
+	}
+	for (size_t i = 0; i < NSINGLE; i++) {
+		if (strcasecmp(key, single_headers[i].name) != 0)
+			continue;
+		if (++f->count[i] > 1) {
+			snprintf(f->why, sizeof(f->why),
+				 "the request has more than one %s header; send it once", single_headers[i].name);
+			return MHD_NO;
+		}
+		/* (a NUL byte cannot be seen here: libmicrohttpd 0.9.75
+		 * ends the value at it and drops the rest of the line) */
+		if (single_headers[i].read && value && !zc_utf8_valid(value, value_size)) {
+			snprintf(f->why, sizeof(f->why), "the %s header is not valid UTF-8 text",
+				 single_headers[i].name);
+			return MHD_NO;
+		}
+	}
+	return MHD_YES;
+}
+
+static enum MHD_Result form_arg(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+				const char *value, size_t value_size)
+{
+	struct form *f = cls;
+	if (!key || !zc_utf8_valid(key, key_size) || (value && !zc_utf8_valid(value, value_size))) {
+		snprintf(f->why, sizeof(f->why),
+			 "the query parameter '%s' is not valid UTF-8; percent-encode UTF-8 text",
+			 ZC_Q(key, 40));
+		return MHD_NO;
+	}
+	return MHD_YES;
+}
+
+/* NULL when the request is well-formed, else what is wrong with it. */
+static const char *malformed(struct MHD_Connection *c, const struct request *r, const char *url,
+			     struct form *f)
+{
+	memset(f, 0, sizeof(*f));
+	MHD_get_connection_values_n(c, MHD_HEADER_KIND, form_header, f);
+	if (f->why[0])
+		return f->why;
+	/* a body framed two ways is read one way here and another way by
+	 * whatever stands in front (request smuggling): refused */
+	if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length") &&
+	    MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding"))
+		return "the request has both Content-Length and Transfer-Encoding; send one";
+	/* MHD decodes %00 into a NUL that ends the path early */
+	if (r->nul)
+		return "the request target holds %00 (a NUL byte), which no path or parameter may";
+	if (!zc_utf8_valid(url, strlen(url)))
+		return "the request path is not valid UTF-8; percent-encode UTF-8 text";
+	MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, form_arg, f);
+	return f->why[0] ? f->why : NULL;
+}
+
+/* ---- connections: deadlines ------------------------------------------------ */
+
+/* MHD's own timeout is an idle one: a client sending a header line every
+ * few seconds never trips it, and 256 such connections once kept every
+ * client out without a token (issue 12, defect 5). So each connection has
+ * a deadline for the phase it is in — the request's line and headers
+ * within header_ms of connecting or of the previous answer (which also
+ * ends an idle keep-alive connection), the body within body_ms of the
+ * headers — and the watchdog shuts the socket down past it. MHD then sees
+ * the connection end and cleans it up on its own thread; the descriptor
+ * stays MHD's, valid until on_connection(CLOSED) has unlinked the entry
+ * under conn_lock, so a shutdown never reaches a reused descriptor. */
+
+static struct conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+static void conn_phase(struct server *s, struct MHD_Connection *c, enum conn_phase phase)
+{
+	struct conn *x = conn_of(c);
+	if (!x)
+		return;
+	pthread_mutex_lock(&s->conn_lock);
+	x->phase = phase;
+	x->since = zc_time_mono_ms();
+	pthread_mutex_unlock(&s->conn_lock);
+}
+
+static void client_addr(const struct sockaddr *sa, char *out, size_t n)
+{
+	snprintf(out, n, "?");
+	if (sa && sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, (socklen_t)n);
+	else if (sa && sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out, (socklen_t)n);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct server *s = cls;
+	struct conn *x = *socket_context;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *ad = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		x = calloc(1, sizeof(*x));
+		if (!x || !fd) { /* untracked: MHD's idle timeout still applies */
+			free(x);
+			return;
+		}
+		x->fd = fd->connect_fd;
+		x->phase = CONN_HEADERS;
+		x->since = zc_time_mono_ms();
+		client_addr(ad ? ad->client_addr : NULL, x->addr, sizeof(x->addr));
+		pthread_mutex_lock(&s->conn_lock);
+		x->next = s->conns;
+		if (s->conns)
+			s->conns->prev = x;
+		s->conns = x;
+		pthread_mutex_unlock(&s->conn_lock);
+		*socket_context = x;
+		return;
+	}
+	if (!x)
+		return;
+	pthread_mutex_lock(&s->conn_lock);
+	if (x->prev)
+		x->prev->next = x->next;
+	else
+		s->conns = x->next;
+	if (x->next)
+		x->next->prev = x->prev;
+	pthread_mutex_unlock(&s->conn_lock);
+	free(x);
+	*socket_context = NULL;
+}
+
+static void log_time(char *ts, size_t n)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(ts, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* The watchdog: wakes at the earliest deadline (at least once a second,
+ * and a new connection's deadline is never nearer than that) and shuts
+ * down the connections past theirs. */
+static void *watchdog(void *arg)
+{
+	struct server *s = arg;
+	pthread_mutex_lock(&s->conn_lock);
+	while (!s->stopping) {
+		double now = zc_time_mono_ms(), next = now + 1000;
+		for (struct conn *x = s->conns; x; x = x->next) {
+			if (x->cut || x->phase == CONN_HANDLING)
+				continue;
+			double limit = x->phase == CONN_HEADERS ? s->header_ms : s->body_ms;
+			if (now - x->since < limit) {
+				if (x->since + limit < next)
+					next = x->since + limit;
+				continue;
+			}
+			shutdown(x->fd, SHUT_RDWR);
+			x->cut = 1;
+			char ts[32];
+			log_time(ts, sizeof(ts));
+			fprintf(stderr,
+				"{\"t\":\"%s\",\"client\":\"%s\",\"event\":\"deadline\",\"phase\":\"%s\","
+				"\"seconds\":%.0f}\n",
+				ts, x->addr, x->phase == CONN_HEADERS ? "headers" : "body", limit / 1000);
+		}
+		/* conn_wake runs on CLOCK_MONOTONIC, as zc_time_mono_ms */
+		struct timespec until;
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		long long ns = (long long)until.tv_sec * 1000000000LL + until.tv_nsec +
+			       (long long)((next - now + 1) * 1e6);
+		until.tv_sec = (time_t)(ns / 1000000000LL);
+		until.tv_nsec = (long)(ns % 1000000000LL);
+		pthread_cond_timedwait(&s->conn_wake, &s->conn_lock, &until);
+	}
+	pthread_mutex_unlock(&s->conn_lock);
+	return NULL;
+}
+
+/* ---- requests --------------------------------------------------------------- */
+
+/* A copy of src for the log's JSON: up to the query (it may carry the
+ * token), control characters, quotes and backslashes as '_', and valid
+ * UTF-8 ('?' for what is not). */
+static void log_copy(char *dst, size_t n, const char *src)
+{
+	size_t i = 0;
+	for (; src && src[i] && src[i] != '?' && i + 1 < n; i++) {
+		unsigned char ch = (unsigned char)src[i];
+		dst[i] = ch < 0x20 || ch == 0x7f || ch == '"' || ch == '\\' ? '_' : (char)ch;
+	}
+	dst[i] = '\0';
+	zc_utf8_scrub(dst);
+}
+
+static struct request *request_new(struct server *s, const char *uri)
+{
+	struct request *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	clock_gettime(CLOCK_MONOTONIC, &r->start);
+	log_copy(r->path, sizeof(r->path), uri);
+	for (const char *p = uri; p && (p = strchr(p, '%')); p++)
+		if (p[1] == '0' && p[2] == '0')
+			r->nul = 1;
+	return r;
+}
+
+/* MHD calls this with the raw request target (before it decodes %XX) as
+ * soon as the request line is in; what it returns is the request's
+ * con_cls. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	return request_new(cls, uri);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version, const char *upload,
 				  size_t *upload_size, void **con_cls)
 {
 	struct server *s = cls;
 	struct request *r = *con_cls;
-	if (!r) {
-		r = calloc(1, sizeof(*r));
-		if (!r)
-			return MHD_NO;
-		clock_gettime(CLOCK_MONOTONIC, &r->start);
+	if (!r && !(r = *con_cls = request_new(s, url)))
+		return MHD_NO;
+	if (!r->started) {
+		/* the line and the headers are in */
+		r->started = 1;
 		pthread_mutex_lock(&s->lock);
 		s->in_flight++;
 		pthread_mutex_unlock(&s->lock);
-		snprintf(r->method, sizeof(r->method), "%s", method);
-		/* the path for the log, without the query (it may carry the token) */
-		for (size_t i = 0; url[i] && url[i] != '?' && i + 1 < sizeof(r->path); i++) {
-			unsigned char ch = (unsigned char)url[i];
-			r->path[i] = ch < 0x20 || ch == '"' || ch == '\\' ? '_' : (char)ch;
-			r->path[i + 1] = '\0';
-		}
-		*con_cls = r;
-		return MHD_YES;
+		log_copy(r->method, sizeof(r->method), method);
+		conn_phase(s, c, CONN_BODY);
+		/* a refusal is answered now: the body (if any) is never read,
+		 * and MHD closes the connection after the answer */
+		struct form f;
+		const char *why = malformed(c, r, url, &f);
+		return why ? send_error(c, r, 400, "invalid_argument", why) : admit(s, c, r, url, method);
 	}
 	if (*upload_size) {
 		if (!r->too_big) {
@@ -997,6 +1328,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	conn_phase(s, c, CONN_HANDLING);
 	enum MHD_Result ret = dispatch(s, c, r, url, method);
 	/* every answer is queued by now (MHD copies or owns its body): the
 	 * handle goes back at once, so the next request finds it warm */
@@ -1004,32 +1336,32 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	return ret;
 }
 
-/* One structured access-log line per request, on stderr. */
+/* One structured access-log line per request, on stderr; the connection
+ * then waits for its next request (its header deadline starts again). */
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
 	struct server *s = cls;
 	struct request *r = *con_cls;
+	conn_phase(s, c, CONN_HEADERS);
 	if (!r)
 		return;
 	release_handle(s, r); /* (given back after dispatch; here if it was not) */
-	pthread_mutex_lock(&s->lock);
-	if (--s->in_flight == 0)
-		pthread_cond_broadcast(&s->idle);
-	pthread_mutex_unlock(&s->lock);
+	if (r->started) {
+		pthread_mutex_lock(&s->lock);
+		if (--s->in_flight == 0)
+			pthread_cond_broadcast(&s->idle);
+		pthread_mutex_unlock(&s->lock);
+	}
 	struct timespec end;
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	double ms = (double)(end.tv_sec - r->start.tv_sec) * 1e3 +
 		    (double)(end.tv_nsec - r->start.tv_nsec) / 1e6;
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	char addr[64] = "?";
-	if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
-		inet_ntop(AF_INET, &((struct sockaddr_in *)ci->client_addr)->sin_addr, addr, sizeof(addr));
-	time_t now = time(NULL);
-	struct tm tm;
-	gmtime_r(&now, &tm);
+	char addr[INET6_ADDRSTRLEN];
+	client_addr(ci ? ci->client_addr : NULL, addr, sizeof(addr));
 	char ts[32];
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	log_time(ts, sizeof(ts));
 	fprintf(stderr,
 		"{\"t\":\"%s\",\"client\":\"%s\",\"method\":\"%s\",\"path\":\"%s\",\"status\":%d,"
 		"\"bytesIn\":%zu,\"ms\":%.1f,\"completed\":%s}\n",
@@ -1102,12 +1434,25 @@ static int parse_listen(struct server *s, const char *listen, struct sockaddr_in
 	return 0;
 }
 
-int zc_serve(const char *dir, const char *listen, const char *token, int warm_mb)
+static void stop_watchdog(struct server *s, pthread_t dog)
+{
+	pthread_mutex_lock(&s->conn_lock);
+	s->stopping = 1;
+	pthread_cond_signal(&s->conn_wake);
+	pthread_mutex_unlock(&s->conn_lock);
+	pthread_join(dog, NULL);
+}
+
+int zc_serve(const char *dir, const struct zc_serve_opts *o)
 {
 	static struct server srv;
 	struct server *s = &srv;
 	memset(s, 0, sizeof(*s));
 	s->dir = dir;
+	const char *listen = o->listen, *token = o->token;
+	int warm_mb = o->warm_mb;
+	s->header_ms = 1000.0 * (o->header_timeout_s > 0 ? o->header_timeout_s : ZC_SERVE_HEADER_TIMEOUT_DEFAULT);
+	s->body_ms = 1000.0 * (o->body_timeout_s > 0 ? o->body_timeout_s : ZC_SERVE_BODY_TIMEOUT_DEFAULT);
 	struct sockaddr_in sa;
 	if (parse_listen(s, listen ? listen : "127.0.0.1:7700", &sa))
 		return 2;
@@ -1138,6 +1483,12 @@ int zc_serve(const char *dir, const char *listen, const char *token, int warm_mb
 	s->pool[s->npool++] = first;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->idle, NULL);
+	pthread_mutex_init(&s->conn_lock, NULL);
+	pthread_condattr_t mono;
+	pthread_condattr_init(&mono);
+	pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->conn_wake, &mono);
+	pthread_condattr_destroy(&mono);
 
 	sigset_t set;
 	sigemptyset(&set);
@@ -1146,6 +1497,12 @@ int zc_serve(const char *dir, const char *listen, const char *token, int warm_mb
 	pthread_sigmask(SIG_BLOCK, &set, NULL); /* worker threads inherit the mask */
 	signal(SIGPIPE, SIG_IGN);
 
+	pthread_t dog;
+	if (pthread_create(&dog, NULL, watchdog, s) != 0) {
+		fprintf(stderr, "zcor serve: cannot start a thread: %s\n", strerror(errno));
+		close_pool(s);
+		return 1;
+	}
 	/* a thread per connection: a request that waits seconds for an LLM
 	 * holds only its own connection's thread, never another client's
 	 * (a polling thread pool would stall every connection it serves) */
@@ -1153,13 +1510,16 @@ int zc_serve(const char *dir, const char *listen, const char *token, int warm_mb
 		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
 			MHD_USE_ITC,
 		(uint16_t)s->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
-		(struct sockaddr *)&sa, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+		(struct sockaddr *)&sa, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)PER_CLIENT_CONNECTIONS,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_NOTIFY_COMPLETED,
-		on_completed, s, MHD_OPTION_END);
+		on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+		MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_END);
 	if (!d) {
 		fprintf(stderr, "zcor serve: cannot listen on %s:%d: %s\n", s->listen_host, s->port,
 			strerror(errno));
+		stop_watchdog(s, dog);
 		close_pool(s);
 		return 1;
 	}
@@ -1184,6 +1544,7 @@ int zc_serve(const char *dir, const char *listen, const char *token, int warm_mb
 			break;
 	pthread_mutex_unlock(&s->lock);
 	MHD_stop_daemon(d);
+	stop_watchdog(s, dog);
 	close_pool(s);
 	return 0;
 }

@@ -4,14 +4,27 @@
 #ifndef ZC_HTTP_H
 #define ZC_HTTP_H
 
+/* A connection sends a request's line and headers within this many
+ * seconds of connecting or of its previous answer, and its body within
+ * the second many seconds of its headers; past that it is closed. */
+#define ZC_SERVE_HEADER_TIMEOUT_DEFAULT 20
+#define ZC_SERVE_BODY_TIMEOUT_DEFAULT 60
+#define ZC_SERVE_TIMEOUT_MAX 3600
+
+struct zc_serve_opts {
+	const char *listen;   /* "ADDRESS:PORT"; NULL: 127.0.0.1:7700 */
+	const char *token;    /* NULL: the one in dir/serve.token, made on first start */
+	int warm_mb;          /* > 0: the first handle reads that much ahead (zcor_warm) */
+	int header_timeout_s; /* 0: ZC_SERVE_HEADER_TIMEOUT_DEFAULT */
+	int body_timeout_s;   /* 0: ZC_SERVE_BODY_TIMEOUT_DEFAULT */
+};
+
 /*
- * Serves the memory directory dir on listen ("ADDRESS:PORT", default
- * 127.0.0.1:7700) until SIGINT or SIGTERM. token NULL: the one in
- * dir/serve.token, generated on first start. A non-loopback address needs
- * an explicit token. warm_mb > 0: the first handle reads that much ahead
- * (zcor_warm) before the server listens. Returns the process exit status
- * (0 after a signal).
+ * Serves the memory directory dir until SIGINT or SIGTERM. A non-loopback
+ * listen address needs an explicit token. The first handle is read ahead
+ * before the server listens. Returns the process exit status (0 after a
+ * signal).
  */
-int zc_serve(const char *dir, const char *listen, const char *token, int warm_mb);
+int zc_serve(const char *dir, const struct zc_serve_opts *o);
 
 #endif

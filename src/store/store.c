@@ -7,9 +7,6 @@
 
 #include <stdio.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -295,31 +292,45 @@ static const char *const migrations[] = {
 	"CREATE INDEX nodes_scope_pinned ON nodes(scope, tier, updated_at) WHERE pinned = 1;\n",
 };
 
-static void prefetch_file(const char *path, unsigned long long max)
+/*
+ * Reads a file SQLite has open through SQLite's own handle (xRead, a
+ * pread on its descriptor), never through a descriptor of our own: POSIX
+ * advisory locks belong to the process, and closing any descriptor of a
+ * file drops every lock the process holds on it — SQLite's included
+ * (sqlite.org/howtocorrupt.html, 2.2). An open()/close() of memory.db
+ * here did exactly that at serve's warm-up: the next CLI process to close
+ * its connection then took the EXCLUSIVE lock that serve's connections no
+ * longer held, believed it was the last connection, checkpointed and
+ * deleted the -wal and -shm that serve went on using; serve's writes went
+ * to a deleted WAL and new connections met "disk I/O error" and
+ * "database disk image is malformed" (issue 12, defect 13).
+ */
+static void prefetch_file(sqlite3_file *f, unsigned long long max)
 {
-	int fd = path && *path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-	if (fd < 0)
+	sqlite3_int64 size = 0;
+	if (!f || !f->pMethods || f->pMethods->xFileSize(f, &size) != SQLITE_OK || size <= 0)
 		return;
-	/* read, not posix_fadvise(WILLNEED): that returns at once and its
-	 * reads then compete with recall's own for the disk (measured: p99
-	 * 2.1 ms at 1M instead of 1.0) */
-	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	size_t cap = 1u << 20;
-	char *buf = zc_malloc(cap);
-	unsigned long long done = 0;
-	ssize_t n;
-	while (done < max && (n = read(fd, buf, cap)) > 0)
-		done += (unsigned long long)n;
+	if ((unsigned long long)size < max)
+		max = (unsigned long long)size;
+	/* one read after another, not posix_fadvise(WILLNEED): that returns
+	 * at once and its reads then compete with recall's own for the disk
+	 * (measured: p99 2.1 ms at 1M instead of 1.0) */
+	int cap = 1 << 20;
+	char *buf = zc_malloc((size_t)cap);
+	for (unsigned long long done = 0; done < max; done += (unsigned long long)cap)
+		if (f->pMethods->xRead(f, buf, cap, (sqlite3_int64)done) != SQLITE_OK)
+			break; /* the end (a short read) or a failure: best effort */
 	zc_free(buf);
-	close(fd);
 }
 
 void zc_store_prefetch(struct zc_store *s, unsigned long long max)
 {
-	const char *db = sqlite3_db_filename(s->db, "main");
-	prefetch_file(db, max);
-	char wal[4096];
-	if (db && snprintf(wal, sizeof(wal), "%s-wal", db) < (int)sizeof(wal))
+	sqlite3_file *db = NULL, *wal = NULL;
+	if (sqlite3_file_control(s->db, "main", SQLITE_FCNTL_FILE_POINTER, &db) == SQLITE_OK)
+		prefetch_file(db, max);
+	/* in WAL mode the journal pointer is the -wal file, open while the
+	 * connection has read it */
+	if (sqlite3_file_control(s->db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal) == SQLITE_OK)
 		prefetch_file(wal, max);
 }
 
