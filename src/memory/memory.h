@@ -67,7 +67,20 @@ struct zc_opdef {
 	int reads;     /* changes nothing but the history (see zc_mem_run) */
 };
 
+/* Opens dir (created if needed) after zc_mem_check_db. */
 int zc_mem_open(struct zc_mem *m, const char *dir, struct zc_err *e);
+/*
+ * Whether dir's memory.db may be opened without losing anything. Refused
+ * (ZCOR_EIO, the message says what to do, nothing is touched): a 0-byte
+ * memory.db in a directory that holds data (zcor itself never leaves one
+ * there: SQLite writes the header as the store opens, before any other
+ * file is made, so only a directory zcor never finished opening has one)
+ * and a memory.db that is not a SQLite database or is shorter than its
+ * header says. *code (optional) is the doctor's code: "MEMORY_DB_EMPTY"
+ * or "MEMORY_DB_DAMAGED"; NULL when it may be opened. Absent is fine: a
+ * new store.
+ */
+int zc_mem_check_db(const char *dir, const char **code, struct zc_err *e);
 void zc_mem_close(struct zc_mem *m);
 int64_t zc_mem_now(struct zc_mem *m);
 
