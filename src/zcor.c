@@ -475,6 +475,15 @@ int zcor_doctor(zcor *z, int rebuild, char **report_json)
 	return answer(z, rc, r, report_json);
 }
 
+char *zcor_doctor_unopened(const char *dir, const char *open_error)
+{
+	pthread_once(&init_once, init_libs);
+	json_t *r = zc_doctor_unopened(dir, open_error);
+	char *s = zc_json_dump(r);
+	json_decref(r);
+	return s;
+}
+
 int zcor_migrate_cognition(zcor *z, int apply, char **report_json)
 {
 	zc_err_clear(&z->err);

@@ -84,11 +84,13 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 		cli_usage(cli_find("doctor"));
 		return DOCTOR_FAILED;
 	}
-	zcor *z = cli_open(c);
-	if (!z)
-		return DOCTOR_FAILED;
-	char *out = NULL;
-	if (zcor_doctor(z, rebuild, &out)) {
+	zcor *z = NULL;
+	char *out = NULL, *err = NULL;
+	if (zcor_open(&z, c->dir, &err) != ZCOR_OK) {
+		/* what it can say without the store: why it cannot be opened */
+		out = zcor_doctor_unopened(c->dir, err);
+		zcor_free(err);
+	} else if (zcor_doctor(z, rebuild, &out)) {
 		printf("%s\n", out);
 		zcor_free(out);
 		zcor_close(z);
