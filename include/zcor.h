@@ -301,11 +301,17 @@ int zcor_check_reply_json(zcor *z, const char *request_json, char **out_json);
 /*
  * The bytes of the collected sticker stickers/<file> (a file name, no
  * directory) and its MIME type (static). The caller frees *data with
- * zcor_free().
+ * zcor_free(). Only a regular file in a real stickers/ directory is read:
+ * a symbolic link or FIFO planted there is refused (ZCOR_EINVAL).
  */
 int zcor_sticker_read(zcor *z, const char *file, char **data, size_t *len, const char **mime);
-/* The same for an inbound image of the media cache, media/<file>. */
-int zcor_media_read(zcor *z, const char *file, char **data, size_t *len, const char **mime);
+/* The same for an inbound image of the media cache, media/<sha256>.<ext>
+ * (file: "<sha256>.<ext>"), only as the cache's table knows it and only
+ * for ctx: a conversation sees the images of its own messages, the host
+ * plane (ctx NULL or without conversation) all; any other is
+ * ZCOR_ENOTFOUND, with the same message as one never cached. */
+int zcor_media_read(zcor *z, const struct zcor_ctx *ctx, const char *file, char **data, size_t *len,
+		    const char **mime);
 
 /*
  * Seed-003 directory layout (X-STORE): import is one transaction (the

@@ -285,7 +285,10 @@ int zc_sticker_check_reply(struct zc_mem *m, const char *text, struct zc_err *e)
  * the collected sticker of that name with its real extension. */
 json_t *zc_sticker_reply_report(struct zc_mem *m, const char *text);
 /* The bytes of <folder>/<file>, folder "stickers" or "media", and its
- * MIME type (caller frees *data). A file name only: no '/', no leading '.'. */
+ * MIME type (caller frees *data). A file name only: no '/', no leading '.'.
+ * Only a regular file in a real folder (no link followed). The media
+ * route reads through media.h's zc_media_read instead (the cache's table
+ * and its scope). */
 int zc_image_read(struct zc_mem *m, const char *folder, const char *file, char **data, size_t *len,
 		  const char **mime, struct zc_err *e);
 
