@@ -824,9 +824,11 @@ static int flush_file(const char *root, const char *slug, const char *date, stru
 {
 	struct zc_buf dir = ZC_BUF_INIT, path = ZC_BUF_INIT;
 	int rc;
-	zc_buf_addf(&dir, "%s/conversations/%s/log", root, slug);
-	zc_buf_addf(&path, "%s/%s.jsonl", dir.p, date);
-	if (!(rc = zc_mkdir_p(dir.p, e)) && !(rc = zc_write_file_atomic(path.p, b->p, b->len, e)))
+	/* real directories under root: a planted link is not written through */
+	zc_buf_addf(&dir, "conversations/%s/log", slug);
+	zc_buf_addf(&path, "%s/%s/%s.jsonl", root, dir.p, date);
+	if (!(rc = zc_mkdir_p(root, e)) && !(rc = zc_dir_inside(root, dir.p, ZC_DIR_CREATE, e)) &&
+	    !(rc = zc_write_file_atomic(path.p, b->p, b->len, e)))
 		++*files;
 	zc_buf_release(&dir);
 	zc_buf_release(&path);

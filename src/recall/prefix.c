@@ -52,7 +52,7 @@ int zc_prefix(struct zc_mem *m, const char *conversation, char **out, struct zc_
 	*out = NULL;
 	char *persona_path = zc_path_join(m->dir, "PERSONA.md"), *persona = NULL;
 	struct zc_err pe = {0};
-	if (zc_read_file(persona_path, PERSONA_MAX_BYTES, &persona, NULL, &pe) == ZCOR_OK && *persona) {
+	if (zc_read_file_nofollow(persona_path, PERSONA_MAX_BYTES, &persona, NULL, &pe) == ZCOR_OK && *persona) {
 		zc_buf_adds(&b, persona);
 		if (b.p[b.len - 1] != '\n')
 			zc_buf_addc(&b, '\n');
