@@ -310,7 +310,8 @@ static void I12_10_bound_caller_cannot_name_a_server_file(void)
 	CHECK_HAS(t_errmsg(r1), "cannot name a file on the server");
 	json_t *r2 = log_file(z, "group:1", "group:1", "a", missing, &rc);
 	CHECK_INT(rc, ZCOR_EINVAL);
-	char *m1 = without(t_errmsg(r1), good), *m2 = without(t_errmsg(r2), missing);
+	char *m1 = without(t_errmsg(r1) ? t_errmsg(r1) : "", good),
+	     *m2 = without(t_errmsg(r2) ? t_errmsg(r2) : "?", missing);
 	CHECK_STR(m1, m2);
 	free(m1);
 	free(m2);
