@@ -65,7 +65,10 @@ struct zcor_ctx {
 /*
  * Opens the memory directory `dir`, creating it and memory.db if needed.
  * On failure returns a code and, if `errmsg` is not NULL, sets *errmsg to a
- * message the caller frees with zcor_free(). *out is NULL then.
+ * message the caller frees with zcor_free(). *out is NULL then. A 0-byte
+ * memory.db in a directory that holds data, and a memory.db that is not
+ * SQLite or is cut off, are refused (ZCOR_EIO) and left as they are
+ * (docs/OPERATIONS.md); zcor_doctor_unopened says why.
  */
 int zcor_open(zcor **out, const char *dir, char **errmsg);
 
