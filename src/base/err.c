@@ -73,7 +73,16 @@ int zc_err_prefix(struct zc_err *e, const char *fmt, ...)
 	va_end(ap);
 	memcpy(old, e->msg, sizeof(old));
 	finish(head, sizeof(head));
-	snprintf(e->msg, sizeof(e->msg), "%s: %s", head, old);
+	/* "head: old", cut to the buffer (finish mends a cut character);
+	 * by hand, as gcc's -Wformat-truncation refuses the snprintf */
+	size_t cap = sizeof(e->msg) - 1, n = strnlen(head, sizeof(head));
+	n = n < cap ? n : cap;
+	memcpy(e->msg, head, n);
+	for (const char *sep = ": "; *sep && n < cap; sep++)
+		e->msg[n++] = *sep;
+	size_t on = strnlen(old, sizeof(old) - 1), take = on < cap - n ? on : cap - n;
+	memcpy(e->msg + n, old, take);
+	e->msg[n + take] = '\0';
 	finish(e->msg, sizeof(e->msg));
 	return e->code;
 }

@@ -21,7 +21,6 @@
 #include <nettle/sha2.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/alloc.h"
