@@ -335,11 +335,12 @@ int zcor_export_qq(zcor *z, const char *dir, char **report_json);
  * derived data (full-text index, terms, citations) is recomputed first.
  */
 int zcor_doctor(zcor *z, int rebuild, char **report_json);
-/* The doctor's report for a directory zcor_open refused (open_error: its
- * message): why memory.db cannot be opened (MEMORY_DB_EMPTY,
- * MEMORY_DB_DAMAGED, MEMORY_DB_UNREADABLE) and what else it can check
- * without the store. Caller frees. */
-char *zcor_doctor_unopened(const char *dir, const char *open_error);
+/* The doctor's report, in zcor_doctor's shape, for a directory zcor_open
+ * refused because of its memory.db: why (MEMORY_DB_EMPTY,
+ * MEMORY_DB_DAMAGED) and what else it can check without the store
+ * (UNSAFE_PATH). NULL when memory.db's state is not the reason (the
+ * directory cannot be opened at all). Caller frees. */
+char *zcor_doctor_unopened(const char *dir);
 
 /*
  * zcor migrate cognition (SPEC §6): old COGNITION.md entries keyed by a

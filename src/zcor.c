@@ -477,11 +477,11 @@ int zcor_doctor(zcor *z, int rebuild, char **report_json)
 	return answer(z, rc, r, report_json);
 }
 
-char *zcor_doctor_unopened(const char *dir, const char *open_error)
+char *zcor_doctor_unopened(const char *dir)
 {
 	pthread_once(&init_once, init_libs);
-	json_t *r = zc_doctor_unopened(dir, open_error);
-	char *s = zc_json_dump(r);
+	json_t *r = zc_doctor_unopened(dir);
+	char *s = r ? zc_json_dump(r) : NULL;
 	json_decref(r);
 	return s;
 }

@@ -87,9 +87,13 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 	zcor *z = NULL;
 	char *out = NULL, *err = NULL;
 	if (zcor_open(&z, c->dir, &err) != ZCOR_OK) {
-		/* what it can say without the store: why it cannot be opened */
-		out = zcor_doctor_unopened(c->dir, err);
+		/* a refused memory.db is a finding; anything else, a failure */
+		out = zcor_doctor_unopened(c->dir);
+		if (!out)
+			fprintf(stderr, "zcor: cannot open memory directory '%s': %s\n", c->dir, err ? err : "");
 		zcor_free(err);
+		if (!out)
+			return DOCTOR_FAILED;
 	} else if (zcor_doctor(z, rebuild, &out)) {
 		printf("%s\n", out);
 		zcor_free(out);

@@ -277,25 +277,23 @@ static void planted(const char *dir, json_t *out)
 			"and %ld more links or special files", count - UNSAFE_MAX);
 }
 
-json_t *zc_doctor_unopened(const char *dir, const char *open_error)
+json_t *zc_doctor_unopened(const char *dir)
 {
-	json_t *out = json_array();
 	const char *code = NULL;
 	struct zc_err e = {0};
 	zc_mem_check_db(dir, &code, &e);
-	if (code && strcmp(code, "MEMORY_DB_EMPTY") == 0)
+	if (!code)
+		return NULL; /* not memory.db's state: the check itself failed */
+	json_t *out = json_array();
+	if (strcmp(code, "MEMORY_DB_EMPTY") == 0)
 		finding(out, code, "error", "memory.db", 0,
 			"restore the newest backup: move memory.db (and memory.db-wal) aside together, then "
 			"zcor restore backups/<newest>.json; remove memory.db only if the directory is new",
 			"%s", e.msg);
-	else if (code)
+	else
 		finding(out, code, "error", "memory.db", 0,
 			"move memory.db aside (keep it) and restore the newest backup (zcor restore)", "%s",
 			e.msg);
-	else
-		finding(out, "MEMORY_DB_UNREADABLE", "error", "memory.db", 0,
-			"fix what the message names (permissions, disk), or restore the newest backup",
-			"memory.db cannot be opened: %s", open_error ? open_error : "");
 	planted(dir, out);
 	return json_pack("{s:o, s:b}", "findings", out, "needsAttention", 1);
 }

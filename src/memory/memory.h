@@ -271,11 +271,11 @@ int zc_migrate_cognition(struct zc_mem *m, int apply, json_t **report, struct zc
  * path?, line?}], needsAttention}; rebuild first recomputes every derived
  * table. */
 int zc_doctor(struct zc_mem *m, int rebuild, json_t **report, struct zc_err *e);
-/* The doctor of a directory whose memory.db cannot be opened (open_error:
- * why): what zc_mem_check_db refused (MEMORY_DB_EMPTY, MEMORY_DB_DAMAGED),
- * else MEMORY_DB_UNREADABLE with open_error, and the UNSAFE_PATH findings;
- * the same report shape, needsAttention true. */
-json_t *zc_doctor_unopened(const char *dir, const char *open_error);
+/* The doctor of a directory zc_mem_open refused because of its memory.db
+ * (zc_mem_check_db: MEMORY_DB_EMPTY, MEMORY_DB_DAMAGED), with the
+ * UNSAFE_PATH findings: the same report shape, needsAttention true. NULL
+ * when memory.db's state is not why (the check itself failed). */
+json_t *zc_doctor_unopened(const char *dir);
 
 /* Checks every [[图片: …]] of a reply: only an existing stickers/ file,
  * with its exact name and extension (qqmem.c). */

@@ -236,3 +236,27 @@ for (const c of CORPUS.cases) {
     assert.ok(findings.some((f) => f.path === where), `doctor: ${JSON.stringify(findings)}`);
   });
 }
+
+// #7 through the CLI: a used directory whose memory.db became 0 bytes is
+// refused by every command (it used to open as a new, empty store, exit
+// 0), nothing is changed, and the doctor says why (exit 2).
+test('I12-7 an empty memory.db in a used directory is refused, and the doctor says so', () => {
+  const mem = join(mkTmp('zcor-planted-empty-'), 'mem');
+  cpSync(t.tpl, mem, { recursive: true });
+  for (const f of ['memory.db-wal', 'memory.db-shm']) rmSync(join(mem, f), { force: true });
+  writeFileSync(join(mem, 'memory.db'), '');
+  const before = tree(mem);
+  const q = run(mem, ['tool', 'zcor_memory_query', '{}']);
+  assert.equal(q.status, 1, q.out);
+  assert.match(q.out, /memory\.db is empty \(0 bytes\) but the directory holds data/);
+  assert.match(q.out, /zcor restore/);
+  const d = run(mem, ['doctor', '--json']);
+  assert.equal(d.status, 2, d.out);
+  assert.ok(JSON.parse(d.out).findings.some((f) => f.code === 'MEMORY_DB_EMPTY' && f.path === 'memory.db'), d.out);
+  assert.deepEqual(tree(mem), before, 'a refused directory changed');
+  // what the message says to do works
+  cpSync(join(mem, 'memory.db'), join(mem, 'memory.db.empty'));
+  rmSync(join(mem, 'memory.db'));
+  run(mem, ['restore', t.backup]);
+  assert.equal(runOk(mem, ['tool', 'zcor_memory_query', '{"keywords":["模板记忆"]}']).total, 1);
+});

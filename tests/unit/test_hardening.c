@@ -105,7 +105,7 @@ static void I12_7_empty_db_in_a_used_directory_is_refused(void)
 	CHECK_HAS(msg, "zcor restore");
 	CHECK_INT(file_size(db), 0); /* nothing written: no schema, no new store */
 	CHECK_INT(file_size(backup), backup_size);
-	json_t *r = parse(zcor_doctor_unopened(dir, msg));
+	json_t *r = parse(zcor_doctor_unopened(dir));
 	json_t *f = finding(r, "MEMORY_DB_EMPTY");
 	CHECK(f != NULL);
 	CHECK_STR(t_str(f, "path"), "memory.db");
@@ -193,7 +193,7 @@ static void I12_7_damaged_db_is_refused_and_left_alone(void)
 	CHECK(f && fread(back, 1, sizeof(back), f) == sizeof(back) && memcmp(back, junk, sizeof(junk)) == 0);
 	if (f)
 		fclose(f);
-	json_t *r = parse(zcor_doctor_unopened(dir, msg));
+	json_t *r = parse(zcor_doctor_unopened(dir));
 	CHECK(finding(r, "MEMORY_DB_DAMAGED") != NULL);
 	json_decref(r);
 
@@ -211,7 +211,7 @@ static void I12_7_damaged_db_is_refused_and_left_alone(void)
 	CHECK_INT(open_fails(dir2, msg, sizeof(msg)), ZCOR_EIO);
 	CHECK_HAS(msg, "cut off");
 	CHECK_INT(file_size(db2), 2 * 4096);
-	r = parse(zcor_doctor_unopened(dir2, msg));
+	r = parse(zcor_doctor_unopened(dir2));
 	CHECK(finding(r, "MEMORY_DB_DAMAGED") != NULL);
 	json_decref(r);
 	free(db);
