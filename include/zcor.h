@@ -65,7 +65,10 @@ struct zcor_ctx {
 /*
  * Opens the memory directory `dir`, creating it and memory.db if needed.
  * On failure returns a code and, if `errmsg` is not NULL, sets *errmsg to a
- * message the caller frees with zcor_free(). *out is NULL then.
+ * message the caller frees with zcor_free(). *out is NULL then. A 0-byte
+ * memory.db in a directory that holds data, and a memory.db that is not
+ * SQLite or is cut off, are refused (ZCOR_EIO) and left as they are
+ * (docs/OPERATIONS.md); zcor_doctor_unopened says why.
  */
 int zcor_open(zcor **out, const char *dir, char **errmsg);
 
@@ -301,11 +304,17 @@ int zcor_check_reply_json(zcor *z, const char *request_json, char **out_json);
 /*
  * The bytes of the collected sticker stickers/<file> (a file name, no
  * directory) and its MIME type (static). The caller frees *data with
- * zcor_free().
+ * zcor_free(). Only a regular file in a real stickers/ directory is read:
+ * a symbolic link or FIFO planted there is refused (ZCOR_EINVAL).
  */
 int zcor_sticker_read(zcor *z, const char *file, char **data, size_t *len, const char **mime);
-/* The same for an inbound image of the media cache, media/<file>. */
-int zcor_media_read(zcor *z, const char *file, char **data, size_t *len, const char **mime);
+/* The same for an inbound image of the media cache, media/<sha256>.<ext>
+ * (file: "<sha256>.<ext>"), only as the cache's table knows it and only
+ * for ctx: a conversation sees the images of its own messages, the host
+ * plane (ctx NULL or without conversation) all; any other is
+ * ZCOR_ENOTFOUND, with the same message as one never cached. */
+int zcor_media_read(zcor *z, const struct zcor_ctx *ctx, const char *file, char **data, size_t *len,
+		    const char **mime);
 
 /*
  * Seed-003 directory layout (X-STORE): import is one transaction (the
@@ -326,6 +335,12 @@ int zcor_export_qq(zcor *z, const char *dir, char **report_json);
  * derived data (full-text index, terms, citations) is recomputed first.
  */
 int zcor_doctor(zcor *z, int rebuild, char **report_json);
+/* The doctor's report, in zcor_doctor's shape, for a directory zcor_open
+ * refused because of its memory.db: why (MEMORY_DB_EMPTY,
+ * MEMORY_DB_DAMAGED) and what else it can check without the store
+ * (UNSAFE_PATH). NULL when memory.db's state is not the reason (the
+ * directory cannot be opened at all). Caller frees. */
+char *zcor_doctor_unopened(const char *dir);
 
 /*
  * zcor migrate cognition (SPEC §6): old COGNITION.md entries keyed by a

@@ -411,10 +411,12 @@ int zcor_sticker_read(zcor *z, const char *file, char **data, size_t *len, const
 	return zc_image_read(&z->mem, "stickers", file, data, len, mime, &z->err);
 }
 
-int zcor_media_read(zcor *z, const char *file, char **data, size_t *len, const char **mime)
+int zcor_media_read(zcor *z, const struct zcor_ctx *ctx, const char *file, char **data, size_t *len,
+		    const char **mime)
 {
+	static const struct zcor_ctx host = {ZCOR_ACTOR_UI, NULL};
 	zc_err_clear(&z->err);
-	return zc_image_read(&z->mem, "media", file, data, len, mime, &z->err);
+	return zc_media_read(&z->mem, ctx ? ctx : &host, file, data, len, mime, &z->err);
 }
 
 int zcor_check_reply_json(zcor *z, const char *request_json, char **out_json)
@@ -476,6 +478,15 @@ int zcor_doctor(zcor *z, int rebuild, char **report_json)
 	return answer(z, rc, r, report_json);
 }
 
+char *zcor_doctor_unopened(const char *dir)
+{
+	pthread_once(&init_once, init_libs);
+	json_t *r = zc_doctor_unopened(dir);
+	char *s = r ? zc_json_dump(r) : NULL;
+	json_decref(r);
+	return s;
+}
+
 int zcor_migrate_cognition(zcor *z, int apply, char **report_json)
 {
 	zc_err_clear(&z->err);
@@ -521,7 +532,7 @@ int zcor_log_messages(zcor *z, const struct zcor_ctx *ctx, const char *conversat
 		rc = zc_json_parse(batch_json ? batch_json : "", batch_json ? strlen(batch_json) : 0,
 				   "the batch", &batch, &z->err);
 	if (!rc)
-		rc = zc_transcript_log(&z->mem, conversation, batch, &out, &z->err);
+		rc = zc_transcript_log(&z->mem, ctx, conversation, batch, &out, &z->err);
 	json_decref(batch);
 	if (rc)
 		return answer(z, rc, NULL, out_json);

@@ -4,6 +4,7 @@
  */
 #include "base/fs.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include "base/alloc.h"
 #include "base/buf.h"
+#include "base/utf8.h"
 
 int zc_errno_code(int err)
 {
@@ -46,6 +48,57 @@ int zc_file_exists(const char *path)
 {
 	struct stat st;
 	return stat(path, &st) == 0;
+}
+
+enum zc_file_kind zc_file_kind(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return ZC_FILE_NONE;
+	if (S_ISREG(st.st_mode))
+		return ZC_FILE_REGULAR;
+	if (S_ISDIR(st.st_mode))
+		return ZC_FILE_DIR;
+	return S_ISLNK(st.st_mode) ? ZC_FILE_LINK : ZC_FILE_OTHER;
+}
+
+int zc_dir_inside(const char *root, const char *rel, int flags, struct zc_err *e)
+{
+	struct zc_buf b = ZC_BUF_INIT;
+	int rc = ZCOR_OK;
+	zc_buf_adds(&b, root);
+	size_t root_len = b.len;
+	for (const char *p = rel; !rc && p && *p;) {
+		const char *end = strchr(p, '/');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		/* our own paths only: a caller's bug, not the world's input */
+		assert(n > 0 && !(n == 1 && p[0] == '.') && !(n == 2 && p[0] == '.' && p[1] == '.'));
+		zc_buf_addc(&b, '/');
+		zc_buf_add(&b, p, n);
+		enum zc_file_kind k = zc_file_kind(b.p);
+		if (k == ZC_FILE_NONE && (flags & ZC_DIR_CREATE)) {
+			if (mkdir(b.p, 0755) != 0 && errno != EEXIST)
+				rc = zc_fail(e, zc_errno_code(errno), "cannot create directory '%s': %s",
+					     ZC_Q(b.p + root_len + 1, 200), strerror(errno));
+			else
+				k = zc_file_kind(b.p);
+		}
+		if (rc)
+			break;
+		if (k == ZC_FILE_NONE)
+			rc = zc_fail(e, ZCOR_ENOTFOUND, "there is no directory '%s'", ZC_Q(b.p + root_len + 1, 200));
+		else if (k == ZC_FILE_LINK)
+			rc = zc_fail(e, ZCOR_EINVAL,
+				     "'%s' is a symbolic link: zcor never follows a link here; replace it "
+				     "with a real directory",
+				     ZC_Q(b.p + root_len + 1, 200));
+		else if (k != ZC_FILE_DIR)
+			rc = zc_fail(e, ZCOR_EINVAL, "'%s' is not a directory; move it away",
+				     ZC_Q(b.p + root_len + 1, 200));
+		p = end ? end + 1 : NULL;
+	}
+	zc_buf_release(&b);
+	return rc;
 }
 
 int zc_open_regular(const char *path, int flags, struct zc_err *e)
@@ -154,7 +207,7 @@ int zc_write_file_atomic(const char *path, const void *data, size_t len, struct 
 	static unsigned long seq;
 	zc_buf_addf(&tmp, "%s.tmp-%ld-%lu", path, (long)getpid(), __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
 	int rc = ZCOR_OK;
-	int fd = open(tmp.p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = open(tmp.p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		rc = zc_fail(e, zc_errno_code(errno), "cannot write '%s': %s", path, strerror(errno));
 		goto out;

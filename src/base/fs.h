@@ -26,9 +26,28 @@ int zc_open_regular(const char *path, int flags, struct zc_err *e);
 int zc_read_file(const char *path, size_t max, char **data, size_t *len, struct zc_err *e);
 /* The same, refusing a symlink as the last component. */
 int zc_read_file_nofollow(const char *path, size_t max, char **data, size_t *len, struct zc_err *e);
+/* Writes path through a temporary file beside it (created with O_EXCL |
+ * O_NOFOLLOW, so a planted link is never written through) and rename, so
+ * a symbolic link at path is replaced, never followed. The directory is
+ * the caller's to check (zc_dir_inside). */
 int zc_write_file_atomic(const char *path, const void *data, size_t len, struct zc_err *e);
 int zc_mkdir_p(const char *path, struct zc_err *e);
 int zc_file_exists(const char *path);
+
+/* What lstat says path is: a symbolic link is reported, never followed. */
+enum zc_file_kind { ZC_FILE_NONE, ZC_FILE_REGULAR, ZC_FILE_DIR, ZC_FILE_LINK, ZC_FILE_OTHER };
+enum zc_file_kind zc_file_kind(const char *path);
+
+/*
+ * The directories of rel ("mirror/conversations/group-1/log": relative,
+ * no "." or ".." component) under root, each a real directory: a missing
+ * one is created when create is set (else ZCOR_ENOTFOUND), and a symbolic
+ * link or anything else among them is ZCOR_EINVAL naming it relative to
+ * root, so what is read or written under root never lands outside it.
+ * root itself is the caller's choice and is not checked.
+ */
+enum { ZC_DIR_CREATE = 1 };
+int zc_dir_inside(const char *root, const char *rel, int flags, struct zc_err *e);
 /* The identity of a file as last seen, to notice hand edits cheaply. */
 struct zc_file_id {
 	int known;

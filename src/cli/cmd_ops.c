@@ -84,11 +84,17 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 		cli_usage(cli_find("doctor"));
 		return DOCTOR_FAILED;
 	}
-	zcor *z = cli_open(c);
-	if (!z)
-		return DOCTOR_FAILED;
-	char *out = NULL;
-	if (zcor_doctor(z, rebuild, &out)) {
+	zcor *z = NULL;
+	char *out = NULL, *err = NULL;
+	if (zcor_open(&z, c->dir, &err) != ZCOR_OK) {
+		/* a refused memory.db is a finding; anything else, a failure */
+		out = zcor_doctor_unopened(c->dir);
+		if (!out)
+			fprintf(stderr, "zcor: cannot open memory directory '%s': %s\n", c->dir, err ? err : "");
+		zcor_free(err);
+		if (!out)
+			return DOCTOR_FAILED;
+	} else if (zcor_doctor(z, rebuild, &out)) {
 		printf("%s\n", out);
 		zcor_free(out);
 		zcor_close(z);

@@ -372,7 +372,7 @@ static int load(const char *path, json_t **doc, struct zc_config *cfg, char **da
 		struct zc_err *e)
 {
 	*doc = NULL;
-	int rc = zc_read_file(path, ZC_CONFIG_MAX_BYTES, data, len, e);
+	int rc = zc_read_file_nofollow(path, ZC_CONFIG_MAX_BYTES, data, len, e);
 	if (!rc)
 		rc = zc_json_parse(*data, *len, "config.json", doc, e);
 	if (!rc)
@@ -398,7 +398,7 @@ static void save_last_good(const struct zc_confile *c, const char *data, size_t 
 	char *path = last_good_path(c), *old = NULL;
 	size_t oldlen = 0;
 	struct zc_err e = {0};
-	if (zc_read_file(path, ZC_CONFIG_MAX_BYTES, &old, &oldlen, &e) || oldlen != len ||
+	if (zc_read_file_nofollow(path, ZC_CONFIG_MAX_BYTES, &old, &oldlen, &e) || oldlen != len ||
 	    memcmp(old, data, len) != 0)
 		zc_write_file_atomic(path, data, len, &e); /* best effort: a copy */
 	zc_free(old);

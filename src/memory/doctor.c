@@ -6,6 +6,7 @@
  * Each finding is {code, severity, message, fix, path?, line?}; severity
  * "error" or "warning" needs a person, "info" does not.
  */
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -195,7 +196,8 @@ static int views(struct zc_mem *m, json_t *out, struct zc_err *e)
 			continue;
 		}
 		char *full = zc_path_join(m->dir, img);
-		if (!zc_file_exists(full))
+		/* a link or special file there is UNSAFE_PATH's (planted()) */
+		if (zc_file_kind(full) == ZC_FILE_NONE)
 			finding(out, "STICKER_PATH_MISSING", "error", "STICKERS.md", line,
 				"put the file back, or qq_memory upsert the entry without image (未收藏)",
 				"sticker '%s': the file %s is missing", name, img);
@@ -203,6 +205,97 @@ static int views(struct zc_mem *m, json_t *out, struct zc_err *e)
 	}
 	sqlite3_finalize(st);
 	return ZCOR_OK;
+}
+
+/* ---- files zcor never follows (issue 12) --------------------------------------- */
+
+#define UNSAFE_MAX 50 /* findings of this kind listed; the rest counted */
+
+static void unsafe(json_t *out, const char *rel, enum zc_file_kind k, long *count)
+{
+	if (++*count > UNSAFE_MAX)
+		return;
+	finding(out, "UNSAFE_PATH", "error", rel, 0,
+		"replace it with the real file or directory, or remove it (zcor never follows a "
+		"link inside the memory directory)",
+		"%s is %s: zcor neither reads nor writes through it", rel,
+		k == ZC_FILE_LINK  ? "a symbolic link"
+		: k == ZC_FILE_DIR ? "a directory where a file belongs"
+				   : "not a regular file (a FIFO, socket or device)");
+}
+
+/* Walks rel (a directory of ours) depth levels down: every entry must be
+ * a real directory or a regular file. */
+static void walk(const char *dir, const char *rel, int depth, json_t *out, long *count)
+{
+	char *p = zc_path_join(dir, rel);
+	enum zc_file_kind k = zc_file_kind(p);
+	DIR *d = k == ZC_FILE_DIR && depth > 0 ? opendir(p) : NULL;
+	if (k == ZC_FILE_LINK || k == ZC_FILE_OTHER)
+		unsafe(out, rel, k, count);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char *sub = zc_path_join(rel, de->d_name);
+		char *full = zc_path_join(dir, sub);
+		enum zc_file_kind sk = zc_file_kind(full);
+		if (sk == ZC_FILE_DIR)
+			walk(dir, sub, depth - 1, out, count);
+		else if (sk == ZC_FILE_LINK || sk == ZC_FILE_OTHER)
+			unsafe(out, sub, sk, count);
+		zc_free(sub);
+		zc_free(full);
+	}
+	if (d)
+		closedir(d);
+	zc_free(p);
+}
+
+/* Links and special files where zcor keeps its own files: what a serve
+ * or a tool refuses to follow, for a person to clear up. */
+static void planted(const char *dir, json_t *out)
+{
+	static const struct {
+		const char *rel;
+		int depth; /* 0: a file */
+	} ours[] = {{"stickers", 1},     {"media", 1},	   {"backups", 1},	 {"blobs", 1},
+		    {"mirror", 4},	 {"PERSONA.md", 0}, {"config.json", 0}, {"synonyms.json", 0},
+		    {"memory.db-wal", 0}, {"serve.token", 0}};
+	long count = 0;
+	for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++) {
+		char *p = zc_path_join(dir, ours[i].rel);
+		enum zc_file_kind k = zc_file_kind(p);
+		zc_free(p);
+		if (ours[i].depth > 0)
+			walk(dir, ours[i].rel, ours[i].depth, out, &count);
+		else if (k != ZC_FILE_NONE && k != ZC_FILE_REGULAR)
+			unsafe(out, ours[i].rel, k, &count);
+	}
+	if (count > UNSAFE_MAX)
+		finding(out, "UNSAFE_PATH", "error", NULL, 0, "see the findings above",
+			"and %ld more links or special files", count - UNSAFE_MAX);
+}
+
+json_t *zc_doctor_unopened(const char *dir)
+{
+	const char *code = NULL;
+	struct zc_err e = {0};
+	zc_mem_check_db(dir, &code, &e);
+	if (!code)
+		return NULL; /* not memory.db's state: the check itself failed */
+	json_t *out = json_array();
+	if (strcmp(code, "MEMORY_DB_EMPTY") == 0)
+		finding(out, code, "error", "memory.db", 0,
+			"restore the newest backup: move memory.db (and memory.db-wal) aside together, then "
+			"zcor restore backups/<newest>.json; remove memory.db only if the directory is new",
+			"%s", e.msg);
+	else
+		finding(out, code, "error", "memory.db", 0,
+			"move memory.db aside (keep it) and restore the newest backup (zcor restore)", "%s",
+			e.msg);
+	planted(dir, out);
+	return json_pack("{s:o, s:b}", "findings", out, "needsAttention", 1);
 }
 
 static int links(struct zc_mem *m, json_t *out, struct zc_err *e)
@@ -289,6 +382,8 @@ int zc_doctor(struct zc_mem *m, int rebuild, json_t **report, struct zc_err *e)
 	    !(rc = settings(m, out)))
 		rc = over_threshold(m, out, e);
 	zc_store_rollback(&m->store);
+	if (!rc)
+		planted(m->dir, out);
 	if (rc)
 		goto done;
 	int need = 0;

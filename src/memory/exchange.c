@@ -27,6 +27,7 @@
 #include "base/fs.h"
 #include "base/json.h"
 #include "base/timeutil.h"
+#include "base/utf8.h"
 #include "memory/mirror.h"
 #include "memory/transcript.h"
 #include "memory/view.h"
@@ -539,15 +540,17 @@ int zc_import_qq(struct zc_mem *m, const struct zcor_ctx *ctx, const char *dir,
 
 /* ---- export ------------------------------------------------------------------ */
 
+/* root/rel, its directories real ones under root (mirror/ writes here
+ * too: a planted link is never written through). */
 static int write_text(const char *root, const char *rel, const char *text, struct zc_err *e)
 {
 	char *f = zc_path_join(root, rel);
-	char *slash = strrchr(f, '/');
+	const char *slash = strrchr(rel, '/');
 	int rc = ZCOR_OK;
 	if (slash) {
-		*slash = '\0';
-		rc = zc_mkdir_p(f, e);
-		*slash = '/';
+		char *d = zc_strndup(rel, (size_t)(slash - rel));
+		rc = zc_dir_inside(root, d, ZC_DIR_CREATE, e);
+		zc_free(d);
 	}
 	if (!rc)
 		rc = zc_write_file_atomic(f, text, strlen(text), e);
@@ -620,21 +623,38 @@ int zc_export_qq(struct zc_mem *m, const char *dir, json_t **report, struct zc_e
 	zc_store_rollback(&m->store);
 	if (rc)
 		goto out;
-	/* collected stickers */
+	/* collected stickers: regular files of a real stickers/ only (a
+	 * planted link or FIFO is skipped and reported, never followed) */
 	char *src = zc_path_join(m->dir, "stickers"), *dst = zc_path_join(dir, ".qq-stickers");
-	DIR *d = opendir(src);
+	struct zc_err se = {0};
+	int src_rc = zc_dir_inside(m->dir, "stickers", 0, &se);
+	if (src_rc == ZCOR_EINVAL) {
+		rc = zc_fail(e, ZCOR_EINVAL, "cannot export the stickers: %s", se.msg);
+		zc_free(src);
+		zc_free(dst);
+		goto out;
+	}
+	DIR *d = src_rc ? NULL : opendir(src);
 	struct dirent *de;
 	long long copied = 0;
-	if (d && (rc = zc_mkdir_p(dst, e)) == ZCOR_OK) {
+	json_t *skipped = json_array();
+	if (d && (rc = zc_dir_inside(dir, ".qq-stickers", ZC_DIR_CREATE, e)) == ZCOR_OK) {
 		while ((de = readdir(d)) && !rc) {
 			if (de->d_name[0] == '.')
 				continue;
 			char *from = zc_path_join(src, de->d_name), *to = zc_path_join(dst, de->d_name);
 			char *data = NULL;
 			size_t len = 0;
-			if ((rc = zc_read_file(from, IMPORT_FILE_MAX, &data, &len, e)) == ZCOR_OK &&
-			    (rc = zc_write_file_atomic(to, data, len, e)) == ZCOR_OK)
+			if (zc_file_kind(from) != ZC_FILE_REGULAR) {
+				char *lossy = zc_utf8_lossy(de->d_name);
+				struct zc_buf rel = ZC_BUF_INIT;
+				zc_buf_addf(&rel, "stickers/%s", lossy);
+				json_array_append_new(skipped, zc_json_string_own(zc_buf_detach(&rel)));
+				zc_free(lossy);
+			} else if ((rc = zc_read_file_nofollow(from, IMPORT_FILE_MAX, &data, &len, e)) == ZCOR_OK &&
+				   (rc = zc_write_file_atomic(to, data, len, e)) == ZCOR_OK) {
 				copied++;
+			}
 			zc_free(data);
 			zc_free(from);
 			zc_free(to);
@@ -652,6 +672,9 @@ int zc_export_qq(struct zc_mem *m, const char *dir, json_t **report, struct zc_e
 	if (!rc)
 		*report = json_pack("{s:s, s:O, s:I, s:O}", "to", dir, "files", files, "stickers",
 				    (json_int_t)copied, "logs", logs);
+	if (!rc && json_array_size(skipped))
+		json_object_set(*report, "skippedStickers", skipped);
+	json_decref(skipped);
 	json_decref(logs);
 out:
 	json_decref(files);

@@ -24,7 +24,7 @@ int zc_image_dhash(const char *path, uint64_t *hash, struct zc_err *e)
 {
 	char *data = NULL;
 	size_t len = 0;
-	int rc = zc_read_file(path, IMAGE_MAX_BYTES, &data, &len, e);
+	int rc = zc_read_file_nofollow(path, IMAGE_MAX_BYTES, &data, &len, e); /* files of the directory */
 	if (rc)
 		return rc;
 	int w = 0, h = 0, comp = 0;

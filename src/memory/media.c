@@ -7,7 +7,13 @@
  * Memory layer (see media.h). The extension comes from the bytes (PNG,
  * JPEG, GIF, WebP), never from a name; nothing larger than 10 MiB is
  * taken. It never decides which messages are logged (transcript.c does)
- * and never opens a transaction of its own except for zc_media_path.
+ * and never opens a transaction of its own except for zc_media_path and
+ * zc_media_read.
+ *
+ * What it serves is what its table knows, to whom may see it (a
+ * conversation: the images of its own messages), from a regular file in
+ * a real media/ directory: a link or FIFO planted there is never
+ * followed, and a write replaces it instead of writing through it.
  */
 #include "memory/media.h"
 
@@ -21,6 +27,7 @@
 #include "base/buf.h"
 #include "base/fs.h"
 #include "base/json.h"
+#include "base/utf8.h"
 
 static void hex(const unsigned char *d, size_t n, char *out)
 {
@@ -107,9 +114,29 @@ void zc_media_in_release(struct zc_media_in *mi)
 		zc_free(mi->data);
 }
 
+/* The bytes of a host's {"file": "/abs/path"}: one message for every
+ * failure, so it tells nothing about the machine's files. */
+static int read_server_file(const char *file, const char *field, struct zc_media_in *mi, struct zc_err *e)
+{
+	char *bytes = NULL;
+	struct zc_err fe = {0};
+	if (file[0] == '/' && zc_read_file(file, ZC_MEDIA_BYTES_MAX, &bytes, &mi->len, &fe) == ZCOR_OK &&
+	    sniff_ext((unsigned char *)bytes, mi->len)) {
+		mi->data = (unsigned char *)bytes;
+		return ZCOR_OK;
+	}
+	zc_free(bytes);
+	mi->len = 0;
+	return zc_fail(e, ZCOR_EINVAL,
+		       "field '%s.file': cannot take an image from '%s': 'file' must be the absolute "
+		       "path of a readable regular PNG, JPEG, GIF or WebP file of at most 10 MiB on "
+		       "the server; or send the bytes as 'data' (base64)",
+		       field, ZC_Q(file, 200));
+}
+
 /* One media item of a logged message: {"type":"image", "data": base64 |
  * "file": "/abs/path", "name"?} or a cached reference "media/<hash>.<ext>". */
-int zc_media_parse(json_t *v, const char *field, struct zc_media_in *mi, struct zc_err *e)
+int zc_media_parse(json_t *v, const char *field, int host, struct zc_media_in *mi, struct zc_err *e)
 {
 	memset(mi, 0, sizeof(*mi));
 	if (json_is_string(v)) {
@@ -127,8 +154,8 @@ int zc_media_parse(json_t *v, const char *field, struct zc_media_in *mi, struct 
 	json_t *x;
 	json_object_foreach(v, k, x) {
 		if (strcmp(k, "type") && strcmp(k, "data") && strcmp(k, "file") && strcmp(k, "name")) {
-			zc_fail(e, ZCOR_EINVAL, "field '%s.%.40s': unknown; a media item has type, data, file, name",
-				field, k);
+			zc_fail(e, ZCOR_EINVAL, "field '%s.%s': unknown; a media item has type, data, file, name",
+				field, ZC_Q(k, 40));
 			return ZCOR_EINVAL;
 		}
 	}
@@ -142,19 +169,20 @@ int zc_media_parse(json_t *v, const char *field, struct zc_media_in *mi, struct 
 	int rc;
 	if ((data != NULL) == (file != NULL))
 		return bad_field(e, field, "give exactly one of 'data' (base64) and 'file' (an absolute path)");
+	if (file && !host) {
+		/* decided before the file system is asked anything */
+		zc_fail(e, ZCOR_EINVAL,
+			"field '%s.file': a caller bound to a conversation cannot name a file on the "
+			"server (only the host can, without X-Zcor-Conversation); send the image bytes "
+			"as 'data' (base64)",
+			field);
+		return ZCOR_EINVAL;
+	}
 	if (data) {
 		if ((rc = decode_base64(data, field, mi, e)))
 			return rc;
-	} else {
-		if (file[0] != '/')
-			return bad_field(e, field, "'file' must be an absolute path");
-		char *bytes = NULL;
-		struct zc_err fe = {0};
-		if (zc_read_file(file, ZC_MEDIA_BYTES_MAX, &bytes, &mi->len, &fe)) {
-			zc_fail(e, ZCOR_EINVAL, "field '%s': cannot read '%.200s': %s", field, file, fe.msg);
-			return ZCOR_EINVAL;
-		}
-		mi->data = (unsigned char *)bytes;
+	} else if ((rc = read_server_file(file, field, mi, e))) {
+		return rc;
 	}
 	if (mi->len > (size_t)ZC_MEDIA_BYTES_MAX)
 		return bad_field(e, field, "the image is larger than 10 MiB");
@@ -166,7 +194,9 @@ int zc_media_parse(json_t *v, const char *field, struct zc_media_in *mi, struct 
 
 /* Stores one media item (the file once, the row's last use now); a file
  * written here is named in `written` (removed again if the batch rolls
- * back: the write lock is ours, so no other row can refer to it yet). */
+ * back: the write lock is ours, so no other row can refer to it yet). A
+ * link or FIFO planted under the file's name is replaced, never written
+ * through; a planted media/ directory is refused. */
 int zc_media_store(struct zc_mem *m, const struct zc_media_in *mi, int64_t now, json_t *written,
 		       struct zc_err *e)
 {
@@ -175,8 +205,10 @@ int zc_media_store(struct zc_mem *m, const struct zc_media_in *mi, int64_t now, 
 	char *dir = zc_path_join(m->dir, "media"), *path = NULL;
 	zc_buf_addf(&name, "%s.%s", mi->hash, mi->ext);
 	path = zc_path_join(dir, zc_buf_str(&name));
-	if (mi->data && !zc_file_exists(path)) {
-		if ((rc = zc_mkdir_p(dir, e)) || (rc = zc_write_file_atomic(path, mi->data, mi->len, e)))
+	if (mi->data && (rc = zc_dir_inside(m->dir, "media", ZC_DIR_CREATE, e)))
+		goto out;
+	if (mi->data && zc_file_kind(path) != ZC_FILE_REGULAR) {
+		if ((rc = zc_write_file_atomic(path, mi->data, mi->len, e)))
 			goto out;
 		json_array_append_new(written, json_string(zc_buf_str(&name)));
 	}
@@ -241,6 +273,10 @@ void zc_media_unlink(struct zc_mem *m, json_t *files)
 {
 	size_t i;
 	json_t *f;
+	/* unlink through a planted media/ link would remove another
+	 * directory's files */
+	if (!json_array_size(files) || zc_dir_inside(m->dir, "media", 0, NULL))
+		return;
 	char *dir = zc_path_join(m->dir, "media");
 	json_array_foreach(files, i, f) {
 		char *p = zc_path_join(dir, json_string_value(f));
@@ -250,46 +286,154 @@ void zc_media_unlink(struct zc_mem *m, json_t *files)
 	zc_free(dir);
 }
 
-int zc_media_path(struct zc_mem *m, const char *ref, char **path, struct zc_err *e)
+/* ---- who may see a cached image (Q-SCOPE) -------------------------------- */
+
+/* The rule, once: the table knows hash (with ext, when given) and conv,
+ * when not NULL, has a message that refers to it. */
+static int known(struct zc_mem *m, const char *conv, const char *hash, const char *ext, int *yes,
+		 struct zc_err *e)
+{
+	*yes = 0;
+	sqlite3_stmt *st = zc_stmt(&m->store,
+				   "SELECT 1 FROM media WHERE hash = ?1 AND (?3 IS NULL OR ext = ?3) AND "
+				   "(?2 IS NULL OR EXISTS (SELECT 1 FROM media_refs r WHERE r.hash = ?1 "
+				   "AND r.conversation = ?2))",
+				   e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
+	if (conv)
+		sqlite3_bind_text(st, 2, conv, -1, SQLITE_STATIC);
+	if (ext)
+		sqlite3_bind_text(st, 3, ext, -1, SQLITE_STATIC);
+	int step = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (step != SQLITE_ROW && step != SQLITE_DONE)
+		return zc_store_fail(&m->store, step, e, "looking up media");
+	*yes = step == SQLITE_ROW;
+	return ZCOR_OK;
+}
+
+int zc_media_visible(struct zc_mem *m, const char *conv, const char *hash, int *yes, struct zc_err *e)
+{
+	return known(m, conv, hash, NULL, yes, e);
+}
+
+int zc_media_check_ref(struct zc_mem *m, const char *conv, const struct zc_media_in *mi,
+		       const char *field, struct zc_err *e)
+{
+	int yes = 0, rc;
+	if (mi->data || !conv)
+		return ZCOR_OK;
+	if ((rc = zc_media_visible(m, conv, mi->hash, &yes, e)))
+		return rc;
+	if (!yes)
+		return zc_fail(e, ZCOR_EINVAL,
+			       "field '%s': 'media/%s.%s' is not an image of this conversation's messages; "
+			       "send the image itself as {\"type\":\"image\",\"data\":\"<base64>\"}",
+			       field, mi->hash, mi->ext);
+	return ZCOR_OK;
+}
+
+static int not_cached(struct zc_mem *m, const char *ref, struct zc_err *e)
+{
+	return zc_fail(e, ZCOR_ENOTFOUND,
+		       "media '%s' is not in the media cache (it keeps the last %ld images, oldest use "
+		       "evicted first); ask for the image again",
+		       ZC_Q(ref, 100), m->conf.cfg.media_cache_max);
+}
+
+int zc_media_lookup(struct zc_mem *m, const struct zcor_ctx *ctx, const char *ref, char **path,
+		    struct zc_err *e)
 {
 	char hash[65];
 	const char *ext = NULL;
 	*path = NULL;
 	if (!parse_ref(ref, hash, &ext))
 		return zc_fail(e, ZCOR_EINVAL,
-			       "media reference '%.100s' is not of the form media/<sha256>.<png|jpg|gif|webp>",
-			       ref ? ref : "");
+			       "media reference '%s' is not of the form media/<sha256>.<png|jpg|gif|webp>",
+			       ZC_Q(ref ? ref : "", 100));
+	int yes = 0, rc = known(m, ctx->conversation, hash, ext, &yes, e);
+	if (rc)
+		return rc;
+	if (!yes)
+		return not_cached(m, ref, e);
+	/* known and visible: from here on the message may say more */
+	struct zc_err de = {0};
+	if (zc_dir_inside(m->dir, "media", 0, &de))
+		return zc_fail(e, ZCOR_ENOTFOUND, "media '%s' cannot be read: %s (zcor doctor lists such paths)",
+			       ZC_Q(ref, 100), de.msg);
+	char *p = zc_path_join(m->dir, ref);
+	enum zc_file_kind k = zc_file_kind(p);
+	if (k != ZC_FILE_REGULAR) {
+		zc_free(p);
+		if (k == ZC_FILE_NONE)
+			return not_cached(m, ref, e);
+		return zc_fail(e, ZCOR_ENOTFOUND,
+			       "media '%s' is not a regular file in media/ (a link or special file was put "
+			       "there, which zcor does not follow); ask for the image again, and see zcor doctor",
+			       ZC_Q(ref, 100));
+	}
+	*path = p;
+	return ZCOR_OK;
+}
+
+static const char *mime_of(const char *ext)
+{
+	return !strcmp(ext, ".png")    ? "image/png"
+	       : !strcmp(ext, ".jpg")  ? "image/jpeg"
+	       : !strcmp(ext, ".gif")  ? "image/gif"
+	       : !strcmp(ext, ".webp") ? "image/webp"
+				       : "application/octet-stream";
+}
+
+int zc_media_read(struct zc_mem *m, const struct zcor_ctx *ctx, const char *ref, char **data,
+		  size_t *len, const char **mime, struct zc_err *e)
+{
+	struct zc_buf full = ZC_BUF_INIT;
+	char *path = NULL;
+	*data = NULL;
+	*len = 0;
+	*mime = "application/octet-stream";
+	zc_buf_addf(&full, "%s%s", ref && strncmp(ref, "media/", 6) == 0 ? "" : "media/", ref ? ref : "");
+	int rc = zc_store_begin(&m->store, 0, e);
+	if (!rc) {
+		rc = zc_media_lookup(m, ctx, full.p, &path, e);
+		zc_store_rollback(&m->store);
+	}
+	if (!rc && !(rc = zc_read_file_nofollow(path, ZC_MEDIA_BYTES_MAX, data, len, e)))
+		*mime = mime_of(zc_file_ext(full.p));
+	zc_free(path);
+	zc_buf_release(&full);
+	return rc;
+}
+
+int zc_media_path(struct zc_mem *m, const char *ref, char **path, struct zc_err *e)
+{
+	static const struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
+	*path = NULL;
 	int rc = zc_store_begin(&m->store, 1, e);
 	if (rc)
 		return rc;
-	sqlite3_stmt *st = zc_stmt(&m->store, "UPDATE media SET last_used = ?2 WHERE hash = ?1 AND ext = ?3", e);
+	if ((rc = zc_media_lookup(m, &host, ref, path, e)))
+		goto out;
+	sqlite3_stmt *st = zc_stmt(&m->store, "UPDATE media SET last_used = ?2 WHERE hash = ?1", e);
 	if (!st) {
 		rc = e->code;
 		goto out;
 	}
-	sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 1, ref + 6, 64, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 2, zc_mem_now(m));
-	sqlite3_bind_text(st, 3, ext, -1, SQLITE_STATIC);
 	int step = sqlite3_step(st);
 	sqlite3_reset(st);
-	if (step != SQLITE_DONE) {
+	if (step != SQLITE_DONE)
 		rc = zc_store_fail(&m->store, step, e, "looking up media");
-		goto out;
-	}
-	char *p = zc_path_join(m->dir, ref);
-	if (sqlite3_changes(m->store.db) == 0 || !zc_file_exists(p)) {
-		zc_free(p);
-		rc = zc_fail(e, ZCOR_ENOTFOUND,
-			     "media '%s' is not in the cache (it keeps the last %ld images, oldest use "
-			     "evicted first); ask for the image again",
-			     ref, m->conf.cfg.media_cache_max);
-		goto out;
-	}
-	*path = p;
 out:
 	if (rc)
 		zc_store_rollback(&m->store);
-	else if ((rc = zc_store_commit(&m->store, e))) {
+	else
+		rc = zc_store_commit(&m->store, e);
+	if (rc) {
 		zc_free(*path);
 		*path = NULL;
 	}

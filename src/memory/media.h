@@ -3,7 +3,9 @@
  * messages, kept once by content hash as media/<sha256>.<ext> in the
  * memory directory, least recently used evicted beyond mediaCacheMax.
  * Memory layer; transcript.c calls it inside a logged batch's
- * transaction, the sticker tools through zc_media_path.
+ * transaction; the media route, qq_save_sticker and zcor_media_path
+ * resolve a reference only through zc_media_lookup (scope, the table, a
+ * regular file).
  */
 #ifndef ZC_MEDIA_H
 #define ZC_MEDIA_H
@@ -31,9 +33,12 @@ void zc_sha256_hex(const void *data, size_t len, char out[65]);
  * URL), "name"?}, {"type": "image", "file": "/absolute/path", "name"?} or
  * a cached reference "media/<sha256>.<ext>". Decodes, sniffs and hashes
  * it into *mi (release with zc_media_in_release, also after a failure).
- * ZCOR_EINVAL names `field` ("messages[0].media[1]").
+ * ZCOR_EINVAL names `field` ("messages[0].media[1]"). Only the host plane
+ * (host set) may name a server file; whatever is wrong with one (absent,
+ * a FIFO, unreadable, too big, no image) gets the same message, so the
+ * answer tells nothing about the machine's files.
  */
-int zc_media_parse(json_t *v, const char *field, struct zc_media_in *mi, struct zc_err *e);
+int zc_media_parse(json_t *v, const char *field, int host, struct zc_media_in *mi, struct zc_err *e);
 void zc_media_in_release(struct zc_media_in *mi);
 
 /* Inside the caller's transaction: writes the file if the cache lacks it
@@ -48,7 +53,39 @@ int zc_media_evict(struct zc_mem *m, json_t *files, struct zc_err *e);
 void zc_media_unlink(struct zc_mem *m, json_t *files);
 
 /*
- * The cached file of a media reference "media/<sha256hex>.<ext>": checks
+ * Q-SCOPE for the media cache, the one rule: a conversation sees only the
+ * images of its own messages (the media_refs table, kept by triggers on
+ * the log); the host plane (conv NULL) sees every cached one. Inside the
+ * caller's transaction.
+ */
+int zc_media_visible(struct zc_mem *m, const char *conv, const char *hash, int *yes, struct zc_err *e);
+/* Inside the caller's transaction, before a message of conv (a bound
+ * caller's; NULL: the host) is logged: a reference-only item must be an
+ * image conv already sees, else ZCOR_EINVAL naming field (a conversation
+ * cannot claim another one's image by its hash). */
+int zc_media_check_ref(struct zc_mem *m, const char *conv, const struct zc_media_in *mi,
+		       const char *field, struct zc_err *e);
+/*
+ * Resolves a reference "media/<sha256>.<ext>" for ctx inside the caller's
+ * transaction: the cache's table knows it, ctx may see it (zc_media_visible)
+ * and media/<sha256>.<ext> is a regular file in a real media/ directory.
+ * *path: the absolute path (caller frees). ZCOR_EINVAL for a malformed
+ * reference; ZCOR_ENOTFOUND, with the same message, for one not cached and
+ * one another conversation's; ZCOR_ENOTFOUND naming the planted file when
+ * the cache knows it but the file is not a regular one. Open *path with
+ * zc_read_file_nofollow.
+ */
+int zc_media_lookup(struct zc_mem *m, const struct zcor_ctx *ctx, const char *ref, char **path,
+		    struct zc_err *e);
+/* Reads a cached image for ctx (zc_media_lookup in a read transaction of
+ * its own; ref with or without "media/"): *data is the caller's (zc_free),
+ * *mime static. */
+int zc_media_read(struct zc_mem *m, const struct zcor_ctx *ctx, const char *ref, char **data,
+		  size_t *len, const char **mime, struct zc_err *e);
+
+/*
+ * The cached file of a media reference "media/<sha256hex>.<ext>" for the
+ * host plane (zc_media_lookup): checks
  * the form, that the cache holds it and that the file exists, counts it
  * as a use (LRU), and sets *path to the absolute path (caller frees with
  * zc_free). ZCOR_EINVAL for a malformed reference, ZCOR_ENOTFOUND for one

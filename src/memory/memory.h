@@ -67,7 +67,20 @@ struct zc_opdef {
 	int reads;     /* changes nothing but the history (see zc_mem_run) */
 };
 
+/* Opens dir (created if needed) after zc_mem_check_db. */
 int zc_mem_open(struct zc_mem *m, const char *dir, struct zc_err *e);
+/*
+ * Whether dir's memory.db may be opened without losing anything. Refused
+ * (ZCOR_EIO, the message says what to do, nothing is touched): a 0-byte
+ * memory.db in a directory that holds data (zcor itself never leaves one
+ * there: SQLite writes the header as the store opens, before any other
+ * file is made, so only a directory zcor never finished opening has one)
+ * and a memory.db that is not a SQLite database or is shorter than its
+ * header says. *code (optional) is the doctor's code: "MEMORY_DB_EMPTY"
+ * or "MEMORY_DB_DAMAGED"; NULL when it may be opened. Absent is fine: a
+ * new store.
+ */
+int zc_mem_check_db(const char *dir, const char **code, struct zc_err *e);
 void zc_mem_close(struct zc_mem *m);
 int64_t zc_mem_now(struct zc_mem *m);
 
@@ -258,6 +271,11 @@ int zc_migrate_cognition(struct zc_mem *m, int apply, json_t **report, struct zc
  * path?, line?}], needsAttention}; rebuild first recomputes every derived
  * table. */
 int zc_doctor(struct zc_mem *m, int rebuild, json_t **report, struct zc_err *e);
+/* The doctor of a directory zc_mem_open refused because of its memory.db
+ * (zc_mem_check_db: MEMORY_DB_EMPTY, MEMORY_DB_DAMAGED), with the
+ * UNSAFE_PATH findings: the same report shape, needsAttention true. NULL
+ * when memory.db's state is not why (the check itself failed). */
+json_t *zc_doctor_unopened(const char *dir);
 
 /* Checks every [[图片: …]] of a reply: only an existing stickers/ file,
  * with its exact name and extension (qqmem.c). */
@@ -267,7 +285,10 @@ int zc_sticker_check_reply(struct zc_mem *m, const char *text, struct zc_err *e)
  * the collected sticker of that name with its real extension. */
 json_t *zc_sticker_reply_report(struct zc_mem *m, const char *text);
 /* The bytes of <folder>/<file>, folder "stickers" or "media", and its
- * MIME type (caller frees *data). A file name only: no '/', no leading '.'. */
+ * MIME type (caller frees *data). A file name only: no '/', no leading '.'.
+ * Only a regular file in a real folder (no link followed). The media
+ * route reads through media.h's zc_media_read instead (the cache's table
+ * and its scope). */
 int zc_image_read(struct zc_mem *m, const char *folder, const char *file, char **data, size_t *len,
 		  const char **mime, struct zc_err *e);
 

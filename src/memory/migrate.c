@@ -243,9 +243,7 @@ static int apply_body(struct zc_op *op, json_t *args, json_t **out, struct zc_er
 	int rc;
 	if ((rc = zc_view_save_version(op, &cog, e)) || (rc = zc_view_save_version(op, &stk, e)))
 		return rc;
-	char *stickers = zc_path_join(op->m->dir, "stickers");
-	rc = zc_mkdir_p(stickers, e);
-	zc_free(stickers);
+	rc = zc_dir_inside(op->m->dir, "stickers", ZC_DIR_CREATE, e);
 	size_t i;
 	json_t *a;
 	json_array_foreach(rc ? NULL : actions, i, a) {
@@ -259,7 +257,7 @@ static int apply_body(struct zc_op *op, json_t *args, json_t **out, struct zc_er
 			if (strcmp(what, "collect") == 0) {
 				char *data = NULL, *dest = zc_path_join(op->m->dir, zc_json_str(a, "image"));
 				size_t len = 0;
-				if (!(rc = zc_read_file(zc_json_str(a, "from"), 16L << 20, &data, &len, e)) &&
+				if (!(rc = zc_read_file_nofollow(zc_json_str(a, "from"), 16L << 20, &data, &len, e)) &&
 				    !(rc = zc_write_file_atomic(dest, data, len, e))) {
 					zc_op_file_created(op, dest);
 					op->side_effect = 1;

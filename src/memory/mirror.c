@@ -6,7 +6,9 @@
  * the change: it opens its own read transaction, so what it writes is one
  * consistent state. It never fails the change and never prints; a write
  * that fails only removes mirror/.complete, so the next change rewrites
- * everything.
+ * everything. It writes only into a real mirror/ directory and real
+ * directories under it: a planted link among them is never followed
+ * (the mirror is then simply not complete; zcor doctor names the link).
  */
 #include "memory/mirror.h"
 
@@ -31,10 +33,19 @@ static char *mirror_path(struct zc_mem *m, const char *rel)
 	return zc_buf_detach(&b);
 }
 
+/* mirror/ is a real directory of the memory directory (created if
+ * create): nothing is written or removed through a planted link. */
+static int mirror_dir_ok(struct zc_mem *m, int create, struct zc_err *e)
+{
+	return zc_dir_inside(m->dir, "mirror", create ? ZC_DIR_CREATE : 0, e);
+}
+
 static void set_complete(struct zc_mem *m, int complete)
 {
-	char *p = mirror_path(m, STAMP);
 	struct zc_err e = {0};
+	if (mirror_dir_ok(m, 0, &e))
+		return;
+	char *p = mirror_path(m, STAMP);
 	if (complete)
 		zc_write_file_atomic(p, "", 0, &e);
 	else
@@ -44,8 +55,10 @@ static void set_complete(struct zc_mem *m, int complete)
 
 static int is_complete(struct zc_mem *m)
 {
+	if (mirror_dir_ok(m, 0, NULL))
+		return 0;
 	char *p = mirror_path(m, STAMP);
-	int yes = zc_file_exists(p);
+	int yes = zc_file_kind(p) == ZC_FILE_REGULAR;
 	zc_free(p);
 	return yes;
 }
@@ -65,11 +78,13 @@ static int write_view(struct zc_mem *m, const struct zc_view *v, struct zc_err *
 {
 	char *text = NULL, *file = mirror_path(m, v->path);
 	int rc = zc_view_render(m, v, &text, NULL, NULL, e);
-	char *slash = strrchr(file, '/');
+	const char *slash = strrchr(v->path, '/');
 	if (!rc) {
-		*slash = '\0';
-		rc = zc_mkdir_p(file, e);
-		*slash = '/';
+		struct zc_buf rel = ZC_BUF_INIT;
+		zc_buf_addf(&rel, "mirror%s%.*s", slash ? "/" : "", slash ? (int)(slash - v->path) : 0,
+			    v->path);
+		rc = zc_dir_inside(m->dir, rel.p, ZC_DIR_CREATE, e);
+		zc_buf_release(&rel);
 	}
 	if (!rc)
 		rc = zc_write_file_atomic(file, text, strlen(text), e);
@@ -100,10 +115,15 @@ static int full_view(struct zc_op *op, const struct zc_view *v, void *ud, struct
 static void remove_stale_views(struct zc_mem *m, const json_t *written)
 {
 	char *root = mirror_path(m, "conversations");
-	DIR *d = opendir(root);
+	DIR *d = zc_dir_inside(m->dir, "mirror/conversations", 0, NULL) ? NULL : opendir(root);
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
 		if (de->d_name[0] == '.')
+			continue;
+		char *conv = zc_path_join(root, de->d_name);
+		int real = zc_file_kind(conv) == ZC_FILE_DIR; /* never unlink through a link */
+		zc_free(conv);
+		if (!real)
 			continue;
 		struct zc_buf rel = ZC_BUF_INIT;
 		zc_buf_addf(&rel, "conversations/%s/MEMORY.md", de->d_name);
@@ -114,7 +134,7 @@ static void remove_stale_views(struct zc_mem *m, const json_t *written)
 		zc_buf_reset(&rel);
 		zc_buf_addf(&rel, "conversations/%s/archive", de->d_name);
 		char *adir = mirror_path(m, rel.p);
-		DIR *ad = opendir(adir);
+		DIR *ad = zc_file_kind(adir) == ZC_FILE_DIR ? opendir(adir) : NULL;
 		struct dirent *ae;
 		while (ad && (ae = readdir(ad))) {
 			size_t n = strlen(ae->d_name);
@@ -147,7 +167,7 @@ static void full(struct zc_mem *m)
 	char *dir = mirror_path(m, NULL);
 	json_t *logs = NULL;
 	set_complete(m, 0); /* until it is */
-	int ok = zc_mkdir_p(dir, &e) == ZCOR_OK && zc_store_begin(&m->store, 0, &e) == ZCOR_OK;
+	int ok = mirror_dir_ok(m, 1, &e) == ZCOR_OK && zc_store_begin(&m->store, 0, &e) == ZCOR_OK;
 	if (ok) {
 		ok = zc_view_each(&op, full_view, &f, &e) == ZCOR_OK && !f.failed;
 		zc_store_rollback(&m->store);

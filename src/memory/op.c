@@ -7,8 +7,13 @@
  * begin or commit transactions themselves.
  */
 #include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/alloc.h"
@@ -16,6 +21,7 @@
 #include "base/fs.h"
 #include "base/json.h"
 #include "base/timeutil.h"
+#include "base/utf8.h"
 #include "memory/memory.h"
 #include "memory/mirror.h"
 #include "memory/view.h"
@@ -106,11 +112,136 @@ const char *zc_scope_words(const struct zcor_ctx *ctx, const char *scope, char *
 
 static int64_t system_clock(void *ud) { return zc_time_now_ms(); }
 
+/*
+ * What marks a directory as used, for a 0-byte memory.db: what only a
+ * store that once held something leaves behind. A non-empty memory.db-wal
+ * (SQLite would delete it beside an empty memory.db: its changes lost),
+ * anything in backups/, stickers/, media/, mirror/ or blobs/, a state file
+ * to migrate or a migration snapshot. Not config.json, synonyms.json,
+ * PERSONA.md or serve.token: a person may write those into a new
+ * directory, and zcor makes them on its first open. Puts what it found
+ * into what ("" when nothing).
+ */
+static void used_by(const char *dir, char *what, size_t cap)
+{
+	static const char *const dirs[] = {"backups", "stickers", "media", "mirror", "blobs"};
+	static const char *const files[] = {"memory-state.json", "memories.json",
+					    "memory-state.v1.json", "memory-state.v2.json"};
+	struct stat st;
+	what[0] = '\0';
+	char *wal = zc_path_join(dir, "memory.db-wal");
+	if (lstat(wal, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_size > 0))
+		snprintf(what, cap, "memory.db-wal holds %lld bytes of changes", (long long)st.st_size);
+	zc_free(wal);
+	for (size_t i = 0; !what[0] && i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		char *p = zc_path_join(dir, dirs[i]);
+		enum zc_file_kind k = zc_file_kind(p);
+		DIR *d = k == ZC_FILE_DIR ? opendir(p) : NULL;
+		struct dirent *de;
+		while (d && !what[0] && (de = readdir(d)))
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+				snprintf(what, cap, "%s/%s", dirs[i], ZC_Q(de->d_name, 80));
+		if (d)
+			closedir(d);
+		if (!what[0] && k != ZC_FILE_NONE && k != ZC_FILE_DIR)
+			snprintf(what, cap, "%s", dirs[i]);
+		zc_free(p);
+	}
+	for (size_t i = 0; !what[0] && i < sizeof(files) / sizeof(files[0]); i++) {
+		char *p = zc_path_join(dir, files[i]);
+		if (zc_file_kind(p) != ZC_FILE_NONE)
+			snprintf(what, cap, "%s", files[i]);
+		zc_free(p);
+	}
+}
+
+static uint32_t be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+int zc_mem_check_db(const char *dir, const char **code, struct zc_err *e)
+{
+	char *db = zc_path_join(dir, "memory.db"), *wal = zc_path_join(dir, "memory.db-wal");
+	char what[256] = "";
+	unsigned char h[100];
+	struct stat st, wst;
+	int rc = ZCOR_OK, fd = -1;
+	const char *found = NULL;
+	if (code)
+		*code = NULL;
+	if (lstat(db, &st) != 0)
+		goto out; /* a new store */
+	if (!S_ISREG(st.st_mode)) {
+		found = "MEMORY_DB_DAMAGED";
+		rc = zc_fail(e, ZCOR_EIO,
+			     "memory.db is %s, not a file: zcor opens only a regular memory.db inside "
+			     "the directory; put the real file back (or restore a backup from backups/)",
+			     S_ISLNK(st.st_mode) ? "a symbolic link" : "something else");
+		goto out;
+	}
+	if (st.st_size == 0) {
+		used_by(dir, what, sizeof(what));
+		if (what[0]) {
+			found = "MEMORY_DB_EMPTY";
+			rc = zc_fail(e, ZCOR_EIO,
+				     "memory.db is empty (0 bytes) but the directory holds data (%s), so it "
+				     "was not opened as a new, empty store and nothing was changed; restore "
+				     "the newest backup: move memory.db (and memory.db-wal, if any) aside "
+				     "together, then run `zcor restore backups/<newest>.json`; if the "
+				     "directory is really new, remove memory.db",
+				     what);
+		}
+		goto out;
+	}
+	/* the file header (sqlite.org/fileformat.html): the magic string, the
+	 * page size and, when valid, the size in pages */
+	ssize_t n = -1;
+	if ((fd = open(db, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)) >= 0)
+		n = pread(fd, h, sizeof(h), 0);
+	if (n < 0) {
+		rc = zc_fail(e, zc_errno_code(errno), "cannot read memory.db: %s", strerror(errno));
+		goto out;
+	}
+	if (n < (ssize_t)sizeof(h) || memcmp(h, "SQLite format 3", 16) != 0) {
+		found = "MEMORY_DB_DAMAGED";
+		rc = zc_fail(e, ZCOR_EIO,
+			     "memory.db is not a SQLite database (%lld bytes that do not start with its "
+			     "header); it was left as it is: move it aside and restore the newest backup "
+			     "(`zcor restore backups/<newest>.json`)",
+			     (long long)st.st_size);
+		goto out;
+	}
+	unsigned psize = (unsigned)h[16] << 8 | h[17];
+	psize = psize == 1 ? 65536 : psize;
+	unsigned long long pages = be32(h + 28), want = pages * psize;
+	int wal_pending = lstat(wal, &wst) == 0 && wst.st_size > 0;
+	/* while a WAL has frames the file may lag its header (a checkpoint
+	 * stopped half-way is finished from the WAL), so only without one */
+	if (!wal_pending && pages > 0 && be32(h + 24) == be32(h + 92) &&
+	    (unsigned long long)st.st_size < want) {
+		found = "MEMORY_DB_DAMAGED";
+		rc = zc_fail(e, ZCOR_EIO,
+			     "memory.db is cut off: %lld bytes of the %llu its header says; it was left as "
+			     "it is: move it aside and restore the newest backup (`zcor restore "
+			     "backups/<newest>.json`)",
+			     (long long)st.st_size, want);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	if (code)
+		*code = found;
+	zc_free(db);
+	zc_free(wal);
+	return rc;
+}
+
 int zc_mem_open(struct zc_mem *m, const char *dir, struct zc_err *e)
 {
 	memset(m, 0, sizeof(*m));
 	int rc = zc_mkdir_p(dir, e);
-	if (rc)
+	if (rc || (rc = zc_mem_check_db(dir, NULL, e)))
 		return rc;
 	m->dir = zc_strdup(dir);
 	m->now_ms = system_clock;

@@ -23,6 +23,8 @@
 #include "base/alloc.h"
 #include "base/fs.h"
 #include "base/json.h"
+#include "base/utf8.h"
+#include "memory/media.h"
 #include "memory/view.h"
 #include "text/norm.h"
 
@@ -561,27 +563,17 @@ static int sticker_name(const char *field, const char *s, struct zc_err *e)
 	return ZCOR_OK;
 }
 
-/* media/<file> (or .qq-media/<file>) inside the memory directory. */
-static int media_arg(struct zc_mem *m, const char *media, char **full, const char **file,
+/* The cached image media names, as the caller may see it (media.c's one
+ * rule: a conversation only the images of its own messages). */
+static int media_arg(struct zc_op *op, const char *media, char **full, const char **file,
 		     struct zc_err *e)
 {
-	const char *f = zc_media_file(media);
-	if (!zc_image_name_ok(f))
-		return zc_fail(e, ZCOR_EINVAL,
-			       "argument 'media': the media/<hash>.<ext> path of an image someone sent "
-			       "(as in the message's media list)");
-	struct zc_buf b = ZC_BUF_INIT;
-	zc_buf_addf(&b, "%s/media/%s", m->dir, f);
-	if (!zc_file_exists(b.p)) {
-		int rc = zc_fail(e, ZCOR_ENOTFOUND,
-				 "argument 'media': '%s' is not in the media cache (it may have been "
-				 "evicted); ask for the image again",
-				 media);
-		zc_buf_release(&b);
+	int rc = zc_media_lookup(op->m, op->ctx, media, full, e);
+	if (rc) {
+		zc_err_prefix(e, "argument 'media'");
 		return rc;
 	}
-	*full = zc_buf_detach(&b);
-	*file = f;
+	*file = media + strlen("media/");
 	return ZCOR_OK;
 }
 
@@ -589,8 +581,8 @@ static int same_file(const char *a, const char *b)
 {
 	char *x = NULL, *y = NULL;
 	size_t nx = 0, ny = 0;
-	int same = zc_read_file(a, STICKER_MAX_BYTES, &x, &nx, NULL) == ZCOR_OK &&
-		   zc_read_file(b, STICKER_MAX_BYTES, &y, &ny, NULL) == ZCOR_OK && nx == ny &&
+	int same = zc_read_file_nofollow(a, STICKER_MAX_BYTES, &x, &nx, NULL) == ZCOR_OK &&
+		   zc_read_file_nofollow(b, STICKER_MAX_BYTES, &y, &ny, NULL) == ZCOR_OK && nx == ny &&
 		   memcmp(x, y, nx) == 0;
 	zc_free(x);
 	zc_free(y);
@@ -607,13 +599,11 @@ static int save_sticker(struct zc_op *op, json_t *args, json_t **out, struct zc_
 	size_t len = 0;
 	int rc, created = 0;
 	if ((rc = gate_write(op->ctx, &v, e)) || (rc = sticker_name("name", name, e)) ||
-	    (rc = media_arg(op->m, zc_json_str(args, "media"), &src, &file, e)))
+	    (rc = media_arg(op, zc_json_str(args, "media"), &src, &file, e)))
 		goto out;
 	struct zc_buf rel = ZC_BUF_INIT;
 	zc_buf_addf(&rel, "stickers/%s%s", name, zc_file_ext(file));
-	char *stickers = zc_path_join(op->m->dir, "stickers");
-	rc = zc_mkdir_p(stickers, e);
-	zc_free(stickers);
+	rc = zc_dir_inside(op->m->dir, "stickers", ZC_DIR_CREATE, e);
 	dest = zc_path_join(op->m->dir, rel.p);
 	fields = json_pack("{s:s, s:s}", "name", name, "image", rel.p);
 	zc_buf_release(&rel);
@@ -623,7 +613,15 @@ static int save_sticker(struct zc_op *op, json_t *args, json_t **out, struct zc_
 		json_object_set(fields, "meaning", json_object_get(args, "meaning"));
 	if (zc_json_str(args, "scene"))
 		json_object_set(fields, "scene", json_object_get(args, "scene"));
-	if (zc_file_exists(dest)) {
+	enum zc_file_kind dk = zc_file_kind(dest);
+	if (dk != ZC_FILE_NONE && dk != ZC_FILE_REGULAR) {
+		rc = zc_fail(e, ZCOR_ECONFLICT,
+			     "'%s' is not a regular file (a link or special file was put there, which "
+			     "zcor does not follow); choose another name, or have the operator remove it",
+			     ZC_Q(zc_json_str(fields, "image"), 100));
+		goto out;
+	}
+	if (dk == ZC_FILE_REGULAR) {
 		if (!same_file(src, dest)) {
 			rc = zc_fail(e, ZCOR_ECONFLICT,
 				     "a different sticker is already saved as '%s'; choose another name, "
@@ -632,7 +630,7 @@ static int save_sticker(struct zc_op *op, json_t *args, json_t **out, struct zc_
 			goto out;
 		}
 	} else {
-		if ((rc = zc_read_file(src, STICKER_MAX_BYTES, &data, &len, e)) ||
+		if ((rc = zc_read_file_nofollow(src, STICKER_MAX_BYTES, &data, &len, e)) ||
 		    (rc = zc_write_file_atomic(dest, data, len, e)))
 			goto out;
 		zc_op_file_created(op, dest);
@@ -719,7 +717,21 @@ static int rename_sticker(struct zc_op *op, json_t *args, json_t **out, struct z
 		zc_buf_addf(&rel, "stickers/%s%s", to, ext ? ext : "");
 		old_full = zc_path_join(op->m->dir, img);
 		new_full = zc_path_join(op->m->dir, rel.p);
-		if (zc_file_exists(new_full)) {
+		enum zc_file_kind ok = zc_file_kind(old_full);
+		if ((rc = zc_dir_inside(op->m->dir, "stickers", 0, e))) {
+			zc_buf_release(&rel);
+			goto out;
+		}
+		if (ok != ZC_FILE_NONE && ok != ZC_FILE_REGULAR) {
+			/* link() would copy the planted link under the new name */
+			rc = zc_fail(e, ZCOR_ECONFLICT,
+				     "'%s' is not a regular file (a link or special file was put there, which "
+				     "zcor does not follow); have the operator replace it with the image",
+				     ZC_Q(img, 100));
+			zc_buf_release(&rel);
+			goto out;
+		}
+		if (zc_file_kind(new_full) != ZC_FILE_NONE) {
 			rc = zc_fail(e, ZCOR_ECONFLICT, "a file '%s' already exists; pick another name", rel.p);
 			zc_buf_release(&rel);
 			goto out;
@@ -758,11 +770,12 @@ const struct zc_opdef zc_op_qq_rename_sticker = {"qq_rename_sticker", NULL, rena
 
 /* ---- [[图片: …]] in a reply ----------------------------------------------------- */
 
+/* A regular file in a real stickers/ (a planted link is no sticker). */
 static int sticker_file_exists(struct zc_mem *m, const char *rel)
 {
 	char *full = zc_path_join(m->dir, rel);
-	struct stat sb;
-	int ok = stat(full, &sb) == 0 && S_ISREG(sb.st_mode);
+	int ok = zc_dir_inside(m->dir, "stickers", 0, NULL) == ZCOR_OK &&
+		 zc_file_kind(full) == ZC_FILE_REGULAR;
 	zc_free(full);
 	return ok;
 }
@@ -859,8 +872,11 @@ int zc_image_read(struct zc_mem *m, const char *folder, const char *file, char *
 		if (strcasecmp(zc_file_ext(file), types[i].ext) == 0)
 			*mime = types[i].mime;
 	struct zc_buf b = ZC_BUF_INIT;
-	zc_buf_addf(&b, "%s/%s/%s", m->dir, strcmp(folder, "media") == 0 ? "media" : "stickers", file);
-	int rc = zc_read_file(b.p, STICKER_MAX_BYTES, data, len, e);
+	folder = strcmp(folder, "media") == 0 ? "media" : "stickers";
+	int rc = zc_dir_inside(m->dir, folder, 0, e);
+	zc_buf_addf(&b, "%s/%s/%s", m->dir, folder, file);
+	if (!rc)
+		rc = zc_read_file_nofollow(b.p, STICKER_MAX_BYTES, data, len, e);
 	zc_buf_release(&b);
 	return rc;
 }

@@ -13,6 +13,7 @@
 #include "base/buf.h"
 #include "base/fs.h"
 #include "base/json.h"
+#include "base/utf8.h"
 #include "base/timeutil.h"
 #include "memory/memory.h"
 #include "text/norm.h"
@@ -457,7 +458,8 @@ static int write_backup(struct zc_op *op, char **name, json_t **counts, struct z
 	if (rc)
 		return rc;
 	char *dir = zc_path_join(op->m->dir, "backups");
-	if ((rc = zc_mkdir_p(dir, e)))
+	/* a planted backups/ link would put the copy (every memory) elsewhere */
+	if ((rc = zc_dir_inside(op->m->dir, "backups", ZC_DIR_CREATE, e)))
 		goto out;
 	char stamp[ZC_TIME_LEN];
 	zc_time_stamp(op->now, stamp);
@@ -468,7 +470,7 @@ static int write_backup(struct zc_op *op, char **name, json_t **counts, struct z
 		if (n)
 			zc_buf_addf(&b, "-%d", n);
 		zc_buf_adds(&b, ".json");
-		if (!zc_file_exists(b.p))
+		if (zc_file_kind(b.p) == ZC_FILE_NONE)
 			break;
 	}
 	char *text = json_dumps(state, JSON_INDENT(1));
@@ -512,11 +514,22 @@ static int backup_path(struct zc_op *op, const char *arg, char **path, struct zc
 			       "argument 'backupFile': '%s' is not a file in backups/; give a name "
 			       "such as 'memory-state-20261129T120000000Z.json'",
 			       arg);
+	struct zc_err de = {0};
+	if (zc_dir_inside(op->m->dir, "backups", 0, &de) == ZCOR_EINVAL)
+		return zc_fail(e, ZCOR_EINVAL, "argument 'backupFile': %s", de.msg);
 	char *dir = zc_path_join(op->m->dir, "backups");
 	*path = zc_path_join(dir, name);
 	zc_free(dir);
 	struct stat st;
-	if (lstat(*path, &st) != 0 || !S_ISREG(st.st_mode)) {
+	if (lstat(*path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		zc_free(*path);
+		*path = NULL;
+		return zc_fail(e, ZCOR_EINVAL,
+			       "argument 'backupFile': backups/%s is not a regular file (a link or special "
+			       "file, which zcor does not follow); give a backup zcor_memory_backup made",
+			       ZC_Q(name, 100));
+	}
+	if (lstat(*path, &st) != 0) {
 		zc_free(*path);
 		*path = NULL;
 		return zc_fail(e, ZCOR_ENOTFOUND,
@@ -541,7 +554,7 @@ static int memory_restore(struct zc_op *op, json_t *args, json_t **out, struct z
 	int rc = backup_path(op, zc_json_str(args, "backupFile"), &path, e);
 	if (rc)
 		return rc;
-	if ((rc = zc_read_file(path, STATE_MAX_BYTES, &data, &len, e)) ||
+	if ((rc = zc_read_file_nofollow(path, STATE_MAX_BYTES, &data, &len, e)) ||
 	    (rc = zc_json_parse(data, len, "the backup", &doc, e)) ||
 	    (rc = zc_state_convert(doc, op->now, &v3, &version, e))) {
 		zc_err_prefix(e, "argument 'backupFile'");
@@ -599,7 +612,9 @@ int zc_migrate_if_needed(struct zc_mem *m, struct zc_err *e)
 	char *legacy = zc_path_join(m->dir, "memories.json");
 	char *data = NULL, *snap = NULL;
 	json_t *doc = NULL, *v3 = NULL;
-	const char *src = zc_file_exists(state) ? state : zc_file_exists(legacy) ? legacy : NULL;
+	const char *src = zc_file_kind(state) != ZC_FILE_NONE	? state
+			  : zc_file_kind(legacy) != ZC_FILE_NONE ? legacy
+								 : NULL;
 	int version = 0;
 	size_t len = 0;
 	if ((rc = zc_store_begin(&m->store, 1, e)))
@@ -609,7 +624,7 @@ int zc_migrate_if_needed(struct zc_mem *m, struct zc_err *e)
 		goto end;
 	if (src && empty) {
 		const char *base = src == state ? "memory-state.json" : "memories.json";
-		if ((rc = zc_read_file(src, STATE_MAX_BYTES, &data, &len, e)) ||
+		if ((rc = zc_read_file_nofollow(src, STATE_MAX_BYTES, &data, &len, e)) ||
 		    (rc = zc_json_parse(data, len, base, &doc, e)) ||
 		    (rc = zc_state_convert(doc, op.now, &v3, &version, e))) {
 			zc_err_prefix(e, "cannot migrate %s (fix or move the file, then try again)", base);
@@ -620,7 +635,7 @@ int zc_migrate_if_needed(struct zc_mem *m, struct zc_err *e)
 			char name[32];
 			snprintf(name, sizeof(name), "memory-state.v%d.json", version);
 			snap = zc_path_join(m->dir, name);
-			if (!zc_file_exists(snap) && (rc = zc_write_file_atomic(snap, data, len, e)))
+			if (zc_file_kind(snap) == ZC_FILE_NONE && (rc = zc_write_file_atomic(snap, data, len, e)))
 				goto end;
 		}
 		if ((rc = zc_state_replace(&op, v3, e)))

@@ -119,7 +119,8 @@ static json_t *msg_from_row(sqlite3_stmt *st)
 }
 
 /* Checks one message of a batch and fills *mi. field: "messages[i]". */
-static int parse_message(struct zc_mem *m, json_t *v, size_t i, struct msg_in *mi, struct zc_err *e)
+static int parse_message(struct zc_mem *m, json_t *v, size_t i, int host, struct msg_in *mi,
+			 struct zc_err *e)
 {
 	static const char *const keys[] = {"id", "time", "senderId", "senderName", "text",
 					   "mentions", "replyTo", "media", "self"};
@@ -220,7 +221,7 @@ static int parse_message(struct zc_mem *m, json_t *v, size_t i, struct msg_in *m
 		json_array_foreach(media, j, x) {
 			snprintf(f, sizeof(f), "messages[%zu].media[%zu]", i, j);
 			mi->nmedia = j + 1;
-			if ((rc = zc_media_parse(x, f, &mi->media[j], e)))
+			if ((rc = zc_media_parse(x, f, host, &mi->media[j], e)))
 				goto out;
 		}
 	}
@@ -329,7 +330,7 @@ static int check_key(const char *key, const char *field, struct zc_err *e)
 	return ZCOR_EINVAL;
 }
 
-static int parse_batch(struct zc_mem *m, const json_t *batch, struct msg_in **v, size_t *n,
+static int parse_batch(struct zc_mem *m, const json_t *batch, int host, struct msg_in **v, size_t *n,
 		       struct zc_err *e)
 {
 	*v = NULL;
@@ -349,22 +350,30 @@ static int parse_batch(struct zc_mem *m, const json_t *batch, struct msg_in **v,
 	size_t i;
 	json_array_foreach(msgs, i, x) {
 		*n = i + 1;
-		int rc = parse_message(m, x, i, &(*v)[i], e);
+		int rc = parse_message(m, x, i, host, &(*v)[i], e);
 		if (rc)
 			return rc;
 	}
 	return ZCOR_OK;
 }
 
-/* Inside the transaction: logs the admitted messages and their media. */
-static int log_body(struct zc_mem *m, const char *key, struct msg_in *v, size_t n, long long *logged,
-		    json_t *written, json_t *evicted, struct zc_err *e)
+/* Inside the transaction: logs the admitted messages and their media. A
+ * bound caller (bound: its conversation) refers only to images it sees. */
+static int log_body(struct zc_mem *m, const char *key, const char *bound, struct msg_in *v, size_t n,
+		    long long *logged, json_t *written, json_t *evicted, struct zc_err *e)
 {
 	int64_t now = zc_mem_now(m), last = 0;
 	int rc = ZCOR_OK;
 	for (size_t i = 0; i < n && !rc; i++) {
 		if (v[i].skip)
 			continue;
+		for (size_t j = 0; j < v[i].nmedia && !rc; j++) {
+			char f[64];
+			snprintf(f, sizeof(f), "messages[%zu].media[%zu]", i, j);
+			rc = zc_media_check_ref(m, bound, &v[i].media[j], f, e);
+		}
+		if (rc)
+			break;
 		if (*logged == 0 && (rc = conv_add(m, key, 0, 0, 0, e)))
 			break;
 		int inserted = 0;
@@ -386,8 +395,8 @@ static int log_body(struct zc_mem *m, const char *key, struct msg_in *v, size_t 
 	return rc;
 }
 
-int zc_transcript_log(struct zc_mem *m, const char *conversation, const json_t *batch,
-		      json_t **out, struct zc_err *e)
+int zc_transcript_log(struct zc_mem *m, const struct zcor_ctx *ctx, const char *conversation,
+		      const json_t *batch, json_t **out, struct zc_err *e)
 {
 	struct msg_in *v = NULL;
 	size_t n = 0;
@@ -396,14 +405,15 @@ int zc_transcript_log(struct zc_mem *m, const char *conversation, const json_t *
 	int rc;
 	*out = NULL;
 	zc_config_refresh(&m->conf);
-	if ((rc = check_key(conversation, "conversation", e)) || (rc = parse_batch(m, batch, &v, &n, e)))
+	if ((rc = check_key(conversation, "conversation", e)) ||
+	    (rc = parse_batch(m, batch, !ctx->conversation, &v, &n, e)))
 		goto out;
 	const char *refused = admission_refuses(m, conversation);
 	for (size_t i = 0; refused && i < n; i++)
 		v[i].skip = refused;
 	if ((rc = zc_store_begin(&m->store, 1, e)))
 		goto out;
-	if ((rc = log_body(m, conversation, v, n, &logged, written, evicted, e))) {
+	if ((rc = log_body(m, conversation, ctx->conversation, v, n, &logged, written, evicted, e))) {
 		zc_store_rollback(&m->store);
 		zc_media_unlink(m, written);
 		zc_err_prefix(e, "nothing was logged");
@@ -814,9 +824,11 @@ static int flush_file(const char *root, const char *slug, const char *date, stru
 {
 	struct zc_buf dir = ZC_BUF_INIT, path = ZC_BUF_INIT;
 	int rc;
-	zc_buf_addf(&dir, "%s/conversations/%s/log", root, slug);
-	zc_buf_addf(&path, "%s/%s.jsonl", dir.p, date);
-	if (!(rc = zc_mkdir_p(dir.p, e)) && !(rc = zc_write_file_atomic(path.p, b->p, b->len, e)))
+	/* real directories under root: a planted link is not written through */
+	zc_buf_addf(&dir, "conversations/%s/log", slug);
+	zc_buf_addf(&path, "%s/%s/%s.jsonl", root, dir.p, date);
+	if (!(rc = zc_mkdir_p(root, e)) && !(rc = zc_dir_inside(root, dir.p, ZC_DIR_CREATE, e)) &&
+	    !(rc = zc_write_file_atomic(path.p, b->p, b->len, e)))
 		++*files;
 	zc_buf_release(&dir);
 	zc_buf_release(&path);

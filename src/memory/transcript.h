@@ -35,10 +35,13 @@
  * duplicates) are skipped with a reason code. On success *out is
  * {conversation, logged, skipped: [{messageId, reason}], admitted: [the
  * admitted messages, logged or duplicate, in the output shape]} (new
- * reference; the caller builds the recall query from "admitted").
+ * reference; the caller builds the recall query from "admitted"). ctx:
+ * a caller bound to a conversation (ctx->conversation) cannot name a
+ * server file as media nor refer to an image its conversation has not
+ * seen (media.h); the host plane can.
  */
-int zc_transcript_log(struct zc_mem *m, const char *conversation, const json_t *batch,
-		      json_t **out, struct zc_err *e);
+int zc_transcript_log(struct zc_mem *m, const struct zcor_ctx *ctx, const char *conversation,
+		      const json_t *batch, json_t **out, struct zc_err *e);
 
 /* Host reads, no history: {"items": [conversation…]} visible to ctx (a
  * bound ctx sees only its own), newest activity first; one conversation

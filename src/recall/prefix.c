@@ -54,7 +54,7 @@ int zc_prefix(struct zc_mem *m, const char *conversation, char **out, struct zc_
 	char *persona_path = zc_path_join(m->dir, "PERSONA.md"), *persona = NULL;
 	struct zc_err pe = {0};
 	size_t plen = 0;
-	if (zc_read_file(persona_path, PERSONA_MAX_BYTES, &persona, &plen, &pe) == ZCOR_OK && *persona) {
+	if (zc_read_file_nofollow(persona_path, PERSONA_MAX_BYTES, &persona, &plen, &pe) == ZCOR_OK && *persona) {
 		/* a hand-edited file: the prefix goes into JSON, which must be
 		 * UTF-8 (a NULL from json_pack crashed serve); bad bytes show
 		 * as U+FFFD */

@@ -661,8 +661,9 @@ static enum MHD_Result handle_api(struct server *s, struct MHD_Connection *c, st
 		char *data = NULL;
 		size_t len = 0;
 		const char *mime = NULL;
+		struct zcor_ctx ctx = {ZCOR_ACTOR_UI, conversation};
 		int rc = a[0] == 's' ? zcor_sticker_read(z, seg[1], &data, &len, &mime)
-				     : zcor_media_read(z, seg[1], &data, &len, &mime);
+				     : zcor_media_read(z, &ctx, seg[1], &data, &len, &mime);
 		if (rc)
 			return send_error(c, r, rc == ZCOR_ENOTFOUND || rc == ZCOR_EIO ? 404 : 400,
 					  rc == ZCOR_EINVAL ? "invalid_argument" : "not_found", zcor_errmsg(z));

@@ -290,6 +290,25 @@ static const char *const migrations[] = {
 	 * fewer than it looks for (recall.c, fallback_items). */
 	"CREATE INDEX nodes_scope_recent ON nodes(scope, tier, updated_at);\n"
 	"CREATE INDEX nodes_scope_pinned ON nodes(scope, tier, updated_at) WHERE pinned = 1;\n",
+	/* 8 -> 9: which conversations' messages refer to each cached image,
+	 * for media.c's scope rule (a conversation sees only the images of
+	 * its own messages). Derived from messages.media, filled here and
+	 * kept by the trigger; the log is append-only, so nothing removes
+	 * a row (an evicted image's rows are harmless: media decides). */
+	"CREATE TABLE media_refs(\n"
+	"  hash         TEXT NOT NULL,\n"
+	"  conversation TEXT NOT NULL,\n"
+	"  PRIMARY KEY (hash, conversation)\n"
+	") WITHOUT ROWID, STRICT;\n"
+	"INSERT OR IGNORE INTO media_refs(hash, conversation)\n"
+	"  SELECT substr(j.value, 7, 64), m.conversation FROM messages m, json_each(m.media) j\n"
+	"  WHERE m.media <> '[]' AND json_valid(m.media) AND j.type = 'text' AND j.value LIKE 'media/%';\n"
+	"CREATE TRIGGER media_refs_ai AFTER INSERT ON messages\n"
+	"  WHEN new.media <> '[]' AND json_valid(new.media) BEGIN\n"
+	"  INSERT OR IGNORE INTO media_refs(hash, conversation)\n"
+	"  SELECT substr(value, 7, 64), new.conversation FROM json_each(new.media)\n"
+	"  WHERE type = 'text' AND value LIKE 'media/%';\n"
+	"END;\n",
 };
 
 /*

@@ -189,7 +189,7 @@ int zc_syn_refresh(struct zc_syn *s, struct zc_err *e)
 	size_t len = 0;
 	json_t *doc = NULL;
 	struct zc_err pe = {0};
-	int rc = zc_read_file(s->path, ZC_SYN_MAX_BYTES, &data, &len, &pe);
+	int rc = zc_read_file_nofollow(s->path, ZC_SYN_MAX_BYTES, &data, &len, &pe);
 	if (!rc)
 		rc = zc_json_parse(data, len, "synonyms.json", &doc, &pe);
 	if (!rc)

@@ -66,8 +66,8 @@ function setup() {
   // refuse them: an inbound image in the media cache, a state backup
   const gif = Buffer.from('GIF89a\x02\x00\x02\x00\x00\x00\x00;', 'latin1');
   const media = `media/${createHash('sha256').update(gif).digest('hex')}.gif`;
-  mkdirSync(join(dir, 'media'), { recursive: true });
-  writeFileSync(join(dir, media), gif);
+  // cached the way images arrive: in a message (of group:1, which may see it)
+  cli(dir, ['transcript', 'log', '--conversation', 'group:1'], JSON.stringify({ messages: [{ id: 'g2', time: '2026-11-29T10:01:00Z', senderId: '100000002', text: '图', media: [{ type: 'image', data: gif.toString('base64') }] }] }));
   const backup = cli(dir, ['backup']).file;
   return { dir, globalNode, other, media, backup };
 }

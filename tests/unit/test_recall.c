@@ -1495,6 +1495,8 @@ static void Z_RECALL_hits_logged_a_batch_to_a_row(void)
 	t_sql_exec(z, "DROP TABLE hit_batch");
 	t_sql_exec(z, "DROP INDEX nodes_scope_recent"); /* (schema 8's) */
 	t_sql_exec(z, "DROP INDEX nodes_scope_pinned");
+	t_sql_exec(z, "DROP TABLE media_refs"); /* (schema 9's) */
+	t_sql_exec(z, "DROP TRIGGER media_refs_ai");
 	t_sql_exec(z, "CREATE TABLE hit_log(seq INTEGER NOT NULL, at INTEGER NOT NULL)");
 	t_sql_exec(z, "INSERT INTO hit_log SELECT seq, %lld FROM nodes WHERE id = '%s'", T0 + DAY, hit);
 	t_sql_exec(z, "INSERT INTO hit_log SELECT seq, %lld FROM nodes WHERE id = '%s'", T0 + 2 * DAY, hit);

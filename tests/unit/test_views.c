@@ -1110,23 +1110,46 @@ static void Q_VIEW_hard_rules(void)
 
 /* ---- 10. stickers ---------------------------------------------------------------- */
 
-static const char HASH1[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
-static const char HASH2[] = "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210";
+/* The hashes of the images put_media logged last (a cached image is one
+ * the cache's table knows, from a logged message: media.c). */
+static char HASH1[65], HASH2[65];
 
-static void put_media(zcor *z, const char *hash, const char *ext, const char *tail)
+/* Logs an image (GIF or PNG magic bytes + tail) in a group:1 message, as
+ * a host passes a file, and sets hash to its sha-256: the reference
+ * media/<hash>.<ext> is then a cached image group:1 and the host see. */
+static void put_media(zcor *z, char *hash, const char *ext, const char *tail)
 {
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/media", zcor_dir(z));
-	mkdir(path, 0700);
-	snprintf(path, sizeof(path), "%s/media/%s.%s", zcor_dir(z), hash, ext);
+	static int seq;
+	char path[4096], batch[8192], *out = NULL;
+	snprintf(path, sizeof(path), "%s/put-media-%d.%s", t_tmpdir(), ++seq, ext);
 	FILE *f = fopen(path, "wb");
 	static const unsigned char gif[] = {'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0, 0x80, 0, 0};
-	if (!f || fwrite(gif, 1, sizeof(gif), f) != sizeof(gif) || fputs(tail, f) < 0) {
+	static const unsigned char png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+	int is_png = strcmp(ext, "png") == 0;
+	if (!f || fwrite(is_png ? png : gif, 1, is_png ? sizeof(png) : sizeof(gif), f) == 0 ||
+	    fputs(tail, f) < 0) {
 		fprintf(stderr, "cannot write %s\n", path);
 		t_failures++;
 	}
 	if (f)
 		fclose(f);
+	snprintf(batch, sizeof(batch),
+		 "{\"messages\":[{\"id\":\"put-media-%d\",\"senderId\":\"9\",\"media\":[{\"type\":\"image\","
+		 "\"file\":\"%s\"}]}]}",
+		 seq, path);
+	CHECK_INT(zcor_log_messages(z, NULL, "group:1", batch, &out), ZCOR_OK);
+	zcor_free(out);
+	json_t *r = t_call_ok(z, NULL, "qq_transcript",
+			      "{\"action\":\"read\",\"conversation\":\"group:1\",\"limit\":100}");
+	hash[0] = '\0';
+	size_t i;
+	json_t *m;
+	char id[32];
+	snprintf(id, sizeof(id), "put-media-%d", seq);
+	json_array_foreach(json_object_get(r, "items"), i, m) if (!strcmp(t_str(m, "id"), id))
+		snprintf(hash, 65, "%s", t_str(m, "media.0") + strlen("media/"));
+	CHECK(strlen(hash) == 64);
+	json_decref(r);
 }
 
 static int sticker_exists(zcor *z, const char *file)
