@@ -166,7 +166,7 @@ int zc_mem_check_db(const char *dir, const char **code, struct zc_err *e)
 	char what[256] = "";
 	unsigned char h[100];
 	struct stat st, wst;
-	int rc = ZCOR_OK, fd = -1;
+	int rc = ZCOR_OK;
 	const char *found = NULL;
 	if (code)
 		*code = NULL;
@@ -196,14 +196,15 @@ int zc_mem_check_db(const char *dir, const char **code, struct zc_err *e)
 	}
 	/* the file header (sqlite.org/fileformat.html): the magic string, the
 	 * page size and, when valid, the size in pages */
-	ssize_t n = -1;
-	if ((fd = open(db, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)) >= 0)
-		n = pread(fd, h, sizeof(h), 0);
+	/* through SQLite: an open()/close() of our own here would drop the
+	 * locks of this process's other connections (serve opens handles
+	 * while others run) */
+	long n = zc_store_read_header(db, h, sizeof(h));
 	if (n < 0) {
-		rc = zc_fail(e, zc_errno_code(errno), "cannot read memory.db: %s", strerror(errno));
+		rc = zc_fail(e, ZCOR_EIO, "cannot read memory.db; check its permissions");
 		goto out;
 	}
-	if (n < (ssize_t)sizeof(h) || memcmp(h, "SQLite format 3", 16) != 0) {
+	if (n < (long)sizeof(h) || memcmp(h, "SQLite format 3", 16) != 0) {
 		found = "MEMORY_DB_DAMAGED";
 		rc = zc_fail(e, ZCOR_EIO,
 			     "memory.db is not a SQLite database (%lld bytes that do not start with its "
@@ -228,8 +229,6 @@ int zc_mem_check_db(const char *dir, const char **code, struct zc_err *e)
 			     (long long)st.st_size, want);
 	}
 out:
-	if (fd >= 0)
-		close(fd);
 	if (code)
 		*code = found;
 	zc_free(db);

@@ -38,6 +38,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include "base/alloc.h"
+#include "base/fs.h"
 #include "base/timeutil.h"
 #include "base/utf8.h"
 #include "server/mcp.h"
@@ -1387,21 +1389,31 @@ static int load_token(struct server *s, const char *given)
 	}
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/serve.token", s->dir);
-	FILE *f = fopen(path, "r");
-	if (f) {
-		if (fgets(s->token, sizeof(s->token), f))
-			s->token[strcspn(s->token, "\r\n")] = '\0';
-		fclose(f);
+	/* a regular file only: a FIFO or a link planted as serve.token must
+	 * neither hang the start nor be followed */
+	char *data = NULL;
+	size_t len = 0;
+	struct zc_err fe = {0};
+	int frc = zc_read_file_nofollow(path, 4096, &data, &len, &fe);
+	if (frc == ZCOR_OK) {
+		snprintf(s->token, sizeof(s->token), "%s", data);
+		s->token[strcspn(s->token, "\r\n")] = '\0';
+		zc_free(data);
 		if (strlen(s->token) >= 16)
 			return 0;
+	} else if (frc != ZCOR_ENOTFOUND) {
+		fprintf(stderr, "zcor serve: %s; remove it (a new token is then made) or pass --token\n", fe.msg);
+		return -1;
 	}
 	if (random_hex(s->token, 24))
 		return -1;
+	char line[sizeof(s->token) + 1];
+	int n = snprintf(line, sizeof(line), "%s\n", s->token);
 	mode_t old = umask(077);
-	f = fopen(path, "w");
+	frc = zc_write_file_atomic(path, line, (size_t)n, &fe);
 	umask(old);
-	if (!f || fprintf(f, "%s\n", s->token) < 0 || fclose(f) != 0) {
-		fprintf(stderr, "zcor serve: cannot write %s: %s\n", path, strerror(errno));
+	if (frc) {
+		fprintf(stderr, "zcor serve: %s\n", fe.msg);
 		return -1;
 	}
 	return 0;

@@ -462,6 +462,28 @@ static int migrate(struct zc_store *s, struct zc_err *e)
 	return zc_store_commit(s, e);
 }
 
+long zc_store_read_header(const char *path, unsigned char *h, size_t n)
+{
+	sqlite3 *db = NULL;
+	sqlite3_file *f = NULL;
+	sqlite3_int64 size = 0;
+	long got = -1;
+	memset(h, 0, n);
+	/* read-only and without creating: opening reads nothing yet, so a
+	 * file that is not a database is fine here */
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
+			    NULL) == SQLITE_OK &&
+	    sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &f) == SQLITE_OK && f &&
+	    f->pMethods && f->pMethods->xFileSize(f, &size) == SQLITE_OK) {
+		int want = size < (sqlite3_int64)n ? (int)size : (int)n;
+		int rc = want > 0 ? f->pMethods->xRead(f, h, want, 0) : SQLITE_OK;
+		if (rc == SQLITE_OK)
+			got = want;
+	}
+	sqlite3_close(db);
+	return got;
+}
+
 int zc_store_open(struct zc_store *s, const char *path, struct zc_err *e)
 {
 	memset(s, 0, sizeof(*s));

@@ -66,6 +66,13 @@ size_t zc_store_cache_bytes(struct zc_store *s);
  * failures are ignored.
  */
 void zc_store_prefetch(struct zc_store *s, unsigned long long max);
+/* Reads the first n bytes of the database file at path into h (zeros past
+ * its end) through SQLite's own file layer, never a descriptor of our
+ * own: closing one would drop the process's POSIX locks on the file while
+ * other connections of this process hold them (see zc_store_prefetch).
+ * Returns the bytes the file has there (≤ n), or -1 when it cannot be
+ * opened. */
+long zc_store_read_header(const char *path, unsigned char *h, size_t n);
 
 /* Maps an SQLite result to a zcor code with a message naming `what`. */
 int zc_store_fail(struct zc_store *s, int rc, struct zc_err *e, const char *what);

@@ -260,3 +260,23 @@ test('I12-7 an empty memory.db in a used directory is refused, and the doctor sa
   run(mem, ['restore', t.backup]);
   assert.equal(runOk(mem, ['tool', 'zcor_memory_query', '{"keywords":["模板记忆"]}']).total, 1);
 });
+
+// serve.token planted as a FIFO or as a link to an outside file: zcor
+// serve neither hangs on it nor follows it; it refuses to start, names
+// the file, and leaves the outside alone.
+for (const kind of ['fifo', 'symlink']) {
+  test(`I12-9/10 a planted serve.token (${kind}) stops zcor serve clearly`, () => {
+    const root = mkTmp('zcor-planted-token-');
+    const mem = join(root, 'mem');
+    cpSync(t.tpl, mem, { recursive: true });
+    const out = outside(root, t);
+    rmSync(join(mem, 'serve.token'), { force: true });
+    plant(mem, out, { kind, where: 'serve.token', target: 'secret.txt' }, t);
+    const before = tree(out);
+    const r = run(mem, ['serve', '--listen', `127.0.0.1:${20000 + Math.floor(Math.random() * 20000)}`]);
+    assert.notEqual(r.status, 0, r.out);
+    assert.match(r.out, /serve\.token/);
+    assert.ok(!r.out.includes(CANARY), r.out);
+    assert.deepEqual(tree(out), before, 'the outside directory changed');
+  });
+}
