@@ -331,7 +331,9 @@ int zcor_doctor(zcor *z, int rebuild, char **report_json);
  * zcor migrate cognition (SPEC §6): old COGNITION.md entries keyed by a
  * media path move to STICKERS.md. A dry run unless apply; apply backs up
  * first. *report_json: {applied, actions: [{action, name, media, image?,
- * line}], unrecognised, backups?, stateBackup?}.
+ * line, why?}], unrecognised, refused, backups?, stateBackup?}; action
+ * "refused" (a name that is no sticker name, a media path that names no
+ * file of the cache) leaves its line where it is.
  */
 int zcor_migrate_cognition(zcor *z, int apply, char **report_json);
 /* (For these four, on failure *report_json is {"error": {code, message}},
