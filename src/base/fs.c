@@ -84,12 +84,16 @@ int zc_open_dir_at(int dirfd, const char *path, struct zc_err *e)
 	int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd >= 0)
 		return fd;
-	if (errno == ELOOP)
+	int err = errno;
+	struct stat st;
+	/* Linux says ENOTDIR for a link under O_DIRECTORY | O_NOFOLLOW */
+	if (err == ELOOP || (err == ENOTDIR && fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			     S_ISLNK(st.st_mode)))
 		zc_fail(e, ZCOR_EINVAL, "'%s' is a symbolic link, not a directory", path);
-	else if (errno == ENOTDIR)
+	else if (err == ENOTDIR)
 		zc_fail(e, ZCOR_EINVAL, "'%s' is not a directory", path);
 	else
-		zc_fail(e, zc_errno_code(errno), "cannot open '%s': %s", path, strerror(errno));
+		zc_fail(e, zc_errno_code(err), "cannot open '%s': %s", path, strerror(err));
 	return -1;
 }
 
