@@ -73,7 +73,10 @@ int zc_err_prefix(struct zc_err *e, const char *fmt, ...)
 	va_end(ap);
 	memcpy(old, e->msg, sizeof(old));
 	finish(head, sizeof(head));
-	snprintf(e->msg, sizeof(e->msg), "%s: %s", head, old);
+	/* the message may be cut here (the check says so to gcc's
+	 * -Wformat-truncation); finish() keeps it valid UTF-8 either way */
+	if (snprintf(e->msg, sizeof(e->msg), "%s: %s", head, old) >= (int)sizeof(e->msg))
+		e->msg[sizeof(e->msg) - 1] = '\0';
 	finish(e->msg, sizeof(e->msg));
 	return e->code;
 }
