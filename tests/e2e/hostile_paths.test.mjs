@@ -5,7 +5,8 @@
 // reaches, over the real interfaces:
 //   - `zcor mcp` over stdio (raw JSON-RPC lines, thousands of calls in one
 //     process): every qq_memory action (path argument, image and name
-//     fields, written lines), qq_save_sticker (media, name),
+//     fields, written lines; list and search, which read every view, for
+//     a sample), qq_save_sticker (media, name),
 //     qq_rename_sticker (from, to), zcor_memory_restore (backupFile), as
 //     the operator and inside a group conversation; invalid UTF-8 as raw
 //     bytes on the line;
@@ -245,36 +246,42 @@ test('issue 12: hostile paths and names through every entry point leave nothing 
   // 1. MCP over stdio, the operator
   const host = mcp(w.D);
   const nameCalls = [];
-  for (const it of all) {
+  all.forEach((it, i) => {
     const s = it.str;
-    host.call('qq_memory', { action: 'read', path: s });
-    host.call('qq_memory', { action: 'list', path: s });
-    host.call('qq_memory', { action: 'search', path: s, query: s || 'x' });
-    host.call('qq_memory', { action: 'upsert', path: s, name: 'hostile' });
+    const path = paths.includes(it);
+    if (path) {
+      host.call('qq_memory', { action: 'read', path: s });
+      host.call('qq_memory', { action: 'upsert', path: s, name: 'hostile' });
+      host.call('qq_memory', { action: 'remove', path: s, name: s });
+      host.call('qq_memory', { action: 'write', path: s, content: '- x｜y\n' });
+      host.call('qq_memory', { action: 'append', path: s, content: '- x｜y\n' });
+      host.call('qq_save_sticker', { media: s, name: '存' });
+      host.call('qq_rename_sticker', { from: s || 'x', to: '改' });
+      host.call('zcor_memory_restore', { backupFile: s });
+    }
+    if (i % 10 === 0) { // they read every view: a sample
+      host.call('qq_memory', { action: 'list', path: s });
+      host.call('qq_memory', { action: 'search', path: s, query: s || 'x' });
+    }
     host.call('qq_memory', { action: 'upsert', path: 'STICKERS.md', name: 'n', image: s });
     host.call('qq_memory', { action: 'upsert', path: 'STICKERS.md', name: s, image: 'stickers/起点.gif' });
     host.call('qq_memory', { action: 'upsert', path: 'COGNITION.md', name: s || 'x', meaning: s });
-    host.call('qq_memory', { action: 'remove', path: s, name: s });
-    host.call('qq_memory', { action: 'write', path: s, content: '- x｜y\n' });
+    host.call('qq_memory', { action: 'remove', path: 'COGNITION.md', name: s || 'x' }); // keeps it small
     host.call('qq_memory', { action: 'write', path: 'STICKERS.md', force: true, content: `${stickerLine}- 坏｜m｜${s}\n- ${s}｜m｜stickers/起点.gif\n` });
     host.call('qq_memory', { action: 'append', path: 'STICKERS.md', content: `- 坏二｜m｜${s}\n- 坏三｜m｜.qq-stickers/${s}\n` });
     // what a rename would move, had a written path got into the catalog
     for (const from of ['坏', '坏二', '坏三']) host.call('qq_rename_sticker', { from, to: '好' });
     host.call('qq_rename_sticker', { from: '好', to: '坏' });
-    host.call('qq_memory', { action: 'append', path: s, content: '- x｜y\n' });
-    host.call('qq_save_sticker', { media: s, name: '存' });
-    host.call('qq_rename_sticker', { from: s || 'x', to: '改' });
     nameCalls.push({ it, id: host.call('qq_rename_sticker', { from: '起点', to: s }), field: 'to' });
     host.call('qq_rename_sticker', { from: s || 'x', to: '起点' }); // back, if it moved
     nameCalls.push({ it, id: host.call('qq_save_sticker', { media: `media/${HASH}.gif`, name: s }), field: 'name' });
-    host.call('zcor_memory_restore', { backupFile: s });
     if (!it.utf8) {
       host.callRaw('qq_memory', 'path', it.bytes, { action: 'read' });
       host.callRaw('qq_save_sticker', 'name', it.bytes, { media: `media/${HASH}.gif` });
       host.callRaw('qq_rename_sticker', 'to', it.bytes, { from: '起点' });
       host.callRaw('zcor_memory_restore', 'backupFile', it.bytes);
     }
-  }
+  });
   const h = await host.done();
   // the same inside a group conversation (the write gate and its own views)
   const group = mcp(w.D, 'group:100000001');
