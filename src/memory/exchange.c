@@ -459,33 +459,34 @@ static int import_logs(struct zc_op *op, int cdir, const char *slug, const char 
 	char **names = rc ? NULL : dir_names(d, &n);
 	for (size_t i = 0; !rc && i < n; i++) {
 		size_t len = strlen(names[i]);
-		json_t *r = NULL, *file = json_sprintf("%s/%s", rel.p, names[i]);
-		char *data = NULL;
+		struct zc_buf raw = ZC_BUF_INIT;
+		zc_buf_addf(&raw, "%s/%s", rel.p, names[i]);
+		/* a file name need not be UTF-8; what is reported is */
+		char *file = zc_utf8_lossy(raw.p), *data = NULL;
+		json_t *r = NULL;
 		size_t dlen = 0;
+		zc_buf_release(&raw);
 		if (len < 7 || strcmp(names[i] + len - 6, ".jsonl") != 0 || names[i][0] == '.') {
-			skip(report, json_string_value(file), "not a log file (YYYY-MM-DD.jsonl); left out");
-			json_decref(file);
-			continue;
+			skip(report, file, "not a log file (YYYY-MM-DD.jsonl); left out");
+			goto next;
 		}
-		if ((rc = source_read(dirfd(d), names[i], json_string_value(file), ZC_LOG_FILE_MAX, report,
-				      &data, &dlen, e)) || !data) {
-			json_decref(file);
-			continue;
-		}
+		if ((rc = source_read(dirfd(d), names[i], file, ZC_LOG_FILE_MAX, report, &data, &dlen, e)) ||
+		    !data)
+			goto next;
 		/* the logs are most of a long import: one line per day file */
 		if (progress)
-			progress(ud, json_string_value(file));
-		rc = zc_transcript_import_data(op->m, conv, json_string_value(file), data, dlen, &r, e);
+			progress(ud, file);
+		rc = zc_transcript_import_data(op->m, conv, file, data, dlen, &r, e);
 		zc_free(data);
-		if (rc) {
-			json_decref(file);
-			continue;
-		}
-		json_object_set_new(r, "file", file);
+		if (rc)
+			goto next;
+		json_object_set_new(r, "file", json_string(file));
 		json_array_append_new(json_object_get(report, "logs"), r);
 		json_object_set_new(report, "messages",
 				    json_integer(json_integer_value(json_object_get(report, "messages")) +
 						 json_integer_value(json_object_get(r, "logged"))));
+	next:
+		zc_free(file);
 	}
 	free_names(names, n);
 	if (d)

@@ -371,6 +371,7 @@ test('issue 12: hostile paths and names through every entry point leave nothing 
     if (it.bytes.length <= 246) writeFileSync(under('.qq-stickers', Buffer.concat([it.bytes, Buffer.from('.gif')])), GIF);
     writeFileSync(under('conversations/group-1/archive', it.bytes), '## 事实\n- x｜y\n');
     writeFileSync(under('conversations/group-1/log', it.bytes), '{"id":"m1","time":"2026-01-01T00:00:00Z","senderId":"1","text":"x"}\n');
+    if (it.bytes.length <= 244) writeFileSync(under('conversations/group-1/log', Buffer.concat([it.bytes, Buffer.from('.jsonl')])), `{"id":"h${i}","time":"2026-01-01T00:00:00Z","senderId":"1","text":"x"}\n`);
     mkdirSync(under('conversations', it.bytes), { recursive: true });
     writeFileSync(Buffer.concat([under('conversations', it.bytes), Buffer.from('/MEMORY.md')]), '## 事实\n- x｜y\n');
   });
