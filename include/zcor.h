@@ -346,7 +346,9 @@ char *zcor_doctor_unopened(const char *dir);
  * zcor migrate cognition (SPEC §6): old COGNITION.md entries keyed by a
  * media path move to STICKERS.md. A dry run unless apply; apply backs up
  * first. *report_json: {applied, actions: [{action, name, media, image?,
- * line}], unrecognised, backups?, stateBackup?}.
+ * line, why?}], unrecognised, refused, backups?, stateBackup?}; action
+ * "refused" (a name that is no sticker name, a media path that names no
+ * file of the cache) leaves its line where it is.
  */
 int zcor_migrate_cognition(zcor *z, int apply, char **report_json);
 /* (For these four, on failure *report_json is {"error": {code, message}},

@@ -101,12 +101,12 @@ int zc_dir_inside(const char *root, const char *rel, int flags, struct zc_err *e
 	return rc;
 }
 
-int zc_open_regular(const char *path, int flags, struct zc_err *e)
+int zc_open_regular_at(int dirfd, const char *path, int flags, struct zc_err *e)
 {
 	int oflags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
 	if (flags & ZC_FS_NOFOLLOW)
 		oflags |= O_NOFOLLOW;
-	int fd = open(path, oflags);
+	int fd = openat(dirfd, path, oflags);
 	if (fd < 0) {
 		if (errno == ELOOP && (flags & ZC_FS_NOFOLLOW))
 			zc_fail(e, ZCOR_EINVAL, "'%s' is a symbolic link, not a file", path);
@@ -126,13 +126,38 @@ int zc_open_regular(const char *path, int flags, struct zc_err *e)
 	return fd;
 }
 
-static int read_file(const char *path, int flags, size_t max, char **data, size_t *len, struct zc_err *e)
+int zc_open_regular(const char *path, int flags, struct zc_err *e)
+{
+	return zc_open_regular_at(AT_FDCWD, path, flags, e);
+}
+
+int zc_open_dir_at(int dirfd, const char *path, struct zc_err *e)
+{
+	/* O_NONBLOCK: a FIFO in a directory's place never hangs the open */
+	int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0)
+		return fd;
+	int err = errno;
+	struct stat st;
+	/* Linux says ENOTDIR for a link under O_DIRECTORY | O_NOFOLLOW */
+	if (err == ELOOP || (err == ENOTDIR && fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			     S_ISLNK(st.st_mode)))
+		zc_fail(e, ZCOR_EINVAL, "'%s' is a symbolic link, not a directory", path);
+	else if (err == ENOTDIR)
+		zc_fail(e, ZCOR_EINVAL, "'%s' is not a directory", path);
+	else
+		zc_fail(e, zc_errno_code(err), "cannot open '%s': %s", path, strerror(err));
+	return -1;
+}
+
+static int read_file(int dirfd, const char *path, int flags, size_t max, char **data, size_t *len,
+		     struct zc_err *e)
 {
 	*data = NULL;
 	if (len)
 		*len = 0;
 	struct zc_err oe = {0};
-	int fd = zc_open_regular(path, flags, &oe);
+	int fd = zc_open_regular_at(dirfd, path, flags, &oe);
 	if (fd < 0) {
 		if (e)
 			*e = oe;
@@ -170,12 +195,18 @@ static int read_file(const char *path, int flags, size_t max, char **data, size_
 
 int zc_read_file(const char *path, size_t max, char **data, size_t *len, struct zc_err *e)
 {
-	return read_file(path, 0, max, data, len, e);
+	return read_file(AT_FDCWD, path, 0, max, data, len, e);
 }
 
 int zc_read_file_nofollow(const char *path, size_t max, char **data, size_t *len, struct zc_err *e)
 {
-	return read_file(path, ZC_FS_NOFOLLOW, max, data, len, e);
+	return read_file(AT_FDCWD, path, ZC_FS_NOFOLLOW, max, data, len, e);
+}
+
+int zc_read_file_at(int dirfd, const char *path, int flags, size_t max, char **data, size_t *len,
+		    struct zc_err *e)
+{
+	return read_file(dirfd, path, flags, max, data, len, e);
 }
 
 static int fsync_dir(const char *path)

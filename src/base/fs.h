@@ -20,12 +20,24 @@
  * symlink refused. */
 enum { ZC_FS_NOFOLLOW = 1 };
 int zc_open_regular(const char *path, int flags, struct zc_err *e);
+/* The same for path relative to the directory descriptor dirfd (openat;
+ * AT_FDCWD for the working directory). Messages quote path as given, so a
+ * caller that walks a tree by descriptors names files relative to it. */
+int zc_open_regular_at(int dirfd, const char *path, int flags, struct zc_err *e);
+/* Opens the directory path (relative to dirfd) for reading with
+ * fdopendir or as the dirfd of the *_at functions, refusing a symlink as
+ * the last component; never blocks. -1 with e set: ZCOR_ENOTFOUND when
+ * absent, ZCOR_EINVAL when a symlink or not a directory. */
+int zc_open_dir_at(int dirfd, const char *path, struct zc_err *e);
 /* Reads at most max bytes of a regular file (zc_open_regular); a bigger
  * file is ZCOR_EINVAL. *data is NUL-terminated and the caller's
  * (zc_free). */
 int zc_read_file(const char *path, size_t max, char **data, size_t *len, struct zc_err *e);
 /* The same, refusing a symlink as the last component. */
 int zc_read_file_nofollow(const char *path, size_t max, char **data, size_t *len, struct zc_err *e);
+/* zc_read_file of path relative to dirfd; flags as zc_open_regular. */
+int zc_read_file_at(int dirfd, const char *path, int flags, size_t max, char **data, size_t *len,
+		    struct zc_err *e);
 /* Writes path through a temporary file beside it (created with O_EXCL |
  * O_NOFOLLOW, so a planted link is never written through) and rename, so
  * a symbolic link at path is replaced, never followed. The directory is

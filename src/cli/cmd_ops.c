@@ -153,6 +153,7 @@ int cmd_migrate(struct cli *c, int argc, char **argv)
 	json_t *r = json_loads(out, 0, NULL);
 	zcor_free(out);
 	long long unrec = json_integer_value(json_object_get(r, "unrecognised"));
+	long long refused = json_integer_value(json_object_get(r, "refused"));
 	if (json) {
 		print_pretty(r);
 	} else {
@@ -163,10 +164,13 @@ int cmd_migrate(struct cli *c, int argc, char **argv)
 			printf("%s  %s\n", json_string_value(json_object_get(a, "line")),
 			       !strcmp(what, "collect")	  ? "→ 收藏为 / collect as"
 			       : !strcmp(what, "expired") ? "→ 未收藏（原图已过期）/ uncollected, picture expired"
+			       : !strcmp(what, "refused") ? "→ 不迁移，需要人来改 / not moved, fix it by hand"
 							  : "→ 已收藏的同一张图 / same as collected");
 			const char *img = json_string_value(json_object_get(a, "image"));
 			if (img)
 				printf("    %s\n", img);
+			if (!strcmp(what, "refused"))
+				printf("    %s\n", json_string_value(json_object_get(a, "why")));
 		}
 		if (!json_array_size(json_object_get(r, "actions")))
 			printf("nothing to migrate\n");
@@ -176,8 +180,11 @@ int cmd_migrate(struct cli *c, int argc, char **argv)
 		if (unrec)
 			printf("%lld entr%s could not be recognised: find the picture again (exit 2)\n", unrec,
 			       unrec == 1 ? "y" : "ies");
+		if (refused)
+			printf("%lld entr%s left in COGNITION.md: a name or media path to fix by hand (exit 2)\n",
+			       refused, refused == 1 ? "y" : "ies");
 	}
 	json_decref(r);
 	zcor_close(z);
-	return unrec ? DOCTOR_NEEDS_PERSON : DOCTOR_FINE;
+	return unrec || refused ? DOCTOR_NEEDS_PERSON : DOCTOR_FINE;
 }

@@ -14,6 +14,7 @@
 #include "base/alloc.h"
 #include "base/fs.h"
 #include "base/json.h"
+#include "memory/sticker.h"
 #include "memory/view.h"
 #include "text/norm.h"
 
@@ -193,6 +194,14 @@ static int views(struct zc_mem *m, json_t *out, struct zc_err *e)
 			finding(out, "STICKER_MEDIA_PATH", "error", "STICKERS.md", line,
 				"collect it with qq_save_sticker, or run zcor migrate cognition",
 				"sticker '%s' points into the media cache (%s), which forgets files", name, img);
+			continue;
+		}
+		if (!zc_sticker_path_ok(img)) { /* never looked up: it may point anywhere */
+			finding(out, "STICKER_PATH_OUTSIDE", "error", "STICKERS.md", line,
+				"qq_memory upsert the entry with its stickers/<name>.<ext> path, or with "
+				"image \"\" (未收藏)",
+				"sticker '%s' has an image path that is not a stickers/ file: %s", name,
+				ZC_Q(img, 80));
 			continue;
 		}
 		char *full = zc_path_join(m->dir, img);

@@ -6,11 +6,20 @@
  * STICKERS.md, conversations/<slug>/MEMORY.md and archive/YYYY-MM.md,
  * .qq-stickers/ (collected images). An import is one operation, so one
  * transaction: a crash leaves the store as before or as after. Sticker
- * files are copied first (content-checked, never overwritten) and removed
- * again if the transaction fails. Lines that do not parse are kept
- * verbatim in their view and listed in the report; entries that break a
- * hard rule (a file path in COGNITION.md, a media path in STICKERS.md)
- * are kept the same way, for `zcor migrate cognition` and the doctor.
+ * files are copied first (real images only, judged by their bytes; never
+ * overwritten) and removed again if the transaction fails. Lines that do
+ * not parse are kept verbatim in their view and listed in the report;
+ * entries that break a hard rule (a file path in COGNITION.md, a media
+ * path in STICKERS.md, a sticker name or path outside the rule of
+ * sticker.h) are kept the same way, for `zcor migrate cognition`, the
+ * doctor and a person.
+ *
+ * Nothing outside the source directory is read: it is walked by
+ * descriptors, each directory opened relative to its parent and each file
+ * read with O_NOFOLLOW and only when regular, so a symbolic link (to a
+ * file or a directory), a FIFO or a device inside it is never followed or
+ * opened for reading; what is left out is listed in `skipped` by its path
+ * inside the directory.
  * Q-PEOPLE: each group MEMORY.md's 「## 人」 section adds the people not
  * yet known (only adds, never changes one; private chats never). Q-ROLL:
  * an imported MEMORY.md over the threshold rolls over in the same
@@ -18,10 +27,12 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/fs.h"
@@ -29,6 +40,7 @@
 #include "base/timeutil.h"
 #include "base/utf8.h"
 #include "memory/mirror.h"
+#include "memory/sticker.h"
 #include "memory/transcript.h"
 #include "memory/view.h"
 #include "text/norm.h"
@@ -55,6 +67,118 @@ static char *replace_all(const char *s, const char *from, const char *to)
 	return b.p ? zc_buf_detach(&b) : zc_strdup("");
 }
 
+/* ---- the source directory, by descriptors ---------------------------------- */
+
+/* Lists rel (a path inside the source) in the report's skipped. */
+static void skip(json_t *report, const char *rel, const char *why)
+{
+	char *p = zc_utf8_lossy(rel), *w = zc_utf8_lossy(why);
+	json_array_append_new(json_object_get(report, "skipped"), json_pack("{s:s, s:s}", "path", p, "why", w));
+	zc_free(p);
+	zc_free(w);
+}
+
+/* Is name (in dirfd; rel: its path inside the source) a directory
+ * (want_dir) or a regular file, and not a symbolic link? Absent: 0;
+ * anything else: 0, listed in skipped with the reason. Nothing is
+ * opened here (lstat), so a FIFO cannot block. */
+static int source_has(int dirfd, const char *name, const char *rel, int want_dir, json_t *report)
+{
+	struct stat st;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		if (errno != ENOENT) {
+			char why[256];
+			snprintf(why, sizeof(why), "cannot be looked at (%s); left out", strerror(errno));
+			skip(report, rel, why);
+		}
+		return 0;
+	}
+	if (S_ISLNK(st.st_mode))
+		skip(report, rel,
+		     "a symbolic link: import reads what is inside the directory, never where a link "
+		     "points; left out");
+	else if (want_dir && !S_ISDIR(st.st_mode))
+		skip(report, rel, "not a directory; left out");
+	else if (!want_dir && !S_ISREG(st.st_mode))
+		skip(report, rel,
+		     S_ISDIR(st.st_mode) ? "a directory where a file belongs; left out"
+					 : "not a regular file (a FIFO, socket or device): never opened; left out");
+	else
+		return 1;
+	return 0;
+}
+
+/* Opens the directory name of dirfd for reading, or *d = NULL when it is
+ * absent or was skipped (listed). */
+static int source_dir(int dirfd, const char *name, const char *rel, json_t *report, DIR **d,
+		      struct zc_err *e)
+{
+	*d = NULL;
+	if (!source_has(dirfd, name, rel, 1, report))
+		return ZCOR_OK;
+	struct zc_err de = {0};
+	int fd = zc_open_dir_at(dirfd, name, &de);
+	if (fd < 0)
+		return zc_fail(e, de.code, "%s: %s", ZC_Q(rel, 200), de.msg);
+	if (!(*d = fdopendir(fd))) {
+		int err = errno;
+		close(fd);
+		return zc_fail(e, zc_errno_code(err), "cannot read the directory %s: %s", ZC_Q(rel, 200),
+			       strerror(err));
+	}
+	return ZCOR_OK;
+}
+
+/* Reads the regular file name of dirfd (at most max bytes), or *data =
+ * NULL when it is absent or was skipped (listed). The read refuses a
+ * link and anything not regular again (O_NOFOLLOW, fstat), in case the
+ * directory changed since it was looked at. */
+static int source_read(int dirfd, const char *name, const char *rel, size_t max, json_t *report,
+		       char **data, size_t *len, struct zc_err *e)
+{
+	*data = NULL;
+	*len = 0;
+	if (!source_has(dirfd, name, rel, 0, report))
+		return ZCOR_OK;
+	struct zc_err fe = {0};
+	int rc = zc_read_file_at(dirfd, name, ZC_FS_NOFOLLOW, max, data, len, &fe);
+	if (rc)
+		return zc_fail(e, rc, "%s: %s", ZC_Q(rel, 200), fe.msg);
+	return ZCOR_OK;
+}
+
+/* The names in d but "." and "..", sorted (caller frees each and the
+ * array; *n of them). */
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char **dir_names(DIR *d, size_t *n)
+{
+	char **names = NULL;
+	size_t cap = 0;
+	struct dirent *de;
+	*n = 0;
+	while (d && (de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (*n == cap)
+			names = zc_realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*names));
+		names[(*n)++] = zc_strdup(de->d_name);
+	}
+	if (*n) /* names is NULL for an empty directory, and qsort wants an array */
+		qsort(names, *n, sizeof(*names), by_name);
+	return names;
+}
+
+static void free_names(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		zc_free(names[i]);
+	zc_free(names);
+}
+
 /* Moves entries that break a hard rule of the view into its unparsed
  * lines (kept verbatim, reported). */
 static void quarantine(const struct zc_view *v, json_t *doc, json_t *report)
@@ -64,7 +188,9 @@ static void quarantine(const struct zc_view *v, json_t *doc, json_t *report)
 	json_t *x;
 	json_array_foreach(entries, i, x) {
 		char *line = zc_view_line(v, x);
-		if (zc_view_entry_breaks_rule(v, x)) {
+		struct zc_err ce = {0};
+		int hard = zc_view_entry_breaks_rule(v, x);
+		if (hard || zc_view_entry_confined(v, x, &ce)) {
 			json_t *u = json_pack("{s:s, s:O}", "text", line, "pos", json_object_get(x, "pos"));
 			const char *sec = zc_json_str(x, v->kind == ZC_VIEW_COGNITION ? "type" : "section");
 			if (sec)
@@ -73,7 +199,8 @@ static void quarantine(const struct zc_view *v, json_t *doc, json_t *report)
 			json_array_append_new(json_object_get(report, "keptAsWritten"),
 					      json_pack("{s:s, s:s, s:s}", "path", v->path, "text", line,
 							"why",
-							v->kind == ZC_VIEW_COGNITION
+							!hard ? ce.msg
+							: v->kind == ZC_VIEW_COGNITION
 								? "a file path in COGNITION.md (see zcor migrate cognition)"
 								: "a media path in STICKERS.md (collect the image first)"));
 		} else {
@@ -130,13 +257,18 @@ static int roll_over(struct zc_op *op, const struct zc_view *mv, json_t *report,
 	return rc;
 }
 
-static int import_view(struct zc_op *op, const struct zc_view *v, const char *file, json_t *report,
-		       void (*progress)(void *, const char *), void *ud, struct zc_err *e)
+/* Imports the view file name of dirfd (its path inside the source is
+ * the view's path) if it is there and a regular file. */
+static int import_view(struct zc_op *op, const struct zc_view *v, int dirfd, const char *name,
+		       json_t *report, void (*progress)(void *, const char *), void *ud, int *imported,
+		       struct zc_err *e)
 {
 	char *data = NULL;
 	size_t len = 0;
-	int rc = zc_read_file(file, IMPORT_FILE_MAX, &data, &len, e);
-	if (rc)
+	if (imported)
+		*imported = 0;
+	int rc = source_read(dirfd, name, v->path, IMPORT_FILE_MAX, report, &data, &len, e);
+	if (rc || !data)
 		return rc;
 	if (!zc_utf8_valid(data, len) || strlen(data) != len) {
 		zc_free(data);
@@ -177,6 +309,8 @@ static int import_view(struct zc_op *op, const struct zc_view *v, const char *fi
 	if (json_object_get(doc, "titleReplaced"))
 		json_object_set(item, "titleReplaced", json_object_get(doc, "titleReplaced"));
 	json_array_append_new(json_object_get(report, "views"), item);
+	if (imported)
+		*imported = 1;
 out:
 	json_decref(doc);
 	return rc;
@@ -249,46 +383,64 @@ static int extract_people(struct zc_op *op, const struct zc_view *mv, json_t *re
 
 /* ---- stickers ------------------------------------------------------------- */
 
-static int copy_stickers(struct zc_op *op, const char *src_dir, json_t *report, struct zc_err *e)
+/* .qq-stickers/<name>.<ext>: each regular file with a sticker file name
+ * (sticker.h) whose bytes are a PNG, JPEG, GIF or WebP image is copied to
+ * stickers/ unless a different file of that name is there; everything
+ * else is listed in skipped. */
+static int copy_stickers(struct zc_op *op, int root, json_t *report, struct zc_err *e)
 {
-	DIR *d = opendir(src_dir);
-	if (!d)
-		return ZCOR_OK;
+	DIR *d = NULL;
+	int rc = source_dir(root, ".qq-stickers", ".qq-stickers", report, &d, e);
+	if (rc || !d)
+		return rc;
+	size_t n = 0;
+	char **names = dir_names(d, &n);
 	char *dest_dir = zc_path_join(op->m->dir, "stickers");
-	int rc = zc_mkdir_p(dest_dir, e);
-	struct dirent *de;
-	while (!rc && (de = readdir(d))) {
-		const char *name = de->d_name;
-		if (name[0] == '.' || strchr(name, '\\'))
-			continue;
-		char *from = zc_path_join(src_dir, name), *to = zc_path_join(dest_dir, name);
-		struct stat sb;
-		char *data = NULL;
+	if (n)
+		rc = zc_mkdir_p(dest_dir, e);
+	for (size_t i = 0; !rc && i < n; i++) {
+		const char *name = names[i];
+		struct zc_buf rel = ZC_BUF_INIT;
+		zc_buf_addf(&rel, ".qq-stickers/%s", name);
+		char *data = NULL, *to = NULL;
 		size_t len = 0;
-		if (stat(from, &sb) == 0 && S_ISREG(sb.st_mode)) {
-			if (zc_file_exists(to)) {
-				char *cur = NULL;
-				size_t clen = 0;
-				int same = zc_read_file(to, IMPORT_FILE_MAX, &cur, &clen, NULL) == ZCOR_OK &&
-					   zc_read_file(from, IMPORT_FILE_MAX, &data, &len, NULL) == ZCOR_OK &&
-					   clen == len && memcmp(cur, data, len) == 0;
-				zc_free(cur);
-				if (!same)
-					json_array_append_new(json_object_get(report, "skipped"),
-							      json_pack("{s:s, s:s}", "path", name, "why",
-									"a different stickers/ file with this name exists; kept the existing one"));
-			} else if ((rc = zc_read_file(from, IMPORT_FILE_MAX, &data, &len, e)) == ZCOR_OK &&
-				   (rc = zc_write_file_atomic(to, data, len, e)) == ZCOR_OK) {
-				zc_op_file_created(op, to);
-				op->side_effect = 1;
-				json_object_set_new(report, "stickersCopied",
-						    json_integer(json_integer_value(json_object_get(report, "stickersCopied")) + 1));
-			}
+		const char *bad = zc_sticker_file_problem(name);
+		if (bad) {
+			struct zc_buf why = ZC_BUF_INIT;
+			zc_buf_addf(&why, "not a sticker file name <name>.<ext> (%s); left out", bad);
+			skip(report, rel.p, why.p);
+			zc_buf_release(&why);
+			goto next;
 		}
+		if ((rc = source_read(dirfd(d), name, rel.p, IMPORT_FILE_MAX, report, &data, &len, e)) || !data)
+			goto next;
+		if (!zc_image_kind(data, len)) {
+			skip(report, rel.p,
+			     "not a PNG, JPEG, GIF or WebP image (judged by its bytes): only images go into "
+			     "stickers/; left out");
+			goto next;
+		}
+		to = zc_path_join(dest_dir, name);
+		if (zc_file_exists(to)) {
+			char *cur = NULL;
+			size_t clen = 0;
+			int same = zc_read_file_nofollow(to, IMPORT_FILE_MAX, &cur, &clen, NULL) == ZCOR_OK &&
+				   clen == len && memcmp(cur, data, len) == 0;
+			zc_free(cur);
+			if (!same)
+				skip(report, rel.p, "a different stickers/ file with this name exists; kept the existing one");
+		} else if ((rc = zc_write_file_atomic(to, data, len, e)) == ZCOR_OK) {
+			zc_op_file_created(op, to);
+			op->side_effect = 1;
+			json_object_set_new(report, "stickersCopied",
+					    json_integer(json_integer_value(json_object_get(report, "stickersCopied")) + 1));
+		}
+	next:
 		zc_free(data);
-		zc_free(from);
 		zc_free(to);
+		zc_buf_release(&rel);
 	}
+	free_names(names, n);
 	closedir(d);
 	zc_free(dest_dir);
 	return rc;
@@ -296,80 +448,68 @@ static int copy_stickers(struct zc_op *op, const char *src_dir, json_t *report, 
 
 /* conversations/<slug>/log/YYYY-MM-DD.jsonl, in name (date) order; each
  * file's unparsable lines are reported, never dropped silently. */
-static int by_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int import_logs(struct zc_op *op, const char *dir, const char *slug, const char *conv,
+static int import_logs(struct zc_op *op, int cdir, const char *slug, const char *conv,
 		       json_t *report, void (*progress)(void *, const char *), void *ud,
 		       struct zc_err *e)
 {
-	struct zc_buf p = ZC_BUF_INIT;
-	zc_buf_addf(&p, "%s/conversations/%s/log", dir, slug);
-	DIR *d = opendir(p.p);
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *de;
-	while (d && (de = readdir(d))) {
-		size_t len = strlen(de->d_name);
-		if (len < 7 || strcmp(de->d_name + len - 6, ".jsonl") != 0 || de->d_name[0] == '.')
-			continue;
-		if (n == cap)
-			names = zc_realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*names));
-		names[n++] = zc_strdup(de->d_name);
-	}
-	if (d)
-		closedir(d);
-	if (n) /* names is NULL without log files, and qsort wants an array */
-		qsort(names, n, sizeof(*names), by_name);
-	int rc = ZCOR_OK;
-	for (size_t i = 0; i < n; i++) {
-		if (rc)
-			goto next;
-		char *f = zc_path_join(p.p, names[i]);
-		json_t *r = NULL, *rel = json_sprintf("conversations/%s/log/%s", slug, names[i]);
-		/* the logs are most of a long import: one line per day file */
-		if (progress)
-			progress(ud, json_string_value(rel));
-		rc = zc_transcript_import_file(op->m, conv, f, &r, e);
-		zc_free(f);
-		if (rc) {
-			json_decref(rel);
+	struct zc_buf rel = ZC_BUF_INIT;
+	zc_buf_addf(&rel, "conversations/%s/log", slug);
+	DIR *d = NULL;
+	int rc = source_dir(cdir, "log", rel.p, report, &d, e);
+	size_t n = 0;
+	char **names = rc ? NULL : dir_names(d, &n);
+	for (size_t i = 0; !rc && i < n; i++) {
+		size_t len = strlen(names[i]);
+		struct zc_buf raw = ZC_BUF_INIT;
+		zc_buf_addf(&raw, "%s/%s", rel.p, names[i]);
+		/* a file name need not be UTF-8; what is reported is */
+		char *file = zc_utf8_lossy(raw.p), *data = NULL;
+		json_t *r = NULL;
+		size_t dlen = 0;
+		zc_buf_release(&raw);
+		if (len < 7 || strcmp(names[i] + len - 6, ".jsonl") != 0 || names[i][0] == '.') {
+			skip(report, file, "not a log file (YYYY-MM-DD.jsonl); left out");
 			goto next;
 		}
-		json_t *logs = json_object_get(report, "logs");
-		json_object_set_new(r, "file", rel);
-		json_array_append_new(logs, r);
+		if ((rc = source_read(dirfd(d), names[i], file, ZC_LOG_FILE_MAX, report, &data, &dlen, e)) ||
+		    !data)
+			goto next;
+		/* the logs are most of a long import: one line per day file */
+		if (progress)
+			progress(ud, file);
+		rc = zc_transcript_import_data(op->m, conv, file, data, dlen, &r, e);
+		zc_free(data);
+		if (rc)
+			goto next;
+		json_object_set_new(r, "file", json_string(file));
+		json_array_append_new(json_object_get(report, "logs"), r);
 		json_object_set_new(report, "messages",
 				    json_integer(json_integer_value(json_object_get(report, "messages")) +
 						 json_integer_value(json_object_get(r, "logged"))));
 	next:
-		zc_free(names[i]);
+		zc_free(file);
 	}
-	zc_free(names);
-	zc_buf_release(&p);
+	free_names(names, n);
+	if (d)
+		closedir(d);
+	zc_buf_release(&rel);
 	return rc;
 }
 
 /* digest.json: the digest progress per conversation, as
  * {"<key or slug>": {"at"|"lastDigestAt": ISO-8601 or ms, "date"|
  * "lastDigestDate": "YYYY-MM-DD"}} or the same under "conversations". */
-static int import_digest(struct zc_op *op, const char *dir, json_t *report, struct zc_err *e)
+static int import_digest(struct zc_op *op, int root, json_t *report, struct zc_err *e)
 {
-	char *f = zc_path_join(dir, "digest.json"), *data = NULL;
+	char *data = NULL;
 	size_t len = 0;
-	int rc = ZCOR_OK;
-	if (!zc_file_exists(f))
-		goto out;
+	int rc = source_read(root, "digest.json", "digest.json", IMPORT_FILE_MAX, report, &data, &len, e);
+	if (rc || !data)
+		return rc;
 	json_t *doc = NULL;
 	struct zc_err pe = {0};
-	if (zc_read_file(f, IMPORT_FILE_MAX, &data, &len, e) ||
-	    zc_json_parse(data, len, "digest.json", &doc, &pe)) {
-		json_array_append_new(json_object_get(report, "skipped"),
-				      json_pack("{s:s, s:s}", "path", "digest.json", "why",
-						pe.msg[0] ? pe.msg : "cannot be read"));
-		zc_err_clear(e);
+	if (zc_json_parse(data, len, "digest.json", &doc, &pe)) {
+		skip(report, "digest.json", pe.msg[0] ? pe.msg : "cannot be read");
 		goto out;
 	}
 	json_t *convs = json_object_get(doc, "conversations");
@@ -383,9 +523,7 @@ static int import_digest(struct zc_op *op, const char *dir, json_t *report, stru
 		if (!strchr(key, ':') && strchr(key, '-'))
 			*strchr(key, '-') = ':';
 		if (!json_is_object(v) || !zc_conv_valid(key)) {
-			json_array_append_new(json_object_get(report, "skipped"),
-					      json_pack("{s:s, s:s}", "path", "digest.json", "why",
-							"an entry that is not {conversation: {at, date}}; left out"));
+			skip(report, "digest.json", "an entry that is not {conversation: {at, date}}; left out");
 			continue;
 		}
 		json_t *at = json_object_get(v, "at");
@@ -407,9 +545,8 @@ static int import_digest(struct zc_op *op, const char *dir, json_t *report, stru
 		json_object_set_new(report, "digests",
 				    json_integer(json_integer_value(json_object_get(report, "digests")) + 1));
 	}
-	json_decref(doc);
 out:
-	zc_free(f);
+	json_decref(doc);
 	zc_free(data);
 	return rc;
 }
@@ -418,24 +555,78 @@ out:
 
 struct import_args {
 	const char *dir;
+	int root; /* the source directory, opened */
 	void (*progress)(void *, const char *);
 	void *ud;
 };
 
+/* conversations/<slug>/: MEMORY.md, archive/YYYY-MM.md, log/. */
+static int import_conversation(struct zc_op *op, struct import_args *ia, int convs, const char *slug,
+			       json_t *report, struct zc_err *e)
+{
+	struct zc_buf path = ZC_BUF_INIT;
+	zc_buf_addf(&path, "conversations/%s/MEMORY.md", slug);
+	struct zc_view mv;
+	struct zc_err ignore = {0};
+	DIR *cd = NULL, *ad = NULL;
+	int rc = ZCOR_OK;
+	if (zc_view_path(path.p, path.len, "path", &mv, &ignore)) {
+		zc_buf_reset(&path);
+		zc_buf_addf(&path, "conversations/%s", slug);
+		skip(report, path.p, "not a conversation folder (group-<id>, private-<qq>, console-<name>)");
+		goto out;
+	}
+	zc_buf_reset(&path);
+	zc_buf_addf(&path, "conversations/%s", slug);
+	if ((rc = source_dir(convs, slug, path.p, report, &cd, e)) || !cd)
+		goto out;
+	int cfd = dirfd(cd);
+	int has_memory = 0;
+	if ((rc = import_view(op, &mv, cfd, "MEMORY.md", report, ia->progress, ia->ud, &has_memory, e)))
+		goto out;
+	if (has_memory && (rc = extract_people(op, &mv, report, e)))
+		goto out;
+	zc_buf_addf(&path, "/archive");
+	if ((rc = source_dir(cfd, "archive", path.p, report, &ad, e)))
+		goto out;
+	size_t n = 0;
+	char **names = dir_names(ad, &n);
+	for (size_t i = 0; !rc && i < n; i++) {
+		struct zc_buf ap = ZC_BUF_INIT;
+		zc_buf_addf(&ap, "conversations/%s/archive/%s", slug, names[i]);
+		struct zc_view av;
+		if (strlen(names[i]) != 10 || zc_view_path(ap.p, ap.len, "path", &av, &ignore))
+			skip(report, ap.p, "not an archive month (YYYY-MM.md); left out");
+		else
+			rc = import_view(op, &av, dirfd(ad), names[i], report, ia->progress, ia->ud, NULL, e);
+		zc_buf_release(&ap);
+	}
+	free_names(names, n);
+	if (!rc)
+		rc = import_logs(op, cfd, slug, mv.conv, report, ia->progress, ia->ud, e);
+	if (!rc && has_memory)
+		rc = roll_over(op, &mv, report, e);
+out:
+	if (ad)
+		closedir(ad);
+	if (cd)
+		closedir(cd);
+	zc_buf_release(&path);
+	return rc;
+}
+
 static int import_body(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
 {
 	struct import_args *ia = op->ud;
-	const char *dir = ia->dir;
-	json_t *report = json_pack("{s:s, s:[], s:[], s:[], s:[], s:[], s:[], s:[], s:[], s:i, s:i, s:i, "
+	json_t *report = json_pack("{s:o, s:[], s:[], s:[], s:[], s:[], s:[], s:[], s:[], s:i, s:i, s:i, "
 				   "s:i}",
-				   "from", dir, "views", "unparsed", "keptAsWritten", "skipped", "logs",
-				   "archived", "alreadyArchived", "warnings", "peopleExtracted", 0,
-				   "stickersCopied", 0, "messages", 0, "digests", 0);
+				   "from", zc_json_string_own(zc_utf8_lossy(ia->dir)), "views", "unparsed",
+				   "keptAsWritten", "skipped", "logs", "archived", "alreadyArchived",
+				   "warnings", "peopleExtracted", 0, "stickersCopied", 0, "messages", 0,
+				   "digests", 0);
+	DIR *d = NULL;
 	int rc;
-	char *p = zc_path_join(dir, ".qq-stickers");
-	rc = copy_stickers(op, p, report, e);
-	zc_free(p);
-	if (rc)
+	if ((rc = copy_stickers(op, ia->root, report, e)))
 		goto out;
 	static const struct {
 		const char *name;
@@ -445,76 +636,27 @@ static int import_body(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 		     {"STICKERS.md", ZC_VIEW_STICKERS},
 		     {"INDEX.md", ZC_VIEW_INDEX}};
 	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
-		char *f = zc_path_join(dir, roots[i].name);
-		if (zc_file_exists(f)) {
-			struct zc_view v = {.kind = roots[i].kind};
-			snprintf(v.path, sizeof(v.path), "%s", roots[i].name);
-			rc = import_view(op, &v, f, report, ia->progress, ia->ud, e);
-		}
-		zc_free(f);
-		if (rc)
+		struct zc_view v = {.kind = roots[i].kind};
+		snprintf(v.path, sizeof(v.path), "%s", roots[i].name);
+		if ((rc = import_view(op, &v, ia->root, roots[i].name, report, ia->progress, ia->ud, NULL, e)))
 			goto out;
 	}
-	char *convs = zc_path_join(dir, "conversations");
-	DIR *d = opendir(convs);
-	struct dirent *de;
-	while (d && !rc && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		struct zc_buf path = ZC_BUF_INIT;
-		zc_buf_addf(&path, "conversations/%s/MEMORY.md", de->d_name);
-		struct zc_view mv;
-		struct zc_err ignore = {0};
-		if (zc_view_path(path.p, path.len, "path", &mv, &ignore)) {
-			json_array_append_new(json_object_get(report, "skipped"),
-					      json_pack("{s:s, s:s}", "path", de->d_name, "why",
-							"not a conversation folder (group-<id>, private-<qq>, console-<name>)"));
-			zc_buf_release(&path);
-			continue;
-		}
-		char *f = zc_path_join(dir, path.p);
-		int has_memory = zc_file_exists(f);
-		if (has_memory && !(rc = import_view(op, &mv, f, report, ia->progress, ia->ud, e)))
-			rc = extract_people(op, &mv, report, e);
-		zc_free(f);
-		zc_buf_reset(&path);
-		zc_buf_addf(&path, "%s/conversations/%s/archive", dir, de->d_name);
-		DIR *ad = opendir(path.p);
-		struct dirent *ae;
-		while (ad && !rc && (ae = readdir(ad))) {
-			size_t n = strlen(ae->d_name);
-			if (n != 10 || strcmp(ae->d_name + 7, ".md") != 0)
-				continue;
-			char month[8];
-			snprintf(month, sizeof(month), "%.7s", ae->d_name);
-			struct zc_buf ap = ZC_BUF_INIT;
-			zc_buf_addf(&ap, "conversations/%s/archive/%s", de->d_name, ae->d_name);
-			struct zc_view av;
-			if (zc_view_path(ap.p, ap.len, "path", &av, &ignore) == ZCOR_OK) {
-				char *af = zc_path_join(dir, ap.p);
-				rc = import_view(op, &av, af, report, ia->progress, ia->ud, e);
-				zc_free(af);
-			}
-			zc_buf_release(&ap);
-		}
-		if (ad)
-			closedir(ad);
-		if (!rc)
-			rc = import_logs(op, dir, de->d_name, mv.conv, report, ia->progress, ia->ud, e);
-		if (!rc && has_memory)
-			rc = roll_over(op, &mv, report, e);
-		zc_buf_release(&path);
-	}
-	if (d)
-		closedir(d);
-	zc_free(convs);
+	if ((rc = source_dir(ia->root, "conversations", "conversations", report, &d, e)))
+		goto out;
+	size_t n = 0;
+	char **names = dir_names(d, &n);
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = import_conversation(op, ia, dirfd(d), names[i], report, e);
+	free_names(names, n);
 	if (!rc)
-		rc = import_digest(op, dir, report, e);
+		rc = import_digest(op, ia->root, report, e);
 	if (rc)
 		goto out;
 	*out = report;
 	report = NULL;
 out:
+	if (d)
+		closedir(d);
 	json_decref(report);
 	return rc;
 }
@@ -524,15 +666,18 @@ static const struct zc_opdef import_op = {"import qq-memory", NULL, import_body,
 int zc_import_qq(struct zc_mem *m, const struct zcor_ctx *ctx, const char *dir,
 		 void (*progress)(void *, const char *), void *ud, json_t **report, struct zc_err *e)
 {
-	struct stat sb;
-	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+	/* the directory itself may be a link (the operator named it); what
+	 * is inside it is read by descriptors from here */
+	int root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+	if (root < 0)
 		return zc_fail(e, ZCOR_ENOTFOUND, "'%s' is not a directory; give the seed-003 memory "
 						  "directory (the one holding PEOPLE.md, conversations/, …)",
-			       dir);
-	struct import_args ia = {dir, progress, ud};
-	json_t *args = json_pack("{s:s}", "dir", dir);
+			       ZC_Q(dir, 200));
+	struct import_args ia = {dir, root, progress, ud};
+	json_t *args = json_pack("{s:o}", "dir", zc_json_string_own(zc_utf8_lossy(dir)));
 	int rc = zc_mem_run_ud(m, ctx, &import_op, args, &ia, report, e);
 	json_decref(args);
+	close(root);
 	if (!rc)
 		zc_mirror_all(m); /* the logs and digest.json too, not only the views */
 	return rc;

@@ -10,7 +10,10 @@
  *     re-encodes what it forwards) → the entry joins that sticker;
  *   - its file is cached and new → collected as stickers/<name>.<ext>;
  *   - its file is gone → 未收藏, marked 原图已过期 (someone must find the
- *     picture again: these are the "unrecognised" ones).
+ *     picture again: these are the "unrecognised" ones);
+ *   - its name is no sticker name, or its media path names no file of the
+ *     media cache (sticker.h: an imported line may say anything) →
+ *     refused, the line stays where it is for a person to fix.
  * The COGNITION.md line goes away in the same transaction. Dry run by
  * default; apply first saves COGNITION.md and STICKERS.md as
  * backups/<view>.bak-<time> and a state backup.
@@ -25,6 +28,7 @@
 #include "base/fs.h"
 #include "base/json.h"
 #include "base/timeutil.h"
+#include "memory/sticker.h"
 #include "memory/view.h"
 #include "text/norm.h"
 
@@ -76,7 +80,7 @@ static json_t *parse_old(const char *line)
 		const char *m = first ? first : "表情";
 		char *name = zc_strndup(m, zc_utf8_prefix(m, 12));
 		for (char *c = name; *c; c++)
-			if (*c == '/' || *c == '\\' || *c == '.' || *c == ':')
+			if (strchr("/\\.:*?\"<>|[]% \t", *c))
 				*c = '_';
 		json_object_set_new(x, "name", zc_json_string_own(name));
 		json_object_set_new(x, "meaning", json_string(first ? first : ""));
@@ -136,7 +140,7 @@ static json_t *sticker_hashes(struct zc_mem *m)
 	DIR *d = opendir(dir);
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
+		if (!zc_sticker_file_ok(de->d_name))
 			continue;
 		char *p = zc_path_join(dir, de->d_name);
 		uint64_t h;
@@ -158,12 +162,13 @@ static const char *ext_of(const char *f)
 	return x ? x : ".jpg";
 }
 
-static int plan(struct zc_mem *m, json_t **actions, long long *unrecognised, struct zc_err *e)
+static int plan(struct zc_mem *m, json_t **actions, long long *unrecognised, long long *refused,
+		struct zc_err *e)
 {
 	json_t *olds = json_array(), *hashes = sticker_hashes(m), *taken = json_object();
 	int rc = old_entries(m, olds, e);
 	*actions = json_array();
-	*unrecognised = 0;
+	*unrecognised = *refused = 0;
 	size_t i;
 	json_t *x;
 	json_array_foreach(rc ? NULL : olds, i, x) {
@@ -174,7 +179,15 @@ static int plan(struct zc_mem *m, json_t **actions, long long *unrecognised, str
 		json_t *a = json_deep_copy(x);
 		uint64_t h;
 		struct zc_err ie = {0};
-		if (!zc_file_exists(src.p) || zc_image_dhash(src.p, &h, &ie) != ZCOR_OK) {
+		if (!zc_image_name_ok(file) ||
+		    zc_sticker_name_check("name", zc_json_str(x, "name"), &ie)) {
+			/* nothing is looked up or written for it */
+			json_object_set_new(a, "action", json_string("refused"));
+			json_object_set_new(a, "why", json_string(ie.msg[0] ? ie.msg
+									    : "its media path is not a file of "
+									      "the media cache (media/<file>.<ext>)"));
+			(*refused)++;
+		} else if (!zc_file_exists(src.p) || zc_image_dhash(src.p, &h, &ie) != ZCOR_OK) {
 			json_object_set_new(a, "action", json_string("expired"));
 			json_object_set_new(a, "why", json_string(zc_file_exists(src.p)
 									  ? "the cached file is not a readable image"
@@ -244,10 +257,16 @@ static int apply_body(struct zc_op *op, json_t *args, json_t **out, struct zc_er
 	if ((rc = zc_view_save_version(op, &cog, e)) || (rc = zc_view_save_version(op, &stk, e)))
 		return rc;
 	rc = zc_dir_inside(op->m->dir, "stickers", ZC_DIR_CREATE, e);
-	size_t i;
+	size_t i, skipped = 0;
 	json_t *a;
 	json_array_foreach(rc ? NULL : actions, i, a) {
 		const char *what = zc_json_str(a, "action");
+		if (strcmp(what, "refused") == 0) {
+			skipped++;
+			continue;
+		}
+		if (zc_json_str(a, "image") && (rc = zc_sticker_path_check("image", zc_json_str(a, "image"), e)))
+			break;
 		json_t *entry = json_pack("{s:O, s:O}", "name", json_object_get(a, "name"), "meaning",
 					  json_object_get(a, "meaning"));
 		if (strcmp(what, "expired") == 0) {
@@ -283,7 +302,7 @@ static int apply_body(struct zc_op *op, json_t *args, json_t **out, struct zc_er
 				sqlite3_reset(st);
 			}
 		}
-		if (!rc)
+		if (!rc && !(rc = zc_view_entry_confined(&stk, entry, e)))
 			rc = zc_view_upsert(op, &stk, entry, &created, e);
 		json_decref(entry);
 		if (rc)
@@ -311,7 +330,7 @@ static int apply_body(struct zc_op *op, json_t *args, json_t **out, struct zc_er
 		}
 	}
 	if (!rc)
-		*out = json_pack("{s:I}", "applied", (json_int_t)json_array_size(actions));
+		*out = json_pack("{s:I}", "applied", (json_int_t)(json_array_size(actions) - skipped));
 	return rc;
 }
 
@@ -351,20 +370,20 @@ static int backup_views(struct zc_mem *m, json_t *report, struct zc_err *e)
 int zc_migrate_cognition(struct zc_mem *m, int apply, json_t **report, struct zc_err *e)
 {
 	json_t *actions = NULL;
-	long long unrecognised = 0;
+	long long unrecognised = 0, refused = 0;
 	*report = NULL;
 	int rc = zc_store_begin(&m->store, 0, e);
 	if (rc)
 		return rc;
-	rc = plan(m, &actions, &unrecognised, e);
+	rc = plan(m, &actions, &unrecognised, &refused, e);
 	zc_store_rollback(&m->store);
 	if (rc) {
 		json_decref(actions);
 		return rc;
 	}
-	json_t *r = json_pack("{s:b, s:O, s:I}", "applied", 0, "actions", actions, "unrecognised",
-			      (json_int_t)unrecognised);
-	if (apply && json_array_size(actions)) {
+	json_t *r = json_pack("{s:b, s:O, s:I, s:I}", "applied", 0, "actions", actions, "unrecognised",
+			      (json_int_t)unrecognised, "refused", (json_int_t)refused);
+	if (apply && (long long)json_array_size(actions) > refused) {
 		struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
 		json_t *state = NULL, *out = NULL, *noargs = json_object();
 		if (!(rc = backup_views(m, r, e)) &&

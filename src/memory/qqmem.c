@@ -25,6 +25,7 @@
 #include "base/json.h"
 #include "base/utf8.h"
 #include "memory/media.h"
+#include "memory/sticker.h"
 #include "memory/view.h"
 #include "text/norm.h"
 
@@ -544,25 +545,6 @@ const struct zc_opdef zc_op_qq_memory = {"qq_memory", NULL, qq_memory, 0};
 
 /* ---- stickers (Q-STK) -------------------------------------------------------- */
 
-static int sticker_name(const char *field, const char *s, struct zc_err *e)
-{
-	size_t n = s ? strlen(s) : 0;
-	int ok = n > 0 && zc_utf8_len(s) <= 64 && s[0] != '.' && s[0] != '-';
-	for (size_t i = 0; ok && i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		ok = c >= 0x20 && c != 0x7f && c != '/' && c != '\\' && c != ':' && c != '*' &&
-		     c != '?' && c != '"' && c != '<' && c != '>' && c != '|' && c != '[' && c != ']';
-	}
-	if (ok && (strstr(s, "｜") || strstr(s, "..")))
-		ok = 0;
-	if (!ok)
-		return zc_fail(e, ZCOR_EINVAL,
-			       "argument '%s': a sticker name of 1 to 64 characters, without / \\ : * "
-			       "? \" < > | [ ] ｜ or '..', not starting with '.' or '-', e.g. 无语",
-			       field);
-	return ZCOR_OK;
-}
-
 /* The cached image media names, as the caller may see it (media.c's one
  * rule: a conversation only the images of its own messages). */
 static int media_arg(struct zc_op *op, const char *media, char **full, const char **file,
@@ -598,7 +580,7 @@ static int save_sticker(struct zc_op *op, json_t *args, json_t **out, struct zc_
 	json_t *fields = NULL, *entry = NULL;
 	size_t len = 0;
 	int rc, created = 0;
-	if ((rc = gate_write(op->ctx, &v, e)) || (rc = sticker_name("name", name, e)) ||
+	if ((rc = gate_write(op->ctx, &v, e)) || (rc = zc_sticker_name_check("name", name, e)) ||
 	    (rc = media_arg(op, zc_json_str(args, "media"), &src, &file, e)))
 		goto out;
 	struct zc_buf rel = ZC_BUF_INIT;
@@ -667,7 +649,7 @@ static int rename_sticker(struct zc_op *op, json_t *args, json_t **out, struct z
 	json_t *entries = NULL, *node = NULL;
 	char *text = NULL;
 	int rc;
-	if ((rc = gate_write(op->ctx, &v, e)) || (rc = sticker_name("to", to, e)))
+	if ((rc = gate_write(op->ctx, &v, e)) || (rc = zc_sticker_name_check("to", to, e)))
 		goto out;
 	if (!from || !*from) {
 		rc = zc_fail(e, ZCOR_EINVAL, "argument 'from': the sticker's name or its stickers/ path");
@@ -699,22 +681,37 @@ static int rename_sticker(struct zc_op *op, json_t *args, json_t **out, struct z
 	zc_free(want_to);
 	if (!id) {
 		rc = zc_fail(e, ZCOR_ENOTFOUND, "STICKERS.md has no sticker named '%s'; read it to see the names",
-			     from_name);
+			     ZC_Q(from_name, 60));
 		goto out;
 	}
 	if (clash) {
-		rc = zc_fail(e, ZCOR_ECONFLICT, "STICKERS.md already has a sticker named '%s'; pick another name", to);
+		rc = zc_fail(e, ZCOR_ECONFLICT, "STICKERS.md already has a sticker named '%s'; pick another name",
+			     ZC_Q(to, 60));
 		goto out;
 	}
-	if ((rc = zc_node_load(op, id, &node, e)) || (rc = before_change(op, &v, from_name, 0, e)))
+	if ((rc = zc_node_load(op, id, &node, e)))
 		goto out;
 	json_t *attrs = json_object_get(node, "attrs");
 	const char *img = zc_json_str(attrs, "image");
+	/* the file is linked and unlinked by the stored path: it must be a
+	 * sticker path (old data may hold anything), and so must the new one */
+	if (img && (rc = zc_sticker_path_check("image", img, e))) {
+		zc_err_prefix(e, "sticker '%s' was not renamed: its catalog entry does not point into "
+				 "stickers/ (give it the right path with qq_memory upsert STICKERS.md, or "
+				 "upsert it with image \"\")",
+			      ZC_Q(from_name, 40));
+		goto out;
+	}
+	if ((rc = before_change(op, &v, from_name, 0, e)))
+		goto out;
 	json_object_set_new(node, "title", json_string(to));
-	if (img && strncmp(img, "stickers/", 9) == 0) {
-		const char *ext = zc_file_ext(img + 9);
+	if (img) {
 		struct zc_buf rel = ZC_BUF_INIT;
-		zc_buf_addf(&rel, "stickers/%s%s", to, ext ? ext : "");
+		zc_buf_addf(&rel, "stickers/%s%s", to, zc_file_ext(img + 9));
+		if ((rc = zc_sticker_path_check("to", rel.p, e))) {
+			zc_buf_release(&rel);
+			goto out;
+		}
 		old_full = zc_path_join(op->m->dir, img);
 		new_full = zc_path_join(op->m->dir, rel.p);
 		enum zc_file_kind ok = zc_file_kind(old_full);
@@ -791,7 +788,7 @@ static char *sticker_suggestion(struct zc_mem *m, const char *path)
 	for (size_t i = 0; n && i < sizeof(exts) / sizeof(exts[0]); i++) {
 		struct zc_buf b = ZC_BUF_INIT;
 		zc_buf_addf(&b, "stickers/%.*s%s", (int)n, base, exts[i]);
-		if (strcmp(b.p, path) != 0 && zc_image_name_ok(b.p + 9) && sticker_file_exists(m, b.p))
+		if (strcmp(b.p, path) != 0 && zc_sticker_path_ok(b.p) && sticker_file_exists(m, b.p))
 			return zc_buf_detach(&b);
 		zc_buf_release(&b);
 	}
@@ -816,8 +813,7 @@ json_t *zc_sticker_reply_report(struct zc_mem *m, const char *text)
 		while (t > s && (t[-1] == ' ' || t[-1] == '\t'))
 			t--;
 		char *path = zc_strndup(s, (size_t)(t - s));
-		if (strncmp(path, "stickers/", 9) == 0 && zc_image_name_ok(path + 9) &&
-		    sticker_file_exists(m, path)) {
+		if (zc_sticker_path_ok(path) && sticker_file_exists(m, path)) {
 			json_array_append_new(images, json_string(path));
 		} else {
 			struct zc_buf msg = ZC_BUF_INIT;
@@ -859,10 +855,13 @@ int zc_image_read(struct zc_mem *m, const char *folder, const char *file, char *
 {
 	*data = NULL;
 	*len = 0;
-	if (!zc_image_name_ok(file))
+	int sticker = strcmp(folder, "media") != 0;
+	if (sticker && zc_sticker_file_check("file", file, e))
+		return e->code;
+	if (!sticker && !zc_image_name_ok(file))
 		return zc_fail(e, ZCOR_EINVAL,
-			       "'%s' is not an image file name such as 无语.gif (gif, png, jpg, webp, bmp)",
-			       file ? file : "");
+			       "'%s' is not an image file name such as <hash>.gif (gif, png, jpg, webp, bmp)",
+			       ZC_Q(file, 60));
 	static const struct {
 		const char *ext, *mime;
 	} types[] = {{".gif", "image/gif"}, {".png", "image/png"}, {".jpg", "image/jpeg"},
@@ -872,7 +871,7 @@ int zc_image_read(struct zc_mem *m, const char *folder, const char *file, char *
 		if (strcasecmp(zc_file_ext(file), types[i].ext) == 0)
 			*mime = types[i].mime;
 	struct zc_buf b = ZC_BUF_INIT;
-	folder = strcmp(folder, "media") == 0 ? "media" : "stickers";
+	folder = sticker ? "stickers" : "media";
 	int rc = zc_dir_inside(m->dir, folder, 0, e);
 	zc_buf_addf(&b, "%s/%s/%s", m->dir, folder, file);
 	if (!rc)

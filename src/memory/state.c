@@ -513,7 +513,7 @@ static int backup_path(struct zc_op *op, const char *arg, char **path, struct zc
 		return zc_fail(e, ZCOR_EINVAL,
 			       "argument 'backupFile': '%s' is not a file in backups/; give a name "
 			       "such as 'memory-state-20261129T120000000Z.json'",
-			       arg);
+			       ZC_Q(arg, 100));
 	struct zc_err de = {0};
 	if (zc_dir_inside(op->m->dir, "backups", 0, &de) == ZCOR_EINVAL)
 		return zc_fail(e, ZCOR_EINVAL, "argument 'backupFile': %s", de.msg);
@@ -535,7 +535,7 @@ static int backup_path(struct zc_op *op, const char *arg, char **path, struct zc
 		return zc_fail(e, ZCOR_ENOTFOUND,
 			       "argument 'backupFile': no backup named '%s' in backups/; "
 			       "zcor_memory_backup makes one",
-			       name);
+			       ZC_Q(name, 100));
 	}
 	return ZCOR_OK;
 }
@@ -554,6 +554,7 @@ static int memory_restore(struct zc_op *op, json_t *args, json_t **out, struct z
 	int rc = backup_path(op, zc_json_str(args, "backupFile"), &path, e);
 	if (rc)
 		return rc;
+	/* the file backup_path looked at, not one a link put there since */
 	if ((rc = zc_read_file_nofollow(path, STATE_MAX_BYTES, &data, &len, e)) ||
 	    (rc = zc_json_parse(data, len, "the backup", &doc, e)) ||
 	    (rc = zc_state_convert(doc, op->now, &v3, &version, e))) {

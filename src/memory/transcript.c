@@ -1028,13 +1028,24 @@ int zc_transcript_import_file(struct zc_mem *m, const char *conversation, const 
 {
 	char *data = NULL;
 	size_t len = 0;
+	int rc;
+	if ((rc = check_key(conversation, "conversation", e)) ||
+	    (rc = zc_read_file(path, ZC_LOG_FILE_MAX, &data, &len, e)))
+		return rc;
+	rc = zc_transcript_import_data(m, conversation, path, data, len, report, e);
+	zc_free(data);
+	return rc;
+}
+
+int zc_transcript_import_data(struct zc_mem *m, const char *conversation, const char *path,
+			      const char *data, size_t len, json_t **report, struct zc_err *e)
+{
 	long long lines = 0, logged = 0, dups = 0, self = 0, nerr = 0;
 	int64_t last = 0;
 	json_t *errors = json_array();
 	int rc, own = 0;
 	zc_config_refresh(&m->conf);
-	if ((rc = check_key(conversation, "conversation", e)) ||
-	    (rc = zc_read_file(path, ZC_LOG_FILE_MAX, &data, &len, e)))
+	if ((rc = check_key(conversation, "conversation", e)))
 		goto out;
 	/* inside a caller's transaction (zcor import qq-memory) it joins it */
 	own = !m->store.in_tx;
@@ -1109,7 +1120,6 @@ int zc_transcript_import_file(struct zc_mem *m, const char *conversation, const 
 out:
 	if (rc && own)
 		zc_store_rollback(&m->store); /* safe when no transaction is open */
-	zc_free(data);
 	json_decref(errors);
 	return rc;
 }

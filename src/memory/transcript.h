@@ -81,6 +81,11 @@ int zc_transcript_export_range(struct zc_mem *m, const char *conversation, int64
  */
 int zc_transcript_import_file(struct zc_mem *m, const char *conversation, const char *path,
 			      json_t **report, struct zc_err *e);
+/* The same for the bytes of a log file the caller has read (data is
+ * NUL-terminated at len; `zcor import qq-memory` reads its files without
+ * following links); name is the file as the report calls it. */
+int zc_transcript_import_data(struct zc_mem *m, const char *conversation, const char *name,
+			      const char *data, size_t len, json_t **report, struct zc_err *e);
 
 /* Inside the caller's transaction: the digest progress of `key` as
  * digest.json held it (at: ms or -1, date: local YYYY-MM-DD or NULL);

@@ -20,6 +20,7 @@
 #include "base/fs.h"
 #include "base/json.h"
 #include "base/timeutil.h"
+#include "memory/sticker.h"
 #include "text/norm.h"
 
 #define BAR "\xef\xbd\x9c" /* ｜ U+FF5C, the field separator */
@@ -229,7 +230,11 @@ static json_t *entry_of_node(const struct zc_view *v, const json_t *n, sqlite3_i
 	} else if (v->kind == ZC_VIEW_STICKERS) {
 		set_opt(x, "picture", json_object_get(attrs, "picture"));
 		set_opt(x, "scene", json_object_get(attrs, "scene"));
-		set_opt(x, "image", json_object_get(attrs, "image"));
+		/* a stored path that is no sticker path (old data, a restored
+		 * or migrated state) is never shown as one: the entry reads as
+		 * not collected, and the doctor names it (STICKER_PATH_OUTSIDE) */
+		if (zc_sticker_path_ok(zc_json_str(attrs, "image")))
+			set_opt(x, "image", json_object_get(attrs, "image"));
 		if (json_is_true(json_object_get(attrs, "stale")))
 			json_object_set_new(x, "stale", json_true());
 		if (kw)
@@ -863,7 +868,10 @@ static json_t *parse_entry(const struct zc_view *v, const char *section, const c
 		else if (is_date(t) && !json_object_get(x, "date"))
 			json_object_set_new(x, "date", json_string(t));
 		else if (v->kind == ZC_VIEW_STICKERS && is_image_path(t) && !json_object_get(x, "image"))
-			json_object_set_new(x, "image", json_string(t));
+			/* the seed kept collected stickers in .qq-stickers/ */
+			json_object_set_new(x, "image", strncmp(t, ".qq-stickers/", 13) == 0
+								 ? json_sprintf("stickers/%s", t + 13)
+								 : json_string(t));
 		else
 			json_array_append_new(extra, json_string(t));
 	}
@@ -1127,7 +1135,7 @@ static int date_field(json_t *x, const char *k, struct zc_err *e)
 static int sticker_image(struct zc_mem *m, json_t *x, struct zc_err *e)
 {
 	const char *img = zc_json_str(x, "image");
-	if (!img)
+	if (!img || !*img) /* "" takes the image away (未收藏) */
 		return ZCOR_OK;
 	if (zc_media_file(img))
 		return zc_fail(e, ZCOR_EINVAL,
@@ -1143,18 +1151,16 @@ static int sticker_image(struct zc_mem *m, json_t *x, struct zc_err *e)
 	} else {
 		path = zc_strdup(img);
 	}
-	if (!(strncmp(path, "stickers/", 9) == 0 && zc_image_name_ok(path + 9))) {
+	int rc = zc_sticker_path_check("image", path, e);
+	if (rc) {
 		zc_free(path);
-		return zc_fail(e, ZCOR_EINVAL,
-			       "argument 'image': '%s' is not a collected sticker; give the path "
-			       "stickers/<name>.<ext> that qq_save_sticker returned",
-			       img);
+		return rc;
 	}
 	char *full = zc_path_join(m->dir, path);
 	int exists = zc_file_exists(full);
 	zc_free(full);
 	if (!exists) {
-		int rc = zc_fail(e, ZCOR_ENOTFOUND,
+		rc = zc_fail(e, ZCOR_ENOTFOUND,
 				 "argument 'image': there is no file '%s'; save the image with "
 				 "qq_save_sticker first (the path keeps its extension)",
 				 path);
@@ -1214,7 +1220,8 @@ int zc_view_entry_check(struct zc_mem *m, const struct zc_view *v, const json_t 
 		}
 		break;
 	case ZC_VIEW_STICKERS:
-		if ((rc = one_line_field(f, "scene", 0, x, e)) || (rc = one_line_field(f, "image", 0, x, e)) ||
+		if ((rc = zc_sticker_name_check("name", zc_json_str(x, "name"), e)) ||
+		    (rc = one_line_field(f, "scene", 0, x, e)) || (rc = one_line_field(f, "image", 0, x, e)) ||
 		    (rc = one_line_field(f, "picture", 0, x, e)) || (rc = list_field(f, "variants", x, e)) ||
 		    (rc = sticker_image(m, x, e)))
 			goto out;
@@ -1275,6 +1282,16 @@ int zc_view_entry_breaks_rule(const struct zc_view *v, const json_t *entry)
 	return bad;
 }
 
+int zc_view_entry_confined(const struct zc_view *v, const json_t *entry, struct zc_err *e)
+{
+	if (v->kind != ZC_VIEW_STICKERS)
+		return ZCOR_OK;
+	int rc = zc_sticker_name_check("name", zc_json_str(entry, "name"), e);
+	if (!rc && zc_json_str(entry, "image"))
+		rc = zc_sticker_path_check("image", zc_json_str(entry, "image"), e);
+	return rc;
+}
+
 int zc_view_doc_check(const struct zc_view *v, const json_t *doc, struct zc_err *e)
 {
 	const char *why = v->kind == ZC_VIEW_COGNITION
@@ -1287,6 +1304,9 @@ int zc_view_doc_check(const struct zc_view *v, const json_t *doc, struct zc_err 
 		if (zc_view_entry_breaks_rule(v, x))
 			return zc_fail(e, ZCOR_EINVAL, "argument 'content': the entry '%s' has a file path: %s",
 				       zc_json_str(x, "name"), why);
+		if (zc_view_entry_confined(v, x, e))
+			return zc_err_prefix(e, "argument 'content', line %.0f: nothing was written",
+					     json_number_value(json_object_get(x, "pos")));
 	}
 	json_array_foreach(json_object_get(doc, "unparsed"), i, x) {
 		if (zc_view_text_breaks_rule(v, zc_json_str(x, "text")))

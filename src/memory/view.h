@@ -98,6 +98,10 @@ int zc_view_entry_check(struct zc_mem *m, const struct zc_view *v, const json_t 
 int zc_view_text_breaks_rule(const struct zc_view *v, const char *text);
 int zc_view_entry_breaks_rule(const struct zc_view *v, const json_t *entry);
 int zc_view_doc_check(const struct zc_view *v, const json_t *doc, struct zc_err *e);
+/* Confinement (sticker.h): a STICKERS.md entry's name is a sticker name
+ * and its image, if any, a stickers/ path. Every other view: ZCOR_OK.
+ * zc_view_doc_check applies it to each entry of a write / append. */
+int zc_view_entry_confined(const struct zc_view *v, const json_t *entry, struct zc_err *e);
 
 /* Upserts one entry (by name; same name -> replaced in place, fields not
  * given keep their value). *created says which. */

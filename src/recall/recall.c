@@ -25,6 +25,7 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/timeutil.h"
+#include "memory/sticker.h"
 #include "text/norm.h"
 #include "text/tokens.h"
 
@@ -1561,6 +1562,9 @@ static int sticker_catalog(struct recall *r, struct pack *p)
 	sqlite3_bind_int(st, 1, ZC_RECALL_STICKERS);
 	struct zc_buf b = ZC_BUF_INIT;
 	while (sqlite3_step(st) == SQLITE_ROW) {
+		/* a stored path that is no stickers/ file is never offered */
+		if (!zc_sticker_path_ok((const char *)sqlite3_column_text(st, 2)))
+			continue;
 		if (!b.len)
 			zc_buf_adds(&b, "## 已收藏的表情包（发送时原样写 [[图片: 完整路径]]）\n");
 		zc_buf_adds(&b, "- ");
