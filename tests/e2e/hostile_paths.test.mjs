@@ -35,6 +35,7 @@ import { Agent } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
+import { createHash } from 'node:crypto';
 
 import { mkTmp } from '../tmpdir.mjs';
 import { request, startServe, runThenStop } from '../net.mjs';
@@ -42,8 +43,9 @@ import { request, startServe, runThenStop } from '../net.mjs';
 const BIN = process.env.ZCOR_BIN;
 assert.ok(BIN, 'ZCOR_BIN must name the zcor binary');
 const TESTS = dirname(dirname(fileURLToPath(import.meta.url)));
-const HASH = '0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef';
 const GIF = Buffer.from('R0lGODlhAQABAIAAAP///wAAACwAAAAAAQABAAACAkQBADs=', 'base64');
+// the cached image: its sha-256 (the cache names files by it)
+const HASH = createHash('sha256').update(GIF).digest('hex');
 const SECRET = 'the canary: never read, served or copied by zcor\n';
 const ABS_CANARY = '/tmp/zcor-hostile-canary.gif'; // named by paths.txt
 
@@ -108,7 +110,10 @@ function world() {
   writeFileSync(join(top, 'secret.txt'), SECRET);
   mkdirSync(join(D, 'media'), { recursive: true });
   mkdirSync(join(D, 'stickers'));
-  writeFileSync(join(D, 'media', `${HASH}.gif`), GIF);
+  // an image is in the media cache only when a message brought it (media.c)
+  const logged = zcor(['--dir', D, 'transcript', 'log', '--conversation', 'group:1'], JSON.stringify({ messages: [
+    { id: 'img-1', time: '2026-11-30T10:00:00Z', senderId: '9', text: '图', media: [{ type: 'image', data: GIF.toString('base64') }] }] }));
+  assert.equal(logged.status, 0, logged.stdout.toString() + logged.stderr);
   const canaries = {};
   for (const p of [join(outside, 'victim.gif'), join(outside, 'secret.txt'), join(top, 'secret.txt')]) canaries[p] = snapshot(p);
   return { top, D, outside, canaries };
