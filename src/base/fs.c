@@ -125,7 +125,7 @@ int zc_read_file_nofollow(const char *path, size_t max, char **data, size_t *len
 	return read_file(path, ZC_FS_NOFOLLOW, max, data, len, e);
 }
 
-static int fsync_dir(const char *path)
+int zc_fsync_parent(const char *path)
 {
 	char *dir = zc_strdup(path);
 	char *slash = strrchr(dir, '/');
@@ -142,7 +142,9 @@ static int fsync_dir(const char *path)
 	if (fd < 0)
 		return -1;
 	int r = fsync(fd);
+	int saved = errno;
 	close(fd);
+	errno = saved;
 	return r;
 }
 
@@ -180,8 +182,9 @@ int zc_write_file_atomic(const char *path, const void *data, size_t len, struct 
 		rc = zc_fail(e, zc_errno_code(errno), "cannot write '%s': %s", path, strerror(errno));
 	if (rc)
 		unlink(tmp.p);
-	else
-		fsync_dir(path);
+	else if (zc_fsync_parent(path) != 0) /* the new name is not durable yet */
+		rc = zc_fail(e, zc_errno_code(errno), "cannot write '%s': syncing its directory: %s", path,
+			     strerror(errno));
 out:
 	zc_buf_release(&tmp);
 	return rc;
@@ -195,7 +198,11 @@ int zc_mkdir_p(const char *path, struct zc_err *e)
 		if (*s == '/' || *s == '\0') {
 			char c = *s;
 			*s = '\0';
-			if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+			int made = mkdir(p, 0755) == 0;
+			/* a new directory's name is durable only once its parent is
+			 * synced; until then a power cut takes it, and every file
+			 * synced into it, away */
+			if ((!made && errno != EEXIST) || (made && zc_fsync_parent(p) != 0)) {
 				rc = zc_fail(e, zc_errno_code(errno), "cannot create directory '%s': %s", p,
 					     strerror(errno));
 				break;

@@ -26,8 +26,15 @@ int zc_open_regular(const char *path, int flags, struct zc_err *e);
 int zc_read_file(const char *path, size_t max, char **data, size_t *len, struct zc_err *e);
 /* The same, refusing a symlink as the last component. */
 int zc_read_file_nofollow(const char *path, size_t max, char **data, size_t *len, struct zc_err *e);
+/* Writes path whole or not at all, durably before it returns: a temp file
+ * beside it, fsync, rename over path, fsync of the directory. */
 int zc_write_file_atomic(const char *path, const void *data, size_t len, struct zc_err *e);
+/* Makes each missing directory of path, and each one's name durable (its
+ * parent fsynced), so files synced into it survive a power cut. */
 int zc_mkdir_p(const char *path, struct zc_err *e);
+/* Makes path's own name durable after a create, link, rename or unlink:
+ * fsyncs the directory that holds it. 0, or -1 with errno set. */
+int zc_fsync_parent(const char *path);
 int zc_file_exists(const char *path);
 /* The identity of a file as last seen, to notice hand edits cheaply. */
 struct zc_file_id {
