@@ -323,7 +323,7 @@ static int derived_column(const char *t, const char *c)
 /* memory.db as text: every row of every table that is not derived, in a
  * fixed order. The history records of reads are left out: they commit
  * without an fsync (op.c), so the last of them may go in a power cut;
- * reads_tail_ok checks that only the last can. "EMPTY" when there is no
+ * check_dir makes sure only those after the last change can. "EMPTY" when there is no
  * store yet (no file, or nothing committed). NULL and *why on failure.
  * Opened read-write, so a hot WAL is recovered as by any first open. */
 static char *dump_db(const char *dir, char *why, size_t cap)
@@ -473,7 +473,8 @@ static char *doctor_trouble(zcor *z)
 }
 
 /* Runs a stream in this process on dir (a copy of its start), recording
- * the reference states; with fill, none (the base directory). */
+ * the state before the open, after it and after each step in ref (when
+ * not NULL: the base stream only builds a directory). */
 static void reference(const char *dir, int script, struct refs *ref)
 {
 	if (ref)
@@ -626,7 +627,7 @@ static void journal_free(struct journal *j)
 	memset(j, 0, sizeof(*j));
 }
 
-static char *strndup_or_null(const unsigned char *p, size_t n)
+static char *dup_bytes(const unsigned char *p, size_t n)
 {
 	char *s = xrealloc(NULL, n + 1);
 	memcpy(s, p, n);
@@ -646,10 +647,10 @@ static int journal_load(const char *path, struct journal *j)
 		at += sizeof(x.h);
 		if (at + x.h.namelen + x.h.len > j->raw.len)
 			return -1;
-		x.name = strndup_or_null(j->raw.p + at, x.h.namelen);
+		x.name = dup_bytes(j->raw.p + at, x.h.namelen);
 		at += x.h.namelen;
 		if (x.h.kind == PL_RENAME)
-			x.name2 = strndup_or_null(j->raw.p + at, (size_t)x.h.len);
+			x.name2 = dup_bytes(j->raw.p + at, (size_t)x.h.len);
 		if (x.h.kind == PL_UNMODELLED && !j->unmodelled[0])
 			snprintf(j->unmodelled, sizeof(j->unmodelled), "%.*s", (int)x.h.len, j->raw.p + at);
 		x.data = j->raw.p + at;
@@ -994,6 +995,7 @@ static int seen_before(const struct refs *ref, int upto, const char *p, uint64_t
 	return 0;
 }
 
+/* What a file's content is, for a message. */
 static const char *hash_words(const struct refs *ref, int hi, const char *p, uint64_t h, char *buf,
 			      size_t cap)
 {
@@ -1004,7 +1006,7 @@ static const char *hash_words(const struct refs *ref, int hi, const char *p, uin
 			snprintf(buf, cap, "as in state %d", i);
 			return buf;
 		}
-	return "content no state had (torn)";
+	return "torn (content no state had)";
 }
 
 static int has_seq(const char *list, long long seq)
@@ -1079,8 +1081,12 @@ static int check_dir(const char *dir, const struct refs *ref, int lo, int hi, in
 	if (*k < 0) {
 		char d[400];
 		first_difference(dump, ref->dump[klo], d, sizeof(d));
-		snprintf(why, cap, "memory.db is neither state %d nor %d (acknowledged or not, a write is partly there or lost): against %d it %s",
-			 klo, khi, klo, d);
+		if (klo == khi)
+			snprintf(why, cap, "memory.db is not state %d (a write is lost or partly there): it %s", klo, d);
+		else
+			snprintf(why, cap, "memory.db is neither state %d (what was acknowledged) nor %d (and the "
+					   "step in flight): a write is lost or partly there; against %d it %s",
+				 klo, khi, klo, d);
 		rc = -1;
 		goto out;
 	}
@@ -1113,12 +1119,17 @@ static int check_dir(const char *dir, const struct refs *ref, int lo, int hi, in
 		if (!ok) {
 			char b1[64], b2[64], b3[64];
 			size_t used = strlen(why);
-			if (used + 200 < cap)
-				snprintf(why + used, cap - used,
-					 "%s%s is %s; the store is state %d, where it is %s (state %d: %s)",
+			if (used + 300 >= cap)
+				;
+			else if (before_commit(p))
+				snprintf(why + used, cap - used, "%s%s is %s, but the store is state %d, which %s",
 					 used ? "; " : "", p, hash_words(ref, hi, p, a, b1, sizeof(b1)), *k,
-					 hash_words(ref, hi, p, want, b2, sizeof(b2)), *k == lo ? hi : lo,
-					 hash_words(ref, hi, p, *k == lo ? n : o, b3, sizeof(b3)));
+					 want ? "needs it as it was then" : "has no such file");
+			else
+				snprintf(why + used, cap - used, "%s%s is %s; state %d has it %s, state %d %s",
+					 used ? "; " : "", p, hash_words(ref, hi, p, a, b1, sizeof(b1)), lo,
+					 hash_words(ref, hi, p, o, b2, sizeof(b2)), hi,
+					 hash_words(ref, hi, p, n, b3, sizeof(b3)));
 			rc = -1;
 		}
 	}
@@ -1163,8 +1174,8 @@ out:
 }
 
 /* zcor itself on the rebooted directory: opens it, its doctor is content,
- * and it takes a new write. 0, or -1 with *why. */
-static int check_zcor(const char *dir, char *why, size_t cap)
+ * and (with write) it takes a new write. 0, or -1 with *why. */
+static int check_zcor(const char *dir, int write, char *why, size_t cap)
 {
 	zcor *z = NULL;
 	char *err = NULL;
@@ -1182,7 +1193,7 @@ static int check_zcor(const char *dir, char *why, size_t cap)
 	}
 	struct zcor_ctx ctx = {ZCOR_ACTOR_MODEL, NULL};
 	char *out = NULL;
-	if (!rc && zcor_tool_call(z, &ctx, "zcor_memory_write", "{\"title\":\"重启以后\",\"content\":\"还能写\"}",
+	if (!rc && write && zcor_tool_call(z, &ctx, "zcor_memory_write", "{\"title\":\"重启以后\",\"content\":\"还能写\"}",
 				  &out) != ZCOR_OK) {
 		snprintf(why, cap, "a write after the reboot failed: %.900s", out ? out : "?");
 		rc = -1;
@@ -1195,6 +1206,18 @@ static int check_zcor(const char *dir, char *why, size_t cap)
 /* ---- a stream under power cuts --------------------------------------------------------- */
 
 static const char *const stream_names[] = {"base", "main", "fresh", "reopen"};
+
+/* Where the time of the cuts goes (ms): copies, writer runs, reboots,
+ * checks of the directory, zcor on it. */
+static long long phase_ms[5];
+static const char *const phase_names[] = {"copy", "writer", "reboot", "check", "zcor"};
+
+static long long phase(int i, long long since)
+{
+	long long t = now_ms();
+	phase_ms[i] += t - since;
+	return t;
+}
 
 /* One stream's directories and reference, made once per run of the test. */
 struct stream {
@@ -1231,6 +1254,8 @@ static enum keep keep_for(uint64_t *rng)
 	return r < 2 ? KEEP_NONE : r == 2 ? KEEP_ALL : KEEP_SOME;
 }
 
+static int cut_twice; /* the point being run cuts the power twice */
+
 /* Keeps a failed directory for a look and says how to repeat the point
  * (op 0: the cut after the whole stream). */
 static void report(struct stream *st, uint64_t op, enum keep keep, int acks, const char *what, const char *why)
@@ -1248,9 +1273,9 @@ static void report(struct stream *st, uint64_t op, enum keep keep, int acks, con
 			"  the rebooted directory is kept in %s",
 		stream_names[st->script], when, keep_names[keep], acks, what, why, keepdir);
 	if (op)
-		fprintf(stderr, "; repeat with ZCOR_POWERLOSS_SEED=%llu ZCOR_POWERLOSS_ONLY=%s:%llu",
+		fprintf(stderr, "; repeat with ZCOR_POWERLOSS_SEED=%llu ZCOR_POWERLOSS_ONLY=%s:%llu%s",
 			(unsigned long long)env_u64("ZCOR_POWERLOSS_SEED", 20261130), stream_names[st->script],
-			(unsigned long long)op);
+			(unsigned long long)op, cut_twice ? " ZCOR_POWERLOSS_TWICE=1" : "");
 	fprintf(stderr, "\n");
 	free(keepdir);
 	t_failures++;
@@ -1323,11 +1348,15 @@ static int one_point(struct stream *st, uint64_t op, int strict, int twice, int 
 	enum keep keep = keep_for(&rng);
 	if (strict)
 		keep = KEEP_NONE;
+	cut_twice = twice;
 	char why[1600] = "";
+	long long t = now_ms();
 	fresh_dir(st->run);
 	copy_tree(st->base, st->run);
+	t = phase(0, t);
 	struct run r;
 	run_writer(stream_names[st->script], st->run, st->journal, op, &r);
+	t = phase(1, t);
 	if (r.err[0]) {
 		report(st, op, keep, r.acks, "the writer failed", r.err);
 		return -1;
@@ -1340,6 +1369,7 @@ static int one_point(struct stream *st, uint64_t op, int strict, int twice, int 
 	}
 	int rc = reboot(&j, st->base, st->run, keep, rnd(&rng), why, sizeof(why));
 	journal_free(&j);
+	t = phase(2, t);
 	if (rc) {
 		report(st, op, keep, r.acks, "reboot", why);
 		return -1;
@@ -1349,7 +1379,10 @@ static int one_point(struct stream *st, uint64_t op, int strict, int twice, int 
 		fresh_dir(st->again);
 		copy_tree(st->run, st->again);
 	}
-	if (check_dir(st->run, &st->ref, lo, hi, lo, hi, &k, why, sizeof(why))) {
+	t = phase(0, t);
+	rc = check_dir(st->run, &st->ref, lo, hi, lo, hi, &k, why, sizeof(why));
+	t = phase(3, t);
+	if (rc) {
 		report(st, op, keep, r.acks, "after the reboot", why);
 		return -1;
 	}
@@ -1383,7 +1416,10 @@ static int one_point(struct stream *st, uint64_t op, int strict, int twice, int 
 			return -1;
 		}
 	}
-	if (check_zcor(st->run, why, sizeof(why))) {
+	t = now_ms();
+	rc = check_zcor(st->run, twice, why, sizeof(why));
+	phase(4, t);
+	if (rc) {
 		report(st, op, keep, lo, "zcor on the rebooted directory", why);
 		return -1;
 	}
@@ -1561,7 +1597,7 @@ static void issue12_power_cut_at_many_points(void)
 				op = strtoull(colon + 1, NULL, 10);
 				i = n;
 			}
-			int twice = i % 4 == 3 || (only && getenv("ZCOR_POWERLOSS_TWICE"));
+			int twice = only ? getenv("ZCOR_POWERLOSS_TWICE") != NULL : i % 4 == 3;
 			twice_runs += twice;
 			failed += one_point(st, op, 0, twice, &in_flight, &second) != 0;
 		}
@@ -1569,7 +1605,10 @@ static void issue12_power_cut_at_many_points(void)
 		       "reached the disk; %d reopenings, %d cut again\n",
 		       stream_names[script], (unsigned long long)n, now_ms() - t1, in_flight, twice_runs, second);
 	}
-	printf("power cuts: %lld ms in all\n", now_ms() - t0);
+	printf("power cuts: %lld ms in all (", now_ms() - t0);
+	for (int i = 0; i < 5; i++)
+		printf("%s%s %lld", i ? ", " : "", phase_names[i], phase_ms[i]);
+	printf(")\n");
 }
 
 const struct t_case t_cases[] = {
