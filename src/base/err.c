@@ -73,7 +73,10 @@ int zc_err_prefix(struct zc_err *e, const char *fmt, ...)
 	va_end(ap);
 	memcpy(old, e->msg, sizeof(old));
 	finish(head, sizeof(head));
-	snprintf(e->msg, sizeof(e->msg), "%s: %s", head, old);
+	/* a long message is cut at the buffer's end (finish keeps it valid
+	 * UTF-8); using the result tells gcc the cut is meant */
+	if (snprintf(e->msg, sizeof(e->msg), "%s: %s", head, old) < 0)
+		e->msg[0] = '\0';
 	finish(e->msg, sizeof(e->msg));
 	return e->code;
 }
