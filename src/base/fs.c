@@ -77,7 +77,9 @@ int zc_dir_inside(const char *root, const char *rel, int flags, struct zc_err *e
 		zc_buf_add(&b, p, n);
 		enum zc_file_kind k = zc_file_kind(b.p);
 		if (k == ZC_FILE_NONE && (flags & ZC_DIR_CREATE)) {
-			if (mkdir(b.p, 0755) != 0 && errno != EEXIST)
+			int made = mkdir(b.p, 0755) == 0;
+			/* a new directory's name is durable only once its parent is synced */
+			if ((!made && errno != EEXIST) || (made && zc_fsync_parent(b.p) != 0))
 				rc = zc_fail(e, zc_errno_code(errno), "cannot create directory '%s': %s",
 					     ZC_Q(b.p + root_len + 1, 200), strerror(errno));
 			else
@@ -209,7 +211,7 @@ int zc_read_file_at(int dirfd, const char *path, int flags, size_t max, char **d
 	return read_file(dirfd, path, flags, max, data, len, e);
 }
 
-static int fsync_dir(const char *path)
+int zc_fsync_parent(const char *path)
 {
 	char *dir = zc_strdup(path);
 	char *slash = strrchr(dir, '/');
@@ -226,7 +228,9 @@ static int fsync_dir(const char *path)
 	if (fd < 0)
 		return -1;
 	int r = fsync(fd);
+	int saved = errno;
 	close(fd);
+	errno = saved;
 	return r;
 }
 
@@ -264,8 +268,9 @@ int zc_write_file_atomic(const char *path, const void *data, size_t len, struct 
 		rc = zc_fail(e, zc_errno_code(errno), "cannot write '%s': %s", path, strerror(errno));
 	if (rc)
 		unlink(tmp.p);
-	else
-		fsync_dir(path);
+	else if (zc_fsync_parent(path) != 0) /* the new name is not durable yet */
+		rc = zc_fail(e, zc_errno_code(errno), "cannot write '%s': syncing its directory: %s", path,
+			     strerror(errno));
 out:
 	zc_buf_release(&tmp);
 	return rc;
@@ -279,7 +284,11 @@ int zc_mkdir_p(const char *path, struct zc_err *e)
 		if (*s == '/' || *s == '\0') {
 			char c = *s;
 			*s = '\0';
-			if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+			int made = mkdir(p, 0755) == 0;
+			/* a new directory's name is durable only once its parent is
+			 * synced; until then a power cut takes it, and every file
+			 * synced into it, away */
+			if ((!made && errno != EEXIST) || (made && zc_fsync_parent(p) != 0)) {
 				rc = zc_fail(e, zc_errno_code(errno), "cannot create directory '%s': %s", p,
 					     strerror(errno));
 				break;

@@ -38,12 +38,18 @@ int zc_read_file_nofollow(const char *path, size_t max, char **data, size_t *len
 /* zc_read_file of path relative to dirfd; flags as zc_open_regular. */
 int zc_read_file_at(int dirfd, const char *path, int flags, size_t max, char **data, size_t *len,
 		    struct zc_err *e);
-/* Writes path through a temporary file beside it (created with O_EXCL |
- * O_NOFOLLOW, so a planted link is never written through) and rename, so
- * a symbolic link at path is replaced, never followed. The directory is
- * the caller's to check (zc_dir_inside). */
+/* Writes path whole or not at all, durably before it returns: a temp file
+ * beside it (created with O_EXCL | O_NOFOLLOW, so a planted link is never
+ * written through), fsync, rename over path (a symbolic link at path is
+ * replaced, never followed), fsync of the directory. The directory is the
+ * caller's to check (zc_dir_inside). */
 int zc_write_file_atomic(const char *path, const void *data, size_t len, struct zc_err *e);
+/* Makes each missing directory of path, and each one's name durable (its
+ * parent fsynced), so files synced into it survive a power cut. */
 int zc_mkdir_p(const char *path, struct zc_err *e);
+/* Makes path's own name durable after a create, link, rename or unlink:
+ * fsyncs the directory that holds it. 0, or -1 with errno set. */
+int zc_fsync_parent(const char *path);
 int zc_file_exists(const char *path);
 
 /* What lstat says path is: a symbolic link is reported, never followed. */

@@ -48,8 +48,8 @@ static void set_complete(struct zc_mem *m, int complete)
 	char *p = mirror_path(m, STAMP);
 	if (complete)
 		zc_write_file_atomic(p, "", 0, &e);
-	else
-		unlink(p);
+	else if (unlink(p) == 0)
+		zc_fsync_parent(p); /* a power cut must not bring the stamp back */
 	zc_free(p);
 }
 

@@ -742,6 +742,13 @@ static int rename_sticker(struct zc_op *op, json_t *args, json_t **out, struct z
 			goto out;
 		}
 		zc_op_file_created(op, new_full);
+		/* the store will name it: the name must survive a power cut */
+		if (zc_fsync_parent(new_full) != 0) {
+			rc = zc_fail(e, zc_errno_code(errno), "cannot rename '%s' to '%s': %s", img, rel.p,
+				     strerror(errno));
+			zc_buf_release(&rel);
+			goto out;
+		}
 		zc_op_file_obsolete(op, old_full);
 		op->side_effect = 1;
 		json_object_set_new(attrs, "image", zc_json_string_own(zc_buf_detach(&rel)));
