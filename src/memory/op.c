@@ -204,7 +204,11 @@ int zc_mem_check_db(const char *dir, const char **code, struct zc_err *e)
 		rc = zc_fail(e, ZCOR_EIO, "cannot read memory.db; check its permissions");
 		goto out;
 	}
-	if (n < (long)sizeof(h) || memcmp(h, "SQLite format 3", 16) != 0) {
+	/* while a WAL has frames, page 1 may be torn in the file (a power cut
+	 * during a checkpoint) and whole in the WAL, which SQLite reads
+	 * first: only without one is a bad header a damaged file */
+	int wal_pending = lstat(wal, &wst) == 0 && wst.st_size > 0;
+	if (!wal_pending && (n < (long)sizeof(h) || memcmp(h, "SQLite format 3", 16) != 0)) {
 		found = "MEMORY_DB_DAMAGED";
 		rc = zc_fail(e, ZCOR_EIO,
 			     "memory.db is not a SQLite database (%lld bytes that do not start with its "
@@ -216,9 +220,8 @@ int zc_mem_check_db(const char *dir, const char **code, struct zc_err *e)
 	unsigned psize = (unsigned)h[16] << 8 | h[17];
 	psize = psize == 1 ? 65536 : psize;
 	unsigned long long pages = be32(h + 28), want = pages * psize;
-	int wal_pending = lstat(wal, &wst) == 0 && wst.st_size > 0;
-	/* while a WAL has frames the file may lag its header (a checkpoint
-	 * stopped half-way is finished from the WAL), so only without one */
+	/* the same for the size: the file may lag its header (a checkpoint
+	 * stopped half-way is finished from the WAL) */
 	if (!wal_pending && pages > 0 && be32(h + 24) == be32(h + 92) &&
 	    (unsigned long long)st.st_size < want) {
 		found = "MEMORY_DB_DAMAGED";
