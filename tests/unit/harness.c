@@ -226,6 +226,10 @@ static void sql_first_row(const char *dir, const char *sql, void (*take)(sqlite3
 	snprintf(path, sizeof(path), "%s/memory.db", dir);
 	sqlite3 *db = NULL;
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+		/* another process (a test's child closing its handle, which
+		 * checkpoints) may hold a lock for a moment, as zcor's own
+		 * connections allow for */
+		sqlite3_busy_timeout(db, 5000);
 		sqlite3_stmt *st = NULL;
 		int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
 		if (rc == SQLITE_OK)
