@@ -113,6 +113,15 @@ int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name,
 char *zcor_tools_json(zcor *z, unsigned flags);
 
 /*
+ * 1 when the tool `name` is offered to models under the handle's
+ * config.json (the same rule as zcor_tools_json without ZCOR_TOOLS_ALL),
+ * 0 when it is not or no tool has that name. A NULL handle: every tool.
+ * A table lookup (and a stat of config.json), nothing serialised: for
+ * checking each call, as MCP tools/call does.
+ */
+int zcor_tool_offered(zcor *z, const char *name);
+
+/*
  * Reads one memory node as {"node": …} without recording it in history:
  * for hosts showing memory (MCP resources, the web page's detail view),
  * not for model tool calls. Scope rules apply: a node the conversation may
@@ -268,6 +277,14 @@ struct zcor_provider {
 
 /* Sets (or with NULL clears) the provider. zcor keeps a copy of *p. */
 void zcor_set_provider(zcor *z, const struct zcor_provider *p);
+
+/*
+ * Sets (or with NULL clears) the provider used only while neither
+ * zcor_set_provider's nor config.json's is there: zcor mcp's sampling,
+ * the client running the model. Decided at each call, so a provider added
+ * to config.json takes over without a restart. zcor keeps a copy of *p.
+ */
+void zcor_set_fallback_provider(zcor *z, const struct zcor_provider *p);
 
 /* ---- time ----------------------------------------------------------- */
 

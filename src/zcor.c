@@ -27,6 +27,8 @@ struct zcor {
 	struct zc_err err;
 	struct zcor_provider explicit_provider; /* zcor_set_provider, if has_explicit */
 	int has_explicit;
+	struct zcor_provider fallback_provider; /* zcor_set_fallback_provider, if has_fallback */
+	int has_fallback;
 };
 
 static void *json_alloc(size_t n) { return zc_malloc(n); }
@@ -85,6 +87,13 @@ void zcor_set_provider(zcor *z, const struct zcor_provider *p)
  * moment of the call (the file may change while zcor runs) and makes one
  * request through the LLM layer.
  */
+void zcor_set_fallback_provider(zcor *z, const struct zcor_provider *p)
+{
+	z->has_fallback = p && p->complete;
+	if (z->has_fallback)
+		z->fallback_provider = *p;
+}
+
 static int config_complete(void *ud, const char *system, const char *user, char **reply,
 			   char **errmsg)
 {
@@ -99,7 +108,7 @@ static int config_complete(void *ud, const char *system, const char *user, char 
 }
 
 /* Before a tool call: an explicit provider wins, else config.json's, else
- * none (memory/search.c then answers no_provider). */
+ * the fallback, else none (memory/search.c then answers no_provider). */
 static void choose_provider(zcor *z)
 {
 	if (z->has_explicit) {
@@ -111,6 +120,10 @@ static void choose_provider(zcor *z)
 	z->mem.has_provider = z->mem.conf.cfg.provider.enabled;
 	z->mem.provider.complete = config_complete;
 	z->mem.provider.ud = z;
+	if (!z->mem.has_provider && z->has_fallback) {
+		z->mem.provider = z->fallback_provider;
+		z->mem.has_provider = 1;
+	}
 }
 
 static int64_t system_now(void *ud) { return zc_time_now_ms(); }
@@ -196,13 +209,13 @@ int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name, const 
 char *zcor_tools_json(zcor *z, unsigned flags)
 {
 	json_t *arr = json_array();
-	int rel = 1;
+	const struct zc_config *rel = NULL; /* the settings that decide, or NULL: every tool */
 	if (z && !(flags & ZCOR_TOOLS_ALL)) {
 		zc_config_refresh(&z->mem.conf);
-		rel = z->mem.conf.cfg.relationships;
+		rel = &z->mem.conf.cfg;
 	}
 	for (const struct zc_tool *t = zc_tools; t->name; t++) {
-		if (t->offer == ZC_OFFER_RELATIONSHIPS && !rel)
+		if (rel && !zc_tool_offered(t, rel))
 			continue;
 		json_t *schema = json_deep_copy(zc_tool_schema(t));
 		json_array_append_new(
@@ -213,6 +226,15 @@ char *zcor_tools_json(zcor *z, unsigned flags)
 	char *s = zc_json_dump(arr);
 	json_decref(arr);
 	return s;
+}
+
+int zcor_tool_offered(zcor *z, const char *name)
+{
+	const struct zc_tool *t = zc_tool_find(name);
+	if (!t || !z)
+		return t != NULL;
+	zc_config_refresh(&z->mem.conf);
+	return zc_tool_offered(t, &z->mem.conf.cfg);
 }
 
 int zcor_recall(zcor *z, const char *request_json, char **out_json)
