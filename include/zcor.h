@@ -69,8 +69,21 @@ struct zcor_ctx {
  */
 int zcor_open(zcor **out, const char *dir, char **errmsg);
 
-/* Closes the handle. Accepts NULL. */
+/* Closes the handle, writing the read records it still holds (below).
+ * Accepts NULL. */
 void zcor_close(zcor *z);
+
+/*
+ * The records of reads (and of failed calls, which changed nothing) are
+ * written in groups a few milliseconds apart, not one transaction each
+ * (docs/FORMATS.md, durability): another handle or process sees them
+ * that much later, and a history query on this handle sees them at once.
+ * zcor_flush writes them now, for a caller that reads memory.db by other
+ * means right after. A handle is used by one thread at a time (calls on
+ * it take its lock), and it runs a thread of its own that writes them
+ * when the handle stays idle.
+ */
+int zcor_flush(zcor *z);
 
 /* The message of the last failed call on this handle ("" if none). */
 const char *zcor_errmsg(zcor *z);

@@ -36,6 +36,7 @@ struct zc_mem {
 	struct zc_wordbreak words; /* recall's word break iterator */
 	struct zc_hits *hits;      /* recall's hit counts not written yet (hits.c) */
 	struct zc_recall_cache *recall_cache; /* recall's lookups between messages (recall.c) */
+	struct zc_reads *reads; /* read records not written yet (op.c) */
 };
 
 /* One running operation. */
@@ -64,7 +65,9 @@ struct zc_opdef {
 	const char *name;
 	zc_op_fn pre;  /* optional, outside the write transaction */
 	zc_op_fn body; /* inside it */
-	int reads;     /* changes nothing but the history (see zc_mem_run) */
+	/* 1: changes nothing but the history (see zc_mem_run); 2: and reads
+	 * the history, so queued read records are written first */
+	int reads;
 };
 
 int zc_mem_open(struct zc_mem *m, const char *dir, struct zc_err *e);
@@ -108,6 +111,39 @@ void zc_mem_hits_release(struct zc_mem *m);
  * remove once the op has committed. */
 void zc_op_file_created(struct zc_op *op, const char *path);
 void zc_op_file_obsolete(struct zc_op *op, const char *path);
+
+/*
+ * History records (op.c writes them, history.c reads them). Their
+ * snapshots are stored compactly (history.c; docs/FORMATS.md): zc_hist_pack
+ * turns a record's before/after arrays (borrowed; either may be NULL) into
+ * the stored text (NULL for NULL), given the call's arguments and the
+ * record's time; every reader gets the full snapshots back.
+ */
+void zc_hist_pack(const json_t *before, const json_t *after, const json_t *args, int64_t at,
+		  char **before_text, char **after_text);
+/* Registers the SQL function the history query matches keywords with. */
+int zc_history_register(struct zc_store *s, struct zc_err *e);
+
+/*
+ * Read records (Z-HIST: every call is recorded, reads included) are
+ * committed in groups: a read queues its record on the handle, and the
+ * queue is written in one transaction, without an fsync, when it holds
+ * ZC_READS_MAX records, when its oldest is ZC_READS_WINDOW_MS old (the
+ * next call, or zcor.c's flusher for an idle handle), before any change
+ * (inside that change's transaction, so seq keeps the order of the
+ * calls), before a history query, and at close. A crash loses at most the
+ * queue: the last few milliseconds of read records, never a change
+ * (docs/FORMATS.md, durability).
+ */
+#define ZC_READS_MAX 64
+#define ZC_READS_WINDOW_MS 4
+/* Writes the queued records now; a no-op when there are none or a
+ * transaction is open. On failure they stay queued. */
+int zc_mem_flush_reads(struct zc_mem *m, struct zc_err *e);
+/* Milliseconds until the queue is due (0: now), or -1 when it is empty. */
+long zc_mem_reads_due(struct zc_mem *m);
+/* fn(ud) is called when a record is queued into an empty queue. */
+void zc_mem_on_reads(struct zc_mem *m, void (*fn)(void *ud), void *ud);
 
 /* Snapshot helpers for bodies. */
 void zc_op_before(struct zc_op *op, json_t *snap); /* steals snap */

@@ -15,7 +15,7 @@
 
 #include "base/err.h"
 
-#define ZC_STMT_CACHE 96
+#define ZC_STMT_CACHE 128
 
 struct zc_store {
 	sqlite3 *db;
@@ -40,6 +40,10 @@ int zc_store_begin(struct zc_store *s, int write, struct zc_err *e);
 int zc_store_commit(struct zc_store *s, struct zc_err *e);
 /* Safe to call when no transaction is open. */
 void zc_store_rollback(struct zc_store *s);
+/* PRAGMA synchronous = FULL (1, every commit fsynced: the default) or
+ * NORMAL (0: WAL keeps a commit safe from a crash of the process, a power
+ * cut may lose it). Only outside a transaction, as SQLite requires. */
+int zc_store_sync(struct zc_store *s, int full);
 
 /*
  * The prepared statement for sql, reset and with bindings cleared. `sql`
