@@ -230,6 +230,8 @@ static void bench_zcor(long n, long k, int explain, struct write_run *r)
 		exit(3);
 	}
 	sqlite3 *db = zc_bench_mem(z)->store.db;
+	if (getenv("ZCOR_BENCH_SQL"))
+		sqlite3_exec(db, getenv("ZCOR_BENCH_SQL"), NULL, NULL, NULL);
 	char path[600], wal[640], probe[640];
 	snprintf(path, sizeof(path), "%s/memory.db", dir);
 	snprintf(wal, sizeof(wal), "%s-wal", path);
@@ -290,7 +292,10 @@ static void bench_zcor(long n, long k, int explain, struct write_run *r)
 	free(sync);
 	close(fd);
 	zcor_close(z);
-	rm_rf(dir);
+	if (getenv("ZCOR_BENCH_KEEP"))
+		fprintf(stderr, "zcor-bench: kept %s\n", dir);
+	else
+		rm_rf(dir);
 	free(dir);
 }
 

@@ -434,12 +434,19 @@ void zc_bind_scope(struct zc_op *op, sqlite3_stmt *st)
 		sqlite3_bind_null(st, 9);
 }
 
+/* Roots are the rows without a parent: nodes_parent holds only the rows
+ * that have one (schema 9), so the two cases are two statements. */
 static int children_of(struct zc_op *op, const char *parent, json_t *arr, struct zc_err *e)
 {
-	sqlite3_stmt *st = zc_stmt(&op->m->store,
-				   "SELECT " ZC_NODE_COLS " FROM nodes WHERE parent_id IS ?1 AND "
-				   ZC_SCOPE_VISIBLE_SQL " ORDER BY seq",
-				   e);
+	sqlite3_stmt *st =
+		parent ? zc_stmt(&op->m->store,
+				 "SELECT " ZC_NODE_COLS " FROM nodes WHERE parent_id = ?1 AND "
+				 ZC_SCOPE_VISIBLE_SQL " ORDER BY seq",
+				 e)
+		       : zc_stmt(&op->m->store,
+				 "SELECT " ZC_NODE_COLS " FROM nodes WHERE parent_id IS NULL AND "
+				 ZC_SCOPE_VISIBLE_SQL " ORDER BY seq",
+				 e);
 	if (!st)
 		return e->code;
 	if (parent)

@@ -293,6 +293,20 @@ static const char *const migrations[] = {
 	 * fewer than it looks for (recall.c, fallback_items). */
 	"CREATE INDEX nodes_scope_recent ON nodes(scope, tier, updated_at);\n"
 	"CREATE INDEX nodes_scope_pinned ON nodes(scope, tier, updated_at) WHERE pinned = 1;\n",
+	/* 8 -> 9 (issue 19: the write path): every index a write touches is
+	 * a page or more in the WAL, so the ones no query needs go or shrink.
+	 * nodes_scope: every lookup by scope has an index that begins with
+	 * it (nodes_scope_recent, nodes_view). Supersede targets and parents
+	 * are looked up by value only (= ?1: delete refusals, foreign keys,
+	 * children of a node), never as NULL, so their indexes keep only the
+	 * rows that have one: a new root memory touches neither. History
+	 * snapshots are stored compactly from this version on (history.c);
+	 * older records keep their form and read back the same. */
+	"DROP INDEX IF EXISTS nodes_scope;\n"
+	"DROP INDEX IF EXISTS nodes_superseded_by;\n"
+	"CREATE INDEX nodes_superseded_by ON nodes(superseded_by) WHERE superseded_by IS NOT NULL;\n"
+	"DROP INDEX IF EXISTS nodes_parent;\n"
+	"CREATE INDEX nodes_parent ON nodes(parent_id) WHERE parent_id IS NOT NULL;\n",
 };
 
 static void prefetch_file(const char *path, unsigned long long max)
