@@ -84,14 +84,14 @@ static void *flusher_main(void *arg)
 	zcor *z = arg;
 	pthread_mutex_lock(&z->lock);
 	while (!z->closing) {
-		long due = zc_mem_reads_due(&z->mem);
+		long due = zc_mem_flush_due(&z->mem);
 		if (due < 0) {
 			pthread_cond_wait(&z->wake, &z->lock);
 		} else if (due > 0) {
 			wait_ms(z, due);
 		} else {
 			struct zc_err e = {0};
-			if (zc_mem_flush_reads(&z->mem, &e) != ZCOR_OK)
+			if (zc_mem_flush(&z->mem, &e) != ZCOR_OK)
 				wait_ms(z, FLUSH_RETRY_MS);
 		}
 	}
@@ -101,7 +101,7 @@ static void *flusher_main(void *arg)
 
 /* A read record was queued (inside a call, the lock held). Without a
  * thread the queue still goes out with the next call or at close. */
-static void reads_queued(void *ud)
+static void work_deferred(void *ud)
 {
 	zcor *z = ud;
 	if (!z->flusher_started)
@@ -151,7 +151,7 @@ int zcor_open(zcor **out, const char *dir, char **errmsg)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&z->wake, &ca);
 	pthread_condattr_destroy(&ca);
-	zc_mem_on_reads(&z->mem, reads_queued, z);
+	zc_mem_on_deferred(&z->mem, work_deferred, z);
 	*out = z;
 	return ZCOR_OK;
 }
@@ -178,7 +178,7 @@ int zcor_flush(zcor *z)
 {
 	HOLD(z);
 	zc_err_clear(&z->err);
-	return zc_mem_flush_reads(&z->mem, &z->err);
+	return zc_mem_fts_catch_up(&z->mem, &z->err);
 }
 
 void zcor_set_provider(zcor *z, const struct zcor_provider *p)
@@ -346,6 +346,14 @@ int zcor_tool_offered(zcor *z, const char *name)
 	return zc_tool_offered(t, &z->mem.conf.cfg);
 }
 
+/* Recall reads nodes_fts: the rows of new nodes are written first. */
+static int recall_now(zcor *z, const json_t *req, json_t **out, struct zc_err *e)
+{
+	struct zc_err ignored = {0};
+	zc_mem_fts_catch_up(&z->mem, &ignored); /* failing, recall goes on without them */
+	return zc_recall(&z->mem, req, out, e);
+}
+
 int zcor_recall(zcor *z, const char *request_json, char **out_json)
 {
 	HOLD(z);
@@ -354,7 +362,7 @@ int zcor_recall(zcor *z, const char *request_json, char **out_json)
 	int rc = zc_json_parse(request_json ? request_json : "", request_json ? strlen(request_json) : 0,
 			       "the recall request", &req, &z->err);
 	if (!rc)
-		rc = zc_recall(&z->mem, req, &out, &z->err);
+		rc = recall_now(z, req, &out, &z->err);
 	json_decref(req);
 	return answer(z, rc, out, out_json);
 }
@@ -680,7 +688,7 @@ int zcor_log_messages(zcor *z, const struct zcor_ctx *ctx, const char *conversat
 	if (json_array_size(admitted) > 0) {
 		struct zc_err re = {0};
 		json_t *req = batch_recall_request(conversation, admitted);
-		if (zc_recall(&z->mem, req, &recall, &re) == ZCOR_OK) {
+		if (recall_now(z, req, &recall, &re) == ZCOR_OK) {
 			json_object_set(out, "header", json_object_get(recall, "header"));
 			json_object_set(out, "items", json_object_get(recall, "items"));
 		} else {

@@ -394,4 +394,5 @@ out:
 	return rc;
 }
 
-const struct zc_opdef zc_op_memory_history = {"zcor_memory_history", NULL, memory_history, 2};
+const struct zc_opdef zc_op_memory_history = {"zcor_memory_history", NULL, memory_history,
+						 ZC_OP_READ | ZC_OP_HISTORY};

@@ -61,13 +61,16 @@ struct zc_op {
 
 typedef int (*zc_op_fn)(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e);
 
+/* What an operation reads (zc_opdef.reads). */
+#define ZC_OP_READ 1    /* changes nothing but the history (see zc_mem_run) */
+#define ZC_OP_HISTORY 2 /* reads the history: queued read records go in first */
+#define ZC_OP_FTS 4     /* reads nodes_fts: new nodes' rows are written first */
+
 struct zc_opdef {
 	const char *name;
 	zc_op_fn pre;  /* optional, outside the write transaction */
 	zc_op_fn body; /* inside it */
-	/* 1: changes nothing but the history (see zc_mem_run); 2: and reads
-	 * the history, so queued read records are written first */
-	int reads;
+	int reads; /* ZC_OP_* flags; 0: a change */
 };
 
 int zc_mem_open(struct zc_mem *m, const char *dir, struct zc_err *e);
@@ -137,13 +140,28 @@ int zc_history_register(struct zc_store *s, struct zc_err *e);
  */
 #define ZC_READS_MAX 64
 #define ZC_READS_WINDOW_MS 4
-/* Writes the queued records now; a no-op when there are none or a
- * transaction is open. On failure they stay queued. */
-int zc_mem_flush_reads(struct zc_mem *m, struct zc_err *e);
+/* Writes the queued read records now, in one transaction without an
+ * fsync; a no-op when there are none or a transaction is open. On
+ * failure they stay queued (another process holding the lock) or are
+ * dropped (memory.db cannot take them). */
+int zc_mem_flush(struct zc_mem *m, struct zc_err *e);
 /* Milliseconds until the queue is due (0: now), or -1 when it is empty. */
-long zc_mem_reads_due(struct zc_mem *m);
+long zc_mem_flush_due(struct zc_mem *m);
 /* fn(ud) is called when a record is queued into an empty queue. */
-void zc_mem_on_reads(struct zc_mem *m, void (*fn)(void *ud), void *ud);
+void zc_mem_on_deferred(struct zc_mem *m, void (*fn)(void *ud), void *ud);
+
+/* New nodes' full-text rows, in batches of ZC_FTS_BATCH (node.c): inside
+ * a write transaction, write the missing ones now; whether any are
+ * missing (outside a transaction, a cheap lookup). */
+#define ZC_FTS_BATCH 32
+int zc_node_fts_catch_up(struct zc_store *s, struct zc_err *e);
+int zc_node_fts_pending(struct zc_store *s);
+/* Writes the missing full-text rows, with the queued read records, in a
+ * transaction of their own (no fsync: derived data) when there are any:
+ * before reading nodes_fts, and at close. Not on a timer, so that where
+ * the batches fall does not depend on timing. A failure (a read-only
+ * directory) leaves them for the next writer. */
+int zc_mem_fts_catch_up(struct zc_mem *m, struct zc_err *e);
 
 /* Snapshot helpers for bodies. */
 void zc_op_before(struct zc_op *op, json_t *snap); /* steals snap */

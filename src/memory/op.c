@@ -111,6 +111,7 @@ struct hist_row {
 	char *operation, *conversation, *arguments, *error, *before, *after, *receipt;
 };
 
+/* What a handle defers (memory.h, zc_mem_flush). */
 struct zc_reads {
 	struct hist_row rows[ZC_READS_MAX];
 	int n;
@@ -156,7 +157,7 @@ void zc_mem_close(struct zc_mem *m)
 	zc_mem_hits_release(m);
 	if (m->reads) {
 		struct zc_err ignored = {0};
-		zc_mem_flush_reads(m, &ignored); /* a failure loses them, as a crash would */
+		zc_mem_fts_catch_up(m, &ignored); /* a failure loses them, as a crash would */
 		clear_queued(m);
 		zc_free(m->reads);
 		m->reads = NULL;
@@ -306,15 +307,20 @@ static void after_queue_failure(struct zc_mem *m, int rc)
 		clear_queued(m);
 }
 
-int zc_mem_flush_reads(struct zc_mem *m, struct zc_err *e)
+/* One transaction without an fsync (read records need none, zc_mem_run;
+ * full-text rows are derived data): the queued read records and, with
+ * fts, the full-text rows of new nodes. */
+static int flush_deferred(struct zc_mem *m, int fts, struct zc_err *e)
 {
-	if (!m->reads || m->reads->n == 0 || m->store.in_tx)
+	struct zc_reads *q = m->reads;
+	if (!q || m->store.in_tx || (q->n == 0 && !(fts && zc_node_fts_pending(&m->store))))
 		return ZCOR_OK;
-	/* read records need no fsync (zc_mem_run): set outside the
-	 * transaction, as SQLite requires */
+	/* set outside the transaction, as SQLite requires */
 	zc_store_sync(&m->store, 0);
 	int rc = zc_store_begin(&m->store, 1, e);
-	if (!rc && (rc = insert_queued(m, e)))
+	if (!rc && fts && (rc = zc_node_fts_catch_up(&m->store, e)))
+		zc_store_rollback(&m->store);
+	else if (!rc && (rc = insert_queued(m, e)))
 		zc_store_rollback(&m->store);
 	else if (!rc)
 		rc = zc_store_commit(&m->store, e);
@@ -326,15 +332,20 @@ int zc_mem_flush_reads(struct zc_mem *m, struct zc_err *e)
 	return rc;
 }
 
-long zc_mem_reads_due(struct zc_mem *m)
+int zc_mem_flush(struct zc_mem *m, struct zc_err *e) { return flush_deferred(m, 0, e); }
+
+int zc_mem_fts_catch_up(struct zc_mem *m, struct zc_err *e) { return flush_deferred(m, 1, e); }
+
+long zc_mem_flush_due(struct zc_mem *m)
 {
-	if (!m->reads || m->reads->n == 0)
+	struct zc_reads *q = m->reads;
+	if (!q || q->n == 0)
 		return -1;
-	double left = m->reads->first_ms + ZC_READS_WINDOW_MS - zc_time_mono_ms();
+	double left = q->first_ms + ZC_READS_WINDOW_MS - zc_time_mono_ms();
 	return left > 0 ? (long)left + 1 : 0;
 }
 
-void zc_mem_on_reads(struct zc_mem *m, void (*fn)(void *ud), void *ud)
+void zc_mem_on_deferred(struct zc_mem *m, void (*fn)(void *ud), void *ud)
 {
 	m->reads->queued = fn;
 	m->reads->ud = ud;
@@ -346,7 +357,7 @@ static int queue_row(struct zc_mem *m, struct hist_row *r, struct zc_err *e)
 {
 	struct zc_reads *q = m->reads;
 	int rc;
-	if (q->n >= ZC_READS_MAX && (rc = zc_mem_flush_reads(m, e))) {
+	if (q->n >= ZC_READS_MAX && (rc = zc_mem_flush(m, e))) {
 		row_release(r);
 		return rc;
 	}
@@ -363,7 +374,7 @@ static int queue_row(struct zc_mem *m, struct hist_row *r, struct zc_err *e)
 	}
 	if (q->n == ZC_READS_MAX) {
 		struct zc_err ignored = {0};
-		zc_mem_flush_reads(m, &ignored); /* if it fails they wait for the next try */
+		zc_mem_flush(m, &ignored); /* if it fails they wait for the next try */
 	}
 	return ZCOR_OK;
 }
@@ -435,12 +446,13 @@ int zc_mem_run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opd
 int zc_mem_run_ud(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opdef *def,
 		  json_t *args, void *ud, json_t **out, struct zc_err *e)
 {
-	if (zc_mem_reads_due(m) == 0) {
-		struct zc_err ignored = {0};
-		zc_mem_flush_reads(m, &ignored); /* on failure they wait for the next try */
-	}
+	struct zc_err ignored = {0};
+	if (zc_mem_flush_due(m) == 0)
+		zc_mem_flush(m, &ignored); /* on failure they wait for the next try */
+	if (def->reads & ZC_OP_FTS) /* a failure leaves the new rows unfound, not the call */
+		zc_mem_fts_catch_up(m, &ignored);
 	/* a history query writes the queue with its own record: no fsync */
-	int nosync = def->reads == 2;
+	int nosync = (def->reads & ZC_OP_HISTORY) != 0;
 	if (nosync)
 		zc_store_sync(&m->store, 0);
 	int rc = run(m, ctx, def, args, ud, out, e);
@@ -455,7 +467,7 @@ static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opd
 	struct zc_op op = {.m = m, .ctx = ctx, .name = def->name, .now = zc_mem_now(m), .ud = ud};
 	json_t *result = NULL;
 	struct hist_row row = {0};
-	int queued = def->reads == 1; /* its record joins the read queue */
+	int queued = def->reads && !(def->reads & ZC_OP_HISTORY); /* its record joins the queue */
 	int queue_in = 0;              /* the queue is in this transaction already */
 	int rc;
 	*out = NULL;
@@ -465,10 +477,10 @@ static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opd
 			goto failed;
 		m->migration_checked = 1;
 	}
-	if (def->pre && zc_mem_reads_due(m) >= 0) {
+	if (def->pre && zc_mem_flush_due(m) >= 0) {
 		/* pre may wait seconds (an LLM): the queue must not wait with it */
 		struct zc_err ignored = {0};
-		zc_mem_flush_reads(m, &ignored);
+		zc_mem_flush(m, &ignored);
 	}
 	if (def->pre && (rc = def->pre(&op, args, &result, e)))
 		goto failed;
@@ -477,12 +489,12 @@ static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opd
 	if ((rc = zc_store_begin(&m->store, !queued, e)))
 		goto failed;
 	/* a history query sees every call before it */
-	if (def->reads == 2 && (rc = insert_queued(m, e))) {
+	if ((def->reads & ZC_OP_HISTORY) && (rc = insert_queued(m, e))) {
 		zc_store_rollback(&m->store);
 		after_queue_failure(m, rc);
 		goto failed;
 	}
-	queue_in = def->reads == 2;
+	queue_in = (def->reads & ZC_OP_HISTORY) != 0;
 	op.now = zc_mem_now(m);
 	if ((rc = def->body(&op, args, &result, e)) ||
 	    (!def->reads && (rc = zc_view_refresh_dirty(m, op.views_changed = json_array(), e)))) {
@@ -564,6 +576,8 @@ int zc_mem_reindex(struct zc_mem *m, json_t **counts, struct zc_err *e)
 	if ((rc = zc_store_begin(s, 1, e)))
 		return rc;
 	if ((rc = zc_exec(s, "INSERT INTO nodes_fts(nodes_fts) VALUES('rebuild')", e)) ||
+	    (rc = zc_exec(s, "UPDATE meta SET value = (SELECT value FROM meta WHERE key = "
+			     "'nodes_top') WHERE key = 'fts_upto'", e)) ||
 	    (rc = zc_exec(s, "INSERT INTO nodes_fts(nodes_fts) VALUES('optimize')", e)) ||
 	    (rc = zc_exec(s, "DELETE FROM terms", e)) ||
 	    (rc = zc_exec(s, "DELETE FROM term_prefix", e)) ||

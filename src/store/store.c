@@ -306,7 +306,46 @@ static const char *const migrations[] = {
 	"DROP INDEX IF EXISTS nodes_superseded_by;\n"
 	"CREATE INDEX nodes_superseded_by ON nodes(superseded_by) WHERE superseded_by IS NOT NULL;\n"
 	"DROP INDEX IF EXISTS nodes_parent;\n"
-	"CREATE INDEX nodes_parent ON nodes(parent_id) WHERE parent_id IS NOT NULL;\n",
+	"CREATE INDEX nodes_parent ON nodes(parent_id) WHERE parent_id IS NOT NULL;\n"
+	/* The full-text rows of new memories are written in batches
+	 * (memory/node.c, zc_node_fts_catch_up): a node whose seq is above
+	 * meta.fts_upto has none yet, and those who read nodes_fts catch up
+	 * first. One small memory would otherwise write a new FTS5 segment,
+	 * its structure record, an %_idx and a %_docsize row per commit:
+	 * seven pages of the WAL. Changes and deletes of rows that are in
+	 * the index go on as before. */
+	"INSERT INTO nodes_fts(rowid, title, keywords, content, recall_tag)\n"
+	"  SELECT seq, title, keywords, content, recall_tag FROM nodes WHERE seq > CAST(coalesce(\n"
+	"  (SELECT value FROM meta WHERE key = 'fts_upto'), (SELECT max(seq) FROM nodes)) AS INTEGER);\n"
+	"INSERT OR REPLACE INTO meta(key, value) SELECT 'fts_upto', coalesce(max(seq), 0) FROM nodes;\n"
+	/* the newest seq ever inserted, beside fts_upto on the meta page that
+	 * recall reads anyway: "anything to catch up?" costs no other page */
+	"INSERT OR REPLACE INTO meta(key, value) SELECT 'nodes_top', coalesce(max(seq), 0) FROM nodes;\n"
+	"DROP TRIGGER IF EXISTS nodes_top_ai;\n"
+	"CREATE TRIGGER nodes_top_ai AFTER INSERT ON nodes BEGIN\n"
+	"  UPDATE meta SET value = new.seq WHERE key = 'nodes_top' AND CAST(value AS INTEGER) < new.seq;\n"
+	"END;\n"
+	"DROP TRIGGER nodes_fts_ai;\n"
+	"CREATE TRIGGER nodes_fts_ai AFTER INSERT ON nodes\n"
+	"  WHEN new.seq <= CAST((SELECT value FROM meta WHERE key = 'fts_upto') AS INTEGER) BEGIN\n"
+	"  INSERT INTO nodes_fts(rowid, title, keywords, content, recall_tag)\n"
+	"  VALUES (new.seq, new.title, new.keywords, new.content, new.recall_tag);\n"
+	"END;\n"
+	"DROP TRIGGER nodes_fts_ad;\n"
+	"CREATE TRIGGER nodes_fts_ad AFTER DELETE ON nodes\n"
+	"  WHEN old.seq <= CAST((SELECT value FROM meta WHERE key = 'fts_upto') AS INTEGER) BEGIN\n"
+	"  INSERT INTO nodes_fts(nodes_fts, rowid, title, keywords, content, recall_tag)\n"
+	"  VALUES ('delete', old.seq, old.title, old.keywords, old.content, old.recall_tag);\n"
+	"END;\n"
+	"DROP TRIGGER nodes_fts_au;\n"
+	"CREATE TRIGGER nodes_fts_au AFTER UPDATE OF title, keywords, content, scope,\n"
+	"  superseded_by, tier, kind, confidence ON nodes\n"
+	"  WHEN old.seq <= CAST((SELECT value FROM meta WHERE key = 'fts_upto') AS INTEGER) BEGIN\n"
+	"  INSERT INTO nodes_fts(nodes_fts, rowid, title, keywords, content, recall_tag)\n"
+	"  VALUES ('delete', old.seq, old.title, old.keywords, old.content, old.recall_tag);\n"
+	"  INSERT INTO nodes_fts(rowid, title, keywords, content, recall_tag)\n"
+	"  VALUES (new.seq, new.title, new.keywords, new.content, new.recall_tag);\n"
+	"END;\n",
 };
 
 static void prefetch_file(const char *path, unsigned long long max)
