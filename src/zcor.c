@@ -91,7 +91,9 @@ static void *flusher_main(void *arg)
 			wait_ms(z, due);
 		} else {
 			struct zc_err e = {0};
-			if (zc_mem_flush(&z->mem, &e) != ZCOR_OK)
+			/* never waits for another process's lock while holding
+			 * the handle's: the handle's callers would wait too */
+			if (zc_mem_flush_try(&z->mem, &e) != ZCOR_OK)
 				wait_ms(z, FLUSH_RETRY_MS);
 		}
 	}

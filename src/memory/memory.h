@@ -145,6 +145,10 @@ int zc_history_register(struct zc_store *s, struct zc_err *e);
  * failure they stay queued (another process holding the lock) or are
  * dropped (memory.db cannot take them). */
 int zc_mem_flush(struct zc_mem *m, struct zc_err *e);
+/* The same without waiting for another connection's write lock
+ * (ZCOR_EBUSY at once): for a flush that can as well come later, so that
+ * reads are never held up by it. */
+int zc_mem_flush_try(struct zc_mem *m, struct zc_err *e);
 /* Milliseconds until the queue is due (0: now), or -1 when it is empty. */
 long zc_mem_flush_due(struct zc_mem *m);
 /* fn(ud) is called when a record is queued into an empty queue. */

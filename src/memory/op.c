@@ -334,6 +334,14 @@ static int flush_deferred(struct zc_mem *m, int fts, struct zc_err *e)
 
 int zc_mem_flush(struct zc_mem *m, struct zc_err *e) { return flush_deferred(m, 0, e); }
 
+int zc_mem_flush_try(struct zc_mem *m, struct zc_err *e)
+{
+	zc_store_busy_wait(&m->store, 0);
+	int rc = flush_deferred(m, 0, e);
+	zc_store_busy_wait(&m->store, 1);
+	return rc;
+}
+
 int zc_mem_fts_catch_up(struct zc_mem *m, struct zc_err *e) { return flush_deferred(m, 1, e); }
 
 long zc_mem_flush_due(struct zc_mem *m)
@@ -448,7 +456,7 @@ int zc_mem_run_ud(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_
 {
 	struct zc_err ignored = {0};
 	if (zc_mem_flush_due(m) == 0)
-		zc_mem_flush(m, &ignored); /* on failure they wait for the next try */
+		zc_mem_flush_try(m, &ignored); /* on failure they wait for the next try */
 	if (def->reads & ZC_OP_FTS) /* a failure leaves the new rows unfound, not the call */
 		zc_mem_fts_catch_up(m, &ignored);
 	/* a history query writes the queue with its own record: no fsync */
@@ -480,7 +488,7 @@ static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opd
 	if (def->pre && zc_mem_flush_due(m) >= 0) {
 		/* pre may wait seconds (an LLM): the queue must not wait with it */
 		struct zc_err ignored = {0};
-		zc_mem_flush(m, &ignored);
+		zc_mem_flush_try(m, &ignored);
 	}
 	if (def->pre && (rc = def->pre(&op, args, &result, e)))
 		goto failed;

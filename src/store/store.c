@@ -496,7 +496,7 @@ int zc_store_open(struct zc_store *s, const char *path, struct zc_err *e)
 		return rc;
 	}
 	sqlite3_extended_result_codes(s->db, 1);
-	sqlite3_busy_timeout(s->db, 10000);
+	sqlite3_busy_timeout(s->db, ZC_BUSY_WAIT_MS);
 	static const char *const pragmas[] = {
 		"PRAGMA journal_mode = WAL",
 		"PRAGMA synchronous = FULL",
@@ -578,6 +578,11 @@ void zc_store_rollback(struct zc_store *s)
 	if (s->db && !sqlite3_get_autocommit(s->db))
 		step_once(s, SQL_ROLLBACK);
 	s->in_tx = 0;
+}
+
+void zc_store_busy_wait(struct zc_store *s, int wait)
+{
+	sqlite3_busy_timeout(s->db, wait ? ZC_BUSY_WAIT_MS : 0);
 }
 
 int zc_store_sync(struct zc_store *s, int full)

@@ -40,6 +40,11 @@ int zc_store_begin(struct zc_store *s, int write, struct zc_err *e);
 int zc_store_commit(struct zc_store *s, struct zc_err *e);
 /* Safe to call when no transaction is open. */
 void zc_store_rollback(struct zc_store *s);
+/* How long a connection waits for another one's write lock. */
+#define ZC_BUSY_WAIT_MS 10000
+/* wait 0: fail at once with ZCOR_EBUSY instead (work that can be done
+ * later); 1: wait ZC_BUSY_WAIT_MS again. */
+void zc_store_busy_wait(struct zc_store *s, int wait);
 /* PRAGMA synchronous = FULL (1, every commit fsynced: the default) or
  * NORMAL (0: WAL keeps a commit safe from a crash of the process, a power
  * cut may lose it). Only outside a transaction, as SQLite requires. */
