@@ -230,8 +230,6 @@ static void bench_zcor(long n, long k, int explain, struct write_run *r)
 		exit(3);
 	}
 	sqlite3 *db = zc_bench_mem(z)->store.db;
-	if (getenv("ZCOR_BENCH_SQL"))
-		sqlite3_exec(db, getenv("ZCOR_BENCH_SQL"), NULL, NULL, NULL);
 	char path[600], wal[640], probe[640];
 	snprintf(path, sizeof(path), "%s/memory.db", dir);
 	snprintf(wal, sizeof(wal), "%s-wal", path);
@@ -292,10 +290,7 @@ static void bench_zcor(long n, long k, int explain, struct write_run *r)
 	free(sync);
 	close(fd);
 	zcor_close(z);
-	if (getenv("ZCOR_BENCH_KEEP"))
-		fprintf(stderr, "zcor-bench: kept %s\n", dir);
-	else
-		rm_rf(dir);
+	rm_rf(dir);
 	free(dir);
 }
 

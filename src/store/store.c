@@ -325,6 +325,39 @@ static const char *const migrations[] = {
 	"CREATE TRIGGER nodes_top_ai AFTER INSERT ON nodes BEGIN\n"
 	"  UPDATE meta SET value = new.seq WHERE key = 'nodes_top' AND CAST(value AS INTEGER) < new.seq;\n"
 	"END;\n"
+	/* A record's terms are removed by their exact keys, computed from the
+	 * row as it was (the title's normal form, the keywords; a person's
+	 * name, id and aliases), when the fields they come from are written
+	 * or the row goes: no second index of terms by record (terms_ref, a
+	 * page of every write) is needed. zc_terms_set then adds the new
+	 * ones. An UPDATE that does not name those fields leaves the terms. */
+	"DROP INDEX IF EXISTS terms_ref;\n"
+	"DROP TRIGGER IF EXISTS terms_node_ad;\n"
+	"CREATE TRIGGER terms_node_ad AFTER DELETE ON nodes BEGIN\n"
+	"  DELETE FROM terms WHERE kind = 'node' AND ref = old.seq AND scope = old.scope AND term IN\n"
+	"    (SELECT old.title_norm UNION ALL SELECT zc_norm(value) FROM json_each(\n"
+	"     CASE WHEN json_valid(old.keywords) THEN old.keywords ELSE '[]' END));\n"
+	"END;\n"
+	"DROP TRIGGER IF EXISTS terms_node_au;\n"
+	"CREATE TRIGGER terms_node_au AFTER UPDATE OF title_norm, keywords, scope ON nodes BEGIN\n"
+	"  DELETE FROM terms WHERE kind = 'node' AND ref = old.seq AND scope = old.scope AND term IN\n"
+	"    (SELECT old.title_norm UNION ALL SELECT zc_norm(value) FROM json_each(\n"
+	"     CASE WHEN json_valid(old.keywords) THEN old.keywords ELSE '[]' END));\n"
+	"END;\n"
+	"DROP TRIGGER IF EXISTS terms_person_ad;\n"
+	"CREATE TRIGGER terms_person_ad AFTER DELETE ON people BEGIN\n"
+	"  DELETE FROM terms WHERE kind = 'person' AND ref = old.seq AND scope = 'global' AND term IN\n"
+	"    (SELECT zc_norm(old.name) UNION ALL SELECT zc_norm(old.person_id) UNION ALL\n"
+	"     SELECT zc_norm(value) FROM json_each(\n"
+	"     CASE WHEN json_valid(old.aliases) THEN old.aliases ELSE '[]' END));\n"
+	"END;\n"
+	"DROP TRIGGER IF EXISTS terms_person_au;\n"
+	"CREATE TRIGGER terms_person_au AFTER UPDATE OF name, person_id, aliases ON people BEGIN\n"
+	"  DELETE FROM terms WHERE kind = 'person' AND ref = old.seq AND scope = 'global' AND term IN\n"
+	"    (SELECT zc_norm(old.name) UNION ALL SELECT zc_norm(old.person_id) UNION ALL\n"
+	"     SELECT zc_norm(value) FROM json_each(\n"
+	"     CASE WHEN json_valid(old.aliases) THEN old.aliases ELSE '[]' END));\n"
+	"END;\n"
 	"DROP TRIGGER nodes_fts_ai;\n"
 	"CREATE TRIGGER nodes_fts_ai AFTER INSERT ON nodes\n"
 	"  WHEN new.seq <= CAST((SELECT value FROM meta WHERE key = 'fts_upto') AS INTEGER) BEGIN\n"
@@ -683,15 +716,9 @@ json_t *zc_col_json(sqlite3_stmt *st, int i, char fallback)
 int zc_terms_set(struct zc_store *s, const char *kind, sqlite3_int64 ref, const char *scope,
 		 const json_t *terms, struct zc_err *e)
 {
-	sqlite3_stmt *del = zc_stmt(s, "DELETE FROM terms WHERE kind = ?1 AND ref = ?2", e);
-	if (!del)
-		return e->code;
-	sqlite3_bind_text(del, 1, kind, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(del, 2, ref);
-	int rc = sqlite3_step(del);
-	sqlite3_reset(del);
-	if (rc != SQLITE_DONE)
-		return zc_store_fail(s, rc, e, "updating the term index");
+	/* the record's old terms are gone already: the schema's triggers
+	 * removed them when their fields were written (schema 9) */
+	int rc;
 	size_t i;
 	json_t *t;
 	json_array_foreach(terms, i, t) {

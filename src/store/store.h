@@ -86,16 +86,19 @@ int zc_store_fail(struct zc_store *s, int rc, struct zc_err *e, const char *what
  */
 json_t *zc_col_json(sqlite3_stmt *st, int i, char fallback);
 
-/* Registers the "zcor" FTS5 tokenizer on db (fts.c). */
+/* Registers the "zcor" FTS5 tokenizer and the SQL function zc_norm() on
+ * db (fts.c): the schema's triggers need both. */
 int zc_fts_register(sqlite3 *db, struct zc_err *e);
 
 /* Longest dictionary term, in characters: longer titles are not looked
  * up verbatim in messages (FTS still finds them). */
 #define ZC_TERM_MAX_CHARS 12
 
-/* Replaces the dictionary terms of one node or person ("node"/"person",
- * its seq, its scope) with the normalised strings in `terms` (too long
- * ones skipped; an empty array removes them). */
+/* Adds the dictionary terms of one node or person ("node"/"person", its
+ * seq, its scope): the normalised strings in `terms` (too long ones
+ * skipped). Its old terms went when its row was written: the schema's
+ * triggers remove them by their exact keys (schema 9), so call this right
+ * after writing the row (or after emptying terms, as reindex does). */
 int zc_terms_set(struct zc_store *s, const char *kind, sqlite3_int64 ref, const char *scope,
 		 const json_t *terms, struct zc_err *e);
 

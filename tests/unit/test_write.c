@@ -141,6 +141,86 @@ static void X_FTS_kill9_with_rows_waiting(void)
 	zcor_close(z);
 }
 
+static long long terms_of(const char *dir, const char *kind, const char *term)
+{
+	char q[256];
+	snprintf(q, sizeof(q), "SELECT count(*) FROM terms WHERE kind = '%s' AND term = '%s'", kind, term);
+	return t_sql_int(dir, q);
+}
+
+/* Without an index of terms by record (terms_ref, schema 9) a record's
+ * old terms are still removed, by their exact keys, whenever the fields
+ * they come from change, the record stops being one recall may inject,
+ * or it goes; a person's too, including a renamed id. */
+static void X_TERMS_old_terms_removed_by_their_keys(void)
+{
+	zcor *z = t_open();
+	const char *dir = zcor_dir(z);
+	json_t *a = t_call_ok(z, NULL, "zcor_memory_write",
+			      "{\"title\":\"老标题ＡＢ\",\"content\":\"c\",\"keywords\":[\"旧词\",\"留下\"]}");
+	const char *id = t_str(a, "node.id");
+	CHECK_INT(terms_of(dir, "node", "老标题ab"), 1);
+	CHECK_INT(terms_of(dir, "node", "旧词"), 1);
+	json_decref(t_call_ok(z, NULL, "zcor_memory_write",
+			      "{\"id\":\"%s\",\"title\":\"新标题\",\"content\":\"c\",\"keywords\":[\"留下\"]}", id));
+	CHECK_INT(terms_of(dir, "node", "老标题ab"), 0);
+	CHECK_INT(terms_of(dir, "node", "旧词"), 0);
+	CHECK_INT(terms_of(dir, "node", "新标题"), 1);
+	CHECK_INT(terms_of(dir, "node", "留下"), 1);
+	/* superseded: recall never injects it, so it has no terms */
+	json_t *b = t_call_ok(z, NULL, "zcor_memory_write", "{\"title\":\"替代者\",\"content\":\"c\"}");
+	json_decref(t_call_ok(z, NULL, "zcor_memory_supersede",
+			      "{\"ids\":[\"%s\"],\"replacementId\":\"%s\",\"reason\":\"新的\"}", id,
+			      t_str(b, "node.id")));
+	CHECK_INT(terms_of(dir, "node", "新标题"), 0);
+	CHECK_INT(terms_of(dir, "node", "留下"), 0);
+	/* deleted */
+	json_t *c = t_call_ok(z, NULL, "zcor_memory_write",
+			      "{\"title\":\"要删的\",\"content\":\"c\",\"keywords\":[\"删词\"]}");
+	json_decref(t_call_ok(z, NULL, "zcor_memory_delete", "{\"id\":\"%s\"}", t_str(c, "node.id")));
+	CHECK_INT(terms_of(dir, "node", "要删的"), 0);
+	CHECK_INT(terms_of(dir, "node", "删词"), 0);
+	/* people: a changed name and alias, a person known by name who
+	 * learns their QQ number (PEOPLE.md), a deleted person */
+	json_decref(t_call_ok(z, NULL, "zcor_relationship_write",
+			      "{\"personId\":\"20001\",\"name\":\"阿强\",\"relationship\":\"群友\",\"affinity\":0,"
+			      "\"reason\":\"r\",\"aliases\":[\"强哥\"]}"));
+	CHECK_INT(terms_of(dir, "person", "强哥"), 1);
+	json_decref(t_call_ok(z, NULL, "zcor_relationship_write",
+			      "{\"personId\":\"20001\",\"name\":\"阿强强\",\"relationship\":\"群友\",\"affinity\":0,"
+			      "\"reason\":\"r\",\"aliases\":[\"大强\"]}"));
+	CHECK_INT(terms_of(dir, "person", "强哥"), 0);
+	CHECK_INT(terms_of(dir, "person", "阿强"), 0);
+	CHECK_INT(terms_of(dir, "person", "阿强强"), 1);
+	CHECK_INT(terms_of(dir, "person", "大强"), 1);
+	json_decref(t_call_ok(z, NULL, "qq_memory", "{\"action\":\"upsert\",\"path\":\"PEOPLE.md\",\"name\":\"小芳\"}"));
+	CHECK_INT(terms_of(dir, "person", "name:小芳"), 1);
+	json_decref(t_call_ok(z, NULL, "qq_memory",
+			      "{\"action\":\"upsert\",\"path\":\"PEOPLE.md\",\"name\":\"小芳\",\"qq\":\"30003\"}"));
+	CHECK_INT(terms_of(dir, "person", "name:小芳"), 0);
+	CHECK_INT(terms_of(dir, "person", "30003"), 1);
+	CHECK_INT(terms_of(dir, "person", "小芳"), 1);
+	json_decref(t_call_ok(z, NULL, "zcor_relationship_delete", "{\"personId\":\"20001\"}"));
+	CHECK_INT(terms_of(dir, "person", "阿强强"), 0);
+	CHECK_INT(terms_of(dir, "person", "20001"), 0);
+	CHECK_INT(terms_of(dir, "person", "大强"), 0);
+	/* what is left is exactly what a rebuild makes */
+	static const char all[] = "SELECT group_concat(term || '/' || scope || '/' || kind || '/' || ref, ',') "
+				  "FROM (SELECT * FROM terms ORDER BY 1, 2, 3, 4)";
+	char *before = t_sql_str(dir, all);
+	char *out = NULL;
+	CHECK_INT(zcor_reindex(z, &out), ZCOR_OK);
+	zcor_free(out);
+	char *after = t_sql_str(dir, all);
+	CHECK_STR(before, after);
+	free(before);
+	free(after);
+	json_decref(a);
+	json_decref(b);
+	json_decref(c);
+	zcor_close(z);
+}
+
 /* zcor_tool_offered (what MCP tools/call asks on every call) is the
  * registry's rule under the current config.json: relationship tools only
  * while relationship memory is on; unknown names never. */
@@ -173,6 +253,7 @@ const struct t_case t_cases[] = {
 	{"X_FTS_recall_finds_a_memory_just_written", X_FTS_recall_finds_a_memory_just_written},
 	{"X_FTS_waiting_rows_change_and_go", X_FTS_waiting_rows_change_and_go},
 	{"X_FTS_kill9_with_rows_waiting", X_FTS_kill9_with_rows_waiting},
+	{"X_TERMS_old_terms_removed_by_their_keys", X_TERMS_old_terms_removed_by_their_keys},
 	{"X_TOOLS_offered_follows_the_config", X_TOOLS_offered_follows_the_config},
 	{NULL, NULL},
 };
