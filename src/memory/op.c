@@ -122,7 +122,6 @@ struct zc_reads {
 
 static void clear_queued(struct zc_mem *m);
 
-
 static int64_t system_clock(void *ud) { return zc_time_now_ms(); }
 
 int zc_mem_open(struct zc_mem *m, const char *dir, struct zc_err *e)
@@ -313,7 +312,8 @@ static void after_queue_failure(struct zc_mem *m, int rc)
 static int flush_deferred(struct zc_mem *m, int fts, struct zc_err *e)
 {
 	struct zc_reads *q = m->reads;
-	if (!q || m->store.in_tx || (q->n == 0 && !(fts && zc_node_fts_pending(&m->store))))
+	if (!q || !m->store.db || m->store.in_tx ||
+	    (q->n == 0 && !(fts && zc_node_fts_pending(&m->store))))
 		return ZCOR_OK;
 	/* set outside the transaction, as SQLite requires */
 	zc_store_sync(&m->store, 0);
