@@ -15,8 +15,11 @@
  * same run it times the seed-000 way of persisting: the whole state
  * serialised to one JSON file and replaced (temp file + fsync + rename) on
  * every write, at the same N. --explain also names the b-trees the timed
- * writes wrote (WAL frames per table or index, through dbstat) and what
- * each table and index holds after the checkpoint. Generated text is
+ * writes wrote (WAL frames per table or index, through dbstat; a page is
+ * named by its owner at the end, so a page freed by one b-tree and reused
+ * by another counts for the second) and what each table and index holds
+ * after the checkpoint; it turns off automatic checkpoints during the
+ * timed writes, so its times are not the ones to quote. Generated text is
  * deterministic (a fixed seed), so runs are comparable.
  */
 #include <fcntl.h>
