@@ -2,14 +2,25 @@
  * zcor-bench — performance benchmarks of zcor. Not tests: nothing here
  * passes or fails; it prints numbers to record in docs/PERFORMANCE.md.
  *
- *   zcor-bench write [--nodes N[,N…]] [--samples K] [--json]
+ *   zcor-bench write [--nodes N[,N…]] [--samples K] [--json] [--explain]
  *
  * write: creates memories through the same entry point the tools use
  * (zcor_tool_call "zcor_memory_write"), filling a fresh store up to each
- * N, and times K further writes there. In the same run it times the
- * seed-000 way of persisting: the whole state serialised to one JSON file
- * and replaced (temp file + fsync + rename) on every write, at the same N.
- * Generated text is deterministic (a fixed seed), so runs are comparable.
+ * N, and times K further writes there. Between two timed writes it times
+ * a bare 4 KiB pwrite + fdatasync of a file in the same directory: the
+ * floor any durable write pays on this disk, measured in the same minute,
+ * so the ratio of the two medians is what the store adds. It counts the
+ * pages SQLite wrote per write (WAL frames: SQLITE_DBSTATUS_CACHE_WRITE)
+ * and, after a checkpoint, the bytes memory.db holds per memory. In the
+ * same run it times the seed-000 way of persisting: the whole state
+ * serialised to one JSON file and replaced (temp file + fsync + rename) on
+ * every write, at the same N. --explain also names the b-trees the timed
+ * writes wrote (WAL frames per table or index, through dbstat; a page is
+ * named by its owner at the end, so a page freed by one b-tree and reused
+ * by another counts for the second) and what each table and index holds
+ * after the checkpoint; it turns off automatic checkpoints during the
+ * timed writes, so its times are not the ones to quote. Generated text is
+ * deterministic (a fixed seed), so runs are comparable.
  */
 #include <fcntl.h>
 #include <jansson.h>
@@ -17,11 +28,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "zcor.h"
+#include "memory/memory.h"
+
+struct zc_mem *zc_bench_mem(zcor *z); /* zcor.c */
 
 static uint64_t rng = 0x2545F4914F6CDD1DULL;
 
@@ -104,8 +119,111 @@ static char *write_args(void)
 	return s;
 }
 
-/* zcor: fill to n, then time k writes. */
-static void bench_zcor(long n, long k, double *p50, double *p99, double *fill_s)
+struct write_run {
+	double p50, p99;           /* zcor_memory_write */
+	double sync_p50, sync_p99; /* bare 4 KiB pwrite + fdatasync, between them */
+	double fill_s;
+	double pages_per_write;    /* WAL frames the timed writes appended, per write */
+	double bytes_per_memory;   /* memory.db after a checkpoint / memories in it */
+	double bytes_per_added;    /* its growth over the timed writes / k */
+	long long db_bytes;
+	json_t *explain;           /* --explain: {frames: {btree: per write}, bytes: {btree: n}} */
+};
+
+static long long file_size(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+static void checkpoint(sqlite3 *db)
+{
+	if (sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL) != SQLITE_OK) {
+		fprintf(stderr, "zcor-bench: checkpoint failed: %s\n", sqlite3_errmsg(db));
+		exit(3);
+	}
+}
+
+/* pgno -> the table or index it belongs to, from dbstat (names in an
+ * object keyed by the decimal page number). */
+static json_t *page_owners(sqlite3 *db)
+{
+	json_t *m = json_object();
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT name, pageno FROM dbstat", -1, &st, NULL) != SQLITE_OK) {
+		fprintf(stderr, "zcor-bench: dbstat: %s\n", sqlite3_errmsg(db));
+		return m;
+	}
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		char k[24];
+		snprintf(k, sizeof(k), "%lld", (long long)sqlite3_column_int64(st, 1));
+		json_object_set_new(m, k, json_string((const char *)sqlite3_column_text(st, 0)));
+	}
+	sqlite3_finalize(st);
+	return m;
+}
+
+/* The frames of the WAL file, counted per b-tree and divided by k. */
+static json_t *wal_frames_by_btree(sqlite3 *db, const char *wal, long k)
+{
+	json_t *owners = page_owners(db), *out = json_object();
+	FILE *f = fopen(wal, "rb");
+	unsigned char hdr[32], fh[24];
+	if (!f || fread(hdr, 1, 32, f) != 32) {
+		if (f)
+			fclose(f);
+		json_decref(owners);
+		return out;
+	}
+	uint32_t pgsz = (uint32_t)hdr[8] << 24 | (uint32_t)hdr[9] << 16 | (uint32_t)hdr[10] << 8 | hdr[11];
+	json_t *counts = json_object();
+	while (fread(fh, 1, 24, f) == 24 && fseek(f, (long)pgsz, SEEK_CUR) == 0) {
+		uint32_t pgno = (uint32_t)fh[0] << 24 | (uint32_t)fh[1] << 16 | (uint32_t)fh[2] << 8 | fh[3];
+		char key[24];
+		snprintf(key, sizeof(key), "%u", pgno);
+		const char *name = json_string_value(json_object_get(owners, key));
+		if (!name)
+			name = pgno == 1 ? "(header)" : "(freelist or new)";
+		json_t *c = json_object_get(counts, name);
+		json_object_set_new(counts, name, json_integer((c ? json_integer_value(c) : 0) + 1));
+	}
+	fclose(f);
+	const char *name;
+	json_t *c;
+	json_object_foreach(counts, name, c)
+		json_object_set_new(out, name, json_real((double)json_integer_value(c) / (double)k));
+	json_decref(counts);
+	json_decref(owners);
+	return out;
+}
+
+static json_t *bytes_by_btree(sqlite3 *db)
+{
+	json_t *out = json_object();
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC",
+			       -1, &st, NULL) != SQLITE_OK)
+		return out;
+	while (sqlite3_step(st) == SQLITE_ROW)
+		json_object_set_new(out, (const char *)sqlite3_column_text(st, 0),
+				    json_integer(sqlite3_column_int64(st, 1)));
+	sqlite3_finalize(st);
+	return out;
+}
+
+static double bare_sync_us(int fd)
+{
+	static char block[4096];
+	double a = now_us();
+	if (pwrite(fd, block, sizeof(block), 0) != (ssize_t)sizeof(block) || fdatasync(fd) != 0) {
+		perror("zcor-bench: bare fdatasync");
+		exit(3);
+	}
+	return now_us() - a;
+}
+
+/* zcor: fill to n, then time k writes, each followed by a bare fdatasync. */
+static void bench_zcor(long n, long k, int explain, struct write_run *r)
 {
 	char *dir = tmpdir();
 	zcor *z = NULL;
@@ -114,10 +232,31 @@ static void bench_zcor(long n, long k, double *p50, double *p99, double *fill_s)
 		fprintf(stderr, "zcor-bench: %s\n", err);
 		exit(3);
 	}
+	sqlite3 *db = zc_bench_mem(z)->store.db;
+	char path[600], wal[640], probe[640];
+	snprintf(path, sizeof(path), "%s/memory.db", dir);
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	snprintf(probe, sizeof(probe), "%s/fdatasync-probe", dir);
+	int fd = open(probe, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		perror("zcor-bench: probe file");
+		exit(3);
+	}
+	bare_sync_us(fd); /* allocate its block: later calls overwrite it */
 	struct zcor_ctx ctx = {ZCOR_ACTOR_MODEL, NULL};
 	double t0 = now_us();
-	double *lat = malloc(sizeof(double) * (size_t)k);
+	double *lat = malloc(sizeof(double) * (size_t)k), *sync = malloc(sizeof(double) * (size_t)k);
+	long long size_at_n = 0;
+	int cur = 0, hi = 0;
 	for (long i = 0; i < n + k; i++) {
+		if (i == n) {
+			r->fill_s = (now_us() - t0) / 1e6;
+			checkpoint(db);
+			size_at_n = file_size(path);
+			if (explain)
+				sqlite3_exec(db, "PRAGMA wal_autocheckpoint = 0", NULL, NULL, NULL);
+			sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_WRITE, &cur, &hi, 1);
+		}
 		char *args = write_args(), *out = NULL;
 		double a = now_us();
 		int rc = zcor_tool_call(z, &ctx, "zcor_memory_write", args, &out);
@@ -126,16 +265,33 @@ static void bench_zcor(long n, long k, double *p50, double *p99, double *fill_s)
 			fprintf(stderr, "zcor-bench: write failed: %s\n", out);
 			exit(3);
 		}
-		if (i >= n)
+		if (i >= n) {
 			lat[i - n] = b - a;
-		else if (i == n - 1)
-			*fill_s = (b - t0) / 1e6;
+			sync[i - n] = bare_sync_us(fd);
+		}
 		free(args);
 		zcor_free(out);
 	}
-	*p50 = pct(lat, (size_t)k, 0.50);
-	*p99 = pct(lat, (size_t)k, 0.99);
+	sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_WRITE, &cur, &hi, 0);
+	r->pages_per_write = (double)cur / (double)k;
+	if (explain) {
+		json_t *frames = wal_frames_by_btree(db, wal, k);
+		r->explain = json_pack("{s:o}", "framesPerWrite", frames);
+		sqlite3_exec(db, "PRAGMA wal_autocheckpoint = 1000", NULL, NULL, NULL);
+	}
+	checkpoint(db);
+	r->db_bytes = file_size(path);
+	r->bytes_per_memory = (double)r->db_bytes / (double)(n + k);
+	r->bytes_per_added = (double)(r->db_bytes - size_at_n) / (double)k;
+	if (explain)
+		json_object_set_new(r->explain, "bytes", bytes_by_btree(db));
+	r->p50 = pct(lat, (size_t)k, 0.50);
+	r->p99 = pct(lat, (size_t)k, 0.99);
+	r->sync_p50 = pct(sync, (size_t)k, 0.50);
+	r->sync_p99 = pct(sync, (size_t)k, 0.99);
 	free(lat);
+	free(sync);
+	close(fd);
 	zcor_close(z);
 	rm_rf(dir);
 	free(dir);
@@ -200,11 +356,13 @@ static void bench_whole_file(long n, long k, double *p50, double *p99)
 static int cmd_write(int argc, char **argv)
 {
 	long sizes[16] = {1000, 10000, 100000};
-	int nsizes = 3, as_json = 0;
+	int nsizes = 3, as_json = 0, explain = 0;
 	long k = 200, kfile = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json")) {
 			as_json = 1;
+		} else if (!strcmp(argv[i], "--explain")) {
+			explain = 1;
 		} else if (!strcmp(argv[i], "--nodes") && i + 1 < argc) {
 			nsizes = 0;
 			for (char *p = argv[++i]; *p && nsizes < 16;) {
@@ -218,9 +376,13 @@ static int cmd_write(int argc, char **argv)
 			kfile = strtol(argv[++i], NULL, 10);
 		} else {
 			fprintf(stderr, "usage: zcor-bench write [--nodes N[,N…]] [--samples K] "
-					"[--file-samples K] [--json]\n");
+					"[--file-samples K] [--json] [--explain]\n");
 			return 2;
 		}
+	}
+	if (k < 1) {
+		fprintf(stderr, "zcor-bench: --samples must be at least 1\n");
+		return 2;
 	}
 	struct utsname u;
 	uname(&u);
@@ -229,24 +391,42 @@ static int cmd_write(int argc, char **argv)
 	double base_p50 = 0;
 	for (int i = 0; i < nsizes; i++) {
 		long n = sizes[i];
-		double zp50, zp99, fill = 0, fp50, fp99;
+		struct write_run w = {0};
+		double fp50, fp99;
 		long kf = kfile ? kfile : (n >= 100000 ? 30 : n >= 10000 ? 100 : k);
 		rng = 0x2545F4914F6CDD1DULL;
-		bench_zcor(n, k, &zp50, &zp99, &fill);
+		bench_zcor(n, k, explain, &w);
 		rng = 0x2545F4914F6CDD1DULL;
 		bench_whole_file(n, kf, &fp50, &fp99);
 		if (i == 0)
-			base_p50 = zp50;
-		json_t *r = json_pack("{s:I, s:{s:f, s:f, s:I, s:f}, s:{s:f, s:f, s:I}, s:f, s:f}",
-				      "nodes", (json_int_t)n, "zcor", "p50_us", zp50, "p99_us", zp99,
-				      "samples", (json_int_t)k, "fill_seconds", fill, "wholeFile",
+			base_p50 = w.p50;
+		json_t *r = json_pack("{s:I, s:{s:f, s:f, s:I, s:f, s:f, s:f, s:I, s:f, s:f}, "
+				      "s:{s:f, s:f, s:f}, s:{s:f, s:f, s:I}, s:f, s:f}",
+				      "nodes", (json_int_t)n, "zcor", "p50_us", w.p50, "p99_us", w.p99,
+				      "samples", (json_int_t)k, "fill_seconds", w.fill_s,
+				      "pages_per_write", w.pages_per_write, "bytes_per_memory",
+				      w.bytes_per_memory, "db_bytes", (json_int_t)w.db_bytes,
+				      "bytes_per_added_memory", w.bytes_per_added, "p50_vs_fdatasync",
+				      w.p50 / w.sync_p50, "fdatasync4k", "p50_us", w.sync_p50, "p99_us",
+				      w.sync_p99, "zcor_p50_ratio", w.p50 / w.sync_p50, "wholeFile",
 				      "p50_us", fp50, "p99_us", fp99, "samples", (json_int_t)kf,
-				      "speedup_p50", fp50 / zp50, "p50_vs_first_size", zp50 / base_p50);
+				      "speedup_p50", fp50 / w.p50, "p50_vs_first_size", w.p50 / base_p50);
+		if (w.explain)
+			json_object_set_new(r, "explain", w.explain);
 		json_array_append_new(json_object_get(out, "results"), r);
-		if (!as_json)
-			printf("N=%-7ld zcor write p50 %8.0f us p99 %8.0f us | whole-file rewrite p50 %10.0f "
-			       "us p99 %10.0f us | speedup %.1fx | zcor p50 vs N=%ld: %.2fx\n",
-			       n, zp50, zp99, fp50, fp99, fp50 / zp50, sizes[0], zp50 / base_p50);
+		if (!as_json) {
+			printf("N=%-7ld zcor write p50 %6.0f us p99 %6.0f us | fdatasync 4k p50 %5.0f us "
+			       "-> %.2fx | %.1f pages/write | %.0f B/memory (%.0f B per added) | "
+			       "whole-file p50 %9.0f us, speedup %.1fx | p50 vs N=%ld: %.2fx\n",
+			       n, w.p50, w.p99, w.sync_p50, w.p50 / w.sync_p50, w.pages_per_write,
+			       w.bytes_per_memory, w.bytes_per_added, fp50, fp50 / w.p50, sizes[0],
+			       w.p50 / base_p50);
+			if (w.explain) {
+				char *s = json_dumps(w.explain, JSON_INDENT(2) | JSON_SORT_KEYS);
+				puts(s);
+				free(s);
+			}
+		}
 		fflush(stdout);
 	}
 	if (as_json) {
@@ -271,7 +451,7 @@ int main(int argc, char **argv)
 		return cmd_recall_run(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "quality"))
 		return cmd_quality(argc - 1, argv + 1);
-	fprintf(stderr, "usage: zcor-bench write [--nodes N[,N…]] [--samples K] [--json]\n"
+	fprintf(stderr, "usage: zcor-bench write [--nodes N[,N…]] [--samples K] [--json] [--explain]\n"
 			"       zcor-bench recall [--nodes N[,N…]] [--messages K] [--warmup W] [--warm MB] [--json] "
 			"[--keep DIR]\n"
 			"       zcor-bench recall-run --dir D [--mode zcor|scan] [--messages K] [--warmup W] [--warm MB] "

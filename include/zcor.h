@@ -72,8 +72,21 @@ struct zcor_ctx {
  */
 int zcor_open(zcor **out, const char *dir, char **errmsg);
 
-/* Closes the handle. Accepts NULL. */
+/* Closes the handle, writing the read records it still holds (below).
+ * Accepts NULL. */
 void zcor_close(zcor *z);
+
+/*
+ * The records of reads (and of failed calls, which changed nothing) are
+ * written in groups a few milliseconds apart, not one transaction each
+ * (docs/FORMATS.md, durability): another handle or process sees them
+ * that much later, and a history query on this handle sees them at once.
+ * zcor_flush writes them now, for a caller that reads memory.db by other
+ * means right after. A handle is used by one thread at a time (calls on
+ * it take its lock), and it runs a thread of its own that writes them
+ * when the handle stays idle.
+ */
+int zcor_flush(zcor *z);
 
 /* The message of the last failed call on this handle ("" if none). */
 const char *zcor_errmsg(zcor *z);
@@ -114,6 +127,15 @@ int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name,
  * handle. Caller frees.
  */
 char *zcor_tools_json(zcor *z, unsigned flags);
+
+/*
+ * 1 when the tool `name` is offered to models under the handle's
+ * config.json (the same rule as zcor_tools_json without ZCOR_TOOLS_ALL),
+ * 0 when it is not or no tool has that name. A NULL handle: every tool.
+ * A table lookup (and a stat of config.json), nothing serialised: for
+ * checking each call, as MCP tools/call does.
+ */
+int zcor_tool_offered(zcor *z, const char *name);
 
 /*
  * Reads one memory node as {"node": …} without recording it in history:
@@ -271,6 +293,14 @@ struct zcor_provider {
 
 /* Sets (or with NULL clears) the provider. zcor keeps a copy of *p. */
 void zcor_set_provider(zcor *z, const struct zcor_provider *p);
+
+/*
+ * Sets (or with NULL clears) the provider used only while neither
+ * zcor_set_provider's nor config.json's is there: zcor mcp's sampling,
+ * the client running the model. Decided at each call, so a provider added
+ * to config.json takes over without a restart. zcor keeps a copy of *p.
+ */
+void zcor_set_fallback_provider(zcor *z, const struct zcor_provider *p);
 
 /* ---- time ----------------------------------------------------------- */
 

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/alloc.h"
 #include "base/buf.h"
@@ -28,7 +29,89 @@ struct zcor {
 	struct zc_err err;
 	struct zcor_provider explicit_provider; /* zcor_set_provider, if has_explicit */
 	int has_explicit;
+	struct zcor_provider fallback_provider; /* zcor_set_fallback_provider, if has_fallback */
+	int has_fallback;
+	/* The handle's lock (hold() below) and the thread that writes the
+	 * queued read records of a handle nobody calls (memory.h, ZC_READS_*),
+	 * started with the first such record. */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_t flusher;
+	int flusher_started, closing;
 };
+
+/*
+ * Every call on a handle holds its lock from start to end, and so does the
+ * flusher while it writes an idle handle's read records: the handle's
+ * SQLite connection is used by one thread at a time. Recursive, so that a
+ * callback (a provider) may call in again; released by the cleanup
+ * attribute on every return path, so the functions below keep their own
+ * early returns.
+ */
+static zcor *hold(zcor *z)
+{
+	if (z)
+		pthread_mutex_lock(&z->lock);
+	return z;
+}
+
+static void release(zcor **z)
+{
+	if (*z)
+		pthread_mutex_unlock(&(*z)->lock);
+}
+
+#define HOLD(z) zcor *held_ __attribute__((cleanup(release))) = hold(z)
+
+/* After a failed write (a full disk, another process holding the lock):
+ * the flusher tries again this much later. */
+#define FLUSH_RETRY_MS 50
+
+static void wait_ms(zcor *z, long ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&z->wake, &z->lock, &ts);
+}
+
+static void *flusher_main(void *arg)
+{
+	zcor *z = arg;
+	pthread_mutex_lock(&z->lock);
+	while (!z->closing) {
+		long due = zc_mem_flush_due(&z->mem);
+		if (due < 0) {
+			pthread_cond_wait(&z->wake, &z->lock);
+		} else if (due > 0) {
+			wait_ms(z, due);
+		} else {
+			struct zc_err e = {0};
+			/* never waits for another process's lock while holding
+			 * the handle's: the handle's callers would wait too */
+			if (zc_mem_flush_try(&z->mem, &e) != ZCOR_OK)
+				wait_ms(z, FLUSH_RETRY_MS);
+		}
+	}
+	pthread_mutex_unlock(&z->lock);
+	return NULL;
+}
+
+/* A read record was queued (inside a call, the lock held). Without a
+ * thread the queue still goes out with the next call or at close. */
+static void work_deferred(void *ud)
+{
+	zcor *z = ud;
+	if (!z->flusher_started)
+		z->flusher_started = pthread_create(&z->flusher, NULL, flusher_main, z) == 0;
+	else
+		pthread_cond_signal(&z->wake);
+}
 
 static void *json_alloc(size_t n) { return zc_malloc(n); }
 
@@ -61,6 +144,17 @@ int zcor_open(zcor **out, const char *dir, char **errmsg)
 		zc_free(z);
 		return rc;
 	}
+	pthread_mutexattr_t ma;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&z->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&z->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	zc_mem_on_deferred(&z->mem, work_deferred, z);
 	*out = z;
 	return ZCOR_OK;
 }
@@ -69,9 +163,25 @@ void zcor_close(zcor *z)
 {
 	if (!z)
 		return;
+	if (z->flusher_started) {
+		pthread_mutex_lock(&z->lock);
+		z->closing = 1;
+		pthread_cond_signal(&z->wake);
+		pthread_mutex_unlock(&z->lock);
+		pthread_join(z->flusher, NULL);
+	}
 	zc_recall_release(&z->mem);
-	zc_mem_close(&z->mem);
+	zc_mem_close(&z->mem); /* writes what is still queued */
+	pthread_cond_destroy(&z->wake);
+	pthread_mutex_destroy(&z->lock);
 	zc_free(z);
+}
+
+int zcor_flush(zcor *z)
+{
+	HOLD(z);
+	zc_err_clear(&z->err);
+	return zc_mem_fts_catch_up(&z->mem, &z->err);
 }
 
 void zcor_set_provider(zcor *z, const struct zcor_provider *p)
@@ -86,6 +196,13 @@ void zcor_set_provider(zcor *z, const struct zcor_provider *p)
  * moment of the call (the file may change while zcor runs) and makes one
  * request through the LLM layer.
  */
+void zcor_set_fallback_provider(zcor *z, const struct zcor_provider *p)
+{
+	z->has_fallback = p && p->complete;
+	if (z->has_fallback)
+		z->fallback_provider = *p;
+}
+
 static int config_complete(void *ud, const char *system, const char *user, char **reply,
 			   char **errmsg)
 {
@@ -100,7 +217,7 @@ static int config_complete(void *ud, const char *system, const char *user, char 
 }
 
 /* Before a tool call: an explicit provider wins, else config.json's, else
- * none (memory/search.c then answers no_provider). */
+ * the fallback, else none (memory/search.c then answers no_provider). */
 static void choose_provider(zcor *z)
 {
 	if (z->has_explicit) {
@@ -112,6 +229,10 @@ static void choose_provider(zcor *z)
 	z->mem.has_provider = z->mem.conf.cfg.provider.enabled;
 	z->mem.provider.complete = config_complete;
 	z->mem.provider.ud = z;
+	if (!z->mem.has_provider && z->has_fallback) {
+		z->mem.provider = z->fallback_provider;
+		z->mem.has_provider = 1;
+	}
 }
 
 static int64_t system_now(void *ud) { return zc_time_now_ms(); }
@@ -171,6 +292,7 @@ static int answer(zcor *z, int rc, json_t *out, char **out_json)
 int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name, const char *args_json,
 		   char **out_json)
 {
+	HOLD(z);
 	static const struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
 	zc_err_clear(&z->err);
 	if (!ctx)
@@ -196,14 +318,15 @@ int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name, const 
 
 char *zcor_tools_json(zcor *z, unsigned flags)
 {
+	HOLD(z);
 	json_t *arr = json_array();
-	int rel = 1;
+	const struct zc_config *rel = NULL; /* the settings that decide, or NULL: every tool */
 	if (z && !(flags & ZCOR_TOOLS_ALL)) {
 		zc_config_refresh(&z->mem.conf);
-		rel = z->mem.conf.cfg.relationships;
+		rel = &z->mem.conf.cfg;
 	}
 	for (const struct zc_tool *t = zc_tools; t->name; t++) {
-		if (t->offer == ZC_OFFER_RELATIONSHIPS && !rel)
+		if (rel && !zc_tool_offered(t, rel))
 			continue;
 		json_t *schema = json_deep_copy(zc_tool_schema(t));
 		json_array_append_new(
@@ -216,20 +339,40 @@ char *zcor_tools_json(zcor *z, unsigned flags)
 	return s;
 }
 
+int zcor_tool_offered(zcor *z, const char *name)
+{
+	HOLD(z);
+	const struct zc_tool *t = zc_tool_find(name);
+	if (!t || !z)
+		return t != NULL;
+	zc_config_refresh(&z->mem.conf);
+	return zc_tool_offered(t, &z->mem.conf.cfg);
+}
+
+/* Recall reads nodes_fts: the rows of new nodes are written first. */
+static int recall_now(zcor *z, const json_t *req, json_t **out, struct zc_err *e)
+{
+	struct zc_err ignored = {0};
+	zc_mem_fts_catch_up(&z->mem, &ignored); /* failing, recall goes on without them */
+	return zc_recall(&z->mem, req, out, e);
+}
+
 int zcor_recall(zcor *z, const char *request_json, char **out_json)
 {
+	HOLD(z);
 	zc_err_clear(&z->err);
 	json_t *req = NULL, *out = NULL;
 	int rc = zc_json_parse(request_json ? request_json : "", request_json ? strlen(request_json) : 0,
 			       "the recall request", &req, &z->err);
 	if (!rc)
-		rc = zc_recall(&z->mem, req, &out, &z->err);
+		rc = recall_now(z, req, &out, &z->err);
 	json_decref(req);
 	return answer(z, rc, out, out_json);
 }
 
 int zcor_warm(zcor *z, int budget_mb, char **out_json)
 {
+	HOLD(z);
 	zc_err_clear(&z->err);
 	json_t *out = NULL;
 	int rc = budget_mb < 1 || budget_mb > ZCOR_WARM_MAX_MB
@@ -241,6 +384,7 @@ int zcor_warm(zcor *z, int budget_mb, char **out_json)
 
 int zcor_prefix(zcor *z, const char *conversation, char **out)
 {
+	HOLD(z);
 	zc_err_clear(&z->err);
 	*out = NULL;
 	char *msg = NULL;
@@ -254,6 +398,7 @@ int zcor_prefix(zcor *z, const char *conversation, char **out)
 
 char *zcor_config_json(zcor *z)
 {
+	HOLD(z);
 	zc_config_refresh(&z->mem.conf);
 	json_t *j = zc_config_json(&z->mem.conf.cfg);
 	/* the allow-lists live in the document (config.h) */
@@ -272,6 +417,7 @@ char *zcor_config_json(zcor *z)
 
 int zcor_config_set(zcor *z, const char *settings_json, char **errmsg)
 {
+	HOLD(z);
 	zc_err_clear(&z->err);
 	json_t *patch = NULL;
 	int rc = zc_json_parse(settings_json, strlen(settings_json), "the settings", &patch, &z->err);
@@ -285,6 +431,7 @@ int zcor_config_set(zcor *z, const char *settings_json, char **errmsg)
 
 int zcor_reindex(zcor *z, char **out_json)
 {
+	HOLD(z);
 	zc_err_clear(&z->err);
 	json_t *counts = NULL;
 	int rc = zc_mem_reindex(&z->mem, &counts, &z->err);
@@ -308,6 +455,7 @@ static int host_ctx(zcor *z, const struct zcor_ctx **ctx, char **out_json)
 
 int zcor_node_get(zcor *z, const struct zcor_ctx *ctx, const char *id, char **out_json)
 {
+	HOLD(z);
 	zc_err_clear(&z->err);
 	if (host_ctx(z, &ctx, out_json))
 		return ZCOR_EINVAL;
@@ -326,6 +474,7 @@ int zcor_node_get(zcor *z, const struct zcor_ctx *ctx, const char *id, char **ou
 int zcor_node_list(zcor *z, const struct zcor_ctx *ctx, const char *cursor, int limit,
 		   char **out_json)
 {
+	HOLD(z);
 	zc_err_clear(&z->err);
 	if (host_ctx(z, &ctx, out_json))
 		return ZCOR_EINVAL;
@@ -363,6 +512,7 @@ int zcor_node_list(zcor *z, const struct zcor_ctx *ctx, const char *cursor, int 
 
 char *zcor_synonyms_list(zcor *z)
 {
+	HOLD(z);
 	struct zc_err e = {0};
 	zc_syn_refresh(&z->mem.syn, &e);
 	json_t *j = json_pack("{s:O}", "groups", z->mem.syn.groups);
@@ -377,6 +527,7 @@ char *zcor_synonyms_list(zcor *z)
 
 int zcor_synonyms_expand(zcor *z, const char *word, char **out_json)
 {
+	HOLD(z);
 	zc_err_clear(&z->err);
 	json_t *out = NULL;
 	int rc = zc_synonyms_expand(&z->mem, word ? word : "", &out, &z->err);
@@ -385,6 +536,7 @@ int zcor_synonyms_expand(zcor *z, const char *word, char **out_json)
 
 int zcor_synonyms_edit(zcor *z, const struct zcor_ctx *ctx, const char *args_json, char **out_json)
 {
+	HOLD(z);
 	zc_err_clear(&z->err);
 	if (host_ctx(z, &ctx, out_json))
 		return ZCOR_EINVAL;
@@ -401,12 +553,14 @@ int zcor_synonyms_edit(zcor *z, const struct zcor_ctx *ctx, const char *args_jso
 
 int zcor_check_reply(zcor *z, const char *text)
 {
+	HOLD(z);
 	zc_err_clear(&z->err);
 	return zc_sticker_check_reply(&z->mem, text, &z->err);
 }
 
 int zcor_sticker_read(zcor *z, const char *file, char **data, size_t *len, const char **mime)
 {
+	HOLD(z);
 	zc_err_clear(&z->err);
 	return zc_image_read(&z->mem, "stickers", file, data, len, mime, &z->err);
 }
@@ -414,6 +568,7 @@ int zcor_sticker_read(zcor *z, const char *file, char **data, size_t *len, const
 int zcor_media_read(zcor *z, const struct zcor_ctx *ctx, const char *file, char **data, size_t *len,
 		    const char **mime)
 {
+	HOLD(z);
 	static const struct zcor_ctx host = {ZCOR_ACTOR_UI, NULL};
 	zc_err_clear(&z->err);
 	return zc_media_read(&z->mem, ctx ? ctx : &host, file, data, len, mime, &z->err);
@@ -421,6 +576,7 @@ int zcor_media_read(zcor *z, const struct zcor_ctx *ctx, const char *file, char 
 
 int zcor_check_reply_json(zcor *z, const char *request_json, char **out_json)
 {
+	HOLD(z);
 	zc_err_clear(&z->err);
 	*out_json = NULL;
 	json_t *req = NULL, *out = NULL;
@@ -452,6 +608,7 @@ int zcor_check_reply_json(zcor *z, const char *request_json, char **out_json)
 int zcor_import_qq(zcor *z, const char *dir, void (*progress)(void *ud, const char *path),
 		   void *ud, char **report_json)
 {
+	HOLD(z);
 	zc_err_clear(&z->err);
 	*report_json = NULL;
 	struct zcor_ctx ctx = {ZCOR_ACTOR_CLI, NULL};
@@ -462,6 +619,7 @@ int zcor_import_qq(zcor *z, const char *dir, void (*progress)(void *ud, const ch
 
 int zcor_export_qq(zcor *z, const char *dir, char **report_json)
 {
+	HOLD(z);
 	zc_err_clear(&z->err);
 	*report_json = NULL;
 	json_t *r = NULL;
@@ -471,6 +629,7 @@ int zcor_export_qq(zcor *z, const char *dir, char **report_json)
 
 int zcor_doctor(zcor *z, int rebuild, char **report_json)
 {
+	HOLD(z);
 	zc_err_clear(&z->err);
 	*report_json = NULL;
 	json_t *r = NULL;
@@ -489,6 +648,7 @@ char *zcor_doctor_unopened(const char *dir)
 
 int zcor_migrate_cognition(zcor *z, int apply, char **report_json)
 {
+	HOLD(z);
 	zc_err_clear(&z->err);
 	*report_json = NULL;
 	json_t *r = NULL;
@@ -519,6 +679,7 @@ static json_t *batch_recall_request(const char *conversation, const json_t *admi
 int zcor_log_messages(zcor *z, const struct zcor_ctx *ctx, const char *conversation,
 		      const char *batch_json, char **out_json)
 {
+	HOLD(z);
 	zc_err_clear(&z->err);
 	if (host_ctx(z, &ctx, out_json))
 		return ZCOR_EINVAL;
@@ -541,7 +702,7 @@ int zcor_log_messages(zcor *z, const struct zcor_ctx *ctx, const char *conversat
 	if (json_array_size(admitted) > 0) {
 		struct zc_err re = {0};
 		json_t *req = batch_recall_request(conversation, admitted);
-		if (zc_recall(&z->mem, req, &recall, &re) == ZCOR_OK) {
+		if (recall_now(z, req, &recall, &re) == ZCOR_OK) {
 			json_object_set(out, "header", json_object_get(recall, "header"));
 			json_object_set(out, "items", json_object_get(recall, "items"));
 		} else {
@@ -560,6 +721,7 @@ int zcor_log_messages(zcor *z, const struct zcor_ctx *ctx, const char *conversat
 
 int zcor_conversations(zcor *z, const struct zcor_ctx *ctx, char **out_json)
 {
+	HOLD(z);
 	zc_err_clear(&z->err);
 	if (host_ctx(z, &ctx, out_json))
 		return ZCOR_EINVAL;
@@ -570,6 +732,7 @@ int zcor_conversations(zcor *z, const struct zcor_ctx *ctx, char **out_json)
 
 int zcor_conversation_get(zcor *z, const struct zcor_ctx *ctx, const char *key, char **out_json)
 {
+	HOLD(z);
 	zc_err_clear(&z->err);
 	if (host_ctx(z, &ctx, out_json))
 		return ZCOR_EINVAL;
@@ -580,6 +743,7 @@ int zcor_conversation_get(zcor *z, const struct zcor_ctx *ctx, const char *key, 
 
 int zcor_digest_done(zcor *z, const char *conversation, char **out_json)
 {
+	HOLD(z);
 	zc_err_clear(&z->err);
 	json_t *out = NULL;
 	int rc = zc_transcript_digest_done(&z->mem, conversation, &out, &z->err);
@@ -588,6 +752,7 @@ int zcor_digest_done(zcor *z, const char *conversation, char **out_json)
 
 int zcor_transcript_export(zcor *z, const char *conversation, const char *root_dir, char **out_json)
 {
+	HOLD(z);
 	zc_err_clear(&z->err);
 	json_t *out = NULL;
 	int rc = root_dir && *root_dir
@@ -598,6 +763,7 @@ int zcor_transcript_export(zcor *z, const char *conversation, const char *root_d
 
 int zcor_transcript_import_file(zcor *z, const char *conversation, const char *path, char **out_json)
 {
+	HOLD(z);
 	zc_err_clear(&z->err);
 	json_t *out = NULL;
 	int rc = path ? zc_transcript_import_file(&z->mem, conversation, path, &out, &z->err)
@@ -607,6 +773,7 @@ int zcor_transcript_import_file(zcor *z, const char *conversation, const char *p
 
 int zcor_media_path(zcor *z, const char *ref, char **out_path)
 {
+	HOLD(z);
 	zc_err_clear(&z->err);
 	return zc_media_path(&z->mem, ref, out_path, &z->err);
 }

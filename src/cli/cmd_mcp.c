@@ -178,26 +178,21 @@ static void note_capabilities(struct stdio_peer *p, const char *line, size_t len
 	json_decref(msg);
 }
 
-/* Sampling stands in only while config.json names no provider. */
-static void choose_sampling(struct stdio_peer *p, zcor *z)
-{
-	int configured = 0;
-	char *cfg = zcor_config_json(z);
-	json_t *j = json_loads(cfg, 0, NULL);
-	configured = json_is_object(json_object_get(j, "provider"));
-	json_decref(j);
-	zcor_free(cfg);
-	struct zcor_provider sp = {sampling_complete, p};
-	zcor_set_provider(z, p->client_sampling && !configured ? &sp : NULL);
-}
-
 static int handle_line(struct stdio_peer *p, zcor *z, struct zc_mcp_session *s, const char *line,
 		       size_t len)
 {
 	char *resp = NULL;
-	note_capabilities(p, line, len);
-	choose_sampling(p, z);
+	/* capabilities come with initialize, once per session: no message
+	 * after it can change them, so later ones are not parsed twice */
+	int before = !s->protocol[0];
+	if (before)
+		note_capabilities(p, line, len);
 	zc_mcp_handle(s, z, line, len, &resp);
+	if (before && s->protocol[0]) {
+		/* sampling stands in only while no provider is configured */
+		struct zcor_provider sp = {sampling_complete, p};
+		zcor_set_fallback_provider(z, p->client_sampling ? &sp : NULL);
+	}
 	int bad = resp && send_line(resp) != 0;
 	zcor_free(resp);
 	return bad;

@@ -385,6 +385,8 @@ int zc_doctor(struct zc_mem *m, int rebuild, json_t **report, struct zc_err *e)
 	*report = NULL;
 	if (rebuild && (rc = zc_mem_reindex(m, &rebuilt, e)))
 		goto done;
+	struct zc_err ignored = {0};
+	zc_mem_fts_catch_up(m, &ignored); /* nodes_fts complete before it is checked */
 	if ((rc = zc_store_begin(&m->store, 0, e)))
 		goto done;
 	if (!(rc = integrity(m, out, e)) && !(rc = views(m, out, e)) && !(rc = links(m, out, e)) &&

@@ -36,6 +36,7 @@ struct zc_mem {
 	struct zc_wordbreak words; /* recall's word break iterator */
 	struct zc_hits *hits;      /* recall's hit counts not written yet (hits.c) */
 	struct zc_recall_cache *recall_cache; /* recall's lookups between messages (recall.c) */
+	struct zc_reads *reads; /* read records not written yet (op.c) */
 };
 
 /* One running operation. */
@@ -60,11 +61,16 @@ struct zc_op {
 
 typedef int (*zc_op_fn)(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e);
 
+/* What an operation reads (zc_opdef.reads). */
+#define ZC_OP_READ 1    /* changes nothing but the history (see zc_mem_run) */
+#define ZC_OP_HISTORY 2 /* reads the history: queued read records go in first */
+#define ZC_OP_FTS 4     /* reads nodes_fts: new nodes' rows are written first */
+
 struct zc_opdef {
 	const char *name;
 	zc_op_fn pre;  /* optional, outside the write transaction */
 	zc_op_fn body; /* inside it */
-	int reads;     /* changes nothing but the history (see zc_mem_run) */
+	int reads; /* ZC_OP_* flags; 0: a change */
 };
 
 /* Opens dir (created if needed) after zc_mem_check_db. */
@@ -121,6 +127,58 @@ void zc_mem_hits_release(struct zc_mem *m);
  * remove once the op has committed. */
 void zc_op_file_created(struct zc_op *op, const char *path);
 void zc_op_file_obsolete(struct zc_op *op, const char *path);
+
+/*
+ * History records (op.c writes them, history.c reads them). Their
+ * snapshots are stored compactly (history.c; docs/FORMATS.md): zc_hist_pack
+ * turns a record's before/after arrays (borrowed; either may be NULL) into
+ * the stored text (NULL for NULL), given the call's arguments and the
+ * record's time; every reader gets the full snapshots back.
+ */
+void zc_hist_pack(const json_t *before, const json_t *after, const json_t *args, int64_t at,
+		  char **before_text, char **after_text);
+/* Registers the SQL function the history query matches keywords with. */
+int zc_history_register(struct zc_store *s, struct zc_err *e);
+
+/*
+ * Read records (Z-HIST: every call is recorded, reads included) are
+ * committed in groups: a read queues its record on the handle, and the
+ * queue is written in one transaction, without an fsync, when it holds
+ * ZC_READS_MAX records, when its oldest is ZC_READS_WINDOW_MS old (the
+ * next call, or zcor.c's flusher for an idle handle), before any change
+ * (inside that change's transaction, so seq keeps the order of the
+ * calls), before a history query, and at close. A crash loses at most the
+ * queue: the last few milliseconds of read records, never a change
+ * (docs/FORMATS.md, durability).
+ */
+#define ZC_READS_MAX 64
+#define ZC_READS_WINDOW_MS 4
+/* Writes the queued read records now, in one transaction without an
+ * fsync; a no-op when there are none or a transaction is open. On
+ * failure they stay queued (another process holding the lock) or are
+ * dropped (memory.db cannot take them). */
+int zc_mem_flush(struct zc_mem *m, struct zc_err *e);
+/* The same without waiting for another connection's write lock
+ * (ZCOR_EBUSY at once): for a flush that can as well come later, so that
+ * reads are never held up by it. */
+int zc_mem_flush_try(struct zc_mem *m, struct zc_err *e);
+/* Milliseconds until the queue is due (0: now), or -1 when it is empty. */
+long zc_mem_flush_due(struct zc_mem *m);
+/* fn(ud) is called when a record is queued into an empty queue. */
+void zc_mem_on_deferred(struct zc_mem *m, void (*fn)(void *ud), void *ud);
+
+/* New nodes' full-text rows, in batches of ZC_FTS_BATCH (node.c): inside
+ * a write transaction, write the missing ones now; whether any are
+ * missing (outside a transaction, a cheap lookup). */
+#define ZC_FTS_BATCH 32
+int zc_node_fts_catch_up(struct zc_store *s, struct zc_err *e);
+int zc_node_fts_pending(struct zc_store *s);
+/* Writes the missing full-text rows, with the queued read records, in a
+ * transaction of their own (no fsync: derived data) when there are any:
+ * before reading nodes_fts, and at close. Not on a timer, so that where
+ * the batches fall does not depend on timing. A failure (a read-only
+ * directory) leaves them for the next writer. */
+int zc_mem_fts_catch_up(struct zc_mem *m, struct zc_err *e);
 
 /* Snapshot helpers for bodies. */
 void zc_op_before(struct zc_op *op, json_t *snap); /* steals snap */

@@ -110,6 +110,24 @@ const char *zc_scope_words(const struct zcor_ctx *ctx, const char *scope, char *
 
 /* ---- the directory -------------------------------------------------- */
 
+/* A history record as the text of its columns, ready for the INSERT. */
+struct hist_row {
+	int64_t at;
+	const char *actor, *status; /* static strings */
+	char *operation, *conversation, *arguments, *error, *before, *after, *receipt;
+};
+
+/* What a handle defers (memory.h, zc_mem_flush). */
+struct zc_reads {
+	struct hist_row rows[ZC_READS_MAX];
+	int n;
+	double first_ms; /* zc_time_mono_ms of the oldest */
+	void (*queued)(void *ud);
+	void *ud;
+};
+
+static void clear_queued(struct zc_mem *m);
+
 static int64_t system_clock(void *ud) { return zc_time_now_ms(); }
 
 /*
@@ -253,7 +271,10 @@ int zc_mem_open(struct zc_mem *m, const char *dir, struct zc_err *e)
 	zc_syn_init(&m->syn, syn);
 	zc_config_init(&m->conf, conf);
 	zc_free(conf);
+	m->reads = zc_calloc(1, sizeof(*m->reads));
 	rc = zc_store_open(&m->store, db, e);
+	if (!rc)
+		rc = zc_history_register(&m->store, e);
 	zc_free(db);
 	zc_free(syn);
 	if (rc)
@@ -266,6 +287,13 @@ void zc_mem_close(struct zc_mem *m)
 	if (!m)
 		return;
 	zc_mem_hits_release(m);
+	if (m->reads) {
+		struct zc_err ignored = {0};
+		zc_mem_fts_catch_up(m, &ignored); /* a failure loses them, as a crash would */
+		clear_queued(m);
+		zc_free(m->reads);
+		m->reads = NULL;
+	}
 	zc_store_close(&m->store);
 	zc_syn_release(&m->syn);
 	zc_config_release(&m->conf);
@@ -306,78 +334,200 @@ void zc_op_after(struct zc_op *op, json_t *snap)
 	json_array_append_new(op->after, snap);
 }
 
-static void bind_json(sqlite3_stmt *st, int i, const json_t *v, struct zc_buf *all)
+static void row_release(struct hist_row *r)
 {
-	if (!v) {
-		sqlite3_bind_null(st, i);
-		return;
-	}
-	char *s = zc_json_dump(v);
-	zc_buf_adds(all, s);
-	zc_buf_addc(all, '\n');
-	sqlite3_bind_text(st, i, s, -1, zc_free);
+	zc_free(r->operation);
+	zc_free(r->conversation);
+	zc_free(r->arguments);
+	zc_free(r->error);
+	zc_free(r->before);
+	zc_free(r->after);
+	zc_free(r->receipt);
+	memset(r, 0, sizeof(*r));
 }
 
-static int insert_history(struct zc_mem *m, const struct zcor_ctx *ctx, const char *name,
-			  int64_t at, const json_t *args, const char *raw, const struct zc_err *failure,
-			  const json_t *before, const json_t *after, const json_t *receipt,
-			  struct zc_err *e)
+static void row_make(struct hist_row *r, const struct zcor_ctx *ctx, const char *name, int64_t at,
+		     const json_t *args, const char *raw, const struct zc_err *failure,
+		     const json_t *before, const json_t *after, const json_t *receipt)
+{
+	memset(r, 0, sizeof(*r));
+	r->at = at;
+	r->operation = zc_strdup(name);
+	r->actor = actor_name(ctx->actor);
+	r->conversation = ctx->conversation ? zc_strdup(ctx->conversation) : NULL;
+	if (args) {
+		r->arguments = zc_json_dump(args);
+	} else {
+		json_t *t = json_string(raw ? raw : "");
+		r->arguments = zc_json_dump(t);
+		json_decref(t);
+	}
+	r->status = failure ? "error" : "ok";
+	if (failure) {
+		struct zc_buf msg = ZC_BUF_INIT;
+		zc_buf_addf(&msg, "%s: %s", zcor_code_name(failure->code), failure->msg);
+		r->error = zc_buf_detach(&msg);
+	}
+	zc_hist_pack(before, after, args, at, &r->before, &r->after);
+	r->receipt = receipt ? zc_json_dump(receipt) : NULL;
+}
+
+static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+/* The keyword search normalises a record's stored text when it is asked
+ * (history.c, zc_history_match): search_norm stays empty, so that no
+ * record is stored twice. */
+static int row_insert(struct zc_mem *m, const struct hist_row *r, struct zc_err *e)
 {
 	sqlite3_stmt *st = zc_stmt(&m->store,
 				   "INSERT INTO history(at, operation, actor, conversation, arguments, "
 				   "status, error, before, after, receipt, search_norm) "
-				   "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+				   "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, '')",
 				   e);
 	if (!st)
 		return e->code;
-	struct zc_buf all = ZC_BUF_INIT;
-	const char *actor = actor_name(ctx->actor);
-	zc_buf_addf(&all, "%s\n%s\n%s\n", name, actor, ctx->conversation ? ctx->conversation : "");
-	sqlite3_bind_int64(st, 1, at);
-	sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, actor, -1, SQLITE_STATIC);
-	if (ctx->conversation)
-		sqlite3_bind_text(st, 4, ctx->conversation, -1, SQLITE_TRANSIENT);
-	if (args) {
-		bind_json(st, 5, args, &all);
-	} else {
-		json_t *s = json_string(raw ? raw : "");
-		bind_json(st, 5, s, &all);
-		json_decref(s);
-	}
-	sqlite3_bind_text(st, 6, failure ? "error" : "ok", -1, SQLITE_STATIC);
-	if (failure) {
-		struct zc_buf msg = ZC_BUF_INIT;
-		zc_buf_addf(&msg, "%s: %s", zcor_code_name(failure->code), failure->msg);
-		zc_buf_addf(&all, "error\n%s\n", msg.p);
-		sqlite3_bind_text(st, 7, zc_buf_detach(&msg), -1, zc_free);
-	} else {
-		zc_buf_adds(&all, "ok\n");
-	}
-	bind_json(st, 8, before, &all);
-	bind_json(st, 9, after, &all);
-	bind_json(st, 10, receipt, &all);
-	sqlite3_bind_text(st, 11, zc_norm(zc_buf_str(&all)), -1, zc_free);
-	zc_buf_release(&all);
+	sqlite3_bind_int64(st, 1, r->at);
+	bind_text_or_null(st, 2, r->operation);
+	bind_text_or_null(st, 3, r->actor);
+	bind_text_or_null(st, 4, r->conversation);
+	bind_text_or_null(st, 5, r->arguments);
+	bind_text_or_null(st, 6, r->status);
+	bind_text_or_null(st, 7, r->error);
+	bind_text_or_null(st, 8, r->before);
+	bind_text_or_null(st, 9, r->after);
+	bind_text_or_null(st, 10, r->receipt);
 	int rc = sqlite3_step(st);
 	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
 	return rc == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&m->store, rc, e, "recording history");
+}
+
+/* Inside the caller's transaction: the queued read records, oldest
+ * first. They leave the queue once that transaction commits. */
+static int insert_queued(struct zc_mem *m, struct zc_err *e)
+{
+	struct zc_reads *q = m->reads;
+	for (int i = 0; i < q->n; i++) {
+		int rc = row_insert(m, &q->rows[i], e);
+		if (rc)
+			return rc;
+	}
+	return ZCOR_OK;
+}
+
+static void clear_queued(struct zc_mem *m)
+{
+	struct zc_reads *q = m->reads;
+	for (int i = 0; i < q->n; i++)
+		row_release(&q->rows[i]);
+	q->n = 0;
+}
+
+/* After a failed write of the queue: only another process holding the
+ * lock is worth waiting for. A record that cannot be written (a full
+ * disk, an I/O error) is dropped, as a failed call's record always was;
+ * a change never is (its own transaction fails instead). */
+static void after_queue_failure(struct zc_mem *m, int rc)
+{
+	if (rc != ZCOR_EBUSY)
+		clear_queued(m);
+}
+
+/* One transaction without an fsync (read records need none, zc_mem_run;
+ * full-text rows are derived data): the queued read records and, with
+ * fts, the full-text rows of new nodes. */
+static int flush_deferred(struct zc_mem *m, int fts, struct zc_err *e)
+{
+	struct zc_reads *q = m->reads;
+	if (!q || !m->store.db || m->store.in_tx ||
+	    (q->n == 0 && !(fts && zc_node_fts_pending(&m->store))))
+		return ZCOR_OK;
+	/* set outside the transaction, as SQLite requires */
+	zc_store_sync(&m->store, 0);
+	int rc = zc_store_begin(&m->store, 1, e);
+	if (!rc && fts && (rc = zc_node_fts_catch_up(&m->store, e)))
+		zc_store_rollback(&m->store);
+	else if (!rc && (rc = insert_queued(m, e)))
+		zc_store_rollback(&m->store);
+	else if (!rc)
+		rc = zc_store_commit(&m->store, e);
+	zc_store_sync(&m->store, 1);
+	if (rc)
+		after_queue_failure(m, rc);
+	else
+		clear_queued(m);
+	return rc;
+}
+
+int zc_mem_flush(struct zc_mem *m, struct zc_err *e) { return flush_deferred(m, 0, e); }
+
+int zc_mem_flush_try(struct zc_mem *m, struct zc_err *e)
+{
+	zc_store_busy_wait(&m->store, 0);
+	int rc = flush_deferred(m, 0, e);
+	zc_store_busy_wait(&m->store, 1);
+	return rc;
+}
+
+int zc_mem_fts_catch_up(struct zc_mem *m, struct zc_err *e) { return flush_deferred(m, 1, e); }
+
+long zc_mem_flush_due(struct zc_mem *m)
+{
+	struct zc_reads *q = m->reads;
+	if (!q || q->n == 0)
+		return -1;
+	double left = q->first_ms + ZC_READS_WINDOW_MS - zc_time_mono_ms();
+	return left > 0 ? (long)left + 1 : 0;
+}
+
+void zc_mem_on_deferred(struct zc_mem *m, void (*fn)(void *ud), void *ud)
+{
+	m->reads->queued = fn;
+	m->reads->ud = ud;
+}
+
+/* Queues r (taken over). Fails only when the queue is full and cannot be
+ * written: then the call must not claim it was recorded. */
+static int queue_row(struct zc_mem *m, struct hist_row *r, struct zc_err *e)
+{
+	struct zc_reads *q = m->reads;
+	int rc;
+	if (q->n >= ZC_READS_MAX && (rc = zc_mem_flush(m, e))) {
+		row_release(r);
+		return rc;
+	}
+	if (q->n >= ZC_READS_MAX) { /* inside a transaction: not ours to commit */
+		row_release(r);
+		return zc_fail(e, ZCOR_EINTERNAL, "recording history: the read records are not written");
+	}
+	q->rows[q->n++] = *r;
+	memset(r, 0, sizeof(*r));
+	if (q->n == 1) {
+		q->first_ms = zc_time_mono_ms();
+		if (q->queued)
+			q->queued(q->ud);
+	}
+	if (q->n == ZC_READS_MAX) {
+		struct zc_err ignored = {0};
+		zc_mem_flush(m, &ignored); /* if it fails they wait for the next try */
+	}
+	return ZCOR_OK;
 }
 
 void zc_mem_record_failure(struct zc_mem *m, const struct zcor_ctx *ctx, const char *name,
 			   json_t *args, const char *raw, const struct zc_err *failure)
 {
+	/* a failed call changed nothing: its record is a read's (zc_mem_run) */
+	struct hist_row r;
 	struct zc_err e2 = {0};
-	/* a failed call changed nothing: its record is a read's (see zc_mem_run) */
-	int sync_changed = !m->store.in_tx && zc_exec(&m->store, "PRAGMA synchronous = NORMAL", NULL) == ZCOR_OK;
-	if (zc_store_begin(&m->store, 1, &e2) == ZCOR_OK) {
-		if (insert_history(m, ctx, name, zc_mem_now(m), args, raw, failure, NULL, NULL, NULL,
-				   &e2) ||
-		    zc_store_commit(&m->store, &e2))
-			zc_store_rollback(&m->store);
-	}
-	if (sync_changed)
-		zc_exec(&m->store, "PRAGMA synchronous = FULL", NULL);
+	row_make(&r, ctx, name, zc_mem_now(m), args, raw, failure, NULL, NULL, NULL);
+	queue_row(m, &r, &e2);
 }
 
 /* ---- running an operation ------------------------------------------- */
@@ -418,12 +568,15 @@ static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opd
 	       json_t *args, void *ud, json_t **out, struct zc_err *e);
 
 /*
- * A read (def->reads) commits nothing but its history record, and that
- * commit skips the fsync (synchronous=NORMAL, set outside the transaction
- * as SQLite requires): WAL keeps it safe from a crash of zcor, and a power
- * cut can lose only the last such records — never a change to memory,
- * whose commits keep synchronous=FULL. Every read would otherwise wait
- * for the disk (measured: docs/PERFORMANCE.md, MCP).
+ * A read (def->reads) changes nothing but the history, so its record
+ * need not be durable when the call returns: WAL keeps a commit without
+ * an fsync safe from a crash of zcor, a power cut can lose only the last
+ * such records — never a change to memory, whose commits keep
+ * synchronous=FULL. So a read runs in a read transaction (it does not
+ * queue on SQLite's one writer) and its record joins the queue of read
+ * records, written in groups (memory.h, ZC_READS_*): a crash or kill -9
+ * loses at most the queue, the last few milliseconds of read records.
+ * Every read would otherwise wait for the disk (docs/PERFORMANCE.md).
  */
 int zc_mem_run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opdef *def,
 	       json_t *args, json_t **out, struct zc_err *e)
@@ -434,11 +587,18 @@ int zc_mem_run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opd
 int zc_mem_run_ud(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opdef *def,
 		  json_t *args, void *ud, json_t **out, struct zc_err *e)
 {
-	if (def->reads)
-		zc_exec(&m->store, "PRAGMA synchronous = NORMAL", NULL);
+	struct zc_err ignored = {0};
+	if (zc_mem_flush_due(m) == 0)
+		zc_mem_flush_try(m, &ignored); /* on failure they wait for the next try */
+	if (def->reads & ZC_OP_FTS) /* a failure leaves the new rows unfound, not the call */
+		zc_mem_fts_catch_up(m, &ignored);
+	/* a history query writes the queue with its own record: no fsync */
+	int nosync = (def->reads & ZC_OP_HISTORY) != 0;
+	if (nosync)
+		zc_store_sync(&m->store, 0);
 	int rc = run(m, ctx, def, args, ud, out, e);
-	if (def->reads)
-		zc_exec(&m->store, "PRAGMA synchronous = FULL", NULL);
+	if (nosync)
+		zc_store_sync(&m->store, 1);
 	return rc;
 }
 
@@ -447,6 +607,9 @@ static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opd
 {
 	struct zc_op op = {.m = m, .ctx = ctx, .name = def->name, .now = zc_mem_now(m), .ud = ud};
 	json_t *result = NULL;
+	struct hist_row row = {0};
+	int queued = def->reads && !(def->reads & ZC_OP_HISTORY); /* its record joins the queue */
+	int queue_in = 0;              /* the queue is in this transaction already */
 	int rc;
 	*out = NULL;
 
@@ -455,12 +618,24 @@ static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opd
 			goto failed;
 		m->migration_checked = 1;
 	}
+	if (def->pre && zc_mem_flush_due(m) >= 0) {
+		/* pre may wait seconds (an LLM): the queue must not wait with it */
+		struct zc_err ignored = {0};
+		zc_mem_flush_try(m, &ignored);
+	}
 	if (def->pre && (rc = def->pre(&op, args, &result, e)))
 		goto failed;
 	if (result) /* pre answered alone (nothing for the body to do) */
 		goto record;
-	if ((rc = zc_store_begin(&m->store, 1, e)))
+	if ((rc = zc_store_begin(&m->store, !queued, e)))
 		goto failed;
+	/* a history query sees every call before it */
+	if ((def->reads & ZC_OP_HISTORY) && (rc = insert_queued(m, e))) {
+		zc_store_rollback(&m->store);
+		after_queue_failure(m, rc);
+		goto failed;
+	}
+	queue_in = (def->reads & ZC_OP_HISTORY) != 0;
 	op.now = zc_mem_now(m);
 	if ((rc = def->body(&op, args, &result, e)) ||
 	    (!def->reads && (rc = zc_view_refresh_dirty(m, op.views_changed = json_array(), e)))) {
@@ -468,20 +643,39 @@ static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opd
 		unlink_all(op.undo_unlink);
 		goto failed;
 	}
+	if (queued) {
+		zc_store_rollback(&m->store); /* a read transaction: nothing to keep */
+		goto record;
+	}
 	goto insert;
 record:
+	if (queued) {
+		row_make(&row, ctx, def->name, op.now, args, NULL, NULL, op.before, op.after, op.receipt);
+		if ((rc = queue_row(m, &row, e)))
+			goto uncertain_or_failed;
+		goto done;
+	}
 	if ((rc = zc_store_begin(&m->store, 1, e)))
 		goto uncertain_or_failed;
 insert:
-	/* The history record goes in after the result exists, so a history
-	 * query never sees its own call. */
-	if ((rc = insert_history(m, ctx, def->name, op.now, args, NULL, NULL, op.before, op.after,
-				 op.receipt, e))) {
+	/* The queued read records first, so that seq keeps the order of the
+	 * calls; the history record goes in after the result exists, so a
+	 * history query never sees its own call. */
+	row_make(&row, ctx, def->name, op.now, args, NULL, NULL, op.before, op.after, op.receipt);
+	if (queue_in || !(rc = insert_queued(m, e)))
+		rc = row_insert(m, &row, e);
+	row_release(&row);
+	if (rc) {
 		zc_store_rollback(&m->store);
+		after_queue_failure(m, rc);
 		goto uncertain_or_failed;
 	}
-	if ((rc = zc_store_commit(&m->store, e)))
+	if ((rc = zc_store_commit(&m->store, e))) {
+		after_queue_failure(m, rc);
 		goto uncertain_or_failed;
+	}
+	clear_queued(m);
+done:
 	unlink_all(op.commit_unlink);
 	zc_mirror_views(m, op.views_changed);
 	if (op.receipt && json_is_object(result))
@@ -523,6 +717,8 @@ int zc_mem_reindex(struct zc_mem *m, json_t **counts, struct zc_err *e)
 	if ((rc = zc_store_begin(s, 1, e)))
 		return rc;
 	if ((rc = zc_exec(s, "INSERT INTO nodes_fts(nodes_fts) VALUES('rebuild')", e)) ||
+	    (rc = zc_exec(s, "UPDATE meta SET value = (SELECT value FROM meta WHERE key = "
+			     "'nodes_top') WHERE key = 'fts_upto'", e)) ||
 	    (rc = zc_exec(s, "INSERT INTO nodes_fts(nodes_fts) VALUES('optimize')", e)) ||
 	    (rc = zc_exec(s, "DELETE FROM terms", e)) ||
 	    (rc = zc_exec(s, "DELETE FROM term_prefix", e)) ||

@@ -298,7 +298,8 @@ static int search_body(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 	return ZCOR_OK;
 }
 
-const struct zc_opdef zc_op_memory_search = {"zcor_memory_search", search_pre, search_body, 1};
+const struct zc_opdef zc_op_memory_search = {"zcor_memory_search", search_pre, search_body,
+						ZC_OP_READ | ZC_OP_FTS};
 
 /* ---- zcor_synonyms_add ---------------------------------------------- */
 

@@ -186,18 +186,6 @@ static json_t *offered_tools(struct call *c)
 	return list;
 }
 
-static json_t *find_tool(json_t *list, const char *name)
-{
-	size_t i;
-	json_t *t;
-	json_array_foreach(list, i, t) {
-		const char *n = json_string_value(json_object_get(t, "name"));
-		if (n && strcmp(n, name) == 0)
-			return t;
-	}
-	return NULL;
-}
-
 /* A registry entry as an MCP Tool: descriptionEn is ours, not MCP's; the
  * schema names its dialect, as 2025-11-25 asks (2020-12 is the default). */
 static json_t *mcp_tool(json_t *t)
@@ -235,7 +223,7 @@ static json_t *text_content(const char *text)
 static json_t *m_tools_call(struct call *c)
 {
 	const char *name = NULL;
-	json_t *list = NULL, *res = NULL, *out = NULL;
+	json_t *res = NULL, *out = NULL;
 	char *args = NULL, *text = NULL;
 	if (!param_string(c, "name", 1, &name))
 		goto out;
@@ -244,9 +232,7 @@ static json_t *m_tools_call(struct call *c)
 		fail(c, RPC_INVALID_PARAMS, "params.arguments of tool '%.100s' must be an object", name);
 		goto out;
 	}
-	if (!(list = offered_tools(c)))
-		goto out;
-	if (!find_tool(list, name)) {
+	if (!zcor_tool_offered(c->z, name)) {
 		fail(c, RPC_INVALID_PARAMS, "unknown tool '%.100s': not offered in this memory directory; "
 		     "tools/list lists them", name);
 		goto out;
@@ -263,7 +249,6 @@ static json_t *m_tools_call(struct call *c)
 			text_content(rc == ZCOR_OK ? text : zcor_error_message(res, c->z)),
 			"structuredContent", res, "isError", rc != ZCOR_OK);
 out:
-	json_decref(list);
 	json_decref(res);
 	zcor_free(args);
 	zcor_free(text);

@@ -1,8 +1,9 @@
 /*
  * fts.c — the "zcor" FTS5 tokenizer: NFKC + case fold, then the index
- * tokens of text/tokens.h (CJK bigrams, words). Registered on every
- * connection before the schema is touched, because the triggers that keep
- * nodes_fts in step with nodes run through it. Store layer.
+ * tokens of text/tokens.h (CJK bigrams, words), and the same normalisation
+ * as the SQL function zc_norm(). Registered on every connection before the
+ * schema is touched, because the triggers that keep nodes_fts and terms in
+ * step with nodes and people run through them. Store layer.
  */
 #include <sqlite3.h>
 #include <string.h>
@@ -49,8 +50,23 @@ static int tok_tokenize(Fts5Tokenizer *t, void *ctx, int flags, const char *text
 	return rc;
 }
 
+/* zc_norm(text): the same normalisation in SQL, for the triggers that
+ * remove a record's terms by their exact keys (schema 10). */
+static void norm_sql(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+	const char *t = (const char *)sqlite3_value_text(argv[0]);
+	if (!t) {
+		sqlite3_result_null(cx);
+		return;
+	}
+	sqlite3_result_text(cx, zc_norm_n(t, (size_t)sqlite3_value_bytes(argv[0])), -1, zc_free);
+}
+
 int zc_fts_register(sqlite3 *db, struct zc_err *e)
 {
+	if (sqlite3_create_function(db, "zc_norm", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+				    NULL, norm_sql, NULL, NULL) != SQLITE_OK)
+		return zc_fail(e, ZCOR_EINTERNAL, "cannot register zc_norm");
 	static fts5_tokenizer tok = {tok_create, tok_delete, tok_tokenize};
 	static int marker;
 	fts5_api *api = NULL;

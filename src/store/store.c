@@ -309,6 +309,92 @@ static const char *const migrations[] = {
 	"  SELECT substr(value, 7, 64), new.conversation FROM json_each(new.media)\n"
 	"  WHERE type = 'text' AND value LIKE 'media/%';\n"
 	"END;\n",
+	/* 9 -> 10 (issue 19: the write path): every index a write touches is
+	 * a page or more in the WAL, so the ones no query needs go or shrink.
+	 * nodes_scope: every lookup by scope has an index that begins with
+	 * it (nodes_scope_recent, nodes_view). Supersede targets and parents
+	 * are looked up by value only (= ?1: delete refusals, foreign keys,
+	 * children of a node), never as NULL, so their indexes keep only the
+	 * rows that have one: a new root memory touches neither. History
+	 * snapshots are stored compactly from this version on (history.c);
+	 * older records keep their form and read back the same. */
+	"DROP INDEX IF EXISTS nodes_scope;\n"
+	"DROP INDEX IF EXISTS nodes_superseded_by;\n"
+	"CREATE INDEX nodes_superseded_by ON nodes(superseded_by) WHERE superseded_by IS NOT NULL;\n"
+	"DROP INDEX IF EXISTS nodes_parent;\n"
+	"CREATE INDEX nodes_parent ON nodes(parent_id) WHERE parent_id IS NOT NULL;\n"
+	/* The full-text rows of new memories are written in batches
+	 * (memory/node.c, zc_node_fts_catch_up): a node whose seq is above
+	 * meta.fts_upto has none yet, and those who read nodes_fts catch up
+	 * first. One small memory would otherwise write a new FTS5 segment,
+	 * its structure record, an %_idx and a %_docsize row per commit:
+	 * seven pages of the WAL. Changes and deletes of rows that are in
+	 * the index go on as before. */
+	"INSERT INTO nodes_fts(rowid, title, keywords, content, recall_tag)\n"
+	"  SELECT seq, title, keywords, content, recall_tag FROM nodes WHERE seq > CAST(coalesce(\n"
+	"  (SELECT value FROM meta WHERE key = 'fts_upto'), (SELECT max(seq) FROM nodes)) AS INTEGER);\n"
+	"INSERT OR REPLACE INTO meta(key, value) SELECT 'fts_upto', coalesce(max(seq), 0) FROM nodes;\n"
+	/* the newest seq ever inserted, beside fts_upto on the meta page that
+	 * recall reads anyway: "anything to catch up?" costs no other page */
+	"INSERT OR REPLACE INTO meta(key, value) SELECT 'nodes_top', coalesce(max(seq), 0) FROM nodes;\n"
+	"DROP TRIGGER IF EXISTS nodes_top_ai;\n"
+	"CREATE TRIGGER nodes_top_ai AFTER INSERT ON nodes BEGIN\n"
+	"  UPDATE meta SET value = new.seq WHERE key = 'nodes_top' AND CAST(value AS INTEGER) < new.seq;\n"
+	"END;\n"
+	/* A record's terms are removed by their exact keys, computed from the
+	 * row as it was (the title's normal form, the keywords; a person's
+	 * name, id and aliases), when the fields they come from are written
+	 * or the row goes: no second index of terms by record (terms_ref, a
+	 * page of every write) is needed. zc_terms_set then adds the new
+	 * ones. An UPDATE that does not name those fields leaves the terms. */
+	"DROP INDEX IF EXISTS terms_ref;\n"
+	"DROP TRIGGER IF EXISTS terms_node_ad;\n"
+	"CREATE TRIGGER terms_node_ad AFTER DELETE ON nodes BEGIN\n"
+	"  DELETE FROM terms WHERE kind = 'node' AND ref = old.seq AND scope = old.scope AND term IN\n"
+	"    (SELECT old.title_norm UNION ALL SELECT zc_norm(value) FROM json_each(\n"
+	"     CASE WHEN json_valid(old.keywords) THEN old.keywords ELSE '[]' END));\n"
+	"END;\n"
+	"DROP TRIGGER IF EXISTS terms_node_au;\n"
+	"CREATE TRIGGER terms_node_au AFTER UPDATE OF title_norm, keywords, scope ON nodes BEGIN\n"
+	"  DELETE FROM terms WHERE kind = 'node' AND ref = old.seq AND scope = old.scope AND term IN\n"
+	"    (SELECT old.title_norm UNION ALL SELECT zc_norm(value) FROM json_each(\n"
+	"     CASE WHEN json_valid(old.keywords) THEN old.keywords ELSE '[]' END));\n"
+	"END;\n"
+	"DROP TRIGGER IF EXISTS terms_person_ad;\n"
+	"CREATE TRIGGER terms_person_ad AFTER DELETE ON people BEGIN\n"
+	"  DELETE FROM terms WHERE kind = 'person' AND ref = old.seq AND scope = 'global' AND term IN\n"
+	"    (SELECT zc_norm(old.name) UNION ALL SELECT zc_norm(old.person_id) UNION ALL\n"
+	"     SELECT zc_norm(value) FROM json_each(\n"
+	"     CASE WHEN json_valid(old.aliases) THEN old.aliases ELSE '[]' END));\n"
+	"END;\n"
+	"DROP TRIGGER IF EXISTS terms_person_au;\n"
+	"CREATE TRIGGER terms_person_au AFTER UPDATE OF name, person_id, aliases ON people BEGIN\n"
+	"  DELETE FROM terms WHERE kind = 'person' AND ref = old.seq AND scope = 'global' AND term IN\n"
+	"    (SELECT zc_norm(old.name) UNION ALL SELECT zc_norm(old.person_id) UNION ALL\n"
+	"     SELECT zc_norm(value) FROM json_each(\n"
+	"     CASE WHEN json_valid(old.aliases) THEN old.aliases ELSE '[]' END));\n"
+	"END;\n"
+	"DROP TRIGGER nodes_fts_ai;\n"
+	"CREATE TRIGGER nodes_fts_ai AFTER INSERT ON nodes\n"
+	"  WHEN new.seq <= CAST((SELECT value FROM meta WHERE key = 'fts_upto') AS INTEGER) BEGIN\n"
+	"  INSERT INTO nodes_fts(rowid, title, keywords, content, recall_tag)\n"
+	"  VALUES (new.seq, new.title, new.keywords, new.content, new.recall_tag);\n"
+	"END;\n"
+	"DROP TRIGGER nodes_fts_ad;\n"
+	"CREATE TRIGGER nodes_fts_ad AFTER DELETE ON nodes\n"
+	"  WHEN old.seq <= CAST((SELECT value FROM meta WHERE key = 'fts_upto') AS INTEGER) BEGIN\n"
+	"  INSERT INTO nodes_fts(nodes_fts, rowid, title, keywords, content, recall_tag)\n"
+	"  VALUES ('delete', old.seq, old.title, old.keywords, old.content, old.recall_tag);\n"
+	"END;\n"
+	"DROP TRIGGER nodes_fts_au;\n"
+	"CREATE TRIGGER nodes_fts_au AFTER UPDATE OF title, keywords, content, scope,\n"
+	"  superseded_by, tier, kind, confidence ON nodes\n"
+	"  WHEN old.seq <= CAST((SELECT value FROM meta WHERE key = 'fts_upto') AS INTEGER) BEGIN\n"
+	"  INSERT INTO nodes_fts(nodes_fts, rowid, title, keywords, content, recall_tag)\n"
+	"  VALUES ('delete', old.seq, old.title, old.keywords, old.content, old.recall_tag);\n"
+	"  INSERT INTO nodes_fts(rowid, title, keywords, content, recall_tag)\n"
+	"  VALUES (new.seq, new.title, new.keywords, new.content, new.recall_tag);\n"
+	"END;\n",
 };
 
 /*
@@ -495,7 +581,7 @@ int zc_store_open(struct zc_store *s, const char *path, struct zc_err *e)
 		return rc;
 	}
 	sqlite3_extended_result_codes(s->db, 1);
-	sqlite3_busy_timeout(s->db, 10000);
+	sqlite3_busy_timeout(s->db, ZC_BUSY_WAIT_MS);
 	static const char *const pragmas[] = {
 		"PRAGMA journal_mode = WAL",
 		"PRAGMA synchronous = FULL",
@@ -533,9 +619,27 @@ void zc_store_close(struct zc_store *s)
 	s->db = NULL;
 }
 
+/* Transaction control through the statement cache: sqlite3_exec would
+ * parse the text again on every call (a tenth of a small read's
+ * instructions, callgrind). */
+static const char SQL_BEGIN[] = "BEGIN", SQL_BEGIN_IMMEDIATE[] = "BEGIN IMMEDIATE",
+		  SQL_COMMIT[] = "COMMIT", SQL_ROLLBACK[] = "ROLLBACK",
+		  SQL_SYNC_FULL[] = "PRAGMA synchronous = FULL",
+		  SQL_SYNC_NORMAL[] = "PRAGMA synchronous = NORMAL";
+
+static int step_once(struct zc_store *s, const char *sql)
+{
+	sqlite3_stmt *st = zc_stmt(s, sql, NULL);
+	if (!st)
+		return sqlite3_errcode(s->db) ? sqlite3_errcode(s->db) : SQLITE_ERROR;
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE || rc == SQLITE_ROW ? SQLITE_OK : rc;
+}
+
 int zc_store_begin(struct zc_store *s, int write, struct zc_err *e)
 {
-	int rc = sqlite3_exec(s->db, write ? "BEGIN IMMEDIATE" : "BEGIN", NULL, NULL, NULL);
+	int rc = step_once(s, write ? SQL_BEGIN_IMMEDIATE : SQL_BEGIN);
 	if (rc)
 		return zc_store_fail(s, rc, e, "starting a transaction");
 	s->in_tx = 1;
@@ -544,7 +648,7 @@ int zc_store_begin(struct zc_store *s, int write, struct zc_err *e)
 
 int zc_store_commit(struct zc_store *s, struct zc_err *e)
 {
-	int rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+	int rc = step_once(s, SQL_COMMIT);
 	if (rc) {
 		rc = zc_store_fail(s, rc, e, "committing");
 		zc_store_rollback(s);
@@ -557,8 +661,18 @@ int zc_store_commit(struct zc_store *s, struct zc_err *e)
 void zc_store_rollback(struct zc_store *s)
 {
 	if (s->db && !sqlite3_get_autocommit(s->db))
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		step_once(s, SQL_ROLLBACK);
 	s->in_tx = 0;
+}
+
+void zc_store_busy_wait(struct zc_store *s, int wait)
+{
+	sqlite3_busy_timeout(s->db, wait ? ZC_BUSY_WAIT_MS : 0);
+}
+
+int zc_store_sync(struct zc_store *s, int full)
+{
+	return step_once(s, full ? SQL_SYNC_FULL : SQL_SYNC_NORMAL) ? ZCOR_EINTERNAL : ZCOR_OK;
 }
 
 sqlite3_stmt *zc_stmt(struct zc_store *s, const char *sql, struct zc_err *e)
@@ -654,15 +768,9 @@ json_t *zc_col_json(sqlite3_stmt *st, int i, char fallback)
 int zc_terms_set(struct zc_store *s, const char *kind, sqlite3_int64 ref, const char *scope,
 		 const json_t *terms, struct zc_err *e)
 {
-	sqlite3_stmt *del = zc_stmt(s, "DELETE FROM terms WHERE kind = ?1 AND ref = ?2", e);
-	if (!del)
-		return e->code;
-	sqlite3_bind_text(del, 1, kind, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(del, 2, ref);
-	int rc = sqlite3_step(del);
-	sqlite3_reset(del);
-	if (rc != SQLITE_DONE)
-		return zc_store_fail(s, rc, e, "updating the term index");
+	/* the record's old terms are gone already: the schema's triggers
+	 * removed them when their fields were written (schema 10) */
+	int rc;
 	size_t i;
 	json_t *t;
 	json_array_foreach(terms, i, t) {

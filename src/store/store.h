@@ -15,7 +15,7 @@
 
 #include "base/err.h"
 
-#define ZC_STMT_CACHE 96
+#define ZC_STMT_CACHE 128
 
 struct zc_store {
 	sqlite3 *db;
@@ -40,6 +40,15 @@ int zc_store_begin(struct zc_store *s, int write, struct zc_err *e);
 int zc_store_commit(struct zc_store *s, struct zc_err *e);
 /* Safe to call when no transaction is open. */
 void zc_store_rollback(struct zc_store *s);
+/* How long a connection waits for another one's write lock. */
+#define ZC_BUSY_WAIT_MS 10000
+/* wait 0: fail at once with ZCOR_EBUSY instead (work that can be done
+ * later); 1: wait ZC_BUSY_WAIT_MS again. */
+void zc_store_busy_wait(struct zc_store *s, int wait);
+/* PRAGMA synchronous = FULL (1, every commit fsynced: the default) or
+ * NORMAL (0: WAL keeps a commit safe from a crash of the process, a power
+ * cut may lose it). Only outside a transaction, as SQLite requires. */
+int zc_store_sync(struct zc_store *s, int full);
 
 /*
  * The prepared statement for sql, reset and with bindings cleared. `sql`
@@ -84,16 +93,19 @@ int zc_store_fail(struct zc_store *s, int rc, struct zc_err *e, const char *what
  */
 json_t *zc_col_json(sqlite3_stmt *st, int i, char fallback);
 
-/* Registers the "zcor" FTS5 tokenizer on db (fts.c). */
+/* Registers the "zcor" FTS5 tokenizer and the SQL function zc_norm() on
+ * db (fts.c): the schema's triggers need both. */
 int zc_fts_register(sqlite3 *db, struct zc_err *e);
 
 /* Longest dictionary term, in characters: longer titles are not looked
  * up verbatim in messages (FTS still finds them). */
 #define ZC_TERM_MAX_CHARS 12
 
-/* Replaces the dictionary terms of one node or person ("node"/"person",
- * its seq, its scope) with the normalised strings in `terms` (too long
- * ones skipped; an empty array removes them). */
+/* Adds the dictionary terms of one node or person ("node"/"person", its
+ * seq, its scope): the normalised strings in `terms` (too long ones
+ * skipped). Its old terms went when its row was written: the schema's
+ * triggers remove them by their exact keys (schema 10), so call this right
+ * after writing the row (or after emptying terms, as reindex does). */
 int zc_terms_set(struct zc_store *s, const char *kind, sqlite3_int64 ref, const char *scope,
 		 const json_t *terms, struct zc_err *e);
 

@@ -255,6 +255,16 @@ const struct zc_tool *zc_tool_find(const char *name)
 	return NULL;
 }
 
+int zc_tool_offered(const struct zc_tool *t, const struct zc_config *cfg)
+{
+	switch (t->offer) {
+	case ZC_OFFER_RELATIONSHIPS:
+		return cfg->relationships;
+	default:
+		return 1;
+	}
+}
+
 const json_t *zc_tool_schema(const struct zc_tool *t)
 {
 	pthread_once(&schemas_once, parse_schemas);
@@ -280,8 +290,7 @@ int zc_tool_call(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_t
 	}
 	zc_schema_coerce(zc_tool_schema(t), args);
 	zc_config_refresh(&m->conf);
-	if (t->offer == ZC_OFFER_RELATIONSHIPS && !m->conf.cfg.relationships &&
-	    ctx->actor == ZCOR_ACTOR_MODEL) {
+	if (ctx->actor == ZCOR_ACTOR_MODEL && !zc_tool_offered(t, &m->conf.cfg)) {
 		rc = zc_fail(e, ZCOR_EFORBIDDEN,
 			     "relationship memory is switched off in config.json, so '%s' is not "
 			     "offered; the operator can switch it on (\"relationships\": true)",

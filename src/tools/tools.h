@@ -31,6 +31,12 @@ struct zc_tool {
 extern const struct zc_tool zc_tools[];
 
 const struct zc_tool *zc_tool_find(const char *name);
+/*
+ * Whether models are offered t under cfg (the row's "offered when"): a
+ * lookup in the table, cheap enough for every call. MCP tools/call, the
+ * tool list and zc_tool_call all ask this, so the rule is written once.
+ */
+int zc_tool_offered(const struct zc_tool *t, const struct zc_config *cfg);
 /* Parsed schema of a tool (borrowed; parsed once, kept for the process). */
 const json_t *zc_tool_schema(const struct zc_tool *t);
 

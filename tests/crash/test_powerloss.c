@@ -392,8 +392,12 @@ static char *dump_db(const char *dir, char *why, size_t cap)
 			bytes_adds(&q, " WHERE operation NOT IN ('zcor_memory_read', 'zcor_memory_children')");
 		/* the one-time look for seed files to import (Z-MIGRATE) commits
 		 * on its own before the first operation: not a write of a stream */
+		/* and the full-text index's bookkeeping is derived: which new
+		 * nodes' rows are written yet (they are written in batches,
+		 * and by whoever reads the index first), and the generation
+		 * recall's cache follows */
 		if (strcmp(t, "meta") == 0)
-			bytes_adds(&q, " WHERE key <> 'migrated'");
+			bytes_adds(&q, " WHERE key NOT IN ('migrated', 'fts_upto', 'nodes_top', 'nodes_gen')");
 		bytes_adds(&q, " ORDER BY 1");
 		bytes_adds(&out, "[");
 		bytes_adds(&out, t);
@@ -491,6 +495,11 @@ static void reference(const char *dir, int script, struct refs *ref)
 			fprintf(stderr, "stream %d step %d failed: %s\n", script, i, msg);
 			t_failures++;
 		}
+		/* the history records of reads are queued on the handle and
+		 * written a few ms later (op.c, group commit): the reference is
+		 * what the handle writes once they are, so that every read
+		 * record a cut directory holds is one the stream made */
+		zcor_flush(z);
 		if (ref)
 			ref_take(ref, dir);
 	}

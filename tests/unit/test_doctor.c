@@ -199,7 +199,7 @@ static void DOCTOR_DB_INTEGRITY(void)
 {
 	zcor *z = store();
 	t_sql_exec(z, "PRAGMA writable_schema = ON; UPDATE sqlite_schema SET sql = 'CREATE INDEX "
-		      "nodes_scope ON nodes(title)' WHERE name = 'nodes_scope'; PRAGMA writable_schema = OFF");
+		      "nodes_kind ON nodes(title)' WHERE name = 'nodes_kind'; PRAGMA writable_schema = OFF");
 	char dir[4096];
 	snprintf(dir, sizeof(dir), "%s", zcor_dir(z));
 	zcor_close(z);
@@ -207,7 +207,7 @@ static void DOCTOR_DB_INTEGRITY(void)
 	json_t *r = doctor(z, 0);
 	json_t *f = finding(r, "DB_INTEGRITY");
 	CHECK(f != NULL);
-	CHECK_HAS(msg(f), "nodes_scope");
+	CHECK_HAS(msg(f), "nodes_kind");
 	CHECK_STR(json_string_value(json_object_get(f, "severity")), "error");
 	CHECK(json_is_true(json_object_get(r, "needsAttention")));
 	json_decref(r);

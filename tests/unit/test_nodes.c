@@ -20,7 +20,13 @@
 static int64_t clock_of(void *ud) { return *(int64_t *)ud; }
 
 static long long nodes_count(zcor *z) { return t_sql_int(zcor_dir(z), "SELECT count(*) FROM nodes"); }
-static long long history_count(zcor *z) { return t_sql_int(zcor_dir(z), "SELECT count(*) FROM history"); }
+/* Read records are written a few milliseconds later (zcor_flush): now,
+ * before another connection counts them. */
+static long long history_count(zcor *z)
+{
+	zcor_flush(z);
+	return t_sql_int(zcor_dir(z), "SELECT count(*) FROM history");
+}
 
 /* Calls tool with a JSON value as arguments (steals args). */
 static json_t *callj(zcor *z, const char *conv, int *rc, const char *tool, json_t *args)

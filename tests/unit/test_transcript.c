@@ -56,7 +56,12 @@ static void set_config(zcor *z, const char *json)
 	zcor_free(err);
 }
 
-static long long count(zcor *z, const char *sql) { return t_sql_int(zcor_dir(z), sql); }
+/* (zcor_flush: read records are written a few milliseconds later) */
+static long long count(zcor *z, const char *sql)
+{
+	zcor_flush(z);
+	return t_sql_int(zcor_dir(z), sql);
+}
 
 /* The reason the message with this id was skipped, or NULL. */
 static const char *skip_reason(json_t *res, const char *id)

@@ -1,0 +1,259 @@
+/*
+ * test_write.c — the write path of issue 19 through the public API: the
+ * full-text rows of new memories written in batches (schema 10) yet every
+ * reader finding a memory the moment it is written, and the registry's
+ * lookup that says whether a tool is offered.
+ *
+ * Each case is named after the rule it pins and fails if that rule breaks.
+ */
+#define _GNU_SOURCE
+#include "harness.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Rows in nodes_fts: FTS5 keeps one %_docsize row per indexed record. */
+static long long fts_rows(const char *dir) { return t_sql_int(dir, "SELECT count(*) FROM nodes_fts_docsize"); }
+
+static void write_hotpot(zcor *z, int i)
+{
+	json_decref(t_call_ok(z, NULL, "zcor_memory_write",
+			      "{\"title\":\"聚餐%d\",\"content\":\"第%d次约了去吃重庆火锅，人多拼桌。\"}", i, i));
+}
+
+static long long query_total(zcor *z, const char *kw)
+{
+	json_t *q = t_call_ok(z, NULL, "zcor_memory_query", "{\"keywords\":[\"%s\"],\"limit\":100}", kw);
+	long long n = t_int(q, "total");
+	json_decref(q);
+	return n;
+}
+
+/* New memories wait for their full-text rows until ZC_FTS_BATCH (32) of
+ * them share one FTS5 segment; another handle's query, which reads
+ * nodes_fts, finds the waiting ones as well. */
+static void X_FTS_rows_in_batches_found_at_once(void)
+{
+	zcor *z = t_open();
+	const char *dir = zcor_dir(z);
+	for (int i = 0; i < 31; i++)
+		write_hotpot(z, i);
+	CHECK_INT(fts_rows(dir), 0);
+	write_hotpot(z, 31);
+	CHECK_INT(fts_rows(dir), 32);
+	for (int i = 32; i < 35; i++)
+		write_hotpot(z, i);
+	CHECK_INT(fts_rows(dir), 32);
+	zcor *z2 = t_open_dir(dir);
+	CHECK_INT(query_total(z2, "火锅"), 35);
+	CHECK_INT(fts_rows(dir), 35);
+	zcor_close(z2);
+	zcor_close(z);
+}
+
+/* Recall's lexical stage reads nodes_fts: a memory written a moment ago
+ * is recalled by words of its content (not of its title: that would be
+ * a term hit, which never waited), beside a term hit (so that no
+ * fallback of recent records brings it in anyway). */
+static void X_FTS_recall_finds_a_memory_just_written(void)
+{
+	zcor *z = t_open();
+	json_decref(t_call_ok(z, NULL, "zcor_memory_write", "{\"title\":\"泰山\",\"content\":\"五岳之首\"}"));
+	json_t *w = t_call_ok(z, NULL, "zcor_memory_write",
+			      "{\"title\":\"周末计划\",\"content\":\"约好这周末一起去爬泰山看日出\"}");
+	char id[32];
+	snprintf(id, sizeof(id), "%s", t_str(w, "node.id"));
+	json_decref(w);
+	CHECK_INT(fts_rows(zcor_dir(z)), 0);
+	char *out = NULL;
+	CHECK_INT(zcor_recall(z, "{\"conversation\":\"group:1\",\"messages\":[{\"text\":\"有人想去泰山看日出吗\","
+				 "\"sender\":{\"id\":\"42\",\"name\":\"小红\"}}]}",
+			      &out),
+		  ZCOR_OK);
+	CHECK_HAS(out, id);
+	zcor_free(out);
+	zcor_close(z);
+}
+
+/* A waiting node that changes or goes is indexed as it is when its batch
+ * comes (or never); the index stays whole: the doctor's FTS5 integrity
+ * check, which compares nodes_fts with the nodes, finds nothing. */
+static void X_FTS_waiting_rows_change_and_go(void)
+{
+	zcor *z = t_open();
+	json_t *a = t_call_ok(z, NULL, "zcor_memory_write", "{\"title\":\"甲\",\"content\":\"原来的说法是烤鸭\"}");
+	json_t *b = t_call_ok(z, NULL, "zcor_memory_write", "{\"title\":\"乙\",\"content\":\"要删掉的螺蛳粉\"}");
+	json_decref(t_call_ok(z, NULL, "zcor_memory_write", "{\"id\":\"%s\",\"title\":\"甲\",\"content\":\"改成了生煎\"}",
+			      t_str(a, "node.id")));
+	json_decref(t_call_ok(z, NULL, "zcor_memory_delete", "{\"id\":\"%s\"}", t_str(b, "node.id")));
+	char *rep = NULL;
+	CHECK_INT(zcor_doctor(z, 0, &rep), ZCOR_OK);
+	CHECK(rep && !strstr(rep, "DB_INTEGRITY") && !strstr(rep, "INDEX_STALE"));
+	zcor_free(rep);
+	CHECK_INT(query_total(z, "生煎"), 1);
+	CHECK_INT(query_total(z, "烤鸭"), 0);
+	CHECK_INT(query_total(z, "螺蛳粉"), 0);
+	/* and once indexed, the ordinary triggers take over */
+	json_decref(t_call_ok(z, NULL, "zcor_memory_write", "{\"id\":\"%s\",\"title\":\"甲\",\"content\":\"最后是肠粉\"}",
+			      t_str(a, "node.id")));
+	CHECK_INT(query_total(z, "肠粉"), 1);
+	CHECK_INT(query_total(z, "生煎"), 0);
+	CHECK_INT(zcor_doctor(z, 0, &rep), ZCOR_OK);
+	CHECK(rep && !strstr(rep, "DB_INTEGRITY") && !strstr(rep, "INDEX_STALE"));
+	zcor_free(rep);
+	json_decref(a);
+	json_decref(b);
+	zcor_close(z);
+}
+
+/* kill -9 with rows waiting: the memories are durable, their full-text
+ * rows derived, so the next process writes them and finds every one. */
+static void X_FTS_kill9_with_rows_waiting(void)
+{
+	const char *dir = t_tmpdir();
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		zcor *z = t_open_dir(dir);
+		for (int i = 0; i < 5; i++) {
+			char args[160], *out = NULL;
+			snprintf(args, sizeof(args), "{\"title\":\"聚餐%d\",\"content\":\"约了去吃重庆火锅\"}", i);
+			if (zcor_tool_call(z, NULL, "zcor_memory_write", args, &out) != ZCOR_OK)
+				_exit(3);
+			zcor_free(out);
+		}
+		raise(SIGKILL);
+		_exit(4);
+	}
+	int status = 0;
+	waitpid(pid, &status, 0);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM nodes"), 5);
+	CHECK_INT(fts_rows(dir), 0);
+	zcor *z = t_open_dir(dir);
+	char *rep = NULL;
+	CHECK_INT(zcor_doctor(z, 0, &rep), ZCOR_OK);
+	CHECK(rep && !strstr(rep, "DB_INTEGRITY") && !strstr(rep, "INDEX_STALE"));
+	zcor_free(rep);
+	CHECK_INT(query_total(z, "火锅"), 5);
+	zcor_close(z);
+}
+
+static long long terms_of(const char *dir, const char *kind, const char *term)
+{
+	char q[256];
+	snprintf(q, sizeof(q), "SELECT count(*) FROM terms WHERE kind = '%s' AND term = '%s'", kind, term);
+	return t_sql_int(dir, q);
+}
+
+/* Without an index of terms by record (terms_ref, schema 10) a record's
+ * old terms are still removed, by their exact keys, whenever the fields
+ * they come from change, the record stops being one recall may inject,
+ * or it goes; a person's too, including a renamed id. */
+static void X_TERMS_old_terms_removed_by_their_keys(void)
+{
+	zcor *z = t_open();
+	const char *dir = zcor_dir(z);
+	json_t *a = t_call_ok(z, NULL, "zcor_memory_write",
+			      "{\"title\":\"老标题ＡＢ\",\"content\":\"c\",\"keywords\":[\"旧词\",\"留下\"]}");
+	const char *id = t_str(a, "node.id");
+	CHECK_INT(terms_of(dir, "node", "老标题ab"), 1);
+	CHECK_INT(terms_of(dir, "node", "旧词"), 1);
+	json_decref(t_call_ok(z, NULL, "zcor_memory_write",
+			      "{\"id\":\"%s\",\"title\":\"新标题\",\"content\":\"c\",\"keywords\":[\"留下\"]}", id));
+	CHECK_INT(terms_of(dir, "node", "老标题ab"), 0);
+	CHECK_INT(terms_of(dir, "node", "旧词"), 0);
+	CHECK_INT(terms_of(dir, "node", "新标题"), 1);
+	CHECK_INT(terms_of(dir, "node", "留下"), 1);
+	/* superseded: recall never injects it, so it has no terms */
+	json_t *b = t_call_ok(z, NULL, "zcor_memory_write", "{\"title\":\"替代者\",\"content\":\"c\"}");
+	json_decref(t_call_ok(z, NULL, "zcor_memory_supersede",
+			      "{\"ids\":[\"%s\"],\"replacementId\":\"%s\",\"reason\":\"新的\"}", id,
+			      t_str(b, "node.id")));
+	CHECK_INT(terms_of(dir, "node", "新标题"), 0);
+	CHECK_INT(terms_of(dir, "node", "留下"), 0);
+	/* deleted */
+	json_t *c = t_call_ok(z, NULL, "zcor_memory_write",
+			      "{\"title\":\"要删的\",\"content\":\"c\",\"keywords\":[\"删词\"]}");
+	json_decref(t_call_ok(z, NULL, "zcor_memory_delete", "{\"id\":\"%s\"}", t_str(c, "node.id")));
+	CHECK_INT(terms_of(dir, "node", "要删的"), 0);
+	CHECK_INT(terms_of(dir, "node", "删词"), 0);
+	/* people: a changed name and alias, a person known by name who
+	 * learns their QQ number (PEOPLE.md), a deleted person */
+	json_decref(t_call_ok(z, NULL, "zcor_relationship_write",
+			      "{\"personId\":\"20001\",\"name\":\"阿强\",\"relationship\":\"群友\",\"affinity\":0,"
+			      "\"reason\":\"r\",\"aliases\":[\"强哥\"]}"));
+	CHECK_INT(terms_of(dir, "person", "强哥"), 1);
+	json_decref(t_call_ok(z, NULL, "zcor_relationship_write",
+			      "{\"personId\":\"20001\",\"name\":\"阿强强\",\"relationship\":\"群友\",\"affinity\":0,"
+			      "\"reason\":\"r\",\"aliases\":[\"大强\"]}"));
+	CHECK_INT(terms_of(dir, "person", "强哥"), 0);
+	CHECK_INT(terms_of(dir, "person", "阿强"), 0);
+	CHECK_INT(terms_of(dir, "person", "阿强强"), 1);
+	CHECK_INT(terms_of(dir, "person", "大强"), 1);
+	json_decref(t_call_ok(z, NULL, "qq_memory", "{\"action\":\"upsert\",\"path\":\"PEOPLE.md\",\"name\":\"小芳\"}"));
+	CHECK_INT(terms_of(dir, "person", "name:小芳"), 1);
+	json_decref(t_call_ok(z, NULL, "qq_memory",
+			      "{\"action\":\"upsert\",\"path\":\"PEOPLE.md\",\"name\":\"小芳\",\"qq\":\"30003\"}"));
+	CHECK_INT(terms_of(dir, "person", "name:小芳"), 0);
+	CHECK_INT(terms_of(dir, "person", "30003"), 1);
+	CHECK_INT(terms_of(dir, "person", "小芳"), 1);
+	json_decref(t_call_ok(z, NULL, "zcor_relationship_delete", "{\"personId\":\"20001\"}"));
+	CHECK_INT(terms_of(dir, "person", "阿强强"), 0);
+	CHECK_INT(terms_of(dir, "person", "20001"), 0);
+	CHECK_INT(terms_of(dir, "person", "大强"), 0);
+	/* what is left is exactly what a rebuild makes */
+	static const char all[] = "SELECT group_concat(term || '/' || scope || '/' || kind || '/' || ref, ',') "
+				  "FROM (SELECT * FROM terms ORDER BY 1, 2, 3, 4)";
+	char *before = t_sql_str(dir, all);
+	char *out = NULL;
+	CHECK_INT(zcor_reindex(z, &out), ZCOR_OK);
+	zcor_free(out);
+	char *after = t_sql_str(dir, all);
+	CHECK_STR(before, after);
+	free(before);
+	free(after);
+	json_decref(a);
+	json_decref(b);
+	json_decref(c);
+	zcor_close(z);
+}
+
+/* zcor_tool_offered (what MCP tools/call asks on every call) is the
+ * registry's rule under the current config.json: relationship tools only
+ * while relationship memory is on; unknown names never. */
+static void X_TOOLS_offered_follows_the_config(void)
+{
+	zcor *z = t_open();
+	CHECK_INT(zcor_tool_offered(z, "zcor_memory_read"), 1);
+	CHECK_INT(zcor_tool_offered(z, "zcor_relationship_read"), 1);
+	CHECK_INT(zcor_tool_offered(z, "no_such_tool"), 0);
+	char *err = NULL;
+	CHECK_INT(zcor_config_set(z, "{\"relationships\":false}", &err), ZCOR_OK);
+	zcor_free(err);
+	CHECK_INT(zcor_tool_offered(z, "zcor_relationship_read"), 0);
+	CHECK_INT(zcor_tool_offered(z, "zcor_relationship_write"), 0);
+	CHECK_INT(zcor_tool_offered(z, "zcor_memory_write"), 1);
+	/* the same answer as the list models are given */
+	char *list = zcor_tools_json(z, 0);
+	CHECK(list && !strstr(list, "\"zcor_relationship_read\""));
+	zcor_free(list);
+	CHECK_INT(zcor_config_set(z, "{\"relationships\":true}", &err), ZCOR_OK);
+	zcor_free(err);
+	CHECK_INT(zcor_tool_offered(z, "zcor_relationship_read"), 1);
+	CHECK_INT(zcor_tool_offered(NULL, "zcor_relationship_read"), 1);
+	CHECK_INT(zcor_tool_offered(NULL, "no_such_tool"), 0);
+	zcor_close(z);
+}
+
+const struct t_case t_cases[] = {
+	{"X_FTS_rows_in_batches_found_at_once", X_FTS_rows_in_batches_found_at_once},
+	{"X_FTS_recall_finds_a_memory_just_written", X_FTS_recall_finds_a_memory_just_written},
+	{"X_FTS_waiting_rows_change_and_go", X_FTS_waiting_rows_change_and_go},
+	{"X_FTS_kill9_with_rows_waiting", X_FTS_kill9_with_rows_waiting},
+	{"X_TERMS_old_terms_removed_by_their_keys", X_TERMS_old_terms_removed_by_their_keys},
+	{"X_TOOLS_offered_follows_the_config", X_TOOLS_offered_follows_the_config},
+	{NULL, NULL},
+};
