@@ -34,8 +34,11 @@ export function render(root, app, arg) {
       page.items.length ? h('ul', { class: 'list', 'aria-label': t('mem.results') }, page.items.map((n) => nodeItem(n, open))) : empty(t('state.noMatch')),
       pager(page, at, LIMIT, search)]);
   }
-  // after a change: the same search page, the same open branches
-  const ctx = { gen: 0, refresh: () => { drawTree(tree, open, expanded); search(offset); } };
+  // after a change: the same search page, the same open branches; the
+  // caller awaits it before opening the changed memory, so the lists
+  // above it (on a phone) do not shrink and grow again after it came
+  // into view
+  const ctx = { gen: 0, refresh: () => Promise.all([drawTree(tree, open, expanded), search(offset)]) };
   // opening goes through the address (#memory/<id>): back and reload work
   const open = (id) => app.go('memory', id);
   const show = (id) => {
@@ -84,7 +87,7 @@ function nodeItem(n, open) {
 let seq = 0;
 
 function drawTree(el, open, expanded) {
-  load(el, () => api('GET', 'roots'), (data) => {
+  return load(el, () => api('GET', 'roots'), (data) => {
     if (!data.items.length) return empty();
     const ul = h('ul', { role: 'tree', 'aria-labelledby': 'h-tree' }, data.items.map((n) => treeItem(n, open, expanded)));
     ul.firstChild.tabIndex = 0;
@@ -193,7 +196,7 @@ async function showNode(el, app, id, ctx, { focus } = {}) {
     clear(msg);
     try {
       const r = await api('POST', `nodes/${encodeURIComponent(id)}/important`, { important: !node.important });
-      ctx.refresh();
+      await ctx.refresh();
       if (my !== ctx.gen) return; // another node is open now
       if (!await showNode(el, app, id, ctx, { focus: '#toggle-important' })) return;
       if (r.receipt) clear(el.querySelector('#node-msg'), receipt(r.receipt, app));
@@ -235,7 +238,7 @@ function confirmDelete(msg, app, node, children, ctx) {
   const yes = h('button', { type: 'button', class: 'danger', id: 'confirm-delete', onclick: () => busy(yes, async () => {
     try {
       await api('DELETE', `nodes/${encodeURIComponent(node.id)}`);
-      ctx.refresh();
+      await ctx.refresh();
       app.go('memory', '', { status: t('mem.deleted', { title: node.title }) });
     } catch (e) {
       clear(msg, refusal(e, app, children));
@@ -282,7 +285,7 @@ function editNode(el, app, node, ctx) {
       parentId, sourceMessage: source.value === '' ? null : source.value };
     try {
       const r = node ? await api('PUT', `nodes/${encodeURIComponent(node.id)}`, body) : await api('POST', 'nodes', body);
-      ctx.refresh();
+      await ctx.refresh();
       app.go('memory', r.node.id, { status: node ? t('mem.saved') : t('mem.createdOk', { id: r.node.id }) });
     } catch (err) {
       clear(msg, errorBox(err));
@@ -321,7 +324,7 @@ function mergeForm(msg, app, node, ctx) {
     try {
       const r = await api('POST', 'merge', { ids: list.ids.map((n) => n.id), title: title.value, content: content.value,
         keywords: splitList(keywords.value), reason: reason.value });
-      ctx.refresh();
+      await ctx.refresh();
       app.go('memory', r.node.id, { status: t('mem.merged', { id: r.node.id }) });
     } catch (err) { clear(out, errorBox(err)); }
   }, h('h3', {}, t('mem.merge')), h('p', { class: 'meta' }, t('mem.mergeHelp')), list.show,
@@ -340,7 +343,7 @@ function supersedeForm(msg, app, node, ctx) {
   clear(msg, form({ class: 'card', id: 'supersede-form' }, async () => {
     try {
       await api('POST', 'supersede', { ids: [node.id], replacementId: replacement?.id, reason: reason.value });
-      ctx.refresh();
+      await ctx.refresh();
       app.go('memory', node.id, { status: t('mem.supersededOk') });
     } catch (err) { clear(out, errorBox(err)); }
   }, h('h3', {}, t('mem.supersede')), h('p', { class: 'meta' }, t('mem.supersedeHelp')),
