@@ -270,7 +270,7 @@ static void planted(const char *dir, json_t *out)
 		int depth; /* 0: a file */
 	} ours[] = {{"stickers", 1},     {"media", 1},	   {"backups", 1},	 {"blobs", 1},
 		    {"mirror", 4},	 {"PERSONA.md", 0}, {"config.json", 0}, {"synonyms.json", 0},
-		    {"memory.db-wal", 0}, {"serve.token", 0}};
+		    {"memory.db-wal", 0}, {"memory.db-shm", 0}, {"serve.token", 0}};
 	long count = 0;
 	for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++) {
 		char *p = zc_path_join(dir, ours[i].rel);
@@ -294,7 +294,9 @@ json_t *zc_doctor_unopened(const char *dir)
 	if (!code)
 		return NULL; /* not memory.db's state: the check itself failed */
 	json_t *out = json_array();
-	if (strcmp(code, "MEMORY_DB_EMPTY") == 0)
+	if (strcmp(code, "UNSAFE_PATH") == 0)
+		; /* planted() below names it */
+	else if (strcmp(code, "MEMORY_DB_EMPTY") == 0)
 		finding(out, code, "error", "memory.db", 0,
 			"restore the newest backup: move memory.db (and memory.db-wal) aside together, then "
 			"zcor restore backups/<newest>.json; remove memory.db only if the directory is new",

@@ -188,6 +188,22 @@ int zc_mem_check_db(const char *dir, const char **code, struct zc_err *e)
 	const char *found = NULL;
 	if (code)
 		*code = NULL;
+	/* SQLite opens memory.db-wal and -shm by name, following a link and
+	 * blocking on a FIFO: a planted one is refused before it can */
+	static const char *const beside[] = {"memory.db-wal", "memory.db-shm"};
+	for (size_t i = 0; i < sizeof(beside) / sizeof(beside[0]); i++) {
+		char *p = zc_path_join(dir, beside[i]);
+		enum zc_file_kind k = zc_file_kind(p);
+		zc_free(p);
+		if (k != ZC_FILE_NONE && k != ZC_FILE_REGULAR) {
+			found = "UNSAFE_PATH";
+			rc = zc_fail(e, ZCOR_EIO,
+				     "%s is %s, not a file SQLite wrote: memory.db was not opened and nothing "
+				     "was changed; remove it (it is not zcor's), then open the directory again",
+				     beside[i], k == ZC_FILE_LINK ? "a symbolic link" : "a special file");
+			goto out;
+		}
+	}
 	if (lstat(db, &st) != 0)
 		goto out; /* a new store */
 	if (!S_ISREG(st.st_mode)) {

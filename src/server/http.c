@@ -52,6 +52,12 @@
 /* From one client address: a browser opens 6 per host, an MCP client one
  * or two; a client holding more only keeps others out. */
 #define PER_CLIENT_CONNECTIONS 32
+/* Past this many connections, each new one closes the oldest connection
+ * still waiting for its headers from the client that holds the most: a
+ * handful of addresses of slow senders (8 × 32 fill 256) cannot keep out
+ * a client that sends its request at once, whose connection never waits
+ * long enough to be the oldest. IPv6 addresses count by their /64. */
+#define EVICT_AT (MAX_CONNECTIONS - 32)
 #define IDLE_TIMEOUT_S 60 /* MHD's: no byte moved either way for this long */
 /* Open handles kept between requests (each one SQLite connection and its
  * page cache). A request takes the one used last — a client sending one
@@ -81,6 +87,7 @@ struct conn {
 	double since; /* zc_time_mono_ms when the phase began */
 	int cut;      /* shut down by the watchdog */
 	char addr[INET6_ADDRSTRLEN];
+	char client[INET6_ADDRSTRLEN]; /* who, for the limits: addr, or its /64 */
 };
 
 struct server {
@@ -765,6 +772,15 @@ static enum MHD_Result handle_api(struct server *s, struct MHD_Connection *c, st
 			zcor_free(cfg);
 			return ret;
 		}
+		/* the operator's settings (admission, provider, recall): a host
+		 * acting for one conversation does not change them, as it does
+		 * not restore */
+		if (conversation) {
+			json_decref(args);
+			return send_error(c, r, 403, "forbidden",
+					  "a caller bound to a conversation cannot change config.json; only the "
+					  "operator may do it (send no X-Zcor-Conversation)");
+		}
 		char *text = json_dumps(args, JSON_COMPACT), *err = NULL;
 		json_decref(args);
 		int rc = zcor_config_set(z, text, &err);
@@ -996,6 +1012,15 @@ static enum MHD_Result admit(struct server *s, struct MHD_Connection *c, struct 
 		zcor_free(err);
 		return ret;
 	}
+	/* a body announced over the cap is refused now, not after it came */
+	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+	if (cl && *cl) {
+		char *end;
+		errno = 0;
+		unsigned long long n = strtoull(cl, &end, 10);
+		if (errno || *end || n > BODY_MAX)
+			return send_error(c, r, 413, "invalid_argument", "the request body is larger than 1 MiB");
+	}
 	return MHD_YES;
 }
 
@@ -1133,6 +1158,14 @@ static const char *malformed(struct MHD_Connection *c, const struct request *r, 
  * stays MHD's, valid until on_connection(CLOSED) has unlinked the entry
  * under conn_lock, so a shutdown never reaches a reused descriptor. */
 
+static void log_time(char *ts, size_t n)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(ts, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
 static struct conn *conn_of(struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ci =
@@ -1151,13 +1184,39 @@ static void conn_phase(struct server *s, struct MHD_Connection *c, enum conn_pha
 	pthread_mutex_unlock(&s->conn_lock);
 }
 
-static void client_addr(const struct sockaddr *sa, char *out, size_t n)
+static void client_addr(const struct sockaddr *sa, char *out, size_t n, char *client, size_t cn)
 {
 	snprintf(out, n, "?");
-	if (sa && sa->sa_family == AF_INET)
+	snprintf(client, cn, "?");
+	if (sa && sa->sa_family == AF_INET) {
 		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, (socklen_t)n);
-	else if (sa && sa->sa_family == AF_INET6)
-		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out, (socklen_t)n);
+		snprintf(client, cn, "%s", out);
+	} else if (sa && sa->sa_family == AF_INET6) {
+		struct in6_addr a = ((const struct sockaddr_in6 *)sa)->sin6_addr;
+		inet_ntop(AF_INET6, &a, out, (socklen_t)n);
+		memset(a.s6_addr + 8, 0, 8);
+		inet_ntop(AF_INET6, &a, client, (socklen_t)cn);
+	}
+}
+
+/* The oldest connection still waiting for its headers, of the client
+ * holding the most connections (conn_lock held); NULL when none waits. */
+static struct conn *eviction_victim(struct server *s)
+{
+	struct conn *victim = NULL;
+	int most = 0;
+	for (struct conn *x = s->conns; x; x = x->next) {
+		if (x->cut || x->phase != CONN_HEADERS)
+			continue;
+		int n = 0;
+		for (struct conn *y = s->conns; y; y = y->next)
+			n += !y->cut && strcmp(y->client, x->client) == 0;
+		if (n > most || (n == most && x->since < victim->since)) {
+			most = n;
+			victim = x;
+		}
+	}
+	return victim;
 }
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -1176,12 +1235,24 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		x->fd = fd->connect_fd;
 		x->phase = CONN_HEADERS;
 		x->since = zc_time_mono_ms();
-		client_addr(ad ? ad->client_addr : NULL, x->addr, sizeof(x->addr));
+		client_addr(ad ? ad->client_addr : NULL, x->addr, sizeof(x->addr), x->client, sizeof(x->client));
 		pthread_mutex_lock(&s->conn_lock);
 		x->next = s->conns;
 		if (s->conns)
 			s->conns->prev = x;
 		s->conns = x;
+		int live = 0;
+		for (struct conn *y = s->conns; y; y = y->next)
+			live += !y->cut;
+		struct conn *v = live > EVICT_AT ? eviction_victim(s) : NULL;
+		if (v) {
+			shutdown(v->fd, SHUT_RDWR);
+			v->cut = 1;
+			char ts[32];
+			log_time(ts, sizeof(ts));
+			fprintf(stderr, "{\"t\":\"%s\",\"client\":\"%s\",\"event\":\"evicted\",\"connections\":%d}\n",
+				ts, v->addr, live);
+		}
 		pthread_mutex_unlock(&s->conn_lock);
 		*socket_context = x;
 		return;
@@ -1198,14 +1269,6 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	pthread_mutex_unlock(&s->conn_lock);
 	free(x);
 	*socket_context = NULL;
-}
-
-static void log_time(char *ts, size_t n)
-{
-	time_t now = time(NULL);
-	struct tm tm;
-	gmtime_r(&now, &tm);
-	strftime(ts, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 /* The watchdog: wakes at the earliest deadline (at least once a second,
@@ -1361,8 +1424,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	double ms = (double)(end.tv_sec - r->start.tv_sec) * 1e3 +
 		    (double)(end.tv_nsec - r->start.tv_nsec) / 1e6;
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	char addr[INET6_ADDRSTRLEN];
-	client_addr(ci ? ci->client_addr : NULL, addr, sizeof(addr));
+	char addr[INET6_ADDRSTRLEN], who[INET6_ADDRSTRLEN];
+	client_addr(ci ? ci->client_addr : NULL, addr, sizeof(addr), who, sizeof(who));
 	char ts[32];
 	log_time(ts, sizeof(ts));
 	fprintf(stderr,

@@ -102,3 +102,20 @@ test('[issue 12 #6] two PUTs of different keys at once: neither change is lost',
     assert.equal(after.viewMaxBytes, 10000 + N - 1, JSON.stringify(after));
   });
 });
+
+// A caller bound to a conversation acts for one chat: it cannot change the
+// operator's settings (admission, provider, recall), as it cannot restore
+// (audit of issue 12).
+test('[issue 12] a caller bound to a conversation cannot PUT the config', async () => {
+  const dir = mkTmp('zcor-config-put-');
+  const srv = await startServe(BIN, dir, cleanEnv());
+  await runThenStop(srv, async () => {
+    const before = await request(srv, '/api/v1/config');
+    const r = await request(srv, '/api/v1/config', { method: 'PUT', body: { recallChars: 123 }, conv: 'group:222' });
+    assert.equal(r.status, 403, r.text);
+    assert.match(r.text, /only the operator/);
+    const after = await request(srv, '/api/v1/config');
+    assert.equal(after.text, before.text);
+    assert.equal((await put(srv, { recallChars: 123 })).status, 200);
+  });
+});

@@ -90,6 +90,34 @@ test('[issue 12 #5] 256 slow connections from one address: the page and the API 
   });
 });
 
+test('[issue 12 #5] 8 addresses × 32 slow connections, reconnecting when cut: another client is still answered', async () => {
+  const dir = mkTmp('zcor-limits-');
+  const srv = await startServe(BIN, dir, cleanEnv());
+  const attackers = [];
+  let stop = false;
+  // each slot reopens as soon as the server closes it (evicted or refused)
+  const slot = (from) => {
+    const c = slowClient(srv.port, 1000, from);
+    attackers.push(c);
+    c.sock.on('close', () => { if (!stop) setTimeout(() => slot(from), 20); });
+  };
+  await runThenStop(srv, async () => {
+    try {
+      for (let a = 2; a < 10; a++) for (let i = 0; i < 32; i++) slot(`127.0.0.${a}`);
+      await sleep(1500);
+      const results = [];
+      for (let i = 0; i < 12; i++) {
+        results.push(await get(srv, '/api/v1/config', { from: '127.0.0.200', timeoutMs: 3000 }).then((r) => r.status, (e) => e.message));
+        await sleep(100);
+      }
+      assert.deepEqual(results, Array(12).fill(200));
+    } finally {
+      stop = true;
+      for (const a of attackers) a.stop();
+    }
+  });
+});
+
 test('[issue 12 #5] --header-timeout is a deadline for the whole header, however slowly it trickles in', async () => {
   const dir = mkTmp('zcor-limits-');
   const srv = await startServe(BIN, dir, cleanEnv(), ['--header-timeout', '2', '--body-timeout', '2']);
@@ -170,4 +198,23 @@ test('serve --header-timeout / --body-timeout: a bad value exits 2 naming the op
     assert.equal(r.status, 2, `${opt} ${v}: ${r.stderr}`);
     assert.ok(r.stderr.includes(opt), r.stderr);
   }
+});
+
+// A body announced over the 1 MiB cap is refused as soon as the headers
+// are in (413), not after the client sent it all (audit of issue 12).
+test('[issue 12 #5] Content-Length over the cap: 413 before any of the body is sent', async () => {
+  const dir = mkTmp('zcor-limits-');
+  const srv = await startServe(BIN, dir, cleanEnv());
+  await runThenStop(srv, async () => {
+    const answer = await new Promise((resolve, reject) => {
+      const sock = connect({ host: '127.0.0.1', port: srv.port });
+      let text = '';
+      const timer = setTimeout(() => { sock.destroy(); resolve(text || 'no answer within 3 s'); }, 3000);
+      sock.on('connect', () => sock.write(`POST /api/v1/nodes HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\n` +
+        `Authorization: Bearer ${srv.token}\r\nContent-Type: application/json\r\nContent-Length: 2000000\r\n\r\n`));
+      sock.on('data', (c) => { text += c; if (text.includes('\r\n\r\n') && text.includes('}')) { clearTimeout(timer); sock.destroy(); resolve(text); } });
+      sock.on('error', reject);
+    });
+    assert.match(answer, /^HTTP\/1\.1 413/, answer);
+  });
 });

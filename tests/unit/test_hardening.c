@@ -473,7 +473,42 @@ static void I12_12_migration_fills_the_references(void)
 	zcor_close(z);
 }
 
+/* memory.db-wal or -shm planted as a link or a FIFO (SQLite opens them by
+ * name, following a link, blocking on a FIFO): the directory is refused
+ * before SQLite sees them, the target is untouched, and the doctor names
+ * the planted file (audit of issue 12: a cryptic "unable to open" and a
+ * silent doctor before). */
+static void I12_9_planted_wal_and_shm_are_refused(void)
+{
+	static const char *const which[] = {"memory.db-wal", "memory.db-shm"};
+	for (int i = 0; i < 2; i++)
+		for (int fifo = 0; fifo < 2; fifo++) {
+			zcor *z = t_open();
+			char dir[4096];
+			snprintf(dir, sizeof(dir), "%s", zcor_dir(z));
+			json_decref(t_call_ok(z, NULL, "zcor_memory_write", "{\"title\":\"猫\",\"content\":\"咪\"}"));
+			zcor_close(z);
+			char *p = path_in(dir, which[i]), *target = path_in(t_tmpdir(), "outside-target");
+			write_bytes(target, "outside", 7);
+			unlink(p);
+			CHECK(fifo ? mkfifo(p, 0600) == 0 : symlink(target, p) == 0);
+			char msg[2048];
+			CHECK_INT(open_fails(dir, msg, sizeof(msg)), ZCOR_EIO);
+			CHECK_HAS(msg, which[i]);
+			CHECK_HAS(msg, fifo ? "a special file" : "a symbolic link");
+			CHECK_INT(file_size(target), 7);
+			json_t *r = parse(zcor_doctor_unopened(dir));
+			json_t *f = finding(r, "UNSAFE_PATH");
+			CHECK(f != NULL);
+			CHECK_STR(f ? t_str(f, "path") : NULL, which[i]);
+			json_decref(r);
+			free(p);
+			free(target);
+		}
+}
+
 const struct t_case t_cases[] = {
+	{"I12_9_planted_wal_and_shm_are_refused", I12_9_planted_wal_and_shm_are_refused},
 	{"I12_7_empty_db_in_a_used_directory_is_refused", I12_7_empty_db_in_a_used_directory_is_refused},
 	{"I12_7_empty_db_beside_a_wal_keeps_the_wal", I12_7_empty_db_beside_a_wal_keeps_the_wal},
 	{"I12_7_empty_db_in_a_new_directory_opens", I12_7_empty_db_in_a_new_directory_opens},
