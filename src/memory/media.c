@@ -21,6 +21,7 @@
 #include "base/buf.h"
 #include "base/fs.h"
 #include "base/json.h"
+#include "base/utf8.h"
 
 static void hex(const unsigned char *d, size_t n, char *out)
 {
@@ -127,8 +128,8 @@ int zc_media_parse(json_t *v, const char *field, struct zc_media_in *mi, struct 
 	json_t *x;
 	json_object_foreach(v, k, x) {
 		if (strcmp(k, "type") && strcmp(k, "data") && strcmp(k, "file") && strcmp(k, "name")) {
-			zc_fail(e, ZCOR_EINVAL, "field '%s.%.40s': unknown; a media item has type, data, file, name",
-				field, k);
+			zc_fail(e, ZCOR_EINVAL, "field '%s.%s': unknown; a media item has type, data, file, name",
+				field, ZC_Q(k, 40));
 			return ZCOR_EINVAL;
 		}
 	}
@@ -151,7 +152,7 @@ int zc_media_parse(json_t *v, const char *field, struct zc_media_in *mi, struct 
 		char *bytes = NULL;
 		struct zc_err fe = {0};
 		if (zc_read_file(file, ZC_MEDIA_BYTES_MAX, &bytes, &mi->len, &fe)) {
-			zc_fail(e, ZCOR_EINVAL, "field '%s': cannot read '%.200s': %s", field, file, fe.msg);
+			zc_fail(e, ZCOR_EINVAL, "field '%s': cannot read '%s': %s", field, ZC_Q(file, 200), fe.msg);
 			return ZCOR_EINVAL;
 		}
 		mi->data = (unsigned char *)bytes;
@@ -257,8 +258,8 @@ int zc_media_path(struct zc_mem *m, const char *ref, char **path, struct zc_err 
 	*path = NULL;
 	if (!parse_ref(ref, hash, &ext))
 		return zc_fail(e, ZCOR_EINVAL,
-			       "media reference '%.100s' is not of the form media/<sha256>.<png|jpg|gif|webp>",
-			       ref ? ref : "");
+			       "media reference '%s' is not of the form media/<sha256>.<png|jpg|gif|webp>",
+			       ZC_Q(ref, 100));
 	int rc = zc_store_begin(&m->store, 1, e);
 	if (rc)
 		return rc;

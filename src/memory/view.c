@@ -1290,8 +1290,8 @@ int zc_view_doc_check(const struct zc_view *v, const json_t *doc, struct zc_err 
 	}
 	json_array_foreach(json_object_get(doc, "unparsed"), i, x) {
 		if (zc_view_text_breaks_rule(v, zc_json_str(x, "text")))
-			return zc_fail(e, ZCOR_EINVAL, "argument 'content': the line '%.80s' has a file path: %s",
-				       zc_json_str(x, "text"), why);
+			return zc_fail(e, ZCOR_EINVAL, "argument 'content': the line '%s' has a file path: %s",
+				       ZC_Q(zc_json_str(x, "text"), 80), why);
 	}
 	return ZCOR_OK;
 }
