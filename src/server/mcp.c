@@ -23,6 +23,8 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/buf.h"
+#include "base/json.h"
 #include "base/utf8.h"
 #include "server/mcp.h"
 
@@ -517,22 +519,22 @@ static json_t *error_response(json_t *id, int code, const char *message, json_t 
 /*
  * The answer when the real one could not be built or encoded (jansson out
  * of memory, or a result it refused): a JSON-RPC error for the same id,
- * written by hand so that it needs no jansson value. The id came out of
- * json_loadb, so it is a string or an integer that encodes; if even that
- * fails the answer says null, as JSON-RPC does when the id is unknown.
+ * written without jansson, which may be what failed. The id came out of
+ * json_loadb, so it is valid UTF-8 text or an integer.
  */
 static char *answer_unencodable(const json_t *id)
 {
-	static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
-	static const char tail[] = ",\"error\":{\"code\":-32603,\"message\":\"internal error: the answer "
-				   "could not be encoded as JSON; the request may have taken effect\"}}";
-	char *idtext = id ? json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-	const char *idt = idtext ? idtext : "null";
-	size_t n = sizeof(head) - 1 + strlen(idt) + sizeof(tail);
-	char *out = zc_malloc(n);
-	snprintf(out, n, "%s%s%s", head, idt, tail);
-	free(idtext); /* jansson's allocator, the default: malloc */
-	return out;
+	struct zc_buf b = ZC_BUF_INIT;
+	zc_buf_adds(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
+	if (json_is_string(id))
+		zc_json_buf_string(&b, json_string_value(id));
+	else if (json_is_integer(id))
+		zc_buf_addf(&b, "%" JSON_INTEGER_FORMAT, json_integer_value(id));
+	else
+		zc_buf_adds(&b, "null");
+	zc_buf_adds(&b, ",\"error\":{\"code\":-32603,\"message\":\"internal error: the answer could not be "
+			"encoded as JSON; the request may have taken effect\"}}");
+	return zc_buf_detach(&b);
 }
 
 /* Notifications get no answer. initialized completes the handshake;
