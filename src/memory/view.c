@@ -11,6 +11,7 @@
 #include "memory/view.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1704,6 +1705,98 @@ static int set_index(struct zc_op *op, const char *text, int append, struct zc_e
 	return rc;
 }
 
+/*
+ * Stores the unparsed lines of a written doc where the view renders them
+ * back as written, so that writing back a view as read changes nothing
+ * (found by tests/fuzz/fuzz_views.c). The render orders lines by pos in
+ * their section, and entries sit where the store keeps them: a node at
+ * the line it was written on, a person at its row order (seq; the people
+ * table keeps no line). So on PEOPLE.md a line of 人物 goes just before
+ * the person that followed it, other lines after all people, in the order
+ * written. And a line kept because an entry of the same name follows it
+ * ("the later line is the entry") must still come before that entry: if
+ * it would not (another section, or the entry kept an earlier place), it
+ * goes just before the entry, in its section — unless it then reads
+ * exactly as the entry's line (an identical line, as the next write would
+ * find). base: where an append starts (0 for a whole write). Call once
+ * the entries are saved.
+ */
+static int add_kept_lines(struct zc_op *op, const struct zc_view *v, const json_t *doc, double base,
+			  struct zc_err *e)
+{
+	json_t *cur = NULL, *stored = json_object();
+	int rc = load_entries(op->m, v, &cur, e);
+	double after_all = base;
+	size_t i, j;
+	json_t *x, *u;
+	json_array_foreach(cur, i, x) {
+		char *k = entry_key(v, x);
+		json_object_set(stored, k, x);
+		zc_free(k);
+		if (v->kind == ZC_VIEW_PEOPLE) { /* found by name or by QQ number */
+			char *n = zc_norm(zc_json_str(x, "name"));
+			struct zc_buf b = ZC_BUF_INIT;
+			zc_buf_addf(&b, "name:%s", n);
+			if (!json_object_get(stored, b.p))
+				json_object_set(stored, b.p, x);
+			zc_buf_release(&b);
+			zc_free(n);
+		}
+		if (json_number_value(json_object_get(x, "pos")) + 1 > after_all)
+			after_all = json_number_value(json_object_get(x, "pos")) + 1;
+	}
+	json_t *entries = json_object_get(doc, "entries");
+	json_array_foreach(json_object_get(doc, "unparsed"), i, u) {
+		if (rc)
+			break;
+		double at = json_number_value(json_object_get(u, "pos")), pos = base + at;
+		const char *sec = zc_json_str(u, "section");
+		char *line = zc_strndup_trim(zc_json_str(u, "text"), strlen(zc_json_str(u, "text")));
+		json_t *same = (line[0] == '-' || line[0] == '*') && line[1] == ' ' ? parse_entry(v, sec, line + 2)
+										   : NULL;
+		char *key = same ? entry_key(v, same) : NULL;
+		const json_t *next = NULL, *entry = NULL; /* the stored entries after it: next, its own */
+		json_array_foreach(entries, j, x) { /* in the order written */
+			if (json_number_value(json_object_get(x, "pos")) <= at)
+				continue;
+			char *k = entry_key(v, x);
+			if (!next)
+				next = json_object_get(stored, k);
+			if (key && strcmp(k, key) == 0)
+				entry = json_object_get(stored, k);
+			zc_free(k);
+			if (entry)
+				break;
+		}
+		if (v->kind == ZC_VIEW_PEOPLE)
+			pos = next && sec && strcmp(sec, "人物") == 0
+				      ? nextafter(json_number_value(json_object_get(next, "pos")), -INFINITY)
+				      : after_all + at;
+		json_t *place = json_deep_copy(u);
+		int identical = 0;
+		if (entry) {
+			double epos = json_number_value(json_object_get(entry, "pos"));
+			const char *esec = entry_section(v, entry);
+			if (!sec || strcmp(sec, esec) != 0 || pos >= epos) {
+				pos = nextafter(epos, -INFINITY);
+				json_object_set_new(place, "section", json_string(esec));
+				char *as_entry = zc_view_line(v, entry);
+				identical = strcmp(as_entry, line) == 0;
+				zc_free(as_entry);
+			}
+		}
+		if (!identical)
+			rc = add_unparsed(op, v, place, pos, e);
+		json_decref(place);
+		zc_free(key);
+		json_decref(same);
+		zc_free(line);
+	}
+	json_decref(stored);
+	json_decref(cur);
+	return rc;
+}
+
 int zc_view_replace(struct zc_op *op, const struct zc_view *v, const json_t *doc, struct zc_err *e)
 {
 	if (v->kind == ZC_VIEW_INDEX)
@@ -1781,10 +1874,7 @@ int zc_view_replace(struct zc_op *op, const struct zc_view *v, const json_t *doc
 		rc = zc_store_fail(&op->m->store, s, e, "rewriting a view");
 		goto out;
 	}
-	json_array_foreach(json_object_get(doc, "unparsed"), i, x) {
-		if ((rc = add_unparsed(op, v, x, json_number_value(json_object_get(x, "pos")), e)))
-			goto out;
-	}
+	rc = add_kept_lines(op, v, doc, 0, e);
 out:
 	json_decref(cur);
 	json_decref(keep);
@@ -1820,11 +1910,7 @@ int zc_view_append(struct zc_op *op, const struct zc_view *v, const json_t *doc,
 		if (rc)
 			return rc;
 	}
-	json_array_foreach(json_object_get(doc, "unparsed"), i, x) {
-		if ((rc = add_unparsed(op, v, x, base + json_number_value(json_object_get(x, "pos")), e)))
-			return rc;
-	}
-	return ZCOR_OK;
+	return add_kept_lines(op, v, doc, base, e);
 }
 
 /* ---- versions, citations, limits --------------------------------------------- */

@@ -1,0 +1,141 @@
+/*
+ * test_fuzzfound.c — regressions for what the fuzz targets of tests/fuzz/
+ * found (docs/FUZZING.md lists them), each through the public API as the
+ * tool a model calls. Named after the target.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+/* qq_memory write / append of text on path (host plane); the code. */
+static int put(zcor *z, const char *action, const char *path, const char *text)
+{
+	json_t *a = json_pack("{s:s, s:s, s:s, s:b}", "action", action, "path", path, "content", text, "force", 1);
+	char *args = json_dumps(a, JSON_COMPACT);
+	int rc = 0;
+	json_decref(t_call_raw(z, NULL, &rc, "qq_memory", args));
+	free(args);
+	json_decref(a);
+	return rc;
+}
+
+/* The text of the view (caller frees). */
+static char *get(zcor *z, const char *path)
+{
+	char args[256];
+	snprintf(args, sizeof(args), "{\"action\":\"read\",\"path\":\"%s\"}", path);
+	json_t *r = t_call_raw(z, NULL, NULL, "qq_memory", args);
+	char *t = strdup(t_str(r, "text") ? t_str(r, "text") : "");
+	json_decref(r);
+	return t;
+}
+
+/* Writing back the view as read changes nothing; returns what it reads. */
+static char *fixed_point(zcor *z, const char *path, int line)
+{
+	char *read = get(z, path);
+	if (put(z, "write", path, read) != ZCOR_OK) {
+		fprintf(stderr, "%s:%d: writing back %s was refused\n", __FILE__, line, path);
+		t_failures++;
+	}
+	char *again = get(z, path);
+	if (strcmp(read, again) != 0) {
+		fprintf(stderr, "%s:%d: %s changed when written back as read:\n--- read\n%s--- then\n%s", __FILE__,
+			line, path, read, again);
+		t_failures++;
+	}
+	free(again);
+	return read;
+}
+
+/* fuzz_views: PEOPLE.md kept people in their row order but the other lines
+ * at their written line numbers, so an earlier line of a person written
+ * again below ("the later line is the entry") could render after the
+ * person — and writing the view back as read made that old line the
+ * person's entry: the relationship changed. */
+static void fuzz_views_people_earlier_line_of_a_person_stays_before_it(void)
+{
+	zcor *z = t_open();
+	/* people that exist already, in another order than the text's */
+	CHECK_INT(put(z, "write", "PEOPLE.md",
+		      "# PEOPLE.md\n\n## 人物\n- 小林（QQ 100000002）｜同学\n- kaguya（QQ 100000001）｜群主\n"),
+		  ZCOR_OK);
+	CHECK_INT(put(z, "write", "PEOPLE.md",
+		      "# PEOPLE.md\n\n## 人物\n"
+		      "- kaguya（QQ 100000001）（室\n"
+		      "- 小林（QQ 100000002）｜旧的说法\n"
+		      "随手记的一行\n"
+		      "- kaguya（QQ 100000001）｜群主，周六常组织打本\n"
+		      "- 小林（QQ 100000002）｜常驻群友，喜欢原神\n"
+		      "\n## 备注\n第一行\n第二行\n"),
+		  ZCOR_OK);
+	free(fixed_point(z, "PEOPLE.md", __LINE__));
+	free(fixed_point(z, "PEOPLE.md", __LINE__));
+	json_t *p = t_call_ok(z, NULL, "zcor_relationship_read", "{\"personId\":\"100000002\"}");
+	CHECK_STR(t_str(p, "person.relationship"), "常驻群友，喜欢原神");
+	json_decref(p);
+	p = t_call_ok(z, NULL, "zcor_relationship_read", "{\"personId\":\"100000001\"}");
+	CHECK_STR(t_str(p, "person.relationship"), "群主，周六常组织打本");
+	json_decref(p);
+	/* every line written is still there, the free lines in their order */
+	char *t = get(z, "PEOPLE.md");
+	CHECK_HAS(t, "- 小林（QQ 100000002）｜旧的说法\n");
+	CHECK_HAS(t, "随手记的一行\n");
+	CHECK_HAS(t, "## 备注\n第一行\n第二行\n");
+	free(t);
+	zcor_close(z);
+}
+
+/* fuzz_views: an entry renders in the section its fields decide (a sticker
+ * with an image under 已收藏, a slang word under its type), an earlier line
+ * of the same name in the section it was written in: it could come after
+ * the entry and take its place on the next write. */
+static void fuzz_views_earlier_line_of_an_entry_in_another_section(void)
+{
+	zcor *z = t_open();
+	CHECK_INT(put(z, "write", "STICKERS.md",
+		      "# STICKERS.md\n\n## 未收藏\n- 猫猫｜旧的含义\n- 猫猫｜喵｜stickers/猫猫.gif\n"),
+		  ZCOR_OK);
+	char *t = fixed_point(z, "STICKERS.md", __LINE__);
+	CHECK_HAS(t, "- 猫猫｜旧的含义\n- 猫猫｜喵｜stickers/猫猫.gif\n");
+	free(t);
+	CHECK_INT(put(z, "write", "COGNITION.md",
+		      "# COGNITION.md\n\n## 其它\n- yyds｜旧的解释\n\n## 缩写\n- awsl｜啊我死了\n- yyds｜永远的神\n"),
+		  ZCOR_OK);
+	free(fixed_point(z, "COGNITION.md", __LINE__));
+	/* the same text under two sections of MEMORY.md: one line, the later */
+	const char *mem = "conversations/group-1/MEMORY.md";
+	CHECK_INT(put(z, "write", mem, "# MEMORY.md\n\n## 事实\n- 开黑｜周五\n\n## 在追\n- 开黑｜周五\n"), ZCOR_OK);
+	t = fixed_point(z, mem, __LINE__);
+	CHECK_INT(t_sql_int(zcor_dir(z), "SELECT count(*) FROM nodes WHERE title = '开黑' AND section = '在追'"), 1);
+	free(t);
+	zcor_close(z);
+}
+
+/* fuzz_views: an append of an earlier line and a new version of an entry
+ * that keeps its place: the earlier line went after it. */
+static void fuzz_views_append_of_an_earlier_line_before_a_kept_entry(void)
+{
+	zcor *z = t_open();
+	const char *mem = "conversations/group-1/MEMORY.md";
+	CHECK_INT(put(z, "write", mem, "# MEMORY.md\n\n## 事实\n- 服务器在上海｜2026-09-01\n- 群规｜不许刷屏\n"), ZCOR_OK);
+	CHECK_INT(put(z, "append", mem, "## 事实\n- 服务器在上海｜旧的\n- 服务器在上海｜搬到北京了\n"), ZCOR_OK);
+	char *t = fixed_point(z, mem, __LINE__);
+	CHECK(strstr(t, "- 服务器在上海｜旧的\n") && strstr(t, "- 服务器在上海｜搬到北京了\n") &&
+	      strstr(t, "- 服务器在上海｜旧的\n") < strstr(t, "- 服务器在上海｜搬到北京了\n"));
+	free(t);
+	char *content = t_sql_str(zcor_dir(z), "SELECT content FROM nodes WHERE title = '服务器在上海'");
+	CHECK_STR(content, "搬到北京了");
+	free(content);
+	zcor_close(z);
+}
+
+const struct t_case t_cases[] = {
+	{"fuzz_views_people_earlier_line_of_a_person_stays_before_it",
+	 fuzz_views_people_earlier_line_of_a_person_stays_before_it},
+	{"fuzz_views_earlier_line_of_an_entry_in_another_section", fuzz_views_earlier_line_of_an_entry_in_another_section},
+	{"fuzz_views_append_of_an_earlier_line_before_a_kept_entry",
+	 fuzz_views_append_of_an_earlier_line_before_a_kept_entry},
+	{NULL, NULL},
+};
