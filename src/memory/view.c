@@ -1717,14 +1717,14 @@ static int set_index(struct zc_op *op, const char *text, int append, struct zc_e
  * ("the later line is the entry") must still come before that entry: if
  * it would not (another section, or the entry kept an earlier place), it
  * goes just before the entry, in its section — unless it then reads
- * exactly as the entry's line (an identical line, as the next write would
- * find). base: where an append starts (0 for a whole write). Call once
- * the entries are saved.
+ * exactly as the entry's line or another line there (an identical line,
+ * which the next write would drop). base: where an append starts (0 for a
+ * whole write). Call once the entries are saved.
  */
 static int add_kept_lines(struct zc_op *op, const struct zc_view *v, const json_t *doc, double base,
 			  struct zc_err *e)
 {
-	json_t *cur = NULL, *stored = json_object();
+	json_t *cur = NULL, *stored = json_object(), *lines = json_object();
 	int rc = load_entries(op->m, v, &cur, e);
 	double after_all = base;
 	size_t i, j;
@@ -1785,6 +1785,11 @@ static int add_kept_lines(struct zc_op *op, const struct zc_view *v, const json_
 				zc_free(as_entry);
 			}
 		}
+		struct zc_buf k = ZC_BUF_INIT; /* as zc_view_parse finds identical lines */
+		zc_buf_addf(&k, "%s\n%s", zc_json_str(place, "section") ? zc_json_str(place, "section") : "", line);
+		identical |= json_object_get(lines, k.p) != NULL;
+		json_object_set_new(lines, k.p, json_true());
+		zc_buf_release(&k);
 		if (!identical)
 			rc = add_unparsed(op, v, place, pos, e);
 		json_decref(place);
@@ -1792,6 +1797,7 @@ static int add_kept_lines(struct zc_op *op, const struct zc_view *v, const json_
 		json_decref(same);
 		zc_free(line);
 	}
+	json_decref(lines);
 	json_decref(stored);
 	json_decref(cur);
 	return rc;

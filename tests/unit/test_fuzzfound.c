@@ -131,11 +131,29 @@ static void fuzz_views_append_of_an_earlier_line_before_a_kept_entry(void)
 	zcor_close(z);
 }
 
+/* fuzz_views: two earlier lines of one name, the same text in two
+ * sections: moved before the entry they were one line twice, and the next
+ * write dropped one. */
+static void fuzz_views_earlier_lines_moved_together_stay_one(void)
+{
+	zcor *z = t_open();
+	const char *mem = "conversations/group-1/MEMORY.md";
+	CHECK_INT(put(z, "write", mem,
+		      "# MEMORY.md\n\n## 某个新栏目\n- a｜1\n\n## 在追\n- b\n\n## 事实\n- a｜1\n- a｜2\n- b｜3\n"),
+		  ZCOR_OK);
+	char *t = fixed_point(z, mem, __LINE__);
+	CHECK_INT(t_sql_int(zcor_dir(z), "SELECT count(*) FROM view_unparsed WHERE line = '- a｜1'"), 1);
+	CHECK_HAS(t, "- b\n");
+	free(t);
+	zcor_close(z);
+}
+
 const struct t_case t_cases[] = {
 	{"fuzz_views_people_earlier_line_of_a_person_stays_before_it",
 	 fuzz_views_people_earlier_line_of_a_person_stays_before_it},
 	{"fuzz_views_earlier_line_of_an_entry_in_another_section", fuzz_views_earlier_line_of_an_entry_in_another_section},
 	{"fuzz_views_append_of_an_earlier_line_before_a_kept_entry",
 	 fuzz_views_append_of_an_earlier_line_before_a_kept_entry},
+	{"fuzz_views_earlier_lines_moved_together_stay_one", fuzz_views_earlier_lines_moved_together_stay_one},
 	{NULL, NULL},
 };
