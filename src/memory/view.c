@@ -786,6 +786,19 @@ static int take_paren(char *head, const char *tag, char **val)
 	return 1;
 }
 
+/* A person's line renders as name（QQ n）or（ID id）（别名：…）: a name that
+ * still holds one of those tags, or an id with a bracket, would render as
+ * a line that parses as another person (found by fuzz_views), so such a
+ * line is no entry — it is kept as written. */
+static int person_line_ok(const char *name, const char *qq)
+{
+	static const char *const tags[] = {"（QQ ", "（QQ：", "（ID ", "（别名："};
+	for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++)
+		if (strstr(name, tags[i]))
+			return 0;
+	return !qq || (!strstr(qq, "（") && !strstr(qq, "）"));
+}
+
 /* Parses the part of an entry line after "- "; NULL if it is not one. */
 static json_t *parse_entry(const struct zc_view *v, const char *section, const char *s)
 {
@@ -825,6 +838,12 @@ static json_t *parse_entry(const struct zc_view *v, const char *section, const c
 	}
 	char *name = zc_strndup_trim(head, strlen(head));
 	zc_free(head);
+	if (v->kind == ZC_VIEW_PEOPLE && !person_line_ok(name, zc_json_str(x, "qq"))) {
+		zc_free(name);
+		json_decref(x);
+		json_decref(segs);
+		return NULL;
+	}
 	if (!*name) {
 		zc_free(name);
 		json_decref(x);

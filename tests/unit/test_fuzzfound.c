@@ -148,6 +148,29 @@ static void fuzz_views_earlier_lines_moved_together_stay_one(void)
 	zcor_close(z);
 }
 
+/* fuzz_views: a person's line whose name or id holds the line's own
+ * brackets ("（QQ （QQ 1）2）") rendered as a line that parsed as another
+ * person: written back, it changed whom it was about. Kept as written. */
+static void fuzz_views_person_line_with_its_own_tags_is_kept_as_written(void)
+{
+	zcor *z = t_open();
+	const char *lines[] = {
+		"- 乙（QQ （QQ 100000001）2）（别名：b/bb）｜同学",
+		"- 丙（QQ 3）（QQ 4）｜同事",
+		"- 丁（别名：d）（别名：dd）｜邻居",
+	};
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		char text[512];
+		snprintf(text, sizeof(text), "# PEOPLE.md\n\n## 人物\n- 甲（QQ 1）｜朋友\n%s\n", lines[i]);
+		CHECK_INT(put(z, "write", "PEOPLE.md", text), ZCOR_OK);
+		char *t = fixed_point(z, "PEOPLE.md", __LINE__);
+		CHECK_HAS(t, lines[i]);
+		free(t);
+		CHECK_INT(t_sql_int(zcor_dir(z), "SELECT count(*) FROM people"), 1);
+	}
+	zcor_close(z);
+}
+
 const struct t_case t_cases[] = {
 	{"fuzz_views_people_earlier_line_of_a_person_stays_before_it",
 	 fuzz_views_people_earlier_line_of_a_person_stays_before_it},
@@ -155,5 +178,7 @@ const struct t_case t_cases[] = {
 	{"fuzz_views_append_of_an_earlier_line_before_a_kept_entry",
 	 fuzz_views_append_of_an_earlier_line_before_a_kept_entry},
 	{"fuzz_views_earlier_lines_moved_together_stay_one", fuzz_views_earlier_lines_moved_together_stay_one},
+	{"fuzz_views_person_line_with_its_own_tags_is_kept_as_written",
+	 fuzz_views_person_line_with_its_own_tags_is_kept_as_written},
 	{NULL, NULL},
 };
