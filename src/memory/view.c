@@ -1528,14 +1528,19 @@ static int save_person_entry(struct zc_op *op, json_t *p, const json_t *x, int r
 		json_object_set_new(p, "affinity", json_integer(a < -100 ? -100 : a > 100 ? 100 : a));
 	}
 	const char *d = zc_json_str(x, "date");
-	if (d && is_date(d)) {
-		struct zc_buf t = ZC_BUF_INIT;
+	struct zc_buf t = ZC_BUF_INIT;
+	int64_t day = -1;
+	if (d && is_date(d))
 		zc_buf_addf(&t, "%sT00:00:00Z", d);
+	/* firstSeen is an instant from 1970 on: a day that is none (2026-13-45,
+	 * 0236-10-12) would be stored as no day and read back as another
+	 * (found by fuzz_views); it counts as not given */
+	if (t.p && zc_time_parse(t.p, "date", &day, NULL) == ZCOR_OK && day >= 0) {
 		json_object_set_new(p, "firstSeen", json_string(t.p));
-		zc_buf_release(&t);
 	} else if (!json_object_get(p, "firstSeen") || json_is_null(json_object_get(p, "firstSeen"))) {
 		zc_json_set_time(p, "firstSeen", op->now);
 	}
+	zc_buf_release(&t);
 	apply(p, "confidence", x, "confidence", replace);
 	zc_json_set_time(p, "updatedAt", op->now);
 	int rc = zc_person_save(op, p, e);

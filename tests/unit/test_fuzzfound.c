@@ -171,6 +171,23 @@ static void fuzz_views_person_line_with_its_own_tags_is_kept_as_written(void)
 	zcor_close(z);
 }
 
+/* fuzz_views: a first-seen day that is no instant from 1970 on was stored
+ * as no day at all, so the view showed none and writing it back set today:
+ * not written back as read. It counts as not given (today, once). */
+static void fuzz_views_person_first_seen_that_is_no_day(void)
+{
+	zcor *z = t_open();
+	CHECK_INT(put(z, "write", "PEOPLE.md",
+		      "# PEOPLE.md\n\n## 人物\n- 甲（QQ 1）｜朋友｜首见 0236-10-12\n- 乙（QQ 2）｜同学｜首见 2026-13-45\n"
+		      "- 丙（QQ 3）｜同事｜首见 2026-10-12\n"),
+		  ZCOR_OK);
+	char *t = fixed_point(z, "PEOPLE.md", __LINE__);
+	CHECK_HAS(t, "- 丙（QQ 3）｜同事｜首见 2026-10-12\n");
+	free(t);
+	CHECK_INT(t_sql_int(zcor_dir(z), "SELECT count(*) FROM people WHERE first_seen IS NULL"), 0);
+	zcor_close(z);
+}
+
 const struct t_case t_cases[] = {
 	{"fuzz_views_people_earlier_line_of_a_person_stays_before_it",
 	 fuzz_views_people_earlier_line_of_a_person_stays_before_it},
@@ -180,5 +197,6 @@ const struct t_case t_cases[] = {
 	{"fuzz_views_earlier_lines_moved_together_stay_one", fuzz_views_earlier_lines_moved_together_stay_one},
 	{"fuzz_views_person_line_with_its_own_tags_is_kept_as_written",
 	 fuzz_views_person_line_with_its_own_tags_is_kept_as_written},
+	{"fuzz_views_person_first_seen_that_is_no_day", fuzz_views_person_first_seen_that_is_no_day},
 	{NULL, NULL},
 };
