@@ -4,6 +4,7 @@
  */
 #include "base/fs.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -204,6 +205,37 @@ int zc_mkdir_p(const char *path, struct zc_err *e)
 			if (c == '\0')
 				break;
 		}
+	}
+	zc_free(p);
+	return rc;
+}
+
+int zc_mkdir_below(const char *root, const char *path, struct zc_err *e)
+{
+	size_t n = strlen(root);
+	while (n > 0 && root[n - 1] == '/')
+		n--;
+	assert(strncmp(path, root, n) == 0 && (path[n] == '/' || path[n] == '\0'));
+	int rc = zc_mkdir_p(root, e);
+	char *p = zc_strdup(path);
+	for (char *s = p + n; !rc && *s;) {
+		char *next = strchr(s + 1, '/');
+		if (next)
+			*next = '\0';
+		struct stat st;
+		if (lstat(p, &st) == 0) {
+			if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode))
+				rc = zc_fail(e, ZCOR_EFORBIDDEN,
+					     "'%s' is %s: zcor writes only inside '%s'; remove it or choose "
+					     "another directory",
+					     p, S_ISLNK(st.st_mode) ? "a symbolic link" : "not a directory", root);
+		} else if (errno != ENOENT || (mkdir(p, 0755) != 0 && errno != EEXIST)) {
+			rc = zc_fail(e, zc_errno_code(errno), "cannot create directory '%s': %s", p, strerror(errno));
+		}
+		if (!next)
+			break;
+		*next = '/';
+		s = next;
 	}
 	zc_free(p);
 	return rc;

@@ -28,6 +28,12 @@ int zc_read_file(const char *path, size_t max, char **data, size_t *len, struct 
 int zc_read_file_nofollow(const char *path, size_t max, char **data, size_t *len, struct zc_err *e);
 int zc_write_file_atomic(const char *path, const void *data, size_t len, struct zc_err *e);
 int zc_mkdir_p(const char *path, struct zc_err *e);
+/* zc_mkdir_p for a directory path inside root (path starts with root/),
+ * for writing into a directory someone else may have filled (an export
+ * target): a symbolic link, or a file, on the way below root is
+ * ZCOR_EFORBIDDEN naming it, so that what is written under root stays
+ * under root. root itself is taken as given (and made if missing). */
+int zc_mkdir_below(const char *root, const char *path, struct zc_err *e);
 int zc_file_exists(const char *path);
 /* The identity of a file as last seen, to notice hand edits cheaply. */
 struct zc_file_id {

@@ -546,7 +546,7 @@ static int write_text(const char *root, const char *rel, const char *text, struc
 	int rc = ZCOR_OK;
 	if (slash) {
 		*slash = '\0';
-		rc = zc_mkdir_p(f, e);
+		rc = zc_mkdir_below(root, f, e);
 		*slash = '/';
 	}
 	if (!rc)
@@ -625,7 +625,7 @@ int zc_export_qq(struct zc_mem *m, const char *dir, json_t **report, struct zc_e
 	DIR *d = opendir(src);
 	struct dirent *de;
 	long long copied = 0;
-	if (d && (rc = zc_mkdir_p(dst, e)) == ZCOR_OK) {
+	if (d && (rc = zc_mkdir_below(dir, dst, e)) == ZCOR_OK) {
 		while ((de = readdir(d)) && !rc) {
 			if (de->d_name[0] == '.')
 				continue;

@@ -816,7 +816,7 @@ static int flush_file(const char *root, const char *slug, const char *date, stru
 	int rc;
 	zc_buf_addf(&dir, "%s/conversations/%s/log", root, slug);
 	zc_buf_addf(&path, "%s/%s.jsonl", dir.p, date);
-	if (!(rc = zc_mkdir_p(dir.p, e)) && !(rc = zc_write_file_atomic(path.p, b->p, b->len, e)))
+	if (!(rc = zc_mkdir_below(root, dir.p, e)) && !(rc = zc_write_file_atomic(path.p, b->p, b->len, e)))
 		++*files;
 	zc_buf_release(&dir);
 	zc_buf_release(&path);

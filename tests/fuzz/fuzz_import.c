@@ -7,7 +7,9 @@
  * a temporary root: records of
  *
  *   op          bits 0-1: 0 file, 1 directory, 2 symbolic link, 3 FIFO;
- *               bits 2-3: the path's depth - 1 (1 to 4 components)
+ *               bits 2-3: the path's depth - 1 (1 to 4 components);
+ *               bit 4: in the export directory (there before the export)
+ *               instead of the tree to import
  *   component×  a byte < 0xE0 names one of names[] (the layout's own
  *               names and a few others); 0xE0 | n takes the next n + 1
  *               bytes as the name ('/' and NUL become '_', "." and ".."
@@ -18,9 +20,9 @@
  *               canary, absolute paths, devices, loops), or 0xF0 | n and
  *               n + 1 bytes of raw target
  *
- * under root/src, then imports root/src into a fresh memory directory
- * root/mem and exports that to root/out. root/canary holds a file, an
- * image and a directory that the tree's links point at.
+ * under root/src (or root/out), then imports root/src into a fresh memory
+ * directory root/mem and exports that to root/out. root/canary holds a
+ * file, an image and a directory that the trees' links point at.
  *
  * Oracle, besides ASan/UBSan/LeakSanitizer and libFuzzer's timeout (a
  * FIFO or a link loop must not hang the import):
@@ -28,7 +30,8 @@
  *   directory: root/src and root/canary are exactly as they were (every
  *   entry's type, size, modification time, content or link target), and
  *   root holds nothing else;
- * - zcor creates no symbolic link in either;
+ * - zcor creates no symbolic link in either (a link that was in root/out
+ *   may be replaced, never written through);
  * - import and export answer a JSON report, or an error with a message.
  */
 #define _GNU_SOURCE
@@ -102,9 +105,9 @@ static void raw_name(struct input *in, size_t len, char *buf, size_t cap)
 /* Is every directory above path (under src) a real directory, made if
  * missing? A link or a file on the way: no (we never write through a
  * link, so the tree stays under src). */
-static int parents(char *path)
+static int parents(char *path, const char *top)
 {
-	for (char *s = path + strlen(src) + 1; (s = strchr(s, '/')); s++) {
+	for (char *s = path + strlen(top) + 1; (s = strchr(s, '/')); s++) {
 		*s = '\0';
 		struct stat st;
 		int ok = lstat(path, &st) == 0 ? S_ISDIR(st.st_mode) : mkdir(path, 0755) == 0;
@@ -122,7 +125,8 @@ static void build(const uint8_t *data, size_t size)
 	for (int r = 0; r < MAX_RECORDS && next(&in, &op); r++) {
 		char path[4096];
 		int depth = ((op >> 2) & 3) + 1;
-		size_t len = (size_t)snprintf(path, sizeof(path), "%s", src);
+		const char *top = op & 0x10 ? out : src;
+		size_t len = (size_t)snprintf(path, sizeof(path), "%s", top);
 		for (int d = 0; d < depth && next(&in, &b); d++) {
 			char name[64];
 			if (b < 0xE0)
@@ -131,7 +135,7 @@ static void build(const uint8_t *data, size_t size)
 				raw_name(&in, (size_t)(b & 0x1F) + 1, name, sizeof(name));
 			len += (size_t)snprintf(path + len, sizeof(path) - len, "/%s", name);
 		}
-		if (len == strlen(src) || !parents(path))
+		if (len == strlen(top) || !parents(path, top))
 			continue;
 		switch (op & 3) {
 		case 0: { /* a file: never through a link that is there already */
@@ -311,7 +315,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (mkdir(src, 0755) != 0 || mkdir(out, 0755) != 0)
 		fz_bug("cannot make %s or %s: %s", src, out, strerror(errno));
 	build(data, size);
+	int out_links = 0;
 	char *before_src = snapshot(src, NULL), *before_canary = snapshot(canary, NULL);
+	free(snapshot(out, &out_links));
 
 	zcor *z = fz_open(mem);
 	char *report = NULL;
@@ -337,8 +343,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (links)
 		fz_bug("the import left %d symbolic link(s) in the memory directory", links);
 	free(snapshot(out, &links));
-	if (links)
-		fz_bug("the export wrote %d symbolic link(s)", links);
+	if (links > out_links)
+		fz_bug("the export wrote %d symbolic link(s)", links - out_links);
 	/* and nothing new beside them */
 	static const char *const own[] = {"src", "mem", "out", "canary"};
 	char p[4200];

@@ -148,6 +148,14 @@ corpus('import', {
     rec.fifo(`${G}/log/2026-01-01.jsonl`),
     rec.file('COGNITION.md', fix('COGNITION.md')),
   ]),
+  // links in the export directory, there before the export (op bit 4)
+  'export-over-links': Buffer.concat([
+    fixtureTree((p) => p.includes('log')),
+    Buffer.from([0x10 | 2, NAMES.indexOf('INDEX.md'), TARGETS.indexOf('@/canary/secret.txt')]),
+    Buffer.from([0x10 | 2, NAMES.indexOf('conversations'), TARGETS.indexOf('@/canary/dir')]),
+    Buffer.from([0x10 | 2, NAMES.indexOf('.qq-stickers'), TARGETS.indexOf('@/canary')]),
+    Buffer.from([0x10 | 2, NAMES.indexOf('PEOPLE.md'), TARGETS.indexOf('../canary/secret.txt')]),
+  ]),
   'odd-names': Buffer.concat([
     rec.file('conversations/group-/MEMORY.md', '# MEMORY.md\n\n## 事实\n- x\n'),
     rec.file('conversations/console-x/MEMORY.md', '# MEMORY.md\n\n## 事实\n- y\n'),

@@ -5,6 +5,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -188,6 +190,73 @@ static void fuzz_views_person_first_seen_that_is_no_day(void)
 	zcor_close(z);
 }
 
+/* fuzz_import: an export into a directory that holds symbolic links (one
+ * imported from elsewhere, say) wrote through them, outside it. A link on
+ * the way is refused, naming it; a link where a file goes is replaced. */
+static void fuzz_import_export_writes_only_inside_its_directory(void)
+{
+	zcor *z = t_open();
+	json_decref(t_call_ok(z, "group:1", "qq_memory",
+			      "{\"action\":\"upsert\",\"path\":\"conversations/group-1/MEMORY.md\",\"name\":\"开黑\","
+			      "\"meaning\":\"周五\",\"section\":\"事实\"}"));
+	json_decref(t_call_ok(z, NULL, "qq_memory",
+			      "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"yyds\",\"meaning\":\"永远的神\"}"));
+	const char *root = t_tmpdir();
+	char out[4096], elsewhere[4096], p[4200], q[4200];
+	snprintf(out, sizeof(out), "%s/out", root);
+	snprintf(elsewhere, sizeof(elsewhere), "%s/elsewhere", root);
+	CHECK(mkdir(out, 0755) == 0 && mkdir(elsewhere, 0755) == 0);
+	snprintf(p, sizeof(p), "%s/secret.txt", elsewhere);
+	FILE *f = fopen(p, "w");
+	if (f) {
+		fputs("不该被改写\n", f);
+		fclose(f);
+	}
+	/* a link where a file goes: replaced by the file, the target untouched */
+	snprintf(q, sizeof(q), "%s/COGNITION.md", out);
+	CHECK(symlink(p, q) == 0);
+	/* a link on the way to a file: refused */
+	snprintf(q, sizeof(q), "%s/conversations", out);
+	CHECK(symlink(elsewhere, q) == 0);
+	char *report = NULL;
+	CHECK_INT(zcor_export_qq(z, out, &report), ZCOR_EFORBIDDEN);
+	CHECK_HAS(zcor_errmsg(z), "conversations' is a symbolic link");
+	zcor_free(report);
+	snprintf(p, sizeof(p), "%s/secret.txt", elsewhere);
+	f = fopen(p, "r");
+	char buf[64] = "";
+	if (f) {
+		CHECK(fgets(buf, sizeof(buf), f) != NULL);
+		fclose(f);
+	}
+	CHECK_STR(buf, "不该被改写\n");
+	snprintf(p, sizeof(p), "%s/group-1", elsewhere);
+	CHECK(access(p, F_OK) != 0);
+	struct stat st;
+	snprintf(q, sizeof(q), "%s/COGNITION.md", out);
+	CHECK(lstat(q, &st) == 0 && S_ISREG(st.st_mode));
+	/* the same for the log files alone (zcor transcript export) */
+	char *logged = NULL;
+	CHECK_INT(zcor_log_messages(z, NULL, "group:1", "{\"messages\":[{\"id\":\"1\",\"senderId\":\"2\",\"text\":\"hi\"}]}",
+				    &logged),
+		  ZCOR_OK);
+	zcor_free(logged);
+	CHECK_INT(zcor_transcript_export(z, "group:1", out, &report), ZCOR_EFORBIDDEN);
+	zcor_free(report);
+	snprintf(p, sizeof(p), "%s/group-1", elsewhere);
+	CHECK(access(p, F_OK) != 0);
+	/* without the link the export goes through */
+	snprintf(q, sizeof(q), "%s/conversations", out);
+	CHECK(unlink(q) == 0);
+	CHECK_INT(zcor_export_qq(z, out, &report), ZCOR_OK);
+	zcor_free(report);
+	snprintf(q, sizeof(q), "%s/conversations/group-1/MEMORY.md", out);
+	CHECK(lstat(q, &st) == 0 && S_ISREG(st.st_mode));
+	snprintf(q, sizeof(q), "%s/conversations/group-1/log", out);
+	CHECK(lstat(q, &st) == 0 && S_ISDIR(st.st_mode));
+	zcor_close(z);
+}
+
 const struct t_case t_cases[] = {
 	{"fuzz_views_people_earlier_line_of_a_person_stays_before_it",
 	 fuzz_views_people_earlier_line_of_a_person_stays_before_it},
@@ -198,5 +267,6 @@ const struct t_case t_cases[] = {
 	{"fuzz_views_person_line_with_its_own_tags_is_kept_as_written",
 	 fuzz_views_person_line_with_its_own_tags_is_kept_as_written},
 	{"fuzz_views_person_first_seen_that_is_no_day", fuzz_views_person_first_seen_that_is_no_day},
+	{"fuzz_import_export_writes_only_inside_its_directory", fuzz_import_export_writes_only_inside_its_directory},
 	{NULL, NULL},
 };
