@@ -57,7 +57,7 @@ fuzz:
 		mkdir -p $(FUZZ_BUILD)/corpus-$$t; \
 		dict=; [ -f tests/fuzz/$$t.dict ] && dict=-dict=tests/fuzz/$$t.dict; \
 		echo "== fuzz_$$t for $(FUZZ_TIME) s =="; \
-		$(FUZZ_BUILD)/fuzz_$$t -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=4096 $$dict \
+		$(FUZZ_BUILD)/fuzz_$$t -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 $$dict \
 			-artifact_prefix=$(FUZZ_BUILD)/$$t- $(FUZZ_BUILD)/corpus-$$t tests/fuzz/corpus-$$t; \
 	done
 
