@@ -257,6 +257,26 @@ static void fuzz_import_export_writes_only_inside_its_directory(void)
 	zcor_close(z);
 }
 
+/* fuzz_views: "首见 X" took X as the date whatever it was, and a date
+ * renders bare: X read back as some other text. Only a date is one. */
+static void fuzz_views_first_seen_that_is_no_date_stays_as_written(void)
+{
+	zcor *z = t_open();
+	CHECK_INT(put(z, "write", "STICKERS.md",
+		      "# STICKERS.md\n\n## 未收藏\n- 猫｜喵｜首见 20NN26-01-01｜置信：存疑\n- 狗｜汪｜首见 2026-01-02\n"),
+		  ZCOR_OK);
+	char *t = fixed_point(z, "STICKERS.md", __LINE__);
+	CHECK_HAS(t, "首见 20NN26-01-01");
+	CHECK_HAS(t, "- 狗｜汪｜2026-01-02\n");
+	free(t);
+	const char *mem = "conversations/group-1/MEMORY.md";
+	CHECK_INT(put(z, "write", mem, "# MEMORY.md\n\n## 事实\n- 开黑｜周五｜首见：上周\n"), ZCOR_OK);
+	t = fixed_point(z, mem, __LINE__);
+	CHECK_HAS(t, "首见：上周");
+	free(t);
+	zcor_close(z);
+}
+
 const struct t_case t_cases[] = {
 	{"fuzz_views_people_earlier_line_of_a_person_stays_before_it",
 	 fuzz_views_people_earlier_line_of_a_person_stays_before_it},
@@ -268,5 +288,6 @@ const struct t_case t_cases[] = {
 	 fuzz_views_person_line_with_its_own_tags_is_kept_as_written},
 	{"fuzz_views_person_first_seen_that_is_no_day", fuzz_views_person_first_seen_that_is_no_day},
 	{"fuzz_import_export_writes_only_inside_its_directory", fuzz_import_export_writes_only_inside_its_directory},
+	{"fuzz_views_first_seen_that_is_no_date_stays_as_written", fuzz_views_first_seen_that_is_no_date_stays_as_written},
 	{NULL, NULL},
 };
