@@ -7,7 +7,10 @@
  * registry's (zcor_tools_json, zcor_tool_call), the system prefix is the
  * prompt "system-prefix", memory nodes are the resources zcor://node/<id>.
  * It holds no rule of the seeds and never prints: every answer, failures
- * included, goes back to the caller as JSON-RPC.
+ * included, goes back to the caller as JSON-RPC — and every message owed
+ * an answer gets one (issue 12): input quoted in messages goes through
+ * ZC_Q, text from below is made UTF-8, and an answer that still cannot be
+ * encoded becomes a hand-written -32603 for the same id.
  *
  * Errors follow the MCP specification (2025-11-25, same in 2025-06-18 and
  * 2025-03-26): malformed JSON-RPC and unknown methods are JSON-RPC errors;
