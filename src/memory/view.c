@@ -1742,10 +1742,11 @@ static int set_index(struct zc_op *op, const char *text, int append, struct zc_e
  * written. And a line kept because an entry of the same name follows it
  * ("the later line is the entry") must still come before that entry: if
  * it would not (another section, or the entry kept an earlier place), it
- * goes just before the entry, in its section — unless it then reads
- * exactly as the entry's line or another line there (an identical line,
- * which the next write would drop). base: where an append starts (0 for a
- * whole write). Call once the entries are saved.
+ * goes just before the entry, in its section. It is dropped if it reads
+ * exactly as the entry's line (as rendered) or another line in the
+ * section it goes to: an identical line, which the next write would
+ * drop. base: where an append starts (0 for a whole write). Call once the
+ * entries are saved.
  */
 static int add_kept_lines(struct zc_op *op, const struct zc_view *v, const json_t *doc, double base,
 			  struct zc_err *e)
@@ -1806,10 +1807,11 @@ static int add_kept_lines(struct zc_op *op, const struct zc_view *v, const json_
 			if (!sec || strcmp(sec, esec) != 0 || pos >= epos) {
 				pos = nextafter(epos, -INFINITY);
 				json_object_set_new(place, "section", json_string(esec));
-				char *as_entry = zc_view_line(v, entry);
-				identical = strcmp(as_entry, line) == 0;
-				zc_free(as_entry);
 			}
+			/* the same line as the entry renders (.qq-stickers/ as stickers/…) */
+			char *as_entry = zc_view_line(v, entry);
+			identical = strcmp(as_entry, line) == 0; /* and it is in the entry's section now */
+			zc_free(as_entry);
 		}
 		struct zc_buf k = ZC_BUF_INIT; /* as zc_view_parse finds identical lines */
 		zc_buf_addf(&k, "%s\n%s", zc_json_str(place, "section") ? zc_json_str(place, "section") : "", line);

@@ -33,6 +33,15 @@ static char *get(zcor *z, const char *path)
 	return t;
 }
 
+/* How many times needle occurs in hay. */
+static int count_of(const char *hay, const char *needle)
+{
+	int n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
 /* Writing back the view as read changes nothing; returns what it reads. */
 static char *fixed_point(zcor *z, const char *path, int line)
 {
@@ -277,6 +286,22 @@ static void fuzz_views_first_seen_that_is_no_date_stays_as_written(void)
 	zcor_close(z);
 }
 
+/* fuzz_views: the same sticker line under 已收藏 and again under 未收藏:
+ * the later is the entry, and renders under 已收藏 (it has an image) —
+ * beside the earlier, identical line, which the next write dropped. */
+static void fuzz_views_earlier_line_that_renders_as_its_entry(void)
+{
+	zcor *z = t_open();
+	CHECK_INT(put(z, "write", "STICKERS.md",
+		      "# STICKERS.md\n\n## 已收藏\n- 敲盆｜催饭、起哄｜stickers/敲盆.gif\n\n## 未收藏\n"
+		      "- 敲盆｜催饭、起哄｜stickers/敲盆.gif\n"),
+		  ZCOR_OK);
+	char *t = fixed_point(z, "STICKERS.md", __LINE__);
+	CHECK_INT(count_of(t, "- 敲盆｜催饭、起哄｜stickers/敲盆.gif\n"), 1);
+	free(t);
+	zcor_close(z);
+}
+
 const struct t_case t_cases[] = {
 	{"fuzz_views_people_earlier_line_of_a_person_stays_before_it",
 	 fuzz_views_people_earlier_line_of_a_person_stays_before_it},
@@ -289,5 +314,6 @@ const struct t_case t_cases[] = {
 	{"fuzz_views_person_first_seen_that_is_no_day", fuzz_views_person_first_seen_that_is_no_day},
 	{"fuzz_import_export_writes_only_inside_its_directory", fuzz_import_export_writes_only_inside_its_directory},
 	{"fuzz_views_first_seen_that_is_no_date_stays_as_written", fuzz_views_first_seen_that_is_no_date_stays_as_written},
+	{"fuzz_views_earlier_line_that_renders_as_its_entry", fuzz_views_earlier_line_that_renders_as_its_entry},
 	{NULL, NULL},
 };
