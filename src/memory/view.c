@@ -799,8 +799,23 @@ static int person_line_ok(const char *name, const char *qq)
 	return !qq || (!strstr(qq, "（") && !strstr(qq, "）"));
 }
 
+static json_t *parse_fields(const struct zc_view *v, const char *section, const char *s);
+
 /* Parses the part of an entry line after "- "; NULL if it is not one. */
-static json_t *parse_entry(const struct zc_view *v, const char *section, const char *s)
+static json_t *parse_entry(const struct zc_view *v, const char *section, const char *line)
+{
+	/* a carriage return inside the line renders as a space (field()):
+	 * read it as one, or the entry would not read back as itself (found
+	 * by fuzz_views) */
+	char *s = zc_strdup(line);
+	for (char *c = s; (c = strchr(c, '\r'));)
+		*c = ' ';
+	json_t *x = parse_fields(v, section, s);
+	zc_free(s);
+	return x;
+}
+
+static json_t *parse_fields(const struct zc_view *v, const char *section, const char *s)
 {
 	json_t *segs = json_array();
 	const char *p = s;

@@ -302,6 +302,23 @@ static void fuzz_views_earlier_line_that_renders_as_its_entry(void)
 	zcor_close(z);
 }
 
+/* fuzz_views: a carriage return inside an entry's line renders as a
+ * space, but was read as part of the name: written back, the entry was
+ * another one (a person known by name moved to the end, a word was new). */
+static void fuzz_views_carriage_return_inside_a_line(void)
+{
+	zcor *z = t_open();
+	CHECK_INT(put(z, "write", "PEOPLE.md", "# PEOPLE.md\n\n## 人物\n- 蚌\r埠｜笑\n- 乙｜同学\n"), ZCOR_OK);
+	char *t = fixed_point(z, "PEOPLE.md", __LINE__);
+	CHECK(strstr(t, "- 蚌 埠｜笑") && strstr(t, "- 乙｜同学") && strstr(t, "- 蚌 埠｜笑") < strstr(t, "- 乙｜同学"));
+	free(t);
+	CHECK_INT(put(z, "write", "COGNITION.md", "# COGNITION.md\n\n## 缩写\n- yy\rds｜永远的神\n"), ZCOR_OK);
+	long long before = t_sql_int(zcor_dir(z), "SELECT max(seq) FROM nodes");
+	free(fixed_point(z, "COGNITION.md", __LINE__));
+	CHECK_INT(t_sql_int(zcor_dir(z), "SELECT max(seq) FROM nodes"), before);
+	zcor_close(z);
+}
+
 const struct t_case t_cases[] = {
 	{"fuzz_views_people_earlier_line_of_a_person_stays_before_it",
 	 fuzz_views_people_earlier_line_of_a_person_stays_before_it},
@@ -315,5 +332,6 @@ const struct t_case t_cases[] = {
 	{"fuzz_import_export_writes_only_inside_its_directory", fuzz_import_export_writes_only_inside_its_directory},
 	{"fuzz_views_first_seen_that_is_no_date_stays_as_written", fuzz_views_first_seen_that_is_no_date_stays_as_written},
 	{"fuzz_views_earlier_line_that_renders_as_its_entry", fuzz_views_earlier_line_that_renders_as_its_entry},
+	{"fuzz_views_carriage_return_inside_a_line", fuzz_views_carriage_return_inside_a_line},
 	{NULL, NULL},
 };
