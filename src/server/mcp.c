@@ -3,7 +3,8 @@
  * in, at most one message out, whatever carries them (stdio lines in
  * `zcor mcp`, POST bodies in `zcor serve`'s /mcp).
  *
- * Server layer: it speaks only include/zcor.h and jansson. Tools are the
+ * Server layer: it speaks only include/zcor.h and jansson (and base/'s
+ * UTF-8 and buffer helpers, the layer every other stands on). Tools are the
  * registry's (zcor_tools_json, zcor_tool_call), the system prefix is the
  * prompt "system-prefix", memory nodes are the resources zcor://node/<id>.
  * It holds no rule of the seeds and never prints: every answer, failures
