@@ -40,19 +40,28 @@ test:
 bench: build
 	@bench/run $(BUILD)
 
-# libFuzzer on the MCP JSON-RPC dispatcher and tool-argument validation
-# (tests/fuzz/fuzz_mcp.c), built with clang in $(FUZZ_BUILD), for
-# $(FUZZ_TIME) seconds. Not part of `make test` or CI. New inputs go to
-# $(FUZZ_BUILD)/corpus (the seeds in tests/fuzz/corpus stay as they are),
-# crashes to $(FUZZ_BUILD)/crash-*.
+# libFuzzer on each target of tests/fuzz/ (docs/FUZZING.md): the MCP
+# dispatcher, the memory views' parser and qq_memory write, the seed-003
+# import, the transcript batch parser — built with clang in $(FUZZ_BUILD),
+# one after the other, $(FUZZ_TIME) seconds each (FUZZ_TARGETS="views mcp"
+# picks some). Not part of `make test` or CI (their seed corpora are:
+# unit/fuzz_<target>_corpus). New inputs go to $(FUZZ_BUILD)/corpus-<target>
+# (the seeds in tests/fuzz/corpus-<target> stay as they are), crashes to
+# $(FUZZ_BUILD)/<target>-crash-*; a target that finds one stops, the next
+# runs, and make fails at the end.
+FUZZ_TARGETS ?= mcp views import transcript
 fuzz:
 	@scripts/deps test
 	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZCOR_FUZZ=ON >/dev/null
-	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_mcp -- --no-print-directory
-	@mkdir -p $(FUZZ_BUILD)/corpus
-	$(FUZZ_BUILD)/fuzz_mcp -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=4096 \
-		-dict=tests/fuzz/mcp.dict -artifact_prefix=$(FUZZ_BUILD)/ \
-		$(FUZZ_BUILD)/corpus tests/fuzz/corpus
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS)) -- --no-print-directory
+	@failed=; for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_BUILD)/corpus-$$t; \
+		dict=; [ -f tests/fuzz/$$t.dict ] && dict=-dict=tests/fuzz/$$t.dict; \
+		echo "== fuzz_$$t for $(FUZZ_TIME) s =="; \
+		$(FUZZ_BUILD)/fuzz_$$t -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 $$dict \
+			-artifact_prefix=$(FUZZ_BUILD)/$$t- $(FUZZ_BUILD)/corpus-$$t tests/fuzz/corpus-$$t || failed="$$failed $$t"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "make fuzz: found something in:$$failed (see $(FUZZ_BUILD)/*-crash-*)"; exit 1; fi
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

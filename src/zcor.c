@@ -306,7 +306,7 @@ int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name, const 
 	}
 	const struct zc_tool *t = zc_tool_find(name);
 	if (!t) {
-		zc_fail(&z->err, ZCOR_ENOTFOUND, "no tool named '%.100s'; `zcor tools` lists them", name);
+		zc_fail(&z->err, ZCOR_ENOTFOUND, "no tool named '%s'; `zcor tools` lists them", ZC_Q(name, 100));
 		*out_json = error_json(ZCOR_ENOTFOUND, &z->err);
 		return ZCOR_ENOTFOUND;
 	}
@@ -483,7 +483,7 @@ int zcor_node_list(zcor *z, const struct zcor_ctx *ctx, const char *cursor, int 
 		char *end = NULL;
 		before = strtoll(cursor, &end, 10);
 		if (*end || before <= 0) {
-			zc_fail(&z->err, ZCOR_EINVAL, "cursor '%.40s' was not given by zcor", cursor);
+			zc_fail(&z->err, ZCOR_EINVAL, "cursor '%s' was not given by zcor", ZC_Q(cursor, 40));
 			*out_json = error_json(ZCOR_EINVAL, &z->err);
 			return ZCOR_EINVAL;
 		}
@@ -590,7 +590,7 @@ int zcor_check_reply_json(zcor *z, const char *request_json, char **out_json)
 		json_object_foreach(req, k, v) {
 			if (strcmp(k, "text") != 0) {
 				rc = zc_fail(&z->err, ZCOR_EINVAL,
-					     "argument '%.60s': unknown; the request is {\"text\": the reply}", k);
+					     "argument '%s': unknown; the request is {\"text\": the reply}", ZC_Q(k, 60));
 				break;
 			}
 		}
@@ -687,8 +687,8 @@ int zcor_log_messages(zcor *z, const struct zcor_ctx *ctx, const char *conversat
 	int rc = ZCOR_OK;
 	if (ctx->conversation && conversation && strcmp(ctx->conversation, conversation) != 0)
 		rc = zc_fail(&z->err, ZCOR_EFORBIDDEN,
-			     "this caller is bound to conversation '%s' and cannot log into '%.80s'",
-			     ctx->conversation, conversation);
+			     "this caller is bound to conversation '%s' and cannot log into '%s'",
+			     ctx->conversation, ZC_Q(conversation, 80));
 	if (!rc)
 		rc = zc_json_parse(batch_json ? batch_json : "", batch_json ? strlen(batch_json) : 0,
 				   "the batch", &batch, &z->err);

@@ -10,6 +10,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/timeutil.h"
+#include "base/utf8.h"
 
 int zc_json_parse(const char *text, size_t len, const char *what, json_t **out, struct zc_err *e)
 {
@@ -39,7 +40,14 @@ const char *zc_json_str(const json_t *obj, const char *key)
 
 void zc_json_set_str(json_t *obj, const char *key, const char *s)
 {
-	json_object_set_new(obj, key, s ? json_string(s) : json_null());
+	json_t *v = s ? json_string(s) : json_null();
+	if (!v) {
+		/* not UTF-8 (a row from an old import): shown with U+FFFD, not dropped */
+		char *ok = zc_utf8_lossy(s);
+		v = json_string(ok);
+		zc_free(ok);
+	}
+	json_object_set_new(obj, key, v);
 }
 
 void zc_json_set_time(json_t *obj, const char *key, long long ms)

@@ -15,7 +15,8 @@ int zc_json_parse(const char *text, size_t len, const char *what, json_t **out, 
 char *zc_json_dump(const json_t *v);
 /* Member string or NULL if absent / not a string. */
 const char *zc_json_str(const json_t *obj, const char *key);
-/* Sets key to a string, or null when s is NULL. */
+/* Sets key to a string, or null when s is NULL; bytes that are not UTF-8
+ * (a row written before validation) become U+FFFD instead of losing key. */
 void zc_json_set_str(json_t *obj, const char *key, const char *s);
 /* The instant in key (ISO-8601 with a zone), or dflt when absent or not one. */
 long long zc_json_get_time(const json_t *obj, const char *key, long long dflt);

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/utf8.h"
+
 int64_t zc_time_now_ms(void)
 {
 	struct timespec ts;
@@ -98,9 +100,9 @@ static int digits(const char **s, int n, unsigned *out)
 static int bad(struct zc_err *e, const char *field, const char *s, const char *why)
 {
 	return zc_fail(e, ZCOR_EINVAL,
-		       "argument '%s': '%.64s' %s; use ISO-8601 with a time zone, e.g. "
+		       "argument '%s': '%s' %s; use ISO-8601 with a time zone, e.g. "
 		       "2026-11-29T20:00:00+08:00",
-		       field, s, why);
+		       field, ZC_Q(s, 64), why);
 }
 
 int zc_time_parse(const char *str, const char *field, int64_t *ms, struct zc_err *e)

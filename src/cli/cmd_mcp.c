@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "cli/cli.h"
 #include "server/mcp.h"
 
@@ -151,8 +152,8 @@ static int sampling_complete(void *ud, const char *system, const char *user, cha
 		int rc = 0;
 		if (err) {
 			const char *m = json_string_value(json_object_get(err, "message"));
-			char buf[300];
-			snprintf(buf, sizeof(buf), "the client refused sampling: %.200s", m ? m : "no reason");
+			char buf[4 * 200 + 48];
+			snprintf(buf, sizeof(buf), "the client refused sampling: %s", ZC_Q(m ? m : "no reason", 200));
 			*errmsg = strdup(buf);
 			rc = -1;
 		} else if (!t) {

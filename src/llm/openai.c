@@ -24,6 +24,7 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/timeutil.h"
+#include "base/utf8.h"
 
 #define BACKOFF_FIRST_MS 500  /* first wait without Retry-After, doubling… */
 #define BACKOFF_MAX_MS 8000   /* …up to this */
@@ -220,8 +221,8 @@ static int whole_answer(const json_t *doc, char **content, struct zc_err *e)
 		if (!choice)
 			return zc_fail(e, ZCOR_EPROVIDER, "the provider's answer has no choices[0]");
 		return zc_fail(e, ZCOR_EPROVIDER,
-			       "the provider's answer has no choices[0].message.content%s%.40s%s",
-			       why ? " (finish_reason '" : "", why ? why : "", why ? "')" : "");
+			       "the provider's answer has no choices[0].message.content%s%s%s",
+			       why ? " (finish_reason '" : "", why ? ZC_Q(why, 40) : "", why ? "')" : "");
 	}
 	*content = zc_buf_detach(&b);
 	return ZCOR_OK;
@@ -321,8 +322,8 @@ int zc_llm_parse_body(const char *body, size_t len, char **content, struct zc_er
 		char q[QUOTE_MAX + 8];
 		quote(q, p, (size_t)(end - p) < 120 ? (size_t)(end - p) : 120);
 		return zc_fail(e, ZCOR_EPROVIDER,
-			       "the provider's answer is not valid JSON (%.100s, line %d column %d): '%s'",
-			       je.text, je.line, je.column, q);
+			       "the provider's answer is not valid JSON (%s, line %d column %d): '%s'",
+			       ZC_Q(je.text, 100), je.line, je.column, q);
 	}
 	int rc = whole_answer(doc, content, e);
 	json_decref(doc);
@@ -472,8 +473,8 @@ static int attempt(CURL *h, struct xfer *x, int n, long long deadline, char **re
 	if (cc != CURLE_OK) {
 		if (retryable_curl(cc))
 			*retry_ms = backoff;
-		return zc_fail(e, ZCOR_EPROVIDER, "cannot reach '%s': %.300s", x->url,
-			       x->curl_err[0] ? x->curl_err : curl_easy_strerror(cc));
+		return zc_fail(e, ZCOR_EPROVIDER, "cannot reach '%s': %s", x->url,
+			       ZC_Q(x->curl_err[0] ? x->curl_err : curl_easy_strerror(cc), 300));
 	}
 	long status = 0;
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);

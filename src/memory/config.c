@@ -13,6 +13,7 @@
 
 #include "base/alloc.h"
 #include "base/json.h"
+#include "base/utf8.h"
 
 static void provider_defaults(struct zc_provider_config *p)
 {
@@ -461,7 +462,9 @@ void zc_config_refresh(struct zc_confile *c)
 		zc_free(copy);
 		zc_free(path);
 	}
-	snprintf(c->warning, sizeof(c->warning), "config.json: %.440s; %s until it is fixed", e.msg, kept);
+	char q[441]; /* with the rest of the sentence, fits c->warning */
+	snprintf(c->warning, sizeof(c->warning), "config.json: %s; %s until it is fixed",
+		 zc_utf8_quote(q, sizeof(q), e.msg, sizeof(q)), kept);
 }
 
 /*

@@ -193,9 +193,9 @@ static int parse_reply(const char *reply, json_t *cands, json_t **ids, struct zc
 	if (!json_is_array(arr) || json_object_size(doc) != 1) {
 		json_decref(doc);
 		return zc_fail(e, ZCOR_EPROVIDER,
-			       "the LLM answered something other than {\"ids\": [...]}: '%.200s'; try "
+			       "the LLM answered something other than {\"ids\": [...]}: '%s'; try "
 			       "again, or use zcor_memory_query",
-			       reply);
+			       ZC_Q(reply, 200));
 	}
 	if (json_array_size(arr) > ZC_SEARCH_PICK) {
 		json_decref(doc);
@@ -339,7 +339,7 @@ static int synonyms_edit(struct zc_op *op, json_t *args, json_t **out, struct zc
 	json_object_foreach(args, k, v) {
 		if (strcmp(k, "index") && strcmp(k, "terms") && strcmp(k, "expected"))
 			return zc_fail(e, ZCOR_EINVAL,
-				       "unknown argument '%.60s'; this takes: index, terms, expected", k);
+				       "unknown argument '%s'; this takes: index, terms, expected", ZC_Q(k, 60));
 	}
 	if (!json_is_integer(index) || json_integer_value(index) < 0)
 		return zc_fail(e, ZCOR_EINVAL, "argument 'index': must be a group number (0 or more)");

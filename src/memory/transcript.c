@@ -138,9 +138,9 @@ static int parse_message(struct zc_mem *m, json_t *v, size_t i, int host, struct
 			j++;
 		if (j == sizeof(keys) / sizeof(keys[0]))
 			return zc_fail(e, ZCOR_EINVAL,
-				       "field '%s.%.40s': unknown; a message has id, time, senderId, "
+				       "field '%s.%s': unknown; a message has id, time, senderId, "
 				       "senderName, text, mentions, replyTo, media, self",
-				       f, k);
+				       f, ZC_Q(k, 40));
 	}
 	json_t *selfv = json_object_get(v, "self");
 	if (selfv && !json_is_boolean(selfv)) {
@@ -341,7 +341,7 @@ static int parse_batch(struct zc_mem *m, const json_t *batch, int host, struct m
 	json_t *x;
 	json_object_foreach((json_t *)batch, k, x) {
 		if (strcmp(k, "messages"))
-			return zc_fail(e, ZCOR_EINVAL, "field '%.40s': unknown; a batch has only 'messages'", k);
+			return zc_fail(e, ZCOR_EINVAL, "field '%s': unknown; a batch has only 'messages'", ZC_Q(k, 40));
 	}
 	json_t *msgs = json_object_get(batch, "messages");
 	if (!json_is_array(msgs) || json_array_size(msgs) < 1 || json_array_size(msgs) > ZC_BATCH_MAX)

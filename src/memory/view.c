@@ -11,6 +11,7 @@
 #include "memory/view.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -790,8 +791,36 @@ static int take_paren(char *head, const char *tag, char **val)
 	return 1;
 }
 
+/* A person's line renders as name（QQ n）or（ID id）（别名：…）: a name that
+ * still holds one of those tags, or an id with a bracket, would render as
+ * a line that parses as another person (found by fuzz_views), so such a
+ * line is no entry — it is kept as written. */
+static int person_line_ok(const char *name, const char *qq)
+{
+	static const char *const tags[] = {"（QQ ", "（QQ：", "（ID ", "（别名："};
+	for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++)
+		if (strstr(name, tags[i]))
+			return 0;
+	return !qq || (!strstr(qq, "（") && !strstr(qq, "）"));
+}
+
+static json_t *parse_fields(const struct zc_view *v, const char *section, const char *s);
+
 /* Parses the part of an entry line after "- "; NULL if it is not one. */
-static json_t *parse_entry(const struct zc_view *v, const char *section, const char *s)
+static json_t *parse_entry(const struct zc_view *v, const char *section, const char *line)
+{
+	/* a carriage return inside the line renders as a space (field()):
+	 * read it as one, or the entry would not read back as itself (found
+	 * by fuzz_views) */
+	char *s = zc_strdup(line);
+	for (char *c = s; (c = strchr(c, '\r'));)
+		*c = ' ';
+	json_t *x = parse_fields(v, section, s);
+	zc_free(s);
+	return x;
+}
+
+static json_t *parse_fields(const struct zc_view *v, const char *section, const char *s)
 {
 	json_t *segs = json_array();
 	const char *p = s;
@@ -829,6 +858,12 @@ static json_t *parse_entry(const struct zc_view *v, const char *section, const c
 	}
 	char *name = zc_strndup_trim(head, strlen(head));
 	zc_free(head);
+	if (v->kind == ZC_VIEW_PEOPLE && !person_line_ok(name, zc_json_str(x, "qq"))) {
+		zc_free(name);
+		json_decref(x);
+		json_decref(segs);
+		return NULL;
+	}
 	if (!*name) {
 		zc_free(name);
 		json_decref(x);
@@ -857,7 +892,9 @@ static json_t *parse_entry(const struct zc_view *v, const char *section, const c
 			json_object_set_new(x, "confidence", json_string(r));
 		else if (starts(t, "过期 ", &r) || starts(t, "过期：", &r))
 			json_object_set_new(x, "expires", json_string(r));
-		else if (starts(t, "首见 ", &r) || starts(t, "首见：", &r))
+		/* a date renders bare (PEOPLE: after 首见): anything else would not
+		 * read back as one (found by fuzz_views), so it stays as written */
+		else if ((starts(t, "首见 ", &r) || starts(t, "首见：", &r)) && is_date(r))
 			json_object_set_new(x, "date", json_string(r));
 		else if (starts(t, "好感 ", &r) || starts(t, "好感：", &r))
 			json_object_set_new(x, "affinity", json_integer(strtol(r, NULL, 10)));
@@ -1310,8 +1347,8 @@ int zc_view_doc_check(const struct zc_view *v, const json_t *doc, struct zc_err 
 	}
 	json_array_foreach(json_object_get(doc, "unparsed"), i, x) {
 		if (zc_view_text_breaks_rule(v, zc_json_str(x, "text")))
-			return zc_fail(e, ZCOR_EINVAL, "argument 'content': the line '%.80s' has a file path: %s",
-				       zc_json_str(x, "text"), why);
+			return zc_fail(e, ZCOR_EINVAL, "argument 'content': the line '%s' has a file path: %s",
+				       ZC_Q(zc_json_str(x, "text"), 80), why);
 	}
 	return ZCOR_OK;
 }
@@ -1528,14 +1565,19 @@ static int save_person_entry(struct zc_op *op, json_t *p, const json_t *x, int r
 		json_object_set_new(p, "affinity", json_integer(a < -100 ? -100 : a > 100 ? 100 : a));
 	}
 	const char *d = zc_json_str(x, "date");
-	if (d && is_date(d)) {
-		struct zc_buf t = ZC_BUF_INIT;
+	struct zc_buf t = ZC_BUF_INIT;
+	int64_t day = -1;
+	if (d && is_date(d))
 		zc_buf_addf(&t, "%sT00:00:00Z", d);
+	/* firstSeen is an instant from 1970 on: a day that is none (2026-13-45,
+	 * 0236-10-12) would be stored as no day and read back as another
+	 * (found by fuzz_views); it counts as not given */
+	if (t.p && zc_time_parse(t.p, "date", &day, NULL) == ZCOR_OK && day >= 0) {
 		json_object_set_new(p, "firstSeen", json_string(t.p));
-		zc_buf_release(&t);
 	} else if (!json_object_get(p, "firstSeen") || json_is_null(json_object_get(p, "firstSeen"))) {
 		zc_json_set_time(p, "firstSeen", op->now);
 	}
+	zc_buf_release(&t);
 	apply(p, "confidence", x, "confidence", replace);
 	zc_json_set_time(p, "updatedAt", op->now);
 	int rc = zc_person_save(op, p, e);
@@ -1724,6 +1766,106 @@ static int set_index(struct zc_op *op, const char *text, int append, struct zc_e
 	return rc;
 }
 
+/*
+ * Stores the unparsed lines of a written doc where the view renders them
+ * back as written, so that writing back a view as read changes nothing
+ * (found by tests/fuzz/fuzz_views.c). The render orders lines by pos in
+ * their section, and entries sit where the store keeps them: a node at
+ * the line it was written on, a person at its row order (seq; the people
+ * table keeps no line). So on PEOPLE.md a line of 人物 goes just before
+ * the person that followed it, other lines after all people, in the order
+ * written. And a line kept because an entry of the same name follows it
+ * ("the later line is the entry") must still come before that entry: if
+ * it would not (another section, or the entry kept an earlier place), it
+ * goes just before the entry, in its section. It is dropped if it reads
+ * exactly as the entry's line (as rendered) or another line in the
+ * section it goes to: an identical line, which the next write would
+ * drop. base: where an append starts (0 for a whole write). Call once the
+ * entries are saved.
+ */
+static int add_kept_lines(struct zc_op *op, const struct zc_view *v, const json_t *doc, double base,
+			  struct zc_err *e)
+{
+	json_t *cur = NULL, *stored = json_object(), *lines = json_object();
+	int rc = load_entries(op->m, v, &cur, e);
+	double after_all = base;
+	size_t i, j;
+	json_t *x, *u;
+	json_array_foreach(cur, i, x) {
+		char *k = entry_key(v, x);
+		json_object_set(stored, k, x);
+		zc_free(k);
+		if (v->kind == ZC_VIEW_PEOPLE) { /* found by name or by QQ number */
+			char *n = zc_norm(zc_json_str(x, "name"));
+			struct zc_buf b = ZC_BUF_INIT;
+			zc_buf_addf(&b, "name:%s", n);
+			if (!json_object_get(stored, b.p))
+				json_object_set(stored, b.p, x);
+			zc_buf_release(&b);
+			zc_free(n);
+		}
+		if (json_number_value(json_object_get(x, "pos")) + 1 > after_all)
+			after_all = json_number_value(json_object_get(x, "pos")) + 1;
+	}
+	json_t *entries = json_object_get(doc, "entries");
+	json_array_foreach(json_object_get(doc, "unparsed"), i, u) {
+		if (rc)
+			break;
+		double at = json_number_value(json_object_get(u, "pos")), pos = base + at;
+		const char *sec = zc_json_str(u, "section");
+		char *line = zc_strndup_trim(zc_json_str(u, "text"), strlen(zc_json_str(u, "text")));
+		json_t *same = (line[0] == '-' || line[0] == '*') && line[1] == ' ' ? parse_entry(v, sec, line + 2)
+										   : NULL;
+		char *key = same ? entry_key(v, same) : NULL;
+		const json_t *next = NULL, *entry = NULL; /* the stored entries after it: next, its own */
+		json_array_foreach(entries, j, x) { /* in the order written */
+			if (json_number_value(json_object_get(x, "pos")) <= at)
+				continue;
+			char *k = entry_key(v, x);
+			if (!next)
+				next = json_object_get(stored, k);
+			if (key && strcmp(k, key) == 0)
+				entry = json_object_get(stored, k);
+			zc_free(k);
+			if (entry)
+				break;
+		}
+		if (v->kind == ZC_VIEW_PEOPLE)
+			pos = next && sec && strcmp(sec, "人物") == 0
+				      ? nextafter(json_number_value(json_object_get(next, "pos")), -INFINITY)
+				      : after_all + at;
+		json_t *place = json_deep_copy(u);
+		int identical = 0;
+		if (entry) {
+			double epos = json_number_value(json_object_get(entry, "pos"));
+			const char *esec = entry_section(v, entry);
+			if (!sec || strcmp(sec, esec) != 0 || pos >= epos) {
+				pos = nextafter(epos, -INFINITY);
+				json_object_set_new(place, "section", json_string(esec));
+			}
+			/* the same line as the entry renders (.qq-stickers/ as stickers/…) */
+			char *as_entry = zc_view_line(v, entry);
+			identical = strcmp(as_entry, line) == 0; /* and it is in the entry's section now */
+			zc_free(as_entry);
+		}
+		struct zc_buf k = ZC_BUF_INIT; /* as zc_view_parse finds identical lines */
+		zc_buf_addf(&k, "%s\n%s", zc_json_str(place, "section") ? zc_json_str(place, "section") : "", line);
+		identical |= json_object_get(lines, k.p) != NULL;
+		json_object_set_new(lines, k.p, json_true());
+		zc_buf_release(&k);
+		if (!identical)
+			rc = add_unparsed(op, v, place, pos, e);
+		json_decref(place);
+		zc_free(key);
+		json_decref(same);
+		zc_free(line);
+	}
+	json_decref(lines);
+	json_decref(stored);
+	json_decref(cur);
+	return rc;
+}
+
 int zc_view_replace(struct zc_op *op, const struct zc_view *v, const json_t *doc, struct zc_err *e)
 {
 	if (v->kind == ZC_VIEW_INDEX)
@@ -1801,10 +1943,7 @@ int zc_view_replace(struct zc_op *op, const struct zc_view *v, const json_t *doc
 		rc = zc_store_fail(&op->m->store, s, e, "rewriting a view");
 		goto out;
 	}
-	json_array_foreach(json_object_get(doc, "unparsed"), i, x) {
-		if ((rc = add_unparsed(op, v, x, json_number_value(json_object_get(x, "pos")), e)))
-			goto out;
-	}
+	rc = add_kept_lines(op, v, doc, 0, e);
 out:
 	json_decref(cur);
 	json_decref(keep);
@@ -1840,11 +1979,7 @@ int zc_view_append(struct zc_op *op, const struct zc_view *v, const json_t *doc,
 		if (rc)
 			return rc;
 	}
-	json_array_foreach(json_object_get(doc, "unparsed"), i, x) {
-		if ((rc = add_unparsed(op, v, x, base + json_number_value(json_object_get(x, "pos")), e)))
-			return rc;
-	}
-	return ZCOR_OK;
+	return add_kept_lines(op, v, doc, base, e);
 }
 
 /* ---- versions, citations, limits --------------------------------------------- */

@@ -123,9 +123,9 @@ static int read_request(const json_t *req, struct zc_buf *text, json_t **people,
 		if (strcmp(k, "conversation") && strcmp(k, "messages") && strcmp(k, "speakers") &&
 		    strcmp(k, "mentions") && strcmp(k, "explain"))
 			return zc_fail(e, ZCOR_EINVAL,
-				       "unknown field '%.60s'; a recall request has conversation, messages, "
+				       "unknown field '%s'; a recall request has conversation, messages, "
 				       "speakers, mentions, explain",
-				       k);
+				       ZC_Q(k, 60));
 	}
 	const char *conv = zc_json_str(req, "conversation");
 	char *msg = NULL;

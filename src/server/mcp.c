@@ -3,11 +3,15 @@
  * in, at most one message out, whatever carries them (stdio lines in
  * `zcor mcp`, POST bodies in `zcor serve`'s /mcp).
  *
- * Server layer: it speaks only include/zcor.h and jansson. Tools are the
+ * Server layer: it speaks only include/zcor.h and jansson (and base/'s
+ * UTF-8 and buffer helpers, the layer every other stands on). Tools are the
  * registry's (zcor_tools_json, zcor_tool_call), the system prefix is the
  * prompt "system-prefix", memory nodes are the resources zcor://node/<id>.
  * It holds no rule of the seeds and never prints: every answer, failures
- * included, goes back to the caller as JSON-RPC.
+ * included, goes back to the caller as JSON-RPC — and every message owed
+ * an answer gets one (issue 12): input quoted in messages goes through
+ * ZC_Q, text from below is made UTF-8, and an answer that still cannot be
+ * encoded becomes a hand-written -32603 for the same id.
  *
  * Errors follow the MCP specification (2025-11-25, same in 2025-06-18 and
  * 2025-03-26): malformed JSON-RPC and unknown methods are JSON-RPC errors;
@@ -22,6 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/json.h"
+#include "base/utf8.h"
 #include "server/mcp.h"
 
 #define SERVER_VERSION "0.1.0"
@@ -47,19 +55,42 @@ struct call {
 	zcor *z;
 	json_t *params; /* always an object ({} when absent) */
 	int err_code;
-	char err_msg[512];
+	char err_msg[1024];
 	json_t *err_data; /* owned; NULL when none */
 };
 
-/* Records a JSON-RPC error on the call and returns NULL (the "no result"). */
+/* Records a JSON-RPC error on the call and returns NULL (the "no result").
+ * The message is formatted whole, then cut on a character boundary to fit
+ * err_msg, invalid bytes as '?': it always goes into JSON. */
 __attribute__((format(printf, 3, 4))) static json_t *fail(struct call *c, int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(c->err_msg, sizeof(c->err_msg), fmt, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
+	char *full = zc_malloc(n > 0 ? (size_t)n + 1 : 1);
+	full[0] = '\0';
+	va_start(ap, fmt);
+	if (n > 0)
+		vsnprintf(full, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	zc_utf8_quote(c->err_msg, sizeof(c->err_msg), full, sizeof(c->err_msg));
+	zc_free(full);
 	c->err_code = code;
 	return NULL;
+}
+
+/* A JSON string of text from below (a prefix with PERSONA.md in it, a node
+ * as JSON): invalid UTF-8 becomes U+FFFD rather than losing the answer. */
+static json_t *text_string(const char *text)
+{
+	json_t *v = json_string(text ? text : "");
+	if (!v) {
+		char *ok = zc_utf8_lossy(text);
+		v = json_string(ok);
+		zc_free(ok);
+	}
+	return v;
 }
 
 static struct zcor_ctx call_ctx(const struct call *c)
@@ -217,7 +248,7 @@ static json_t *m_tools_list(struct call *c)
 
 static json_t *text_content(const char *text)
 {
-	return json_pack("[{s:s, s:s}]", "type", "text", "text", text);
+	return json_pack("[{s:s, s:o}]", "type", "text", "text", text_string(text));
 }
 
 static json_t *m_tools_call(struct call *c)
@@ -229,12 +260,12 @@ static json_t *m_tools_call(struct call *c)
 		goto out;
 	json_t *a = json_object_get(c->params, "arguments");
 	if (a && !json_is_null(a) && !json_is_object(a)) {
-		fail(c, RPC_INVALID_PARAMS, "params.arguments of tool '%.100s' must be an object", name);
+		fail(c, RPC_INVALID_PARAMS, "params.arguments of tool '%s' must be an object", ZC_Q(name, 100));
 		goto out;
 	}
 	if (!zcor_tool_offered(c->z, name)) {
-		fail(c, RPC_INVALID_PARAMS, "unknown tool '%.100s': not offered in this memory directory; "
-		     "tools/list lists them", name);
+		fail(c, RPC_INVALID_PARAMS, "unknown tool '%s': not offered in this memory directory; "
+		     "tools/list lists them", ZC_Q(name, 100));
 		goto out;
 	}
 	args = a && !json_is_null(a) ? json_dumps(a, JSON_COMPACT) : NULL;
@@ -242,7 +273,7 @@ static json_t *m_tools_call(struct call *c)
 	int rc = zcor_tool_call(c->z, &ctx, name, args, &text);
 	res = json_loads(text ? text : "", 0, NULL);
 	if (!json_is_object(res)) {
-		fail(c, RPC_INTERNAL_ERROR, "tool '%.100s' answered something that is not a JSON object", name);
+		fail(c, RPC_INTERNAL_ERROR, "tool '%s' answered something that is not a JSON object", ZC_Q(name, 100));
 		goto out;
 	}
 	out = json_pack("{s:o, s:O, s:b}", "content",
@@ -280,12 +311,12 @@ static json_t *m_prompts_get(struct call *c)
 	if (a && !json_is_null(a) && !json_is_object(a))
 		return fail(c, RPC_INVALID_PARAMS, "params.arguments must be an object");
 	if (strcmp(name, PREFIX_PROMPT) != 0)
-		return fail(c, RPC_INVALID_PARAMS, "unknown prompt '%.100s'; prompts/list lists them", name);
+		return fail(c, RPC_INVALID_PARAMS, "unknown prompt '%s'; prompts/list lists them", ZC_Q(name, 100));
 	char *text = NULL;
 	if (zcor_prefix(c->z, c->s->conversation[0] ? c->s->conversation : NULL, &text) != ZCOR_OK)
-		return fail(c, RPC_INTERNAL_ERROR, "cannot build the system prefix: %.400s", zcor_errmsg(c->z));
-	json_t *r = json_pack("{s:s, s:[{s:s, s:{s:s, s:s}}]}", "description", PREFIX_DESCRIPTION, "messages",
-			      "role", "user", "content", "type", "text", "text", text);
+		return fail(c, RPC_INTERNAL_ERROR, "cannot build the system prefix: %s", ZC_Q(zcor_errmsg(c->z), 400));
+	json_t *r = json_pack("{s:s, s:[{s:s, s:{s:s, s:o}}]}", "description", PREFIX_DESCRIPTION, "messages",
+			      "role", "user", "content", "type", "text", "text", text_string(text));
 	zcor_free(text);
 	return r;
 }
@@ -366,8 +397,8 @@ static json_t *m_resources_list(struct call *c)
 	int rc = zcor_node_list(c->z, &ctx, cursor, RESOURCES_PAGE, &text);
 	page = json_loads(text ? text : "", 0, NULL);
 	if (rc != ZCOR_OK) {
-		fail(c, rc == ZCOR_EINVAL ? RPC_INVALID_PARAMS : RPC_INTERNAL_ERROR, "%.400s",
-		     zcor_error_message(page, c->z));
+		fail(c, rc == ZCOR_EINVAL ? RPC_INVALID_PARAMS : RPC_INTERNAL_ERROR, "%s",
+		     ZC_Q(zcor_error_message(page, c->z), 400));
 		goto out;
 	}
 	json_t *resources = json_array();
@@ -412,22 +443,22 @@ static json_t *m_resources_read(struct call *c)
 	if (!param_string(c, "uri", 1, &uri))
 		return NULL;
 	if (!(id = uri_node_id(uri)))
-		return fail(c, RPC_INVALID_PARAMS, "uri '%.200s' is not a memory node; use " NODE_URI "<id>", uri);
+		return fail(c, RPC_INVALID_PARAMS, "uri '%s' is not a memory node; use " NODE_URI "<id>", ZC_Q(uri, 200));
 	struct zcor_ctx ctx = call_ctx(c);
 	int rc = zcor_node_get(c->z, &ctx, id, &text);
 	if (rc == ZCOR_OK) {
-		out = json_pack("{s:[{s:s, s:s, s:s}]}", "contents", "uri", uri, "mimeType", "application/json",
-				"text", text);
+		out = json_pack("{s:[{s:s, s:s, s:o}]}", "contents", "uri", uri, "mimeType", "application/json",
+				"text", text_string(text));
 	} else {
 		json_t *res = json_loads(text ? text : "", 0, NULL);
 		int code = rc == ZCOR_ENOTFOUND ? MCP_RESOURCE_NOT_FOUND
 			   : rc == ZCOR_EINVAL	 ? RPC_INVALID_PARAMS
 						 : RPC_INTERNAL_ERROR;
 		if (code == MCP_RESOURCE_NOT_FOUND) {
-			fail(c, code, "resource not found: %.400s", zcor_error_message(res, c->z));
+			fail(c, code, "resource not found: %s", ZC_Q(zcor_error_message(res, c->z), 400));
 			c->err_data = json_pack("{s:s}", "uri", uri);
 		} else {
-			fail(c, code, "%.400s", zcor_error_message(res, c->z));
+			fail(c, code, "%s", ZC_Q(zcor_error_message(res, c->z), 400));
 		}
 		json_decref(res);
 	}
@@ -463,13 +494,36 @@ static const struct method *find_method(const char *name)
 	return NULL;
 }
 
-/* Takes ownership of data. */
+/* Takes ownership of data. NULL only when jansson cannot allocate:
+ * zc_mcp_handle then answers with answer_unencodable(). */
 static json_t *error_response(json_t *id, int code, const char *message, json_t *data)
 {
-	json_t *err = json_pack("{s:i, s:s}", "code", code, "message", message);
-	if (data)
-		json_object_set_new(err, "data", data);
+	json_t *err = json_pack("{s:i, s:o}", "code", code, "message", text_string(message));
+	if (err && data)
+		json_object_set(err, "data", data);
+	json_decref(data);
 	return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error", err);
+}
+
+/*
+ * The answer when the real one could not be built or encoded (jansson out
+ * of memory, or a result it refused): a JSON-RPC error for the same id,
+ * written without jansson, which may be what failed. The id came out of
+ * json_loadb, so it is valid UTF-8 text or an integer.
+ */
+static char *answer_unencodable(const json_t *id)
+{
+	struct zc_buf b = ZC_BUF_INIT;
+	zc_buf_adds(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
+	if (json_is_string(id))
+		zc_json_buf_string(&b, json_string_value(id));
+	else if (json_is_integer(id))
+		zc_buf_addf(&b, "%" JSON_INTEGER_FORMAT, json_integer_value(id));
+	else
+		zc_buf_adds(&b, "null");
+	zc_buf_adds(&b, ",\"error\":{\"code\":-32603,\"message\":\"internal error: the answer could not be "
+			"encoded as JSON; the request may have taken effect\"}}");
+	return zc_buf_detach(&b);
 }
 
 /* Notifications get no answer. initialized completes the handshake;
@@ -487,8 +541,8 @@ static json_t *request(struct zc_mcp_session *s, zcor *z, json_t *id, const char
 {
 	const struct method *m = find_method(method);
 	if (!m) {
-		char msg[200];
-		snprintf(msg, sizeof(msg), "method '%.100s' not found", method);
+		char msg[4 * 100 + 64];
+		snprintf(msg, sizeof(msg), "method '%s' not found", ZC_Q(method, 100));
 		return error_response(id, RPC_METHOD_NOT_FOUND, msg, NULL);
 	}
 	if (!m->before_init && !s->protocol[0] && !s->initialized)
@@ -519,12 +573,14 @@ void zc_mcp_session_init(struct zc_mcp_session *s, const char *conversation)
 void zc_mcp_handle(struct zc_mcp_session *s, zcor *z, const char *msg, size_t len, char **response)
 {
 	json_error_t je;
-	json_t *out = NULL;
-	char buf[300];
+	json_t *out = NULL, *id = NULL;
+	int silent = 0; /* a notification, or a response to us: nothing goes back */
+	char buf[4 * 160 + 80];
 	*response = NULL;
 	json_t *req = json_loadb(msg, len, JSON_DECODE_ANY, &je);
 	if (!req) {
-		snprintf(buf, sizeof(buf), "parse error: %s (line %d, column %d)", je.text, je.line, je.column);
+		snprintf(buf, sizeof(buf), "parse error: %s (line %d, column %d)", ZC_Q(je.text, 160), je.line,
+			 je.column);
 		out = error_response(NULL, RPC_PARSE_ERROR, buf, NULL);
 		goto send;
 	}
@@ -537,8 +593,10 @@ void zc_mcp_handle(struct zc_mcp_session *s, zcor *z, const char *msg, size_t le
 		out = error_response(NULL, RPC_INVALID_REQUEST, "a JSON-RPC message must be an object", NULL);
 		goto send;
 	}
-	json_t *id = json_object_get(req, "id"), *method = json_object_get(req, "method");
+	json_t *method = json_object_get(req, "method");
+	id = json_object_get(req, "id");
 	if (id && !json_is_string(id) && !json_is_integer(id)) {
+		id = NULL; /* not an id we can echo: JSON-RPC answers such a request with null */
 		out = error_response(NULL, RPC_INVALID_REQUEST, "id must be a string or an integer", NULL);
 		goto send;
 	}
@@ -547,19 +605,26 @@ void zc_mcp_handle(struct zc_mcp_session *s, zcor *z, const char *msg, size_t le
 		out = error_response(id, RPC_INVALID_REQUEST, "jsonrpc must be \"2.0\"", NULL);
 		goto send;
 	}
-	if (!method && (json_object_get(req, "result") || json_object_get(req, "error")))
-		goto send; /* a response: this server sends no requests, so none is awaited */
+	if (!method && (json_object_get(req, "result") || json_object_get(req, "error"))) {
+		silent = 1; /* a response: this server sends no requests, so none is awaited */
+		goto send;
+	}
 	if (!json_is_string(method)) {
 		out = error_response(id, RPC_INVALID_REQUEST, "method must be a string", NULL);
 		goto send;
 	}
-	if (!id)
+	if (!id) {
+		silent = 1;
 		notification(s, json_string_value(method));
-	else
+	} else {
 		out = request(s, z, id, json_string_value(method), json_object_get(req, "params"));
+	}
 send:
+	/* Whatever went wrong above, a message that is owed an answer gets one. */
 	if (out)
 		*response = json_dumps(out, JSON_COMPACT);
+	if (!*response && !silent)
+		*response = answer_unencodable(id);
 	json_decref(out);
 	json_decref(req);
 }

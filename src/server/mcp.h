@@ -40,7 +40,9 @@ void zc_mcp_session_init(struct zc_mcp_session *s, const char *conversation);
 /*
  * Handles one JSON-RPC message (a request or a notification; batches are
  * refused). *response is the JSON text to send back (caller frees with
- * zcor_free), or NULL when there is nothing to send (a notification).
+ * zcor_free): one line, for every message but a notification or a
+ * response to us, for which it is NULL — whatever the message holds and
+ * whatever failed while answering it (then -32603 for its id).
  */
 void zc_mcp_handle(struct zc_mcp_session *s, zcor *z, const char *msg, size_t len, char **response);
 

@@ -195,9 +195,10 @@ int zc_syn_refresh(struct zc_syn *s, struct zc_err *e)
 	if (!rc)
 		rc = zc_syn_check(doc, &pe);
 	if (rc) {
+		char q[481]; /* with the rest of the sentence, fits s->warning */
 		snprintf(s->warning, sizeof(s->warning),
-			 "synonyms.json is malformed (%.480s); the last good groups stay in use until it is fixed",
-			 pe.msg);
+			 "synonyms.json is malformed (%s); the last good groups stay in use until it is fixed",
+			 zc_utf8_quote(q, sizeof(q), pe.msg, sizeof(q)));
 	} else {
 		s->warning[0] = '\0';
 		build(s, json_object_get(doc, "groups"));

@@ -93,7 +93,8 @@ static int check_object(const json_t *s, const json_t *v, const char *path, stru
 				json_t *pv;
 				json_object_foreach(props, pk, pv) zc_buf_addf(&known, "%s%s", known.len ? ", " : "", pk);
 				int rc = zc_fail(e, ZCOR_EINVAL,
-						 "unknown argument '%.100s'; this tool takes: %s", sub,
+						 "unknown argument '%s%s%s'; this tool takes: %s", path,
+						 *path ? "." : "", ZC_Q(k, 100),
 						 known.len ? zc_buf_str(&known) : "no arguments");
 				zc_buf_release(&known);
 				return rc;

@@ -114,3 +114,25 @@ test('a configured provider wins over sampling', async () => {
     await client.close();
   }
 });
+
+test('issue 12: a refusal quoted from the client is cut on character boundaries', async () => {
+  const dir = mkTmp('zcor-sampling-');
+  const reason = '拒'.repeat(100); // 300 bytes: %.200s split a character
+  const transport = new StdioClientTransport({
+    command: BIN, args: ['--dir', dir, 'mcp'], env: env(), stderr: 'pipe',
+  });
+  const client = new Client({ name: 'zcor-sampling-e2e', version: '1.0.0' }, { capabilities: { sampling: {} } });
+  client.setRequestHandler(CreateMessageRequestSchema, async () => { throw new Error(reason); });
+  await client.connect(transport);
+  try {
+    await write(client, '周五固定开黑', '八点');
+    const r = await client.callTool({ name: 'zcor_memory_search', arguments: { keywords: ['开黑'] } });
+    assert.equal(r.isError, true);
+    const m = r.structuredContent.error.message;
+    assert.match(m, /the client refused sampling/);
+    assert.ok(m.includes(reason), m);
+    assert.ok(!m.includes('?') && !m.includes('\ufffd'), m);
+  } finally {
+    await client.close();
+  }
+});

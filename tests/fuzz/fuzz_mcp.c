@@ -10,67 +10,40 @@
  * seeds need no prefix byte): not yet initialized, a stateless HTTP call,
  * after a full handshake, or bound to the conversation group:1.
  *
- * Oracle, besides ASan/UBSan: an answer, when there is one, is one line of
- * JSON, an object with "jsonrpc":"2.0" and exactly one of result / error.
+ * Oracle, besides ASan/UBSan: every message but a notification or a
+ * response gets an answer (issue 12), and an answer is one line of JSON,
+ * an object with "jsonrpc":"2.0" and exactly one of result / error.
  *
- * Build and run: `make fuzz` (clang; not part of make test).
+ * Build and run: `make fuzz` (clang; not part of make test); the seeds in
+ * corpus-mcp/ run once in unit/fuzz_mcp_corpus (fuzz.h).
  */
-#define _GNU_SOURCE
-#include <ftw.h>
 #include <jansson.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "fuzz.h"
 #include "server/mcp.h"
 
+const char *fz_target = "fuzz_mcp";
 static zcor *z;
-static char dir[256];
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	remove(path);
-	return 0;
-}
+static char *dir;
 
 static void cleanup(void)
 {
 	zcor_close(z);
 	z = NULL;
-	if (dir[0])
-		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	fz_rmtree(dir);
+	free(dir);
 }
 
-static void must_call(const char *tool, const char *args)
-{
-	struct zcor_ctx ctx = {ZCOR_ACTOR_CLI, NULL};
-	char *out = NULL;
-	if (zcor_tool_call(z, &ctx, tool, args, &out) != ZCOR_OK) {
-		fprintf(stderr, "fuzz_mcp: setup %s failed: %s\n", tool, out ? out : "");
-		abort();
-	}
-	zcor_free(out);
-}
+static void must_call(const char *tool, const char *args) { fz_must_call(z, tool, args); }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc, (void)argv;
-	/* tmpfs when there is one: every tool call is a transaction */
-	const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : (getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	snprintf(dir, sizeof(dir), "%s/zcor-fuzz-XXXXXX", base);
-	if (!mkdtemp(dir)) {
-		perror("fuzz_mcp: mkdtemp");
-		abort();
-	}
-	char *err = NULL;
-	if (zcor_open(&z, dir, &err) != ZCOR_OK) {
-		fprintf(stderr, "fuzz_mcp: cannot open %s: %s\n", dir, err ? err : "");
-		abort();
-	}
+	dir = fz_mkdtemp("mcp");
+	z = fz_open(dir);
 	atexit(cleanup);
 	/* ids m000001… in creation order */
 	must_call("zcor_memory_write", "{\"title\":\"北大\",\"content\":\"在海淀\",\"keywords\":[\"学校\"]}");
@@ -83,6 +56,23 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/* Whether msg is owed no answer: a notification (an object with jsonrpc
+ * "2.0", a string method and no id member) or a response to us (no
+ * method, a result or an error, a usable id or none). Everything else —
+ * garbage included — gets exactly one answer (issue 12). */
+static int silent(const uint8_t *data, size_t size)
+{
+	json_t *v = json_loadb((const char *)data, size, JSON_DECODE_ANY, NULL);
+	json_t *id = json_object_get(v, "id"), *method = json_object_get(v, "method");
+	const char *version = json_string_value(json_object_get(v, "jsonrpc"));
+	int quiet = json_is_object(v) && (!id || json_is_string(id) || json_is_integer(id)) && version &&
+		    strcmp(version, "2.0") == 0 &&
+		    ((!method && (json_object_get(v, "result") || json_object_get(v, "error"))) ||
+		     (!id && json_is_string(method)));
+	json_decref(v);
+	return quiet;
+}
+
 static void check_answer(const char *out)
 {
 	json_error_t je;
@@ -92,18 +82,15 @@ static void check_answer(const char *out)
 	    strcmp(json_string_value(json_object_get(v, "jsonrpc")), "2.0") != 0 ||
 	    !json_object_get(v, "id") ||
 	    !json_object_get(v, "result") == !json_object_get(v, "error")) {
-		fprintf(stderr, "fuzz_mcp: malformed answer: %s\n", out);
-		abort();
+		fz_bug("malformed answer: %s", out);
 	}
 	json_t *e = json_object_get(v, "error");
 	if (e && (!json_is_integer(json_object_get(e, "code")) || !json_is_string(json_object_get(e, "message")))) {
-		fprintf(stderr, "fuzz_mcp: malformed error: %s\n", out);
-		abort();
+		fz_bug("malformed error: %s", out);
 	}
 	json_decref(v);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct zc_mcp_session s;
@@ -130,6 +117,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	zc_mcp_handle(&s, z, (const char *)data, size, &out);
 	if (out)
 		check_answer(out);
+	else if (!silent(data, size))
+		fz_bug("no answer to a message that is owed one (%zu bytes)", size);
 	zcor_free(out);
 	return 0;
 }

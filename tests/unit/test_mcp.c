@@ -263,6 +263,255 @@ static void resources_and_prompts(void)
 	zcor_close(z);
 }
 
+/* ---- issue 12: every request with an id gets exactly one answer ------ */
+
+/* n copies of s (caller frees). */
+static char *repeat(const char *s, int n)
+{
+	size_t k = strlen(s);
+	char *out = malloc(k * (size_t)n + 1);
+	for (int i = 0; i < n; i++)
+		memcpy(out + k * (size_t)i, s, k);
+	out[k * (size_t)n] = '\0';
+	return out;
+}
+
+/* The one answer to msg: one line of JSON-RPC 2.0 for that id (checked
+ * against want_id, a JSON text), exactly one of result / error. */
+static json_t *answer(struct zc_mcp_session *s, zcor *z, const char *msg, const char *want_id)
+{
+	char *out = NULL;
+	zc_mcp_handle(s, z, msg, strlen(msg), &out);
+	if (!out) {
+		fprintf(stderr, "no answer to %s\n", msg);
+		t_failures++;
+		return NULL;
+	}
+	json_t *v = json_loads(out, 0, NULL), *want = json_loads(want_id, JSON_DECODE_ANY, NULL);
+	CHECK(v && !strchr(out, '\n'));
+	CHECK_STR(t_str(v, "jsonrpc"), "2.0");
+	CHECK(!json_object_get(v, "result") != !json_object_get(v, "error"));
+	if (!json_equal(json_object_get(v, "id"), want)) {
+		fprintf(stderr, "answer to %s has the wrong id (want %s): %s\n", msg, want_id, out);
+		t_failures++;
+	}
+	json_decref(want);
+	zcor_free(out);
+	return v;
+}
+
+/* The four repros: a 50-character Chinese name is 150 bytes, and a cut at
+ * 100 (or 200) bytes split a character, so jansson refused the message and
+ * nothing was sent. Now the name is quoted whole (or cut after a whole
+ * character, with "…"). */
+static void issue12_quoted_names_are_cut_on_character_boundaries(void)
+{
+	zcor *z = t_open();
+	struct zc_mcp_session s;
+	start(&s, z, NULL);
+	char *name = repeat("中", 50), *long_name = repeat("记", 250), msg[2048];
+	struct {
+		const char *fmt, *quoted;
+		int code;
+		int cut; /* 250 characters are cut (not whole in the message) */
+	} cases[] = {
+		{"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"%s\"}", name, -32601, 1},
+		{"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\"}}", name, -32602, 1},
+		{"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\",\"arguments\":1}}",
+		 name, -32602, 1},
+		{"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"prompts/get\",\"params\":{\"name\":\"%s\"}}", name, -32602, 1},
+		{"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/read\",\"params\":{\"uri\":\"zcor://memory/%s\"}}",
+		 name, -32602, 1},
+		{"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/read\",\"params\":{\"uri\":\"zcor://node/x/%s\"}}",
+		 name, -32602, 1},
+		{"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/read\",\"params\":{\"uri\":\"zcor://node/%s\"}}",
+		 name, -32002, 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		/* the name alone, then 250 characters that must be cut */
+		for (int longer = 0; longer < 2; longer++) {
+			snprintf(msg, sizeof(msg), cases[i].fmt, longer ? long_name : cases[i].quoted);
+			json_t *r = answer(&s, z, msg, "2");
+			CHECK_INT(err_code(r), cases[i].code);
+			const char *m = t_str(r, "error.message");
+			if (!longer)
+				CHECK_HAS(m, name);
+			else if (cases[i].cut)
+				CHECK_HAS(m, "记记\xe2\x80\xa6"); /* whole characters, then … */
+			else
+				CHECK_HAS(m, long_name);
+			json_decref(r);
+		}
+	}
+	free(name);
+	free(long_name);
+	zcor_close(z);
+}
+
+/* ids of every JSON type: strings and integers are echoed; the other
+ * types are invalid requests, answered with id null (JSON-RPC 2.0 §5: the
+ * id could not be used); "id": null is a request with a null id, not a
+ * notification (a notification has no id member), and is answered too. */
+static void issue12_ids_of_every_json_type(void)
+{
+	zcor *z = t_open();
+	struct zc_mcp_session s;
+	start(&s, z, NULL);
+	static const struct {
+		const char *id, *echo;
+		int code; /* 0: a result */
+	} ids[] = {
+		{"0", "0", 0},
+		{"-7", "-7", 0},
+		{"9223372036854775807", "9223372036854775807", 0},
+		{"\"请求-中文\"", "\"请求-中文\"", 0},
+		{"\"\\u4e2d\\u6587\\ud83d\\ude00\"", "\"中文😀\"", 0},
+		{"\"\"", "\"\"", 0},
+		{"null", "null", -32600},
+		{"1.5", "null", -32600},
+		{"true", "null", -32600},
+		{"{\"a\":1}", "null", -32600},
+		{"[1]", "null", -32600},
+		{"\"\\ud800\"", "null", -32700}, /* a lone surrogate: not JSON jansson accepts */
+		{"99999999999999999999", "null", -32700}, /* beyond int64 */
+	};
+	char msg[512];
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		for (int unknown = 0; unknown < 2; unknown++) {
+			snprintf(msg, sizeof(msg), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"%s\"}", ids[i].id,
+				 unknown ? "不存在的方法" : "ping");
+			json_t *r = answer(&s, z, msg, ids[i].echo);
+			CHECK_INT(err_code(r), ids[i].code ? ids[i].code : unknown ? -32601 : 0);
+			json_decref(r);
+		}
+	}
+	/* no id member: a notification, whatever its method — no answer */
+	CHECK(rpc(&s, z, "{\"jsonrpc\":\"2.0\",\"method\":\"不存在的方法\"}") == NULL);
+	CHECK(rpc(&s, z, "{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"name\":\"中\"}}") == NULL);
+	zcor_close(z);
+}
+
+/* A title and content with bytes that are not UTF-8 (a row written before
+ * imports checked their input): every answer that carries them still
+ * comes, with U+FFFD in their place. So does a PERSONA.md that is not
+ * UTF-8 in the system prefix. */
+static void issue12_invalid_utf8_in_results_is_answered(void)
+{
+	zcor *z = t_open();
+	json_decref(t_call_ok(z, NULL, "zcor_memory_write", "{\"title\":\"北大\",\"content\":\"在海淀\"}"));
+	json_decref(t_call_ok(z, NULL, "zcor_memory_important", "{\"id\":\"m000001\",\"important\":true}"));
+	t_sql_exec(z, "UPDATE nodes SET title = CAST(x'e58c97ff' AS TEXT), content = CAST(x'e59ca8e6b5' AS TEXT)");
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/PERSONA.md", zcor_dir(z));
+	FILE *f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs("我是\xff\xfe小助手\n", f);
+		fclose(f);
+	}
+	struct zc_mcp_session s;
+	start(&s, z, NULL);
+	json_t *r = answer(&s, z, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+				  "{\"name\":\"zcor_memory_read\",\"arguments\":{\"id\":\"m000001\"}}}", "1");
+	CHECK_STR(t_str(r, "result.structuredContent.node.title"), "北\xef\xbf\xbd");
+	CHECK_HAS(t_str(r, "result.structuredContent.node.content"), "在\xef\xbf\xbd");
+	json_decref(r);
+	r = answer(&s, z, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+			  "{\"name\":\"zcor_memory_important\",\"arguments\":{\"id\":\"m000001\",\"important\":true}}}", "2");
+	CHECK_STR(t_str(r, "result.structuredContent.importantOrder.0.title"), "北\xef\xbf\xbd");
+	json_decref(r);
+	r = answer(&s, z, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":"
+			  "{\"name\":\"zcor_memory_query\",\"arguments\":{}}}", "3");
+	CHECK_STR(t_str(r, "result.structuredContent.items.0.title"), "北\xef\xbf\xbd");
+	json_decref(r);
+	r = answer(&s, z, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/list\"}", "4");
+	CHECK_STR(t_str(r, "result.resources.0.title"), "北\xef\xbf\xbd");
+	json_decref(r);
+	r = answer(&s, z, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/read\",\"params\":"
+			  "{\"uri\":\"zcor://node/m000001\"}}", "5");
+	CHECK_HAS(t_str(r, "result.contents.0.text"), "北\xef\xbf\xbd");
+	json_decref(r);
+	r = answer(&s, z, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"prompts/get\",\"params\":"
+			  "{\"name\":\"system-prefix\"}}", "6");
+	CHECK_HAS(t_str(r, "result.messages.0.content.text"), "我是\xef\xbf\xbd\xef\xbf\xbd小助手");
+	json_decref(r);
+	zcor_close(z);
+}
+
+/* jansson's allocator failing after n allocations: json_pack and
+ * json_dumps return NULL at every point in turn, and still every request
+ * with an id gets one well-formed answer for its id (a parse that failed
+ * for want of memory cannot know the id: null). Only methods that do not
+ * reach libzcor, whose own policy for jansson's NULL is its own. */
+static long jansson_budget = -1;
+
+static void *failing_malloc(size_t n)
+{
+	if (jansson_budget == 0)
+		return NULL;
+	if (jansson_budget > 0)
+		jansson_budget--;
+	return malloc(n);
+}
+
+static void issue12_answer_when_json_cannot_be_built(void)
+{
+	zcor *z = t_open();
+	struct zc_mcp_session s;
+	start(&s, z, NULL);
+	static const char *const msgs[] = {
+		"{\"jsonrpc\":\"2.0\",\"id\":\"请求\",\"method\":\"ping\"}",
+		"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"不存在的方法\"}",
+		"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"prompts/list\"}",
+		"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"resources/templates/list\"}",
+		"{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"ping\",\"params\":[1]}",
+		"{\"jsonrpc\":\"1.0\",\"id\":11,\"method\":\"ping\"}",
+		"{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"ping\"}",
+		"{\"jsonrpc\":\"2.0\",\"id\":12,",
+	};
+	for (size_t i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++) {
+		json_t *head = json_loads(msgs[i], 0, NULL);
+		json_t *id = json_object_get(head, "id");
+		int echo = json_is_string(id) || json_is_integer(id);
+		/* how many allocations the parse takes: with fewer, the id is not known */
+		json_set_alloc_funcs(failing_malloc, free);
+		jansson_budget = 1L << 30;
+		json_decref(json_loadb(msgs[i], strlen(msgs[i]), JSON_DECODE_ANY, NULL));
+		long parse_allocs = (1L << 30) - jansson_budget;
+		jansson_budget = -1;
+		json_set_alloc_funcs(malloc, free);
+		int answered_in_full = 0;
+		for (long n = 0; n < 200 && !answered_in_full; n++) {
+			char *out = NULL;
+			json_set_alloc_funcs(failing_malloc, free);
+			jansson_budget = n;
+			zc_mcp_handle(&s, z, msgs[i], strlen(msgs[i]), &out);
+			answered_in_full = jansson_budget > 0; /* it needed fewer than n */
+			jansson_budget = -1;
+			json_set_alloc_funcs(malloc, free);
+			if (!out) {
+				fprintf(stderr, "no answer to %s when jansson fails after %ld allocations\n", msgs[i], n);
+				t_failures++;
+				continue;
+			}
+			json_t *v = json_loads(out, 0, NULL);
+			CHECK(v != NULL);
+			CHECK_STR(t_str(v, "jsonrpc"), "2.0");
+			CHECK(!json_object_get(v, "result") != !json_object_get(v, "error"));
+			json_t *got = json_object_get(v, "id");
+			if (n >= parse_allocs && !(echo ? json_equal(got, id) : json_is_null(got))) {
+				fprintf(stderr, "wrong id for %s (jansson fails after %ld): %s\n", msgs[i], n, out);
+				t_failures++;
+			}
+			json_decref(v);
+			zcor_free(out);
+		}
+		CHECK(answered_in_full);
+		json_decref(head);
+	}
+	zcor_close(z);
+}
+
 const struct t_case t_cases[] = {
 	{"malformed_messages_get_jsonrpc_errors", malformed_messages_get_jsonrpc_errors},
 	{"ids_are_echoed_exactly", ids_are_echoed_exactly},
@@ -271,5 +520,9 @@ const struct t_case t_cases[] = {
 	{"tools_list_and_call", tools_list_and_call},
 	{"relationship_tools_follow_the_config", relationship_tools_follow_the_config},
 	{"resources_and_prompts", resources_and_prompts},
+	{"issue12_quoted_names_are_cut_on_character_boundaries", issue12_quoted_names_are_cut_on_character_boundaries},
+	{"issue12_ids_of_every_json_type", issue12_ids_of_every_json_type},
+	{"issue12_invalid_utf8_in_results_is_answered", issue12_invalid_utf8_in_results_is_answered},
+	{"issue12_answer_when_json_cannot_be_built", issue12_answer_when_json_cannot_be_built},
 	{NULL, NULL},
 };
