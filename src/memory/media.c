@@ -28,6 +28,7 @@
 #include "base/fs.h"
 #include "base/json.h"
 #include "base/utf8.h"
+#include "memory/sticker.h"
 
 static void hex(const unsigned char *d, size_t n, char *out)
 {
@@ -49,17 +50,12 @@ void zc_sha256_hex(const void *data, size_t len, char out[65])
 	hex(d, sizeof(d), out);
 }
 
+/* The file extension the cache gives an image of this kind (zc_image_kind
+ * reads the magic bytes), or NULL when it is none. */
 static const char *sniff_ext(const unsigned char *d, size_t n)
 {
-	if (n >= 8 && memcmp(d, "\x89PNG\r\n\x1a\n", 8) == 0)
-		return "png";
-	if (n >= 3 && d[0] == 0xff && d[1] == 0xd8 && d[2] == 0xff)
-		return "jpg";
-	if (n >= 6 && (memcmp(d, "GIF87a", 6) == 0 || memcmp(d, "GIF89a", 6) == 0))
-		return "gif";
-	if (n >= 12 && memcmp(d, "RIFF", 4) == 0 && memcmp(d + 8, "WEBP", 4) == 0)
-		return "webp";
-	return NULL;
+	const char *k = zc_image_kind(d, n);
+	return k && strcmp(k, "jpeg") == 0 ? "jpg" : k;
 }
 
 /* "media/<64 hex>.<png|jpg|gif|webp>" -> hash and ext; 0 when malformed. */
