@@ -380,6 +380,40 @@ static int over_threshold(struct zc_mem *m, json_t *out, struct zc_err *e)
 	return ZCOR_OK;
 }
 
+/* A store with nothing in it (no memory, person or message) beside
+ * backups/ that holds state copies: most likely memory.db was deleted and
+ * zcor made a new one (a new directory has no backups). History is not
+ * asked: the first read after the loss is recorded in the new store. */
+static int new_beside_backups(struct zc_mem *m, json_t *out, struct zc_err *e)
+{
+	sqlite3_stmt *st = zc_stmt(&m->store,
+				   "SELECT (SELECT count(*) FROM nodes) + (SELECT count(*) FROM people) + "
+				   "(SELECT count(*) FROM messages)",
+				   e);
+	if (!st)
+		return e->code;
+	int rows = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 1;
+	sqlite3_reset(st);
+	if (rows)
+		return ZCOR_OK;
+	char *dir = zc_path_join(m->dir, "backups");
+	DIR *d = zc_file_kind(dir) == ZC_FILE_DIR ? opendir(dir) : NULL;
+	struct dirent *de;
+	int copies = 0;
+	while (d && (de = readdir(d)))
+		copies += strncmp(de->d_name, "memory-state-", 13) == 0;
+	if (d)
+		closedir(d);
+	zc_free(dir);
+	if (copies)
+		finding(out, "MEMORY_DB_NEW_BESIDE_BACKUPS", "error", "memory.db", 0,
+			"if memory.db was lost, restore the newest backup (zcor restore backups/<newest>.json); "
+			"if the store is meant to be new, move backups/ away",
+			"the store is empty (no memory, person or message) while backups/ holds "
+			"%d state cop%s", copies, copies == 1 ? "y" : "ies");
+	return ZCOR_OK;
+}
+
 int zc_doctor(struct zc_mem *m, int rebuild, json_t **report, struct zc_err *e)
 {
 	json_t *out = json_array(), *rebuilt = NULL;
@@ -392,7 +426,7 @@ int zc_doctor(struct zc_mem *m, int rebuild, json_t **report, struct zc_err *e)
 	if ((rc = zc_store_begin(&m->store, 0, e)))
 		goto done;
 	if (!(rc = integrity(m, out, e)) && !(rc = views(m, out, e)) && !(rc = links(m, out, e)) &&
-	    !(rc = settings(m, out)))
+	    !(rc = settings(m, out)) && !(rc = new_beside_backups(m, out, e)))
 		rc = over_threshold(m, out, e);
 	zc_store_rollback(&m->store);
 	if (!rc)

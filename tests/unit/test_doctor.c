@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -372,7 +373,41 @@ static void DOCTOR_rebuild_repairs_the_message_index(void)
 	zcor_close(z);
 }
 
+/* memory.db deleted in a directory with backups: zcor opens a new, empty
+ * store (there is nothing of it to refuse), and the doctor says so
+ * (audit of issue 12, a variant of defect 7). */
+static void DOCTOR_MEMORY_DB_NEW_BESIDE_BACKUPS(void)
+{
+	zcor *z = t_open();
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s", zcor_dir(z));
+	ok_call(z, NULL, "zcor_memory_write", "{\"title\":\"留着\",\"content\":\"我\"}");
+	json_t *r = doctor(z, 0);
+	CHECK(finding(r, "MEMORY_DB_NEW_BESIDE_BACKUPS") == NULL); /* no backup yet */
+	json_decref(r);
+	ok_call(z, NULL, "zcor_memory_backup", "{}");
+	r = doctor(z, 0);
+	CHECK(finding(r, "MEMORY_DB_NEW_BESIDE_BACKUPS") == NULL); /* the store has data */
+	json_decref(r);
+	zcor_close(z);
+	static const char *const files[] = {"memory.db", "memory.db-wal", "memory.db-shm"};
+	for (int i = 0; i < 3; i++) {
+		char p[4200];
+		snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
+		unlink(p);
+	}
+	z = t_open_dir(dir);
+	r = doctor(z, 0);
+	json_t *f = finding(r, "MEMORY_DB_NEW_BESIDE_BACKUPS");
+	CHECK(f != NULL);
+	CHECK_HAS(f ? msg(f) : NULL, "1 state copy");
+	CHECK(json_is_true(json_object_get(r, "needsAttention")));
+	json_decref(r);
+	zcor_close(z);
+}
+
 const struct t_case t_cases[] = {
+	{"DOCTOR_MEMORY_DB_NEW_BESIDE_BACKUPS", DOCTOR_MEMORY_DB_NEW_BESIDE_BACKUPS},
 	{"DOCTOR_clean_store_needs_nobody", DOCTOR_clean_store_needs_nobody},
 	{"DOCTOR_COGNITION_DUPLICATE_SECTION", DOCTOR_COGNITION_DUPLICATE_SECTION},
 	{"DOCTOR_COGNITION_DUPLICATE_ENTRY", DOCTOR_COGNITION_DUPLICATE_ENTRY},
