@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <microhttpd.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -86,6 +87,7 @@ struct conn {
 	enum conn_phase phase;
 	double since; /* zc_time_mono_ms when the phase began */
 	int cut;      /* shut down by the watchdog */
+	int linger;   /* answered before its body was read: drain it on close */
 	char addr[INET6_ADDRSTRLEN];
 	char client[INET6_ADDRSTRLEN]; /* who, for the limits: addr, or its /64 */
 };
@@ -1219,6 +1221,50 @@ static struct conn *eviction_victim(struct server *s)
 	return victim;
 }
 
+/* Lingering close. A refusal sent before the body was read leaves the
+ * client still sending it; closing a socket with unread data makes the
+ * kernel answer with a reset, and a reset that overtakes the answer makes
+ * the client report "EPIPE" or "connection reset" instead of the 413
+ * (seen in CI). So the connection's own thread, as MHD closes it, shuts
+ * the sending side (the client sees the answer, then end of stream) and
+ * reads and drops what still comes — until the client closes, at most
+ * LINGER_MS and LINGER_BYTES — as nginx and Apache do. */
+#define LINGER_MS 2000
+#define LINGER_BYTES (4 * BODY_MAX)
+static void linger_close(int fd)
+{
+	shutdown(fd, SHUT_WR);
+	char sink[16384];
+	size_t total = 0;
+	double end = zc_time_mono_ms() + LINGER_MS;
+	while (total < LINGER_BYTES) {
+		double left = end - zc_time_mono_ms();
+		if (left <= 0)
+			break;
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int n = poll(&p, 1, (int)left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		ssize_t got = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+		if (got < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+			continue;
+		if (got <= 0)
+			break;
+		total += (size_t)got;
+	}
+}
+
+/* The request says a body follows (which a refusal leaves unread). */
+static int announces_body(struct MHD_Connection *c)
+{
+	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+	if (cl && *cl && strcmp(cl, "0"))
+		return 1;
+	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding") != NULL;
+}
+
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
 			  enum MHD_ConnectionNotificationCode code)
 {
@@ -1259,6 +1305,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	}
 	if (!x)
 		return;
+	if (x->linger && !x->cut)
+		linger_close(x->fd);
 	pthread_mutex_lock(&s->conn_lock);
 	if (x->prev)
 		x->prev->next = x->next;
@@ -1368,7 +1416,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		 * and MHD closes the connection after the answer */
 		struct form f;
 		const char *why = malformed(c, r, url, &f);
-		return why ? send_error(c, r, 400, "invalid_argument", why) : admit(s, c, r, url, method);
+		enum MHD_Result ret = why ? send_error(c, r, 400, "invalid_argument", why)
+					  : admit(s, c, r, url, method);
+		if (r->status && announces_body(c)) {
+			struct conn *x = conn_of(c);
+			if (x)
+				x->linger = 1;
+		}
+		return ret;
 	}
 	if (*upload_size) {
 		if (!r->too_big) {
