@@ -2,13 +2,19 @@
  * http.c — `zcor serve`: HTTP on libmicrohttpd, a thread per connection. The
  * REST API under /api/v1/, MCP Streamable HTTP at /mcp, the web page at /.
  *
+ * This file is MHD's setup, the connections (deadlines, eviction,
+ * lingering close), the form checks, auth and dispatch; the handle pool
+ * is pool.c, the page's files assets.c, the REST routes rest.c (what
+ * they share: internal.h).
+ *
  * Server layer: speaks only include/zcor.h (a request holds one zcor
- * handle from a pool, used by one thread at a time), mcp.h and the
- * embedded page (web.h), and of base/ only the UTF-8 helpers that quote
- * the request into messages. Every request passes, in order: the checks
- * of its form (each header the server reads at most once and valid
- * UTF-8, the path and query valid UTF-8 → 400), the Host allow-list and
- * the Origin check (DNS rebinding → 403), the token (Authorization:
+ * handle from a pool, used by one thread at a time), mcp.h, and of base/
+ * only the UTF-8 helpers that quote the request into messages, the clock,
+ * the file helpers and the allocation wrapper.
+ *
+ * Every request passes, in order: the checks of its form (each header
+ * the server reads at most once and valid UTF-8, the path and query
+ * valid UTF-8 → 400), the Host allow-list and the Origin check (DNS rebinding → 403), the token (Authorization:
  * Bearer; the page's cookie only for GET of the page and its assets,
  * never for the API) — all as soon as the headers are in, before any
  * body is read — then the body cap (→ 413). A slow call (an LLM
@@ -43,12 +49,9 @@
 #include "base/fs.h"
 #include "base/timeutil.h"
 #include "base/utf8.h"
-#include "server/mcp.h"
-#include "server/web.h"
+#include "server/internal.h"
 
-#define BODY_MAX (1u << 20)     /* 1 MiB per request body */
 #define JSON_DEPTH_MAX 64
-#define SESSIONS_MAX 256
 #define MAX_CONNECTIONS 256 /* each has its own thread */
 /* From one client address: a browser opens 6 per host, an MCP client one
  * or two; a client holding more only keeps others out. */
@@ -60,118 +63,10 @@
  * long enough to be the oldest. IPv6 addresses count by their /64. */
 #define EVICT_AT (MAX_CONNECTIONS - 32)
 #define IDLE_TIMEOUT_S 60 /* MHD's: no byte moved either way for this long */
-/* Open handles kept between requests (each one SQLite connection and its
- * page cache). A request takes the one used last — a client sending one
- * request after another keeps the same, warm handle — and gives it back
- * as soon as its answer is queued; past this many idle ones the extra
- * close. */
-#define POOL_MAX 8
 
-struct session {
-	char id[40];
-	time_t used;
-	struct zc_mcp_session mcp;
-	int in_use;
-};
+/* ---- answers and small helpers ------------------------------------------ */
 
-/* What the watchdog knows of a connection (MHD's socket context). */
-enum conn_phase {
-	CONN_HEADERS,  /* waiting for a request's line and headers */
-	CONN_BODY,     /* headers in, the body arriving */
-	CONN_HANDLING, /* the request is whole: dispatched, answering */
-};
-
-struct conn {
-	struct conn *prev, *next;
-	int fd;
-	enum conn_phase phase;
-	double since; /* zc_time_mono_ms when the phase began */
-	int cut;      /* shut down by the watchdog */
-	int linger;   /* answered before its body was read: drain it on close */
-	char addr[INET6_ADDRSTRLEN];
-	char client[INET6_ADDRSTRLEN]; /* who, for the limits: addr, or its /64 */
-};
-
-struct server {
-	const char *dir;
-	char token[80];
-	char listen_host[64];
-	int port;
-	int loopback;
-	pthread_mutex_t lock; /* the pool, the sessions, in_flight */
-	zcor *pool[POOL_MAX];
-	int npool;
-	pthread_cond_t idle;
-	int in_flight; /* requests begun and not yet completed */
-	struct session sessions[SESSIONS_MAX];
-	/* the connections and their deadlines (conn_lock guards the list
-	 * and every entry's phase; the watchdog waits on conn_wake) */
-	pthread_mutex_t conn_lock;
-	pthread_cond_t conn_wake;
-	struct conn *conns;
-	double header_ms, body_ms;
-	int stopping;
-};
-
-struct request {
-	char method[12];
-	char path[128]; /* for the log: the raw target without its query */
-	int started;    /* the first call (headers in) happened */
-	int nul;        /* the raw target has %00 */
-	char *body;
-	size_t len, cap;
-	int too_big;
-	int status;
-	struct timespec start;
-	zcor *z; /* the handle this request took from the pool, or NULL */
-};
-
-/* ---- small helpers ---------------------------------------------------- */
-
-/* Closes the idle handles; they write what they still hold (hit counts). */
-static void close_pool(struct server *s)
-{
-	for (int i = 0; i < s->npool; i++)
-		zcor_close(s->pool[i]);
-	s->npool = 0;
-}
-
-/* The request's handle: the pool's most recently used one, or a new one. */
-static zcor *handle(struct server *s, struct request *r)
-{
-	if (r->z)
-		return r->z;
-	pthread_mutex_lock(&s->lock);
-	zcor *z = s->npool > 0 ? s->pool[--s->npool] : NULL;
-	pthread_mutex_unlock(&s->lock);
-	if (!z) {
-		char *err = NULL;
-		if (zcor_open(&z, s->dir, &err) != ZCOR_OK) {
-			fprintf(stderr, "zcor serve: cannot open '%s': %s\n", s->dir, err ? err : "");
-			zcor_free(err);
-			return NULL;
-		}
-	}
-	return r->z = z;
-}
-
-/* Gives a request's handle back (after dispatch, or in on_completed). */
-static void release_handle(struct server *s, struct request *r)
-{
-	zcor *z = r->z;
-	r->z = NULL;
-	if (!z)
-		return;
-	pthread_mutex_lock(&s->lock);
-	int kept = s->npool < POOL_MAX;
-	if (kept)
-		s->pool[s->npool++] = z;
-	pthread_mutex_unlock(&s->lock);
-	if (!kept)
-		zcor_close(z);
-}
-
-static int status_of(const char *code)
+int zc_http_status_of(const char *code)
 {
 	static const struct {
 		const char *code;
@@ -188,9 +83,9 @@ static int status_of(const char *code)
 	return 500;
 }
 
-static enum MHD_Result send_text(struct MHD_Connection *c, struct request *r, int status,
-				 const char *type, const char *body, size_t len,
-				 const char *hname, const char *hval)
+enum MHD_Result zc_http_send_text(struct MHD_Connection *c, struct request *r, int status,
+				  const char *type, const char *body, size_t len, const char *hname,
+				  const char *hval)
 {
 	struct MHD_Response *resp =
 		MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
@@ -207,15 +102,12 @@ static enum MHD_Result send_text(struct MHD_Connection *c, struct request *r, in
 	return ret;
 }
 
-static enum MHD_Result send_error(struct MHD_Connection *c, struct request *r, int status,
-				  const char *code, const char *msg);
-
-static enum MHD_Result send_json(struct MHD_Connection *c, struct request *r, int status,
-				 const char *json)
+enum MHD_Result zc_http_send_json(struct MHD_Connection *c, struct request *r, int status,
+				  const char *json)
 {
 	if (!json)
-		return send_error(c, r, 500, "internal", "the answer could not be built (out of memory)");
-	return send_text(c, r, status, "application/json; charset=utf-8", json, strlen(json), NULL, NULL);
+		return zc_http_send_error(c, r, 500, "internal", "the answer could not be built (out of memory)");
+	return zc_http_send_text(c, r, status, "application/json; charset=utf-8", json, strlen(json), NULL, NULL);
 }
 
 /* An error answer. msg may quote the request (a path, a header, a
@@ -224,8 +116,9 @@ static enum MHD_Result send_json(struct MHD_Connection *c, struct request *r, in
  * invalid UTF-8, and a NULL from json_pack once crashed the server here
  * (issue 12, defect 2). */
 #define ERROR_CHARS 1024
-static enum MHD_Result send_error(struct MHD_Connection *c, struct request *r, int status,
-				  const char *code, const char *msg)
+enum MHD_Result zc_http_send_error_h(struct MHD_Connection *c, struct request *r, int status,
+				     const char *code, const char *msg, const char *hname,
+				     const char *hval)
 {
 	static const char fallback[] = "{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\"}}";
 	char clean[4 * ERROR_CHARS + 8];
@@ -235,24 +128,33 @@ static enum MHD_Result send_error(struct MHD_Connection *c, struct request *r, i
 	char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
 	const char *body = s ? s : fallback;
-	enum MHD_Result ret = send_text(c, r, status, "application/json; charset=utf-8", body,
-					strlen(body), status == 401 ? "WWW-Authenticate" : NULL,
-					status == 401 ? "Bearer" : NULL);
-	free(s);
+	if (status == 401) {
+		hname = "WWW-Authenticate";
+		hval = "Bearer";
+	}
+	enum MHD_Result ret = zc_http_send_text(c, r, status, "application/json; charset=utf-8", body,
+						strlen(body), hname, hval);
+	zc_free(s);
 	return ret;
 }
 
+enum MHD_Result zc_http_send_error(struct MHD_Connection *c, struct request *r, int status,
+				   const char *code, const char *msg)
+{
+	return zc_http_send_error_h(c, r, status, code, msg, NULL, NULL);
+}
+
 /* A zcor result: {"error":…} picks its status, anything else is 200. */
-static enum MHD_Result send_result(struct MHD_Connection *c, struct request *r, int rc,
-				   char *json, int ok_status)
+enum MHD_Result zc_http_send_result(struct MHD_Connection *c, struct request *r, int rc, char *json,
+				    int ok_status)
 {
 	int status = ok_status;
 	if (rc) {
 		json_t *j = json_loads(json, 0, NULL);
-		status = status_of(json_string_value(json_object_get(json_object_get(j, "error"), "code")));
+		status = zc_http_status_of(json_string_value(json_object_get(json_object_get(j, "error"), "code")));
 		json_decref(j);
 	}
-	enum MHD_Result ret = send_json(c, r, status, json);
+	enum MHD_Result ret = zc_http_send_json(c, r, status, json);
 	zcor_free(json);
 	return ret;
 }
@@ -268,7 +170,7 @@ static int random_hex(char *out, size_t nbytes)
 }
 
 /* Constant-time comparison of the token. */
-static int token_ok(const struct server *s, const char *given)
+int zc_http_token_ok(const struct server *s, const char *given)
 {
 	size_t n = strlen(s->token);
 	if (!given || strlen(given) != n)
@@ -277,6 +179,17 @@ static int token_ok(const struct server *s, const char *given)
 	for (size_t i = 0; i < n; i++)
 		d |= (unsigned char)(given[i] ^ s->token[i]);
 	return d == 0;
+}
+
+const char *zc_http_bearer(struct MHD_Connection *c)
+{
+	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	return h && strncasecmp(h, "Bearer ", 7) == 0 ? h + 7 : NULL;
+}
+
+const char *zc_http_cookie_token(struct MHD_Connection *c)
+{
+	return MHD_lookup_connection_value(c, MHD_COOKIE_KIND, "zcor_token");
 }
 
 /* ---- DNS rebinding: Host and Origin -------------------------------- */
@@ -346,14 +259,14 @@ static enum MHD_Result handle_mcp(struct server *s, struct MHD_Connection *c, st
 		if (x)
 			x->in_use = 0;
 		pthread_mutex_unlock(&s->lock);
-		return x ? send_text(c, r, 204, "text/plain", "", 0, NULL, NULL)
-			 : send_error(c, r, 404, "not_found", "no MCP session with that Mcp-Session-Id");
+		return x ? zc_http_send_text(c, r, 204, "text/plain", "", 0, NULL, NULL)
+			 : zc_http_send_error(c, r, 404, "not_found", "no MCP session with that Mcp-Session-Id");
 	}
 	if (strcmp(method, "POST") != 0)
-		return send_text(c, r, 405, "text/plain", "", 0, "Allow", "POST, DELETE");
-	zcor *z = handle(s, r);
+		return zc_http_send_text(c, r, 405, "text/plain", "", 0, "Allow", "POST, DELETE");
+	zcor *z = zc_pool_take(s, r);
 	if (!z)
-		return send_error(c, r, 500, "internal", "cannot open the memory directory");
+		return zc_http_send_error(c, r, 500, "internal", "cannot open the memory directory");
 	json_t *msg = json_loadb(r->body ? r->body : "", r->len, 0, NULL);
 	const char *m = json_string_value(json_object_get(msg, "method"));
 	int is_init = m && strcmp(m, "initialize") == 0;
@@ -368,7 +281,7 @@ static enum MHD_Result handle_mcp(struct server *s, struct MHD_Connection *c, st
 		x = session_find(s, sid);
 		if (!x) {
 			pthread_mutex_unlock(&s->lock);
-			return send_error(c, r, 404, "not_found",
+			return zc_http_send_error(c, r, 404, "not_found",
 					  "no MCP session with that Mcp-Session-Id; initialize again");
 		}
 	}
@@ -394,560 +307,11 @@ static enum MHD_Result handle_mcp(struct server *s, struct MHD_Connection *c, st
 	pthread_mutex_unlock(&s->lock);
 
 	if (!resp) /* a notification: accepted, nothing to say */
-		return send_text(c, r, 202, "text/plain", "", 0, NULL, NULL);
-	enum MHD_Result ret = send_text(c, r, 200, "application/json", resp, strlen(resp),
+		return zc_http_send_text(c, r, 202, "text/plain", "", 0, NULL, NULL);
+	enum MHD_Result ret = zc_http_send_text(c, r, 200, "application/json", resp, strlen(resp),
 					is_init && idbuf[0] ? "Mcp-Session-Id" : NULL, idbuf);
 	zcor_free(resp);
 	return ret;
-}
-
-/* ---- REST ------------------------------------------------------------ */
-
-/* Arguments for a tool: the JSON body, or {} for an empty body. */
-static json_t *body_object(struct request *r, char *why, size_t whylen)
-{
-	if (!r->body || r->len == 0)
-		return json_object();
-	json_error_t je;
-	json_t *j = json_loadb(r->body, r->len, JSON_REJECT_DUPLICATES, &je);
-	if (!j) {
-		snprintf(why, whylen, "the body is not valid JSON: line %d column %d: %s", je.line,
-			 je.column, je.text);
-		return NULL;
-	}
-	if (!json_is_object(j)) {
-		snprintf(why, whylen, "the body must be a JSON object");
-		json_decref(j);
-		return NULL;
-	}
-	return j;
-}
-
-/* Query parameters copied into args (strings; limit/offset as integers;
- * keywords split on commas). */
-static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
-{
-	json_t *args = cls;
-	if (!value || !strcmp(key, "token"))
-		return MHD_YES;
-	if (!strcmp(key, "limit") || !strcmp(key, "offset")) {
-		char *end;
-		long long v = strtoll(value, &end, 10);
-		json_object_set_new(args, key, (*end || !*value) ? json_string(value) : json_integer(v));
-	} else if (!strcmp(key, "keywords")) {
-		json_t *kw = json_array();
-		for (const char *p = value; *p;) {
-			size_t n = strcspn(p, ",");
-			if (n)
-				json_array_append_new(kw, json_stringn(p, n));
-			p += n + (p[n] == ',');
-		}
-		json_object_set_new(args, key, kw);
-	} else if (!strcmp(key, "includeSuperseded")) {
-		json_object_set_new(args, key, json_boolean(!strcmp(value, "true") || !strcmp(value, "1")));
-	} else {
-		json_object_set_new(args, key, json_string(value));
-	}
-	return MHD_YES;
-}
-
-static enum MHD_Result call_tool(struct server *s, struct MHD_Connection *c, struct request *r,
-				 const char *conversation, const char *tool, json_t *args, int ok_status)
-{
-	zcor *z = handle(s, r);
-	if (!z) {
-		json_decref(args);
-		return send_error(c, r, 500, "internal", "cannot open the memory directory");
-	}
-	struct zcor_ctx ctx = {ZCOR_ACTOR_UI, conversation};
-	char *text = json_dumps(args, JSON_COMPACT), *out = NULL;
-	json_decref(args);
-	int rc = zcor_tool_call(z, &ctx, tool, text, &out);
-	free(text);
-	return send_result(c, r, rc, out, ok_status);
-}
-
-/* GET /api/v1/views[?conversation=K] -> {items} (the global views and
- * K's own, or all for the host) and GET /api/v1/views/read?path=P. */
-static enum MHD_Result views_route(struct server *s, struct MHD_Connection *c, struct request *r,
-				   const char *conversation, int list, json_t *args)
-{
-	zcor *z = handle(s, r);
-	const char *only = json_string_value(json_object_get(args, "conversation"));
-	json_t *call = list ? json_pack("{s:s}", "action", "list")
-			    : json_pack("{s:s, s:O?}", "action", "read", "path", json_object_get(args, "path"));
-	char *only_copy = only ? strdup(only) : NULL;
-	json_decref(args);
-	struct zcor_ctx ctx = {ZCOR_ACTOR_UI, conversation};
-	char *text = json_dumps(call, JSON_COMPACT), *out = NULL;
-	json_decref(call);
-	int rc = zcor_tool_call(z, &ctx, "qq_memory", text, &out);
-	free(text);
-	if (rc || !list) {
-		free(only_copy);
-		return send_result(c, r, rc, out, 200);
-	}
-	json_t *res = json_loads(out, 0, NULL), *items = json_array();
-	zcor_free(out);
-	size_t i;
-	json_t *v;
-	json_array_foreach(json_object_get(res, "views"), i, v) {
-		const char *conv = json_string_value(json_object_get(v, "conversation"));
-		if (!only_copy || !conv || !strcmp(conv, only_copy))
-			json_array_append(items, v);
-	}
-	free(only_copy);
-	json_decref(res);
-	json_t *o = json_pack("{s:o}", "items", items);
-	char *body = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
-	enum MHD_Result ret = send_json(c, r, 200, body);
-	free(body);
-	return ret;
-}
-
-/* Splits "/api/v1/a/b/c" into up to 4 segments after "/api/v1/". */
-static int segments(const char *url, char seg[4][160])
-{
-	int n = 0;
-	const char *p = url + strlen("/api/v1/");
-	while (*p && n < 4) {
-		const char *slash = strchr(p, '/');
-		size_t len = slash ? (size_t)(slash - p) : strlen(p);
-		if (len >= 160)
-			return -1;
-		memcpy(seg[n], p, len);
-		seg[n][len] = '\0';
-		n++;
-		if (!slash)
-			break;
-		p = slash + 1;
-	}
-	return n;
-}
-
-/* ---- conversations and transcripts (Q-LOG) ---------------------------- */
-
-/* /api/v1/conversations[/{key}[/messages | /digest-done]] */
-static enum MHD_Result handle_conversations(struct server *s, struct MHD_Connection *c,
-					    struct request *r, zcor *z, char seg[4][160], int n,
-					    const char *method, json_t *args, const char *conversation)
-{
-	int get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
-	struct zcor_ctx ctx = {ZCOR_ACTOR_UI, conversation};
-	char *out = NULL;
-	int rc;
-	if (n == 1 && get) {
-		json_decref(args);
-		rc = zcor_conversations(z, &ctx, &out);
-		return send_result(c, r, rc, out, 200);
-	}
-	if (n < 2 || n > 3) {
-		json_decref(args);
-		return send_error(c, r, 404, "not_found", "no such API route or method; see docs/API.md");
-	}
-	/* (MHD has decoded the path once: group%3A1 is group:1 here; a
-	 * second decoding would make group%253A1 an alias of it) */
-	char *key = seg[1];
-	if (conversation && strcmp(key, conversation) != 0) {
-		json_decref(args);
-		return send_error(c, r, 403, "forbidden",
-				  "this caller is bound to another conversation (X-Zcor-Conversation) and "
-				  "may only touch its own");
-	}
-	if (n == 2 && get) {
-		json_decref(args);
-		rc = zcor_conversation_get(z, &ctx, key, &out);
-		return send_result(c, r, rc, out, 200);
-	}
-	if (n == 3 && !strcmp(seg[2], "messages") && post) {
-		char *text = json_dumps(args, JSON_COMPACT);
-		json_decref(args);
-		rc = zcor_log_messages(z, &ctx, key, text, &out);
-		free(text);
-		return send_result(c, r, rc, out, 200);
-	}
-	if (n == 3 && !strcmp(seg[2], "messages") && get) {
-		/* a transcript page: read (oldest first), or search with keywords;
-		 * empty parameters (a form's "from=&to=") mean absent */
-		const char *k;
-		json_t *v, *tmp;
-		json_object_foreach_safe(args, tmp, k, v) {
-			if ((json_is_string(v) && !*json_string_value(v)) ||
-			    (json_is_array(v) && json_array_size(v) == 0))
-				json_object_del(args, k);
-		}
-		json_object_set_new(args, "action",
-				    json_string(json_object_get(args, "keywords") ? "search" : "read"));
-		json_object_set_new(args, "conversation", json_string(key));
-		return call_tool(s, c, r, conversation, "qq_transcript", args, 200);
-	}
-	if (n == 3 && !strcmp(seg[2], "digest-done") && post) {
-		json_decref(args);
-		rc = zcor_digest_done(z, key, &out);
-		return send_result(c, r, rc, out, 200);
-	}
-	json_decref(args);
-	return send_error(c, r, 404, "not_found", "no such API route or method; see docs/API.md");
-}
-
-static enum MHD_Result handle_api(struct server *s, struct MHD_Connection *c, struct request *r,
-				  const char *url, const char *method, const char *conversation)
-{
-	char seg[4][160] = {{0}}, why[300] = "";
-	int n = segments(url, seg);
-	int get = !strcmp(method, "GET"), post = !strcmp(method, "POST"),
-	    put = !strcmp(method, "PUT") || !strcmp(method, "PATCH"), del = !strcmp(method, "DELETE");
-	json_t *args = NULL;
-	if (n <= 0)
-		return send_error(c, r, 404, "not_found", "no such API route; see docs/API.md");
-	if (post || put) {
-		if (!(args = body_object(r, why, sizeof(why))))
-			return send_error(c, r, 400, "invalid_argument", why);
-	} else {
-		args = json_object();
-		MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, query_arg, args);
-	}
-	zcor *z = handle(s, r);
-	if (!z) {
-		json_decref(args);
-		return send_error(c, r, 500, "internal", "cannot open the memory directory");
-	}
-	const char *a = seg[0];
-	/* tools */
-	if (!strcmp(a, "tools") && n == 1 && get) {
-		json_decref(args);
-		char *t = zcor_tools_json(z, ZCOR_TOOLS_ALL);
-		enum MHD_Result ret = send_json(c, r, 200, t);
-		zcor_free(t);
-		return ret;
-	}
-	if (!strcmp(a, "tools") && n == 2 && post)
-		return call_tool(s, c, r, conversation, seg[1], args, 200);
-	/* nodes */
-	if (!strcmp(a, "nodes")) {
-		if (n == 1 && get)
-			return call_tool(s, c, r, conversation, "zcor_memory_query", args, 200);
-		if (n == 1 && post) {
-			json_object_del(args, "id");
-			return call_tool(s, c, r, conversation, "zcor_memory_write", args, 201);
-		}
-		if (n == 2 && get) {
-			json_decref(args);
-			struct zcor_ctx ctx = {ZCOR_ACTOR_UI, conversation};
-			char *out = NULL;
-			int rc = zcor_node_get(z, &ctx, seg[1], &out);
-			return send_result(c, r, rc, out, 200);
-		}
-		if (n == 2 && put) {
-			json_object_set_new(args, "id", json_string(seg[1]));
-			return call_tool(s, c, r, conversation, "zcor_memory_write", args, 200);
-		}
-		if (n == 2 && del) {
-			json_object_clear(args);
-			json_object_set_new(args, "id", json_string(seg[1]));
-			return call_tool(s, c, r, conversation, "zcor_memory_delete", args, 200);
-		}
-		if (n == 3 && (post || put) && !strcmp(seg[2], "important")) {
-			json_object_set_new(args, "id", json_string(seg[1]));
-			return call_tool(s, c, r, conversation, "zcor_memory_important", args, 200);
-		}
-		if (n == 3 && get && !strcmp(seg[2], "trace")) {
-			json_object_clear(args);
-			json_object_set_new(args, "id", json_string(seg[1]));
-			return call_tool(s, c, r, conversation, "zcor_memory_trace", args, 200);
-		}
-		if (n == 3 && get && !strcmp(seg[2], "children")) {
-			json_object_clear(args);
-			json_object_set_new(args, "parentId", json_string(seg[1]));
-			return call_tool(s, c, r, conversation, "zcor_memory_children", args, 200);
-		}
-	}
-	/* the memory views (qq_memory), read-only here; changes go through
-	 * POST /api/v1/tools/qq_memory */
-	if (!strcmp(a, "views") && get && (n == 1 || (n == 2 && !strcmp(seg[1], "read"))))
-		return views_route(s, c, r, conversation, n == 1, args);
-	if ((!strcmp(a, "stickers") || !strcmp(a, "media")) && n == 2 && get) {
-		json_decref(args);
-		char *data = NULL;
-		size_t len = 0;
-		const char *mime = NULL;
-		struct zcor_ctx ctx = {ZCOR_ACTOR_UI, conversation};
-		int rc = a[0] == 's' ? zcor_sticker_read(z, seg[1], &data, &len, &mime)
-				     : zcor_media_read(z, &ctx, seg[1], &data, &len, &mime);
-		if (rc)
-			return send_error(c, r, rc == ZCOR_ENOTFOUND || rc == ZCOR_EIO ? 404 : 400,
-					  rc == ZCOR_EINVAL ? "invalid_argument" : "not_found", zcor_errmsg(z));
-		enum MHD_Result ret = send_text(c, r, 200, mime, data, len, "Cache-Control", "no-store");
-		zcor_free(data);
-		return ret;
-	}
-	/* a reply's [[图片: …]] before it is sent (Q-STK) */
-	if (!strcmp(a, "check-reply") && n == 1 && post) {
-		char *text = json_dumps(args, JSON_COMPACT), *out = NULL;
-		json_decref(args);
-		int rc = zcor_check_reply_json(z, text, &out);
-		free(text);
-		return send_result(c, r, rc, out, 200);
-	}
-	if (!strcmp(a, "roots") && n == 1 && get) {
-		json_object_clear(args);
-		return call_tool(s, c, r, conversation, "zcor_memory_children", args, 200);
-	}
-	if (!strcmp(a, "merge") && n == 1 && post)
-		return call_tool(s, c, r, conversation, "zcor_memory_merge", args, 201);
-	if (!strcmp(a, "supersede") && n == 1 && post)
-		return call_tool(s, c, r, conversation, "zcor_memory_supersede", args, 200);
-	if (!strcmp(a, "search") && n == 1 && post)
-		return call_tool(s, c, r, conversation, "zcor_memory_search", args, 200);
-	if (!strcmp(a, "history") && n == 1 && get)
-		return call_tool(s, c, r, conversation, "zcor_memory_history", args, 200);
-	/* people */
-	if (!strcmp(a, "people")) {
-		if (n == 1 && get)
-			return call_tool(s, c, r, conversation, "zcor_relationship_query", args, 200);
-		if (n == 2 && get) {
-			json_object_clear(args);
-			json_object_set_new(args, "personId", json_string(seg[1]));
-			return call_tool(s, c, r, conversation, "zcor_relationship_read", args, 200);
-		}
-		if (n == 2 && put) {
-			json_object_set_new(args, "personId", json_string(seg[1]));
-			return call_tool(s, c, r, conversation, "zcor_relationship_write", args, 200);
-		}
-		if (n == 2 && del) {
-			json_object_clear(args);
-			json_object_set_new(args, "personId", json_string(seg[1]));
-			return call_tool(s, c, r, conversation, "zcor_relationship_delete", args, 200);
-		}
-	}
-	/* synonyms */
-	if (!strcmp(a, "synonyms") && n == 1 && post)
-		return call_tool(s, c, r, conversation, "zcor_synonyms_add", args, 200);
-	if (!strcmp(a, "synonyms") && n == 1 && get) {
-		json_decref(args);
-		char *out = zcor_synonyms_list(z);
-		enum MHD_Result ret = send_json(c, r, 200, out);
-		zcor_free(out);
-		return ret;
-	}
-	if (!strcmp(a, "synonyms") && n == 2 && !strcmp(seg[1], "expand") && get) {
-		const char *word = json_string_value(json_object_get(args, "word"));
-		char *out = NULL;
-		int rc = zcor_synonyms_expand(z, word, &out);
-		json_decref(args);
-		return send_result(c, r, rc, out, 200);
-	}
-	if (!strcmp(a, "synonyms") && n == 2 && (put || del)) {
-		char *end = NULL;
-		long long idx = strtoll(seg[1], &end, 10);
-		if (*end || idx < 0) {
-			json_decref(args);
-			return send_error(c, r, 404, "not_found", "no such synonym group");
-		}
-		if (del) {
-			/* the body may carry the group as read: {"expected": [...]} */
-			json_decref(args);
-			if (!(args = body_object(r, why, sizeof(why))))
-				return send_error(c, r, 400, "invalid_argument", why);
-			json_object_set_new(args, "terms", json_null());
-		}
-		json_object_set_new(args, "index", json_integer(idx));
-		char *text = json_dumps(args, JSON_COMPACT), *out = NULL;
-		json_decref(args);
-		struct zcor_ctx ctx = {ZCOR_ACTOR_UI, conversation};
-		int rc = zcor_synonyms_edit(z, &ctx, text, &out);
-		free(text);
-		return send_result(c, r, rc, out, 200);
-	}
-	/* backup and restore */
-	if (!strcmp(a, "backup") && n == 1 && post)
-		return call_tool(s, c, r, conversation, "zcor_memory_backup", args, 201);
-	if (!strcmp(a, "restore") && n == 1 && post)
-		return call_tool(s, c, r, conversation, "zcor_memory_restore", args, 200);
-	/* config */
-	if (!strcmp(a, "config") && n == 1 && (get || put || post)) {
-		if (get) {
-			json_decref(args);
-			char *cfg = zcor_config_json(z);
-			enum MHD_Result ret = send_json(c, r, 200, cfg);
-			zcor_free(cfg);
-			return ret;
-		}
-		/* the operator's settings (admission, provider, recall): a host
-		 * acting for one conversation does not change them, as it does
-		 * not restore */
-		if (conversation) {
-			json_decref(args);
-			return send_error(c, r, 403, "forbidden",
-					  "a caller bound to a conversation cannot change config.json; only the "
-					  "operator may do it (send no X-Zcor-Conversation)");
-		}
-		char *text = json_dumps(args, JSON_COMPACT), *err = NULL;
-		json_decref(args);
-		int rc = zcor_config_set(z, text, &err);
-		free(text);
-		if (rc) { /* a bad value 400, a config.json left invalid by hand 409 */
-			const char *code = zcor_code_name(rc);
-			enum MHD_Result ret = send_error(c, r, status_of(code), code, err ? err : "");
-			zcor_free(err);
-			return ret;
-		}
-		char *cfg = zcor_config_json(z);
-		enum MHD_Result ret = send_json(c, r, 200, cfg);
-		zcor_free(cfg);
-		return ret;
-	}
-	if (!strcmp(a, "conversations"))
-		return handle_conversations(s, c, r, z, seg, n, method, args, conversation);
-	/* recall and prefix */
-	if (!strcmp(a, "recall") && n == 1 && post) {
-		const char *asked = json_string_value(json_object_get(args, "conversation"));
-		if (conversation && asked && strcmp(asked, conversation) != 0) {
-			json_decref(args);
-			return send_error(c, r, 403, "forbidden",
-					  "this caller is bound to another conversation (X-Zcor-Conversation)");
-		}
-		if (conversation)
-			json_object_set_new(args, "conversation", json_string(conversation));
-		char *text = json_dumps(args, JSON_COMPACT), *out = NULL;
-		json_decref(args);
-		int rc = zcor_recall(z, text, &out);
-		free(text);
-		return send_result(c, r, rc, out, 200);
-	}
-	if (!strcmp(a, "prefix") && n == 1 && get) {
-		const char *conv = json_string_value(json_object_get(args, "conversation"));
-		if (conversation && conv && strcmp(conv, conversation) != 0) {
-			json_decref(args);
-			return send_error(c, r, 403, "forbidden",
-					  "this caller is bound to another conversation (X-Zcor-Conversation)");
-		}
-		char *text = NULL;
-		int rc = zcor_prefix(z, conv ? conv : conversation, &text);
-		json_decref(args);
-		if (rc)
-			return send_error(c, r, 400, "invalid_argument", zcor_errmsg(z));
-		json_t *j = json_pack("{s:s}", "prefix", text);
-		zcor_free(text);
-		char *s2 = json_dumps(j, JSON_COMPACT);
-		json_decref(j);
-		enum MHD_Result ret = send_json(c, r, 200, s2);
-		free(s2);
-		return ret;
-	}
-	json_decref(args);
-	return send_error(c, r, 404, "not_found", "no such API route or method; see docs/API.md");
-}
-
-static const char *bearer(struct MHD_Connection *c)
-{
-	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-	return h && strncasecmp(h, "Bearer ", 7) == 0 ? h + 7 : NULL;
-}
-
-static const char *cookie_token(struct MHD_Connection *c)
-{
-	return MHD_lookup_connection_value(c, MHD_COOKIE_KIND, "zcor_token");
-}
-
-/* ---- the Memory page (web/, embedded) --------------------------------- */
-
-/* What the page may do: its own scripts, styles and API, images from
- * blob: URLs (stickers fetched with the token header); no inline script,
- * no framing, no form posts, no plug-ins. */
-#define PAGE_CSP                                                                             \
-	"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; "   \
-	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-#define TOKEN_MARK "__ZCOR_TOKEN__"
-
-static const struct zc_web_asset *web_asset(const char *path)
-{
-	for (const struct zc_web_asset *a = zc_web_assets; a->path; a++)
-		if (strcmp(a->path, path) == 0)
-			return a;
-	return NULL;
-}
-
-static enum MHD_Result send_web(struct MHD_Connection *c, struct request *r, const char *type,
-				char *body, size_t len, const char *cookie)
-{
-	struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-	if (!resp) {
-		free(body);
-		return MHD_NO;
-	}
-	MHD_add_response_header(resp, "Content-Type", type);
-	MHD_add_response_header(resp, "Cache-Control", "no-store");
-	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-	MHD_add_response_header(resp, "Content-Security-Policy", PAGE_CSP);
-	MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
-	MHD_add_response_header(resp, "X-Frame-Options", "DENY");
-	if (cookie)
-		MHD_add_response_header(resp, "Set-Cookie", cookie);
-	r->status = 200;
-	enum MHD_Result ret = MHD_queue_response(c, 200, resp);
-	MHD_destroy_response(resp);
-	return ret;
-}
-
-/* index.html with the token HTML-escaped into <meta name="zcor-token">:
- * the page's scripts read it to send Authorization: Bearer. Only a
- * caller that already holds the token gets this page, and a page of
- * another origin cannot read it (same-origin policy; no CORS headers are
- * ever sent, and the Host check stops DNS rebinding). */
-static char *page_with_token(const struct zc_web_asset *a, const char *token, size_t *len)
-{
-	const char *text = (const char *)a->data;
-	const char *mark = strstr(text, TOKEN_MARK);
-	size_t cap = a->len + 6 * strlen(token) + 1, n = 0;
-	char *out = malloc(cap);
-	if (!out)
-		return NULL;
-	size_t head = mark ? (size_t)(mark - text) : a->len;
-	memcpy(out, text, head);
-	n = head;
-	if (mark) {
-		for (const char *p = token; *p; p++) {
-			const char *esc = *p == '&' ? "&amp;" : *p == '"' ? "&quot;" : *p == '\'' ? "&#39;"
-				: *p == '<' ? "&lt;" : *p == '>' ? "&gt;" : NULL;
-			size_t k = esc ? strlen(esc) : 1;
-			memcpy(out + n, esc ? esc : p, k);
-			n += k;
-		}
-		size_t tail = a->len - head - strlen(TOKEN_MARK);
-		memcpy(out + n, mark + strlen(TOKEN_MARK), tail);
-		n += tail;
-	}
-	out[n] = '\0';
-	*len = n;
-	return out;
-}
-
-/* GET / (or /index.html) and /assets/<file under web/>. The page takes
- * the token from ?token= (and sets the cookie for reloads), the cookie or
- * the header; assets take the cookie or the header. */
-static enum MHD_Result handle_web(struct server *s, struct MHD_Connection *c, struct request *r,
-				  const char *url, int is_page)
-{
-	const char *q = is_page ? MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token") : NULL;
-	int by_query = token_ok(s, q);
-	if (!by_query && !token_ok(s, cookie_token(c)) && !token_ok(s, bearer(c)))
-		return send_error(c, r, 401, "unauthorized",
-				  "open the URL zcor serve printed (it carries ?token=…)");
-	const struct zc_web_asset *a = web_asset(is_page ? "index.html" : url + strlen("/assets/"));
-	if (!a)
-		return send_error(c, r, 404, "not_found", "no such file of the Memory page");
-	size_t len = a->len;
-	char *body = is_page ? page_with_token(a, s->token, &len) : malloc(len + 1);
-	if (!body)
-		return send_error(c, r, 500, "internal", "out of memory");
-	if (!is_page)
-		memcpy(body, a->data, len);
-	char cookie[160];
-	if (by_query)
-		snprintf(cookie, sizeof(cookie), "zcor_token=%s; Path=/; HttpOnly; SameSite=Strict", s->token);
-	return send_web(c, r, a->type, body, len, by_query ? cookie : NULL);
 }
 
 /* ---- dispatch --------------------------------------------------------- */
@@ -979,7 +343,7 @@ static int too_deep(const char *p, size_t len)
 static int is_page(const char *url) { return !strcmp(url, "/") || !strcmp(url, "/index.html"); }
 
 /* GET of the page or one of its assets: they check the token their own
- * way (handle_web). */
+ * way (zc_assets_serve). */
 static int is_web_get(const char *url, const char *method)
 {
 	return (is_page(url) || !strncmp(url, "/assets/", 8)) && !strcmp(method, "GET");
@@ -996,21 +360,21 @@ static enum MHD_Result admit(struct server *s, struct MHD_Connection *c, struct 
 	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
 	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
 	if (!host_allowed(s, host))
-		return send_error(c, r, 403, "forbidden",
+		return zc_http_send_error(c, r, 403, "forbidden",
 				  "the Host header is not this server's address (DNS rebinding protection)");
 	if (!origin_allowed(s, origin))
-		return send_error(c, r, 403, "forbidden", "requests from another origin are refused");
+		return zc_http_send_error(c, r, 403, "forbidden", "requests from another origin are refused");
 	if (is_web_get(url, method))
 		return MHD_YES;
-	if (!token_ok(s, bearer(c)))
-		return send_error(c, r, 401, "unauthorized",
+	if (!zc_http_token_ok(s, zc_http_bearer(c)))
+		return zc_http_send_error(c, r, 401, "unauthorized",
 				  "missing or wrong token: send Authorization: Bearer <token> (zcor serve "
 				  "printed it; it is in serve.token)");
 	/* the host binds the call to a conversation (never the model) */
 	const char *conv = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Zcor-Conversation");
 	char *err = NULL;
 	if (conv && zcor_check_conversation(conv, &err)) {
-		enum MHD_Result ret = send_error(c, r, 400, "invalid_argument", err);
+		enum MHD_Result ret = zc_http_send_error(c, r, 400, "invalid_argument", err);
 		zcor_free(err);
 		return ret;
 	}
@@ -1021,7 +385,7 @@ static enum MHD_Result admit(struct server *s, struct MHD_Connection *c, struct 
 		errno = 0;
 		unsigned long long n = strtoull(cl, &end, 10);
 		if (errno || *end || n > BODY_MAX)
-			return send_error(c, r, 413, "invalid_argument", "the request body is larger than 1 MiB");
+			return zc_http_send_error(c, r, 413, "invalid_argument", "the request body is larger than 1 MiB");
 	}
 	return MHD_YES;
 }
@@ -1031,18 +395,18 @@ static enum MHD_Result dispatch(struct server *s, struct MHD_Connection *c, stru
 				const char *url, const char *method)
 {
 	if (r->too_big)
-		return send_error(c, r, 413, "invalid_argument", "the request body is larger than 1 MiB");
+		return zc_http_send_error(c, r, 413, "invalid_argument", "the request body is larger than 1 MiB");
 	if (is_web_get(url, method))
-		return handle_web(s, c, r, url, is_page(url));
+		return zc_assets_serve(s, c, r, url, is_page(url));
 	const char *conv = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Zcor-Conversation");
 	if (r->len && r->body && too_deep(r->body, r->len))
-		return send_error(c, r, 400, "invalid_argument",
+		return zc_http_send_error(c, r, 400, "invalid_argument",
 				  "the JSON body is nested deeper than 64 levels");
 	if (!strcmp(url, "/mcp"))
 		return handle_mcp(s, c, r, method, conv);
 	if (!strncmp(url, "/api/v1/", 8))
-		return handle_api(s, c, r, url, method, conv);
-	return send_error(c, r, 404, "not_found", "no such path");
+		return zc_rest_handle(s, c, r, url, method, conv);
+	return zc_http_send_error(c, r, 404, "not_found", "no such path");
 }
 
 /* ---- the form of a request (before any rule) ---------------------------- */
@@ -1273,9 +637,9 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
 		const union MHD_ConnectionInfo *fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 		const union MHD_ConnectionInfo *ad = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-		x = calloc(1, sizeof(*x));
+		x = zc_calloc(1, sizeof(*x));
 		if (!x || !fd) { /* untracked: MHD's idle timeout still applies */
-			free(x);
+			zc_free(x);
 			return;
 		}
 		x->fd = fd->connect_fd;
@@ -1315,7 +679,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	if (x->next)
 		x->next->prev = x->prev;
 	pthread_mutex_unlock(&s->conn_lock);
-	free(x);
+	zc_free(x);
 	*socket_context = NULL;
 }
 
@@ -1377,11 +741,17 @@ static void log_copy(char *dst, size_t n, const char *src)
 
 static struct request *request_new(struct server *s, const char *uri)
 {
-	struct request *r = calloc(1, sizeof(*r));
+	struct request *r = zc_calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
 	clock_gettime(CLOCK_MONOTONIC, &r->start);
 	log_copy(r->path, sizeof(r->path), uri);
+	/* (MHD caps the request line by its connection memory, 64 KiB) */
+	r->target = uri ? zc_strndup(uri, strcspn(uri, "?")) : NULL;
+	if (uri && !r->target) {
+		zc_free(r);
+		return NULL;
+	}
 	for (const char *p = uri; p && (p = strchr(p, '%')); p++)
 		if (p[1] == '0' && p[2] == '0')
 			r->nul = 1;
@@ -1416,7 +786,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		 * and MHD closes the connection after the answer */
 		struct form f;
 		const char *why = malformed(c, r, url, &f);
-		enum MHD_Result ret = why ? send_error(c, r, 400, "invalid_argument", why)
+		enum MHD_Result ret = why ? zc_http_send_error(c, r, 400, "invalid_argument", why)
 					  : admit(s, c, r, url, method);
 		if (r->status && announces_body(c)) {
 			struct conn *x = conn_of(c);
@@ -1429,13 +799,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (!r->too_big) {
 			if (r->len + *upload_size > BODY_MAX) {
 				r->too_big = 1;
-				free(r->body);
+				zc_free(r->body);
 				r->body = NULL;
 				r->len = 0;
 			} else {
 				if (r->len + *upload_size + 1 > r->cap) {
 					size_t cap = (r->len + *upload_size + 1) * 2;
-					char *p = realloc(r->body, cap);
+					char *p = zc_realloc(r->body, cap);
 					if (!p)
 						return MHD_NO;
 					r->body = p;
@@ -1453,7 +823,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	enum MHD_Result ret = dispatch(s, c, r, url, method);
 	/* every answer is queued by now (MHD copies or owns its body): the
 	 * handle goes back at once, so the next request finds it warm */
-	release_handle(s, r);
+	zc_pool_give(s, r);
 	return ret;
 }
 
@@ -1467,7 +837,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	conn_phase(s, c, CONN_HEADERS);
 	if (!r)
 		return;
-	release_handle(s, r); /* (given back after dispatch; here if it was not) */
+	zc_pool_give(s, r); /* (given back after dispatch; here if it was not) */
 	if (r->started) {
 		pthread_mutex_lock(&s->lock);
 		if (--s->in_flight == 0)
@@ -1488,8 +858,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		"\"bytesIn\":%zu,\"ms\":%.1f,\"completed\":%s}\n",
 		ts, addr, r->method, r->path, r->status, r->len, ms,
 		toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "true" : "false");
-	free(r->body);
-	free(r);
+	zc_free(r->body);
+	zc_free(r->target);
+	zc_free(r);
 	*con_cls = NULL;
 }
 
@@ -1631,7 +1002,7 @@ int zc_serve(const char *dir, const struct zc_serve_opts *o)
 	pthread_t dog;
 	if (pthread_create(&dog, NULL, watchdog, s) != 0) {
 		fprintf(stderr, "zcor serve: cannot start a thread: %s\n", strerror(errno));
-		close_pool(s);
+		zc_pool_close(s);
 		return 1;
 	}
 	/* a thread per connection: a request that waits seconds for an LLM
@@ -1651,7 +1022,7 @@ int zc_serve(const char *dir, const struct zc_serve_opts *o)
 		fprintf(stderr, "zcor serve: cannot listen on %s:%d: %s\n", s->listen_host, s->port,
 			strerror(errno));
 		stop_watchdog(s, dog);
-		close_pool(s);
+		zc_pool_close(s);
 		return 1;
 	}
 	printf("zcor: serving %s at http://%s:%d/?token=%s\n", dir,
@@ -1676,6 +1047,6 @@ int zc_serve(const char *dir, const struct zc_serve_opts *o)
 	pthread_mutex_unlock(&s->lock);
 	MHD_stop_daemon(d);
 	stop_watchdog(s, dog);
-	close_pool(s);
+	zc_pool_close(s);
 	return 0;
 }

@@ -1,0 +1,146 @@
+/*
+ * internal.h — what the files of `zcor serve` share (server layer, private
+ * to src/server/): the server and request structs, the answer helpers
+ * (http.c), the handle pool (pool.c), the page (assets.c) and REST
+ * (rest.c). Nothing outside src/server/ includes it; the public face of
+ * the server stays server/http.h.
+ */
+#ifndef ZC_SERVER_INTERNAL_H
+#define ZC_SERVER_INTERNAL_H
+
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include "server/mcp.h"
+
+#define BODY_MAX (1u << 20)     /* 1 MiB per request body */
+#define SESSIONS_MAX 256
+/* Open handles kept between requests (each one SQLite connection and its
+ * page cache). A request takes the one used last — a client sending one
+ * request after another keeps the same, warm handle — and gives it back
+ * as soon as its answer is queued; past this many idle ones the extra
+ * close. */
+#define POOL_MAX 8
+
+struct session {
+	char id[40];
+	time_t used;
+	struct zc_mcp_session mcp;
+	int in_use;
+};
+
+/* What the watchdog knows of a connection (MHD's socket context). */
+enum conn_phase {
+	CONN_HEADERS,  /* waiting for a request's line and headers */
+	CONN_BODY,     /* headers in, the body arriving */
+	CONN_HANDLING, /* the request is whole: dispatched, answering */
+};
+
+struct conn {
+	struct conn *prev, *next;
+	int fd;
+	enum conn_phase phase;
+	double since; /* zc_time_mono_ms when the phase began */
+	int cut;      /* shut down by the watchdog */
+	int linger;   /* answered before its body was read: drain it on close */
+	char addr[INET6_ADDRSTRLEN];
+	char client[INET6_ADDRSTRLEN]; /* who, for the limits: addr, or its /64 */
+};
+
+struct server {
+	const char *dir;
+	char token[80];
+	char listen_host[64];
+	int port;
+	int loopback;
+	pthread_mutex_t lock; /* the pool, the sessions, in_flight */
+	zcor *pool[POOL_MAX];
+	int npool;
+	pthread_cond_t idle;
+	int in_flight; /* requests begun and not yet completed */
+	struct session sessions[SESSIONS_MAX];
+	/* the connections and their deadlines (conn_lock guards the list
+	 * and every entry's phase; the watchdog waits on conn_wake) */
+	pthread_mutex_t conn_lock;
+	pthread_cond_t conn_wake;
+	struct conn *conns;
+	double header_ms, body_ms;
+	int stopping;
+};
+
+struct request {
+	char method[12];
+	char path[128]; /* for the log: the raw target without its query */
+	char *target;   /* the raw target without its query, not decoded (REST routes) */
+	int started;    /* the first call (headers in) happened */
+	int nul;        /* the raw target has %00 */
+	char *body;
+	size_t len, cap;
+	int too_big;
+	int status;
+	struct timespec start;
+	zcor *z; /* the handle this request took from the pool, or NULL */
+};
+
+/* ---- answers (http.c) ---- */
+
+/* The HTTP status of a libzcor error code name ("not_found" → 404). */
+int zc_http_status_of(const char *code);
+/* Queues body (copied) with the headers every answer carries, plus one
+ * more (hname: hval) when hname is not NULL. */
+enum MHD_Result zc_http_send_text(struct MHD_Connection *c, struct request *r, int status,
+				  const char *type, const char *body, size_t len, const char *hname,
+				  const char *hval);
+/* {"error":{"code","message"}}; msg may quote the request (made valid
+ * UTF-8, cut to a length). */
+enum MHD_Result zc_http_send_error(struct MHD_Connection *c, struct request *r, int status,
+				   const char *code, const char *msg);
+/* The same with one more header (an Allow beside a 404 or 405). */
+enum MHD_Result zc_http_send_error_h(struct MHD_Connection *c, struct request *r, int status,
+				     const char *code, const char *msg, const char *hname,
+				     const char *hval);
+/* json (not taken; NULL → 500 "out of memory") as application/json. */
+enum MHD_Result zc_http_send_json(struct MHD_Connection *c, struct request *r, int status,
+				  const char *json);
+/* A zcor result: {"error":…} picks its status, anything else is
+ * ok_status. Takes json (zcor_free). */
+enum MHD_Result zc_http_send_result(struct MHD_Connection *c, struct request *r, int rc, char *json,
+				    int ok_status);
+
+/* ---- the token (http.c) ---- */
+
+/* Constant-time comparison with the server's token; NULL is no match. */
+int zc_http_token_ok(const struct server *s, const char *given);
+/* The token of "Authorization: Bearer …", or NULL. */
+const char *zc_http_bearer(struct MHD_Connection *c);
+/* The page's cookie zcor_token, or NULL. */
+const char *zc_http_cookie_token(struct MHD_Connection *c);
+
+/* ---- the handle pool (pool.c) ---- */
+
+/* The request's handle: the pool's most recently used one, or a new one;
+ * NULL when the directory does not open (said on stderr). */
+zcor *zc_pool_take(struct server *s, struct request *r);
+/* Gives a request's handle back (after dispatch, or on completion). */
+void zc_pool_give(struct server *s, struct request *r);
+/* Closes the idle handles; they write what they still hold (hit counts). */
+void zc_pool_close(struct server *s);
+
+/* ---- the Memory page (assets.c) ---- */
+
+/* GET / (or /index.html, is_page) and /assets/<file under web/>. */
+enum MHD_Result zc_assets_serve(struct server *s, struct MHD_Connection *c, struct request *r,
+				const char *url, int is_page);
+
+/* ---- REST (rest.c) ---- */
+
+/* A request under /api/v1/ (url decoded, as MHD gives it; the routes
+ * match r->target), admitted, its body whole. */
+enum MHD_Result zc_rest_handle(struct server *s, struct MHD_Connection *c, struct request *r,
+			       const char *url, const char *method, const char *conversation);
+
+#endif
