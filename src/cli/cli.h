@@ -6,6 +6,7 @@
 #ifndef ZC_CLI_H
 #define ZC_CLI_H
 
+#include "base/alloc.h"
 #include "zcor.h"
 
 /* Exit statuses shared by every command. */
@@ -44,7 +45,7 @@ int cli_common_option(struct cli *c, int argc, char **argv, int *i);
 int cli_warm_mb(const char *cmd, const char *value, int *mb);
 void cli_print_help(const struct cli_cmd *cmd);
 /* All of standard input as a string, or NULL past CLI_STDIN_MAX bytes or
- * out of memory (caller frees with free()). */
+ * out of memory (caller frees with zc_free()). */
 #define CLI_STDIN_MAX (64u << 20)
 char *cli_read_stdin(void);
 /* Calls a tool as the CLI actor and prints its JSON; returns the exit status. */

@@ -31,7 +31,7 @@ int cmd_restore(struct cli *c, int argc, char **argv)
 	char *args = json_dumps(a, JSON_COMPACT);
 	json_decref(a);
 	int rc = cli_call_tool(c, z, "zcor_memory_restore", args);
-	free(args);
+	zc_free(args);
 	zcor_close(z);
 	return rc;
 }

@@ -13,14 +13,14 @@ int cmd_check_reply(struct cli *c, int argc, char **argv)
 {
 	if (argc != 2)
 		return cli_usage(cli_find("check-reply"));
-	char *text = strcmp(argv[1], "-") == 0 ? cli_read_stdin() : strdup(argv[1]);
+	char *text = strcmp(argv[1], "-") == 0 ? cli_read_stdin() : zc_strdup(argv[1]);
 	if (!text) {
 		fprintf(stderr, "zcor check-reply: cannot read the reply (at most %u bytes)\n",
 			CLI_STDIN_MAX);
 		return CLI_FAILED;
 	}
 	json_t *t = json_string(text);
-	free(text);
+	zc_free(text);
 	if (!t) {
 		fprintf(stderr, "zcor check-reply: the reply is not UTF-8 text\n");
 		return CLI_FAILED;
@@ -30,12 +30,12 @@ int cmd_check_reply(struct cli *c, int argc, char **argv)
 	json_decref(req);
 	zcor *z = cli_open(c);
 	if (!z) {
-		free(body);
+		zc_free(body);
 		return CLI_FAILED;
 	}
 	char *out = NULL;
 	int rc = zcor_check_reply_json(z, body, &out);
-	free(body);
+	zc_free(body);
 	puts(out ? out : "{}");
 	json_t *r = json_loads(out ? out : "", 0, NULL);
 	zcor_free(out);

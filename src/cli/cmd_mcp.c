@@ -32,7 +32,7 @@ static enum line_status line_add(struct line *l, char ch)
 {
 	if (l->len + 2 > l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : CHUNK;
-		char *q = realloc(l->p, cap);
+		char *q = zc_realloc(l->p, cap);
 		if (!q)
 			return LINE_NOMEM;
 		l->p = q;
@@ -104,13 +104,13 @@ static void enqueue(struct stdio_peer *p, const char *line)
 {
 	if (p->nqueue == p->capqueue) {
 		size_t cap = p->capqueue ? p->capqueue * 2 : 8;
-		char **q = realloc(p->queue, cap * sizeof(*q));
+		char **q = zc_realloc(p->queue, cap * sizeof(*q));
 		if (!q)
 			return;
 		p->queue = q;
 		p->capqueue = cap;
 	}
-	p->queue[p->nqueue++] = strdup(line);
+	p->queue[p->nqueue++] = zc_strdup(line);
 }
 
 static int sampling_complete(void *ud, const char *system, const char *user, char **reply,
@@ -126,15 +126,15 @@ static int sampling_complete(void *ud, const char *system, const char *user, cha
 	char *text = json_dumps(req, JSON_COMPACT);
 	json_decref(req);
 	int bad = send_line(text);
-	free(text);
+	zc_free(text);
 	if (bad) {
-		*errmsg = strdup("cannot write the sampling request to the client");
+		*errmsg = zc_strdup("cannot write the sampling request to the client");
 		return -1;
 	}
 	for (;;) {
 		enum line_status st = read_line(p->in, p->l);
 		if (st == LINE_EOF) {
-			*errmsg = strdup("the client closed the connection before answering sampling");
+			*errmsg = zc_strdup("the client closed the connection before answering sampling");
 			return -1;
 		}
 		if (st != LINE_OK)
@@ -154,13 +154,13 @@ static int sampling_complete(void *ud, const char *system, const char *user, cha
 			const char *m = json_string_value(json_object_get(err, "message"));
 			char buf[4 * 200 + 48];
 			snprintf(buf, sizeof(buf), "the client refused sampling: %s", ZC_Q(m ? m : "no reason", 200));
-			*errmsg = strdup(buf);
+			*errmsg = zc_strdup(buf);
 			rc = -1;
 		} else if (!t) {
-			*errmsg = strdup("the client's sampling answer has no text content");
+			*errmsg = zc_strdup("the client's sampling answer has no text content");
 			rc = -1;
 		} else {
-			*reply = strdup(t);
+			*reply = zc_strdup(t);
 		}
 		json_decref(msg);
 		return rc;
@@ -244,9 +244,9 @@ int cmd_mcp(struct cli *c, int argc, char **argv)
 			resp = json_dumps(e, JSON_COMPACT);
 			json_decref(e);
 		} else if (!blank(l.p, l.len)) {
-			char *line = strdup(l.p);
+			char *line = zc_strdup(l.p);
 			int bad = !line || handle_line(&peer, z, &s, line, strlen(line));
-			free(line);
+			zc_free(line);
 			/* then what arrived while we waited on the client */
 			for (size_t i = 0; i < peer.nqueue && !bad; i++) {
 				/* handling may queue more: the loop re-reads nqueue */
@@ -254,7 +254,7 @@ int cmd_mcp(struct cli *c, int argc, char **argv)
 				peer.queue[i] = NULL;
 				if (q && !blank(q, strlen(q)))
 					bad = handle_line(&peer, z, &s, q, strlen(q));
-				free(q);
+				zc_free(q);
 			}
 			peer.nqueue = 0;
 			if (bad) {
@@ -270,12 +270,12 @@ int cmd_mcp(struct cli *c, int argc, char **argv)
 			break;
 		}
 	}
-	free(peer.queue);
+	zc_free(peer.queue);
 	if (rc == CLI_OK && ferror(stdin)) {
 		fprintf(stderr, "zcor mcp: cannot read standard input\n");
 		rc = CLI_FAILED;
 	}
-	free(l.p);
+	zc_free(l.p);
 	zcor_close(z);
 	return rc;
 }

@@ -43,7 +43,7 @@ static void print_pretty(const json_t *r)
 {
 	char *s = json_dumps(r, JSON_INDENT(2));
 	printf("%s\n", s);
-	free(s);
+	zc_free(s);
 }
 
 int cmd_import(struct cli *c, int argc, char **argv)

@@ -50,13 +50,13 @@ int cmd_recall(struct cli *c, int argc, char **argv)
 	json_decref(req);
 	zcor *z = cli_open(c);
 	if (!z) {
-		free(text);
+		zc_free(text);
 		rc = CLI_FAILED;
 		goto out;
 	}
 	char *result = NULL;
 	int r = zcor_recall(z, text, &result);
-	free(text);
+	zc_free(text);
 	json_t *res = json_loads(result, 0, NULL);
 	if (r) {
 		puts(result);
@@ -64,7 +64,7 @@ int cmd_recall(struct cli *c, int argc, char **argv)
 	} else if (as_json || explain) {
 		char *pretty = json_dumps(res, JSON_INDENT(2));
 		puts(pretty);
-		free(pretty);
+		zc_free(pretty);
 		rc = CLI_OK;
 	} else {
 		const char *h = json_string_value(json_object_get(res, "header"));

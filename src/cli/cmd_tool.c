@@ -20,15 +20,15 @@ int cmd_tool(struct cli *c, int argc, char **argv)
 			return CLI_USAGE;
 		}
 	} else if (argc == 3) {
-		args = strdup(argv[2]);
+		args = zc_strdup(argv[2]);
 	}
 	zcor *z = cli_open(c);
 	if (!z) {
-		free(args);
+		zc_free(args);
 		return CLI_FAILED;
 	}
 	int rc = cli_call_tool(c, z, argv[1], args);
-	free(args);
+	zc_free(args);
 	zcor_close(z);
 	return rc;
 }

@@ -79,7 +79,7 @@ static int run_tool(struct cli *c, zcor *z, const char *action, struct opts *o, 
 	char *text = json_dumps(args, JSON_COMPACT);
 	json_decref(args);
 	int rc = cli_call_tool(c, z, "qq_transcript", text);
-	free(text);
+	zc_free(text);
 	return rc;
 }
 
@@ -131,7 +131,7 @@ int cmd_transcript(struct cli *c, int argc, char **argv)
 		struct zcor_ctx ctx = {ZCOR_ACTOR_CLI, c->conversation};
 		int r = zcor_log_messages(z, &ctx, conv, batch, &res);
 		rc = print_result(r, res);
-		free(batch);
+		zc_free(batch);
 	} else if (!strcmp(action, "export")) {
 		int r = zcor_transcript_export(z, conv, o.out, &res);
 		rc = print_result(r, res);

@@ -200,18 +200,18 @@ zcor *cli_open(struct cli *c)
 char *cli_read_stdin(void)
 {
 	size_t len = 0, cap = 65536;
-	char *p = malloc(cap);
+	char *p = zc_malloc(cap);
 	size_t n;
 	while (p && (n = fread(p + len, 1, cap - len - 1, stdin)) > 0) {
 		len += n;
 		if (len + 1 == cap) {
 			if (cap >= CLI_STDIN_MAX) {
-				free(p);
+				zc_free(p);
 				return NULL;
 			}
-			char *q = realloc(p, cap *= 2);
+			char *q = zc_realloc(p, cap *= 2);
 			if (!q)
-				free(p);
+				zc_free(p);
 			p = q;
 		}
 	}

@@ -163,13 +163,13 @@ static json_t *instructions(zcor *z)
 	int rel = relationships_on(z);
 	size_t n = sizeof(INSTRUCTIONS_ZH) + sizeof(INSTRUCTIONS_REL_ZH) + sizeof(INSTRUCTIONS_EN) +
 		   sizeof(INSTRUCTIONS_REL_EN) + sizeof(INSTRUCTIONS_TAIL);
-	char *buf = malloc(n);
+	char *buf = zc_malloc(n);
 	if (!buf)
 		return json_string("");
 	snprintf(buf, n, "%s%s%s%s%s", INSTRUCTIONS_ZH, rel ? INSTRUCTIONS_REL_ZH : "", INSTRUCTIONS_EN,
 		 rel ? INSTRUCTIONS_REL_EN : "", INSTRUCTIONS_TAIL);
 	json_t *s = json_string(buf);
-	free(buf);
+	zc_free(buf);
 	return s;
 }
 
@@ -328,7 +328,7 @@ static json_t *node_uri(const char *id)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	size_t n = strlen(id), k = sizeof(NODE_URI) - 1;
-	char *buf = malloc(k + 3 * n + 1);
+	char *buf = zc_malloc(k + 3 * n + 1);
 	if (!buf)
 		return NULL;
 	memcpy(buf, NODE_URI, k);
@@ -343,7 +343,7 @@ static json_t *node_uri(const char *id)
 	}
 	buf[k] = '\0';
 	json_t *s = json_string(buf); /* NULL if the id was not UTF-8: never from zcor */
-	free(buf);
+	zc_free(buf);
 	return s;
 }
 
@@ -362,7 +362,7 @@ static char *uri_node_id(const char *uri)
 	if (strncmp(uri, NODE_URI, k) != 0 || !uri[k])
 		return NULL;
 	const char *p = uri + k;
-	char *id = malloc(strlen(p) + 1), *q = id;
+	char *id = zc_malloc(strlen(p) + 1), *q = id;
 	if (!id)
 		return NULL;
 	for (; *p; p++) {
@@ -382,7 +382,7 @@ static char *uri_node_id(const char *uri)
 	*q = '\0';
 	return id;
 bad:
-	free(id);
+	zc_free(id);
 	return NULL;
 }
 
@@ -462,7 +462,7 @@ static json_t *m_resources_read(struct call *c)
 		}
 		json_decref(res);
 	}
-	free(id);
+	zc_free(id);
 	zcor_free(text);
 	return out;
 }
