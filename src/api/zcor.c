@@ -361,16 +361,7 @@ char *zcor_config_json(zcor *z)
 {
 	HOLD(z);
 	zc_config_refresh(&z->mem.conf);
-	json_t *j = zc_config_json(&z->mem.conf.cfg);
-	/* the allow-lists live in the document (config.h) */
-	json_t *adm = json_object_get(z->mem.conf.doc, "admission");
-	json_t *groups = json_object_get(adm, "groups"), *privates = json_object_get(adm, "privates");
-	json_object_set_new(j, "admission",
-			    json_pack("{s:b, s:O, s:O}", "privateChats", z->mem.conf.cfg.private_chats,
-				      "groups", groups ? groups : json_null(), "privates",
-				      privates ? privates : json_null()));
-	if (z->mem.conf.warning[0])
-		json_object_set_new(j, "warning", json_string(z->mem.conf.warning));
+	json_t *j = zc_confile_json(&z->mem.conf);
 	char *s = zc_json_dump(j);
 	json_decref(j);
 	return s;
