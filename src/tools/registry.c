@@ -12,7 +12,7 @@
 
 #include "base/json.h"
 #include "memory/transcript.h"
-#include "tools/schema.h"
+#include "text/schema.h"
 
 #define OBJ(props, req) \
 	"{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req "],\"additionalProperties\":false}"
