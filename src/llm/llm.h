@@ -16,6 +16,33 @@
 
 #include "base/err.h"
 #include "memory/config.h"
+#include "zcor.h"
+
+/*
+ * The LLM layer's state on a handle (provider.c): which provider a call
+ * uses. An explicit one (zcor_set_provider) wins, else config.json's
+ * "provider" (read at the moment of each request: the file may change
+ * while zcor runs), else the fallback (zcor_set_fallback_provider), else
+ * none. Opened over the memory handle's config file, which it borrows.
+ */
+struct zc_llm {
+	struct zc_confile *conf;             /* borrowed: config.json */
+	struct zcor_provider explicit_p;     /* if has_explicit */
+	int has_explicit;
+	struct zcor_provider fallback;       /* if has_fallback */
+	int has_fallback;
+	struct zcor_provider from_config;    /* one request with config.json's settings */
+};
+
+void zc_llm_open(struct zc_llm *l, struct zc_confile *conf);
+/* Accepts NULL; the providers' ud are the caller's, not freed here. */
+void zc_llm_close(struct zc_llm *l);
+/* p NULL or without complete: none. Copied. */
+void zc_llm_set_provider(struct zc_llm *l, const struct zcor_provider *p);
+void zc_llm_set_fallback(struct zc_llm *l, const struct zcor_provider *p);
+/* The provider in effect for a call now (borrowed, valid until the next
+ * call on l), or NULL when there is none. Refreshes the config. */
+const struct zcor_provider *zc_llm_provider(struct zc_llm *l);
 
 /*
  * POSTs {model, messages: [system, user], temperature: 0, stream: false}

@@ -1,96 +1,34 @@
 /*
- * config.c — config.json (see config.h). Memory layer: checks and keeps
- * settings; it never acts on them (the LLM layer reads "provider").
+ * config.c — config.json (see config.h). Memory layer: keeps the file
+ * (base/watch.h) and checks it against the table of keys below; it never
+ * acts on a setting (the LLM layer reads "provider", recall its budget and
+ * profile, tools "relationships"). Adding a key is adding a row.
  */
 #include "memory/config.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/buf.h"
 #include "base/json.h"
 #include "base/utf8.h"
 
-static void provider_defaults(struct zc_provider_config *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->connect_timeout_ms = ZC_PROVIDER_CONNECT_TIMEOUT_DEFAULT;
-	p->timeout_ms = ZC_PROVIDER_TIMEOUT_DEFAULT;
-	p->max_retries = ZC_PROVIDER_RETRIES_DEFAULT;
-	p->max_response_bytes = ZC_PROVIDER_RESPONSE_DEFAULT;
-}
-
-static void defaults(struct zc_config *c)
-{
-	c->recall_chars = ZC_RECALL_CHARS_DEFAULT;
-	c->profile = ZC_PROFILE_SCORED;
-	c->relationships = 1;
-	provider_defaults(&c->provider);
-	c->memory_file_max_bytes = ZC_MEMORY_FILE_MAX_DEFAULT;
-	c->memory_archive_ratio = ZC_MEMORY_ARCHIVE_RATIO_DEFAULT;
-	c->view_max_bytes = ZC_VIEW_MAX_DEFAULT;
-	c->bot_id[0] = '\0';
-	c->private_chats = 1;
-	c->media_cache_max = ZC_MEDIA_CACHE_DEFAULT;
-	c->mirror = 0;
-}
-
-void zc_config_init(struct zc_confile *c, const char *path)
-{
-	memset(c, 0, sizeof(*c));
-	c->path = zc_strdup(path);
-	defaults(&c->cfg);
-	c->doc = json_object();
-}
-
-void zc_config_release(struct zc_confile *c)
-{
-	if (!c)
-		return;
-	zc_free(c->path);
-	json_decref(c->doc);
-	memset(c, 0, sizeof(*c));
-}
-
-static int check_recall(const json_t *r, struct zc_config *out, struct zc_err *e)
-{
-	if (!json_is_object(r))
-		return zc_fail(e, ZCOR_EINVAL, "'recall' must be an object such as {\"profile\": \"scored\"}");
-	const char *k;
-	json_t *v;
-	json_object_foreach((json_t *)r, k, v) {
-		if (strcmp(k, "profile") == 0) {
-			const char *p = json_string_value(v);
-			if (p && strcmp(p, "scored") == 0)
-				out->profile = ZC_PROFILE_SCORED;
-			else if (p && strcmp(p, "zcor") == 0)
-				out->profile = ZC_PROFILE_ZCOR;
-			else
-				return zc_fail(e, ZCOR_EINVAL,
-					       "'recall.profile' must be \"scored\" (seed 003, the default) or "
-					       "\"zcor\" (seed 000)");
-		} else {
-			return zc_fail(e, ZCOR_EINVAL, "unknown key 'recall.%s'; known: recall.profile", k);
-		}
-	}
-	return ZCOR_OK;
-}
-
-/* ---- provider ------------------------------------------------------- */
-
-static const char provider_keys[] =
-	"provider.baseUrl, provider.model, provider.apiKeyEnv, provider.connectTimeoutMs, "
-	"provider.timeoutMs, provider.maxRetries, provider.maxResponseBytes";
+/* ---- checks of the string-valued keys --------------------------------- */
 
 /* http(s)://host[:port][/path], printable ASCII without spaces, no query
  * or fragment (the client appends /chat/completions). Stored without a
  * trailing '/'. */
-static int check_base_url(const json_t *v, struct zc_provider_config *p, struct zc_err *e)
+static int check_base_url(const struct zc_conf_row *row, const json_t *v, struct zc_config *out,
+			  struct zc_err *e)
 {
+	(void)row;
+	struct zc_provider_config *p = &out->provider;
 	static const char want[] =
 		"'provider.baseUrl' must be an http:// or https:// URL such as "
 		"\"http://127.0.0.1:8080/v1\" (no spaces, query or fragment, at most %d bytes)";
@@ -117,8 +55,11 @@ static int check_base_url(const json_t *v, struct zc_provider_config *p, struct 
 	return ZCOR_OK;
 }
 
-static int check_model(const json_t *v, struct zc_provider_config *p, struct zc_err *e)
+static int check_model(const struct zc_conf_row *row, const json_t *v, struct zc_config *out,
+		       struct zc_err *e)
 {
+	(void)row;
+	struct zc_provider_config *p = &out->provider;
 	const char *s = json_string_value(v);
 	size_t n = s ? strlen(s) : 0;
 	int ok = n > 0 && n < sizeof(p->model);
@@ -133,8 +74,11 @@ static int check_model(const json_t *v, struct zc_provider_config *p, struct zc_
 	return ZCOR_OK;
 }
 
-static int check_key_env(const json_t *v, struct zc_provider_config *p, struct zc_err *e)
+static int check_key_env(const struct zc_conf_row *row, const json_t *v, struct zc_config *out,
+			 struct zc_err *e)
 {
+	(void)row;
+	struct zc_provider_config *p = &out->provider;
 	const char *s = json_string_value(v);
 	size_t n = s ? strlen(s) : 0;
 	int ok = n > 0 && n < sizeof(p->api_key_env) && (isalpha((unsigned char)s[0]) || s[0] == '_');
@@ -149,69 +93,6 @@ static int check_key_env(const json_t *v, struct zc_provider_config *p, struct z
 	return ZCOR_OK;
 }
 
-static int check_range(const json_t *v, const char *key, long lo, long hi, const char *unit,
-		       long *out, struct zc_err *e)
-{
-	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
-		return zc_fail(e, ZCOR_EINVAL, "'provider.%s' must be an integer from %ld to %ld%s", key,
-			       lo, hi, unit);
-	*out = (long)json_integer_value(v);
-	return ZCOR_OK;
-}
-
-static int check_provider(const json_t *o, struct zc_provider_config *p, struct zc_err *e)
-{
-	provider_defaults(p);
-	if (json_is_null(o))
-		return ZCOR_OK; /* "provider": null switches it off */
-	if (!json_is_object(o))
-		return zc_fail(e, ZCOR_EINVAL,
-			       "'provider' must be an object such as {\"baseUrl\": "
-			       "\"http://127.0.0.1:8080/v1\", \"model\": \"name\"}, or null for none");
-	int rc = ZCOR_OK, have_url = 0, have_model = 0;
-	long retries = p->max_retries;
-	const char *k;
-	json_t *v;
-	json_object_foreach((json_t *)o, k, v) {
-		if (strcmp(k, "baseUrl") == 0) {
-			rc = check_base_url(v, p, e);
-			have_url = 1;
-		} else if (strcmp(k, "model") == 0) {
-			rc = check_model(v, p, e);
-			have_model = 1;
-		} else if (strcmp(k, "apiKeyEnv") == 0) {
-			rc = check_key_env(v, p, e);
-		} else if (strcmp(k, "apiKey") == 0) {
-			rc = zc_fail(e, ZCOR_EINVAL,
-				     "'provider.apiKey' is not allowed: the API key never goes into config.json; "
-				     "put it in an environment variable and name that variable in "
-				     "'provider.apiKeyEnv'");
-		} else if (strcmp(k, "connectTimeoutMs") == 0) {
-			rc = check_range(v, k, 100, 120000, " (milliseconds)", &p->connect_timeout_ms, e);
-		} else if (strcmp(k, "timeoutMs") == 0) {
-			rc = check_range(v, k, 1000, 600000, " (milliseconds, retries included)",
-					 &p->timeout_ms, e);
-		} else if (strcmp(k, "maxRetries") == 0) {
-			rc = check_range(v, k, 0, 10, "", &retries, e);
-		} else if (strcmp(k, "maxResponseBytes") == 0) {
-			rc = check_range(v, k, 1024, 64L << 20, " (1 KiB to 64 MiB)", &p->max_response_bytes,
-					 e);
-		} else {
-			rc = zc_fail(e, ZCOR_EINVAL, "unknown key 'provider.%s'; known: %s", k, provider_keys);
-		}
-		if (rc)
-			return rc;
-	}
-	if (!have_url || !have_model)
-		return zc_fail(e, ZCOR_EINVAL, "'provider.%s' is required when 'provider' is set",
-			       have_url ? "model" : "baseUrl");
-	p->max_retries = (int)retries;
-	p->enabled = 1;
-	return ZCOR_OK;
-}
-
-/* ---- admission (Q-LOG) ------------------------------------------------ */
-
 /* An id as it appears after "group:" / "private:" in a conversation key. */
 static int id_ok(const char *s, size_t max)
 {
@@ -222,8 +103,13 @@ static int id_ok(const char *s, size_t max)
 	return ok;
 }
 
-static int check_id_list(const json_t *v, const char *key, struct zc_err *e)
+static int check_id_list(const struct zc_conf_row *row, const json_t *v, struct zc_config *out,
+			 struct zc_err *e)
 {
+	(void)out;
+	if (json_is_null(v)) /* null: no allow-list, as when absent */
+		return ZCOR_OK;
+	const char *key = row->name + sizeof("admission.") - 1;
 	if (!json_is_array(v) || json_array_size(v) > ZC_ADMISSION_LIST_MAX)
 		return zc_fail(e, ZCOR_EINVAL,
 			       "'admission.%s' must be an array of ids such as [\"100000001\"] (at most %d; "
@@ -241,50 +127,291 @@ static int check_id_list(const json_t *v, const char *key, struct zc_err *e)
 	return ZCOR_OK;
 }
 
-static int check_admission(const json_t *o, struct zc_config *out, struct zc_err *e)
+static int check_api_key(const struct zc_conf_row *row, const json_t *v, struct zc_config *out,
+			 struct zc_err *e)
 {
-	if (!json_is_object(o))
-		return zc_fail(e, ZCOR_EINVAL,
-			       "'admission' must be an object such as {\"privateChats\": true, \"groups\": "
-			       "[\"100000001\"]}");
-	const char *k;
-	json_t *v;
-	json_object_foreach((json_t *)o, k, v) {
-		int rc = ZCOR_OK;
-		if (strcmp(k, "privateChats") == 0) {
-			if (!json_is_boolean(v))
-				return zc_fail(e, ZCOR_EINVAL, "'admission.privateChats' must be true or false");
-			out->private_chats = json_is_true(v);
-		} else if (strcmp(k, "groups") == 0 || strcmp(k, "privates") == 0) {
-			if (!json_is_null(v)) /* null: no allow-list, as when absent */
-				rc = check_id_list(v, k, e);
-		} else {
-			rc = zc_fail(e, ZCOR_EINVAL,
-				     "unknown key 'admission.%s'; known: admission.privateChats, "
-				     "admission.groups, admission.privates",
-				     k);
-		}
-		if (rc)
-			return rc;
+	(void)row, (void)v, (void)out;
+	return zc_fail(e, ZCOR_EINVAL,
+		       "'provider.apiKey' is not allowed: the API key never goes into config.json; "
+		       "put it in an environment variable and name that variable in "
+		       "'provider.apiKeyEnv'");
+}
+
+static int check_bot_id(const struct zc_conf_row *row, const json_t *v, struct zc_config *out,
+			struct zc_err *e)
+{
+	(void)row;
+	if (json_is_null(v)) {
+		out->bot_id[0] = '\0';
+		return ZCOR_OK;
 	}
+	if (!id_ok(json_string_value(v), sizeof(out->bot_id)))
+		return zc_fail(e, ZCOR_EINVAL,
+			       "'botId' must be the bot's own sender id as a string, such as "
+			       "\"3000000001\" (letters, digits, _ - ., at most 64), or null");
+	snprintf(out->bot_id, sizeof(out->bot_id), "%s", json_string_value(v));
 	return ZCOR_OK;
 }
 
-int zc_config_allowed(const struct zc_confile *c, const char *list, const char *id)
+/* ---- the table ---------------------------------------------------------- */
+
+#define F(field) offsetof(struct zc_config, field), sizeof(((struct zc_config *)0)->field)
+#define NOFIELD ((size_t)-1), 0
+
+static const char *const profiles[] = {"scored", "seed 003, the default", "zcor", "seed 000", NULL};
+
+/* The order is the order of config_json and of the "known" lists. */
+const struct zc_conf_row zc_conf_rows[] = {
+	{.name = "recallChars", .type = ZC_CONF_INT, .layer = "recall", F(recall_chars), .lo = 0,
+	 .hi = ZC_RECALL_CHARS_MAX, .def = ZC_RECALL_CHARS_DEFAULT, .lo_note = " (auto-recall off)",
+	 .help = "auto-recall budget in characters; 0 switches auto-recall off"},
+	{.name = "recall", .type = ZC_CONF_SECTION, .layer = "recall", NOFIELD,
+	 .example = "'recall' must be an object such as {\"profile\": \"scored\"}",
+	 .flags = ZC_CONF_LIST_KEYS, .help = "how recall scores"},
+	{.name = "recall.profile", .type = ZC_CONF_ENUM, .layer = "recall", F(profile),
+	 .values = profiles, .def = ZC_PROFILE_SCORED,
+	 .help = "\"scored\" (seed 003) or \"zcor\" (seed 000)"},
+	{.name = "relationships", .type = ZC_CONF_BOOL, .layer = "tools", F(relationships), .def = 1,
+	 .help = "offer the relationship tools and their guidance"},
+	{.name = "provider", .type = ZC_CONF_SECTION, .layer = "llm", F(provider.enabled),
+	 .example = "'provider' must be an object such as {\"baseUrl\": "
+		    "\"http://127.0.0.1:8080/v1\", \"model\": \"name\"}, or null for none",
+	 .flags = ZC_CONF_NULLABLE, .help = "an OpenAI-compatible chat completions endpoint, or null"},
+	{.name = "provider.baseUrl", .type = ZC_CONF_STRING, .layer = "llm", F(provider.base_url),
+	 .check = check_base_url, .flags = ZC_CONF_REQUIRED, .help = "http(s)://host[:port][/path]"},
+	{.name = "provider.model", .type = ZC_CONF_STRING, .layer = "llm", F(provider.model),
+	 .check = check_model, .flags = ZC_CONF_REQUIRED, .help = "the model's name as the server knows it"},
+	{.name = "provider.apiKeyEnv", .type = ZC_CONF_STRING, .layer = "llm", F(provider.api_key_env),
+	 .check = check_key_env, .flags = ZC_CONF_EMPTY_OMIT,
+	 .help = "the environment variable holding the API key"},
+	{.name = "provider.apiKey", .type = ZC_CONF_STRING, .layer = "llm", NOFIELD,
+	 .check = check_api_key, .flags = ZC_CONF_HIDDEN, .help = "refused: keys stay out of the file"},
+	{.name = "provider.connectTimeoutMs", .type = ZC_CONF_INT, .layer = "llm",
+	 F(provider.connect_timeout_ms), .lo = 100, .hi = 120000,
+	 .def = ZC_PROVIDER_CONNECT_TIMEOUT_DEFAULT, .unit = "milliseconds",
+	 .help = "time to connect"},
+	{.name = "provider.timeoutMs", .type = ZC_CONF_INT, .layer = "llm", F(provider.timeout_ms),
+	 .lo = 1000, .hi = 600000, .def = ZC_PROVIDER_TIMEOUT_DEFAULT,
+	 .unit = "milliseconds, retries included", .help = "time for one request, retries included"},
+	{.name = "provider.maxRetries", .type = ZC_CONF_INT, .layer = "llm", F(provider.max_retries),
+	 .lo = 0, .hi = 10, .def = ZC_PROVIDER_RETRIES_DEFAULT, .help = "retries of a failed request"},
+	{.name = "provider.maxResponseBytes", .type = ZC_CONF_INT, .layer = "llm",
+	 F(provider.max_response_bytes), .lo = 1024, .hi = 64L << 20,
+	 .def = (double)ZC_PROVIDER_RESPONSE_DEFAULT, .unit = "1 KiB to 64 MiB",
+	 .help = "the largest answer read"},
+	{.name = "botId", .type = ZC_CONF_STRING, .layer = "memory", F(bot_id), .check = check_bot_id,
+	 .flags = ZC_CONF_EMPTY_NULL, .help = "the bot's own sender id, or null"},
+	{.name = "admission", .type = ZC_CONF_SECTION, .layer = "memory", NOFIELD,
+	 .example = "'admission' must be an object such as {\"privateChats\": true, \"groups\": "
+		    "[\"100000001\"]}",
+	 .help = "which chats are logged (Q-LOG)"},
+	{.name = "admission.privateChats", .type = ZC_CONF_BOOL, .layer = "memory", F(private_chats),
+	 .def = 1, .help = "log private chats at all"},
+	{.name = "admission.groups", .type = ZC_CONF_STRING, .layer = "memory", NOFIELD,
+	 .check = check_id_list, .flags = ZC_CONF_IN_DOC,
+	 .help = "the groups logged (null or absent: all)"},
+	{.name = "admission.privates", .type = ZC_CONF_STRING, .layer = "memory", NOFIELD,
+	 .check = check_id_list, .flags = ZC_CONF_IN_DOC,
+	 .help = "the private chats logged (null or absent: all)"},
+	{.name = "mediaCacheMax", .type = ZC_CONF_INT, .layer = "memory", F(media_cache_max), .lo = 1,
+	 .hi = ZC_MEDIA_CACHE_MAX, .def = ZC_MEDIA_CACHE_DEFAULT, .unit = "inbound media files kept",
+	 .flags = ZC_CONF_SAY_DEFAULT, .help = "inbound media files kept (LRU)"},
+	{.name = "memoryFileMaxBytes", .type = ZC_CONF_INT, .layer = "memory",
+	 F(memory_file_max_bytes), .lo = 1024, .hi = ZC_VIEW_MAX_LIMIT,
+	 .def = ZC_MEMORY_FILE_MAX_DEFAULT, .unit = "bytes", .help = "hard cap of a MEMORY.md view"},
+	{.name = "memoryArchiveRatio", .type = ZC_CONF_REAL, .layer = "memory",
+	 F(memory_archive_ratio), .dlo = 0.1, .dhi = 1.0, .def = ZC_MEMORY_ARCHIVE_RATIO_DEFAULT,
+	 .unit = "the share of memoryFileMaxBytes above which old entries move to the archive",
+	 .help = "rollover above memoryFileMaxBytes x this (Q-ROLL)"},
+	{.name = "viewMaxBytes", .type = ZC_CONF_INT, .layer = "memory", F(view_max_bytes),
+	 .lo = 1024, .hi = ZC_VIEW_MAX_LIMIT, .def = ZC_VIEW_MAX_DEFAULT, .unit = "bytes",
+	 .help = "cap of every other view"},
+	{.name = "mirror", .type = ZC_CONF_BOOL, .layer = "memory", F(mirror), .def = 0,
+	 .unit = "keep mirror/ current with the views as files",
+	 .help = "keep mirror/ (the views as files) current"},
+	{0},
+};
+
+#undef F
+#undef NOFIELD
+
+/* ---- the generic checker ------------------------------------------------ */
+
+static int has_field(const struct zc_conf_row *r) { return r->off != (size_t)-1; }
+
+static void *field(const struct zc_conf_row *r, struct zc_config *c) { return (char *)c + r->off; }
+
+static const void *cfield(const struct zc_conf_row *r, const struct zc_config *c)
 {
-	json_t *l = json_object_get(json_object_get(c->doc, "admission"), list);
-	if (!json_is_array(l))
-		return 1;
-	size_t i;
-	json_t *x;
-	json_array_foreach(l, i, x) {
-		if (json_is_string(x) && strcmp(json_string_value(x), id) == 0)
-			return 1;
-	}
-	return 0;
+	return (const char *)c + r->off;
 }
 
-/* ---- the document ---------------------------------------------------- */
+static void set_int(const struct zc_conf_row *r, struct zc_config *c, long long v)
+{
+	if (r->size == sizeof(int))
+		*(int *)field(r, c) = (int)v;
+	else
+		*(long *)field(r, c) = (long)v;
+}
+
+static long long get_int(const struct zc_conf_row *r, const struct zc_config *c)
+{
+	return r->size == sizeof(int) ? *(const int *)cfield(r, c) : *(const long *)cfield(r, c);
+}
+
+/* The section a row belongs to ("" for the top level): is row `r` a
+ * child of section `sec`? */
+static int in_section(const struct zc_conf_row *r, const char *sec)
+{
+	const char *dot = strchr(r->name, '.');
+	if (!*sec)
+		return dot == NULL;
+	size_t n = strlen(sec);
+	return dot && (size_t)(dot - r->name) == n && strncmp(r->name, sec, n) == 0;
+}
+
+static const struct zc_conf_row *find(const char *sec, const char *key)
+{
+	size_t n = strlen(sec);
+	for (const struct zc_conf_row *r = zc_conf_rows; r->name; r++) {
+		if (!in_section(r, sec))
+			continue;
+		const char *own = n ? r->name + n + 1 : r->name;
+		if (strcmp(own, key) == 0)
+			return r;
+	}
+	return NULL;
+}
+
+/* The keys a section takes, as its unknown-key message lists them. */
+static void known_keys(const char *sec, struct zc_buf *b)
+{
+	for (const struct zc_conf_row *r = zc_conf_rows; r->name; r++) {
+		if (!in_section(r, sec) || (r->flags & ZC_CONF_HIDDEN))
+			continue;
+		if (r->type == ZC_CONF_SECTION && (r->flags & ZC_CONF_LIST_KEYS)) {
+			known_keys(r->name, b);
+			continue;
+		}
+		zc_buf_addf(b, "%s%s", b->len ? ", " : "", r->name);
+	}
+}
+
+static void defaults(struct zc_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (const struct zc_conf_row *r = zc_conf_rows; r->name; r++) {
+		if (!has_field(r))
+			continue;
+		if (r->type == ZC_CONF_INT || r->type == ZC_CONF_BOOL || r->type == ZC_CONF_ENUM)
+			set_int(r, c, (long long)r->def);
+		else if (r->type == ZC_CONF_REAL)
+			*(double *)field(r, c) = r->def;
+	}
+}
+
+static int bad_int(const struct zc_conf_row *r, struct zc_err *e)
+{
+	char unit[256] = "";
+	if (r->flags & ZC_CONF_SAY_DEFAULT)
+		snprintf(unit, sizeof(unit), " (%s; default %lld)", r->unit, (long long)r->def);
+	else if (r->unit)
+		snprintf(unit, sizeof(unit), " (%s)", r->unit);
+	return zc_fail(e, ZCOR_EINVAL, "'%s' must be an integer from %lld%s to %lld%s", r->name, r->lo,
+		       r->lo_note ? r->lo_note : "", r->hi, unit);
+}
+
+static int bad_enum(const struct zc_conf_row *r, struct zc_err *e)
+{
+	struct zc_buf b = ZC_BUF_INIT;
+	for (size_t i = 0; r->values[i]; i += 2)
+		zc_buf_addf(&b, "%s\"%s\" (%s)", i ? " or " : "", r->values[i], r->values[i + 1]);
+	int rc = zc_fail(e, ZCOR_EINVAL, "'%s' must be %s", r->name, zc_buf_str(&b));
+	zc_buf_release(&b);
+	return rc;
+}
+
+static int check_section(const struct zc_conf_row *sec, const json_t *o, struct zc_config *out,
+			 struct zc_err *e);
+
+static int check_value(const struct zc_conf_row *r, const json_t *v, struct zc_config *out,
+		       struct zc_err *e)
+{
+	switch (r->type) {
+	case ZC_CONF_SECTION:
+		return check_section(r, v, out, e);
+	case ZC_CONF_INT:
+		if (!json_is_integer(v) || json_integer_value(v) < r->lo || json_integer_value(v) > r->hi)
+			return bad_int(r, e);
+		set_int(r, out, json_integer_value(v));
+		return ZCOR_OK;
+	case ZC_CONF_REAL: {
+		double d = json_is_number(v) ? json_number_value(v) : -1;
+		if (!(d >= r->dlo && d <= r->dhi))
+			return zc_fail(e, ZCOR_EINVAL, "'%s' must be a number from %g to %g (%s)", r->name,
+				       r->dlo, r->dhi, r->unit);
+		*(double *)field(r, out) = d;
+		return ZCOR_OK;
+	}
+	case ZC_CONF_BOOL:
+		if (!json_is_boolean(v)) {
+			char unit[256] = "";
+			if (r->unit)
+				snprintf(unit, sizeof(unit), " (%s)", r->unit);
+			return zc_fail(e, ZCOR_EINVAL, "'%s' must be true or false%s", r->name, unit);
+		}
+		set_int(r, out, json_is_true(v));
+		return ZCOR_OK;
+	case ZC_CONF_ENUM: {
+		const char *s = json_string_value(v);
+		for (size_t i = 0; s && r->values[i]; i += 2)
+			if (strcmp(s, r->values[i]) == 0) {
+				set_int(r, out, (long long)(i / 2));
+				return ZCOR_OK;
+			}
+		return bad_enum(r, e);
+	}
+	case ZC_CONF_STRING:
+		return r->check(r, v, out, e);
+	}
+	return zc_fail(e, ZCOR_EINTERNAL, "config row '%s' has no type", r->name);
+}
+
+/* An object of the section's rows (or null where the section allows it:
+ * then it is off and keeps its defaults). */
+static int check_section(const struct zc_conf_row *sec, const json_t *o, struct zc_config *out,
+			 struct zc_err *e)
+{
+	if ((sec->flags & ZC_CONF_NULLABLE) && json_is_null(o))
+		return ZCOR_OK;
+	if (!json_is_object(o))
+		return zc_fail(e, ZCOR_EINVAL, "%s", sec->example);
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)o, k, v) {
+		const struct zc_conf_row *r = find(sec->name, k);
+		if (!r) {
+			struct zc_buf known = ZC_BUF_INIT;
+			known_keys(sec->name, &known);
+			int rc = zc_fail(e, ZCOR_EINVAL, "unknown key '%s.%s'; known: %s", sec->name, k,
+					 zc_buf_str(&known));
+			zc_buf_release(&known);
+			return rc;
+		}
+		int rc = check_value(r, v, out, e);
+		if (rc)
+			return rc;
+	}
+	for (const struct zc_conf_row *r = zc_conf_rows; r->name; r++) {
+		if (in_section(r, sec->name) && (r->flags & ZC_CONF_REQUIRED) &&
+		    !json_object_get(o, r->name + strlen(sec->name) + 1))
+			return zc_fail(e, ZCOR_EINVAL, "'%s' is required when '%s' is set", r->name,
+				       sec->name);
+	}
+	if (has_field(sec))
+		set_int(sec, out, 1); /* its "enabled" */
+	return ZCOR_OK;
+}
 
 int zc_config_check(const json_t *doc, struct zc_config *out, struct zc_err *e)
 {
@@ -294,173 +421,167 @@ int zc_config_check(const json_t *doc, struct zc_config *out, struct zc_err *e)
 	const char *k;
 	json_t *v;
 	json_object_foreach((json_t *)doc, k, v) {
-		if (strcmp(k, "recallChars") == 0) {
-			if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-			    json_integer_value(v) > ZC_RECALL_CHARS_MAX)
-				return zc_fail(e, ZCOR_EINVAL,
-					       "'recallChars' must be an integer from 0 (auto-recall off) to %d",
-					       ZC_RECALL_CHARS_MAX);
-			out->recall_chars = (long)json_integer_value(v);
-		} else if (strcmp(k, "recall") == 0) {
-			int rc = check_recall(v, out, e);
-			if (rc)
-				return rc;
-		} else if (strcmp(k, "relationships") == 0) {
-			if (!json_is_boolean(v))
-				return zc_fail(e, ZCOR_EINVAL, "'relationships' must be true or false");
-			out->relationships = json_is_true(v);
-		} else if (strcmp(k, "provider") == 0) {
-			int rc = check_provider(v, &out->provider, e);
-			if (rc)
-				return rc;
-		} else if (strcmp(k, "memoryFileMaxBytes") == 0 || strcmp(k, "viewMaxBytes") == 0) {
-			if (!json_is_integer(v) || json_integer_value(v) < 1024 ||
-			    json_integer_value(v) > ZC_VIEW_MAX_LIMIT)
-				return zc_fail(e, ZCOR_EINVAL, "'%s' must be an integer from 1024 to %ld (bytes)",
-					       k, ZC_VIEW_MAX_LIMIT);
-			if (k[0] == 'm')
-				out->memory_file_max_bytes = (long)json_integer_value(v);
-			else
-				out->view_max_bytes = (long)json_integer_value(v);
-		} else if (strcmp(k, "mirror") == 0) {
-			if (!json_is_boolean(v))
-				return zc_fail(e, ZCOR_EINVAL,
-					       "'mirror' must be true or false (keep mirror/ current with the "
-					       "views as files)");
-			out->mirror = json_is_true(v);
-		} else if (strcmp(k, "memoryArchiveRatio") == 0) {
-			double r = json_is_number(v) ? json_number_value(v) : -1;
-			if (!(r >= 0.1 && r <= 1.0))
-				return zc_fail(e, ZCOR_EINVAL,
-					       "'memoryArchiveRatio' must be a number from 0.1 to 1 (the share "
-					       "of memoryFileMaxBytes above which old entries move to the archive)");
-			out->memory_archive_ratio = r;
-		} else if (strcmp(k, "botId") == 0) {
-			if (json_is_null(v)) {
-				out->bot_id[0] = '\0';
-			} else if (!id_ok(json_string_value(v), sizeof(out->bot_id))) {
-				return zc_fail(e, ZCOR_EINVAL,
-					       "'botId' must be the bot's own sender id as a string, such as "
-					       "\"3000000001\" (letters, digits, _ - ., at most 64), or null");
-			} else {
-				snprintf(out->bot_id, sizeof(out->bot_id), "%s", json_string_value(v));
-			}
-		} else if (strcmp(k, "admission") == 0) {
-			int rc = check_admission(v, out, e);
-			if (rc)
-				return rc;
-		} else if (strcmp(k, "mediaCacheMax") == 0) {
-			if (!json_is_integer(v) || json_integer_value(v) < 1 ||
-			    json_integer_value(v) > ZC_MEDIA_CACHE_MAX)
-				return zc_fail(e, ZCOR_EINVAL,
-					       "'mediaCacheMax' must be an integer from 1 to %d (inbound media "
-					       "files kept; default %d)",
-					       ZC_MEDIA_CACHE_MAX, ZC_MEDIA_CACHE_DEFAULT);
-			out->media_cache_max = (long)json_integer_value(v);
-		} else {
-			return zc_fail(e, ZCOR_EINVAL,
-				       "unknown key '%s'; known: recallChars, recall.profile, relationships, "
-				       "provider, botId, admission, mediaCacheMax, memoryFileMaxBytes, "
-				       "memoryArchiveRatio, viewMaxBytes, mirror",
-				       k);
+		const struct zc_conf_row *r = find("", k);
+		if (!r) {
+			struct zc_buf known = ZC_BUF_INIT;
+			known_keys("", &known);
+			int rc = zc_fail(e, ZCOR_EINVAL, "unknown key '%s'; known: %s", k, zc_buf_str(&known));
+			zc_buf_release(&known);
+			return rc;
 		}
+		int rc = check_value(r, v, out, e);
+		if (rc)
+			return rc;
 	}
 	return ZCOR_OK;
 }
 
-/* Reads and checks a config file; *doc and *cfg on success. */
-static int load(const char *path, json_t **doc, struct zc_config *cfg, char **data, size_t *len,
-		struct zc_err *e)
+/* ---- the settings as JSON ---------------------------------------------- */
+
+static json_t *value_json(const struct zc_conf_row *r, const struct zc_config *cfg);
+
+static json_t *section_json(const struct zc_conf_row *sec, const struct zc_config *cfg)
 {
-	*doc = NULL;
-	int rc = zc_read_file_nofollow(path, ZC_CONFIG_MAX_BYTES, data, len, e);
-	if (!rc)
-		rc = zc_json_parse(*data, *len, "config.json", doc, e);
-	if (!rc)
-		rc = zc_config_check(*doc, cfg, e);
-	if (rc) {
-		json_decref(*doc);
-		*doc = NULL;
+	if ((sec->flags & ZC_CONF_NULLABLE) && !get_int(sec, cfg))
+		return json_null();
+	json_t *o = json_object();
+	for (const struct zc_conf_row *r = zc_conf_rows; r->name; r++) {
+		if (!in_section(r, sec->name) || (r->flags & (ZC_CONF_HIDDEN | ZC_CONF_IN_DOC)))
+			continue;
+		json_t *v = value_json(r, cfg);
+		if (v)
+			json_object_set_new(o, r->name + strlen(sec->name) + 1, v);
 	}
-	return rc;
+	return o;
 }
 
-static char *last_good_path(const struct zc_confile *c)
+/* NULL: left out. */
+static json_t *value_json(const struct zc_conf_row *r, const struct zc_config *cfg)
 {
-	size_t n = strlen(c->path) + sizeof(ZC_CONFIG_LAST_GOOD_SUFFIX);
-	char *p = zc_malloc(n);
-	snprintf(p, n, "%s%s", c->path, ZC_CONFIG_LAST_GOOD_SUFFIX);
-	return p;
+	switch (r->type) {
+	case ZC_CONF_SECTION:
+		return section_json(r, cfg);
+	case ZC_CONF_INT:
+		return json_integer((json_int_t)get_int(r, cfg));
+	case ZC_CONF_REAL:
+		return json_real(*(const double *)cfield(r, cfg));
+	case ZC_CONF_BOOL:
+		return json_boolean(get_int(r, cfg));
+	case ZC_CONF_ENUM:
+		return json_string(r->values[2 * get_int(r, cfg)]);
+	case ZC_CONF_STRING: {
+		const char *s = cfield(r, cfg);
+		if (*s)
+			return json_string(s);
+		return (r->flags & ZC_CONF_EMPTY_NULL) ? json_null() : NULL;
+	}
+	}
+	return NULL;
 }
 
-/* Keeps a copy of valid settings beside config.json (when it differs). */
-static void save_last_good(const struct zc_confile *c, const char *data, size_t len)
+json_t *zc_config_json(const struct zc_config *cfg)
 {
-	char *path = last_good_path(c), *old = NULL;
-	size_t oldlen = 0;
-	struct zc_err e = {0};
-	if (zc_read_file_nofollow(path, ZC_CONFIG_MAX_BYTES, &old, &oldlen, &e) || oldlen != len ||
-	    memcmp(old, data, len) != 0)
-		zc_write_file_atomic(path, data, len, &e); /* best effort: a copy */
-	zc_free(old);
-	zc_free(path);
+	json_t *o = json_object();
+	for (const struct zc_conf_row *r = zc_conf_rows; r->name; r++) {
+		if (!in_section(r, "") || (r->flags & (ZC_CONF_HIDDEN | ZC_CONF_IN_DOC)))
+			continue;
+		json_t *v = value_json(r, cfg);
+		if (v)
+			json_object_set_new(o, r->name, v);
+	}
+	return o;
+}
+
+json_t *zc_confile_json(const struct zc_confile *c)
+{
+	json_t *j = zc_config_json(&c->cfg);
+	/* the rows kept in the document (config.h): null when absent */
+	for (const struct zc_conf_row *r = zc_conf_rows; r->name; r++) {
+		if (!(r->flags & ZC_CONF_IN_DOC))
+			continue;
+		const char *dot = strchr(r->name, '.');
+		char sec[64];
+		snprintf(sec, sizeof(sec), "%.*s", (int)(dot - r->name), r->name);
+		json_t *have = json_object_get(json_object_get(c->doc, sec), dot + 1);
+		json_object_set(json_object_get(j, sec), dot + 1, have ? have : json_null());
+	}
+	if (c->warning[0])
+		json_object_set_new(j, "warning", json_string(c->warning));
+	return j;
+}
+
+/* ---- the file ------------------------------------------------------------ */
+
+void zc_config_init(struct zc_confile *c, const char *path)
+{
+	memset(c, 0, sizeof(*c));
+	c->path = zc_strdup(path);
+	zc_watch_init(&c->file, path, "config.json", ZC_CONFIG_MAX_BYTES, 1);
+	defaults(&c->cfg);
+	c->doc = json_object();
+}
+
+void zc_config_release(struct zc_confile *c)
+{
+	if (!c)
+		return;
+	zc_free(c->path);
+	zc_watch_release(&c->file);
+	json_decref(c->doc);
+	memset(c, 0, sizeof(*c));
+}
+
+static int check_into(void *ud, const json_t *doc, struct zc_err *e)
+{
+	return zc_config_check(doc, ud, e);
+}
+
+static void use(struct zc_confile *c, const struct zc_config *cfg, json_t *doc)
+{
+	c->cfg = *cfg;
+	json_decref(c->doc);
+	c->doc = doc;
+	c->good = 1;
 }
 
 void zc_config_refresh(struct zc_confile *c)
 {
-	int changed = zc_file_changed(c->path, &c->seen);
-	if (changed < 0) {
-		if (errno == ENOENT) {
-			/* no file: the defaults are the settings (and stay the
-			 * good ones if a broken file appears later) */
-			c->good = 1;
-			if (c->seen.known) { /* it was removed */
-				memset(&c->seen, 0, sizeof(c->seen));
-				defaults(&c->cfg);
-				json_decref(c->doc);
-				c->doc = json_object();
-				c->warning[0] = '\0';
-			}
-		}
-		return;
-	}
-	if (!changed)
-		return;
-	char *data = NULL;
-	size_t len = 0;
+	struct zc_config cfg;
 	json_t *doc = NULL;
 	struct zc_err e = {0};
-	struct zc_config cfg;
-	int rc = load(c->path, &doc, &cfg, &data, &len, &e);
-	if (!rc) {
-		c->warning[0] = '\0';
-		c->cfg = cfg;
-		json_decref(c->doc);
-		c->doc = doc;
-		c->good = 1;
-		save_last_good(c, data, len);
-		zc_free(data);
+	switch (zc_watch_poll(&c->file, check_into, &cfg, &doc, &e)) {
+	case ZC_WATCH_SAME:
+	case ZC_WATCH_ERROR:
 		return;
+	case ZC_WATCH_MISSING:
+		/* no file: the defaults are the settings (and stay the good
+		 * ones if a broken file appears later) */
+		c->good = 1;
+		return;
+	case ZC_WATCH_REMOVED:
+		c->good = 1;
+		defaults(&cfg);
+		use(c, &cfg, json_object());
+		c->warning[0] = '\0';
+		return;
+	case ZC_WATCH_LOADED:
+		c->warning[0] = '\0';
+		use(c, &cfg, doc);
+		return;
+	case ZC_WATCH_BAD:
+		break;
 	}
-	zc_free(data);
 	const char *kept = "the last good settings stay in use";
 	if (!c->good) {
 		/* a process starting on a broken file: the copy of the last
 		 * valid one, if there is one */
-		char *path = last_good_path(c), *copy = NULL;
-		size_t clen = 0;
 		struct zc_err ce = {0};
-		if (load(path, &doc, &cfg, &copy, &clen, &ce) == ZCOR_OK) {
-			c->cfg = cfg;
-			json_decref(c->doc);
-			c->doc = doc;
-			c->good = 1;
+		if (zc_watch_last_good(&c->file, check_into, &cfg, &doc, &ce) == ZCOR_OK) {
+			use(c, &cfg, doc);
 			kept = "the last good settings (config.json" ZC_CONFIG_LAST_GOOD_SUFFIX ") are in use";
 		} else {
 			kept = "the defaults are in use (no valid earlier config.json was kept)";
 		}
-		zc_free(copy);
-		zc_free(path);
 	}
 	char q[441]; /* with the rest of the sentence, fits c->warning */
 	snprintf(c->warning, sizeof(c->warning), "config.json: %s; %s until it is fixed",
@@ -505,6 +626,20 @@ static void unlock_dir(int fd)
 		close(fd); /* releases the flock */
 }
 
+int zc_config_allowed(const struct zc_confile *c, const char *list, const char *id)
+{
+	json_t *l = json_object_get(json_object_get(c->doc, "admission"), list);
+	if (!json_is_array(l))
+		return 1;
+	size_t i;
+	json_t *x;
+	json_array_foreach(l, i, x) {
+		if (json_is_string(x) && strcmp(json_string_value(x), id) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 int zc_config_set(struct zc_confile *c, const json_t *patch, struct zc_err *e)
 {
 	if (!json_is_object(patch))
@@ -531,19 +666,13 @@ int zc_config_set(struct zc_confile *c, const json_t *patch, struct zc_err *e)
 		memcpy(withnl, text, n);
 		withnl[n] = '\n';
 		withnl[n + 1] = '\0';
-		rc = zc_write_file_atomic(c->path, withnl, n + 1, e);
-		if (!rc)
-			save_last_good(c, withnl, n + 1);
+		rc = zc_watch_write(&c->file, withnl, n + 1, e);
 		zc_free(withnl);
 		zc_free(text);
 	}
 	if (!rc) {
-		c->cfg = cfg;
-		json_decref(c->doc);
-		c->doc = doc;
-		c->good = 1;
+		use(c, &cfg, doc);
 		c->warning[0] = '\0';
-		zc_file_changed(c->path, &c->seen);
 	} else {
 		json_decref(doc);
 	}
@@ -551,31 +680,3 @@ int zc_config_set(struct zc_confile *c, const json_t *patch, struct zc_err *e)
 	return rc;
 }
 
-static json_t *provider_json(const struct zc_provider_config *p)
-{
-	if (!p->enabled)
-		return json_null();
-	json_t *o = json_pack("{s:s, s:s}", "baseUrl", p->base_url, "model", p->model);
-	if (p->api_key_env[0])
-		json_object_set_new(o, "apiKeyEnv", json_string(p->api_key_env));
-	json_object_set_new(o, "connectTimeoutMs", json_integer(p->connect_timeout_ms));
-	json_object_set_new(o, "timeoutMs", json_integer(p->timeout_ms));
-	json_object_set_new(o, "maxRetries", json_integer(p->max_retries));
-	json_object_set_new(o, "maxResponseBytes", json_integer(p->max_response_bytes));
-	return o;
-}
-
-json_t *zc_config_json(const struct zc_config *cfg)
-{
-	json_t *o = json_pack("{s:I, s:{s:s}, s:b, s:o, s:o, s:I}", "recallChars",
-			 (json_int_t)cfg->recall_chars, "recall", "profile",
-			 cfg->profile == ZC_PROFILE_ZCOR ? "zcor" : "scored", "relationships",
-			 cfg->relationships, "provider", provider_json(&cfg->provider), "botId",
-			 cfg->bot_id[0] ? json_string(cfg->bot_id) : json_null(), "mediaCacheMax",
-			 (json_int_t)cfg->media_cache_max);
-	json_object_set_new(o, "memoryFileMaxBytes", json_integer(cfg->memory_file_max_bytes));
-	json_object_set_new(o, "memoryArchiveRatio", json_real(cfg->memory_archive_ratio));
-	json_object_set_new(o, "viewMaxBytes", json_integer(cfg->view_max_bytes));
-	json_object_set_new(o, "mirror", json_boolean(cfg->mirror));
-	return o;
-}

@@ -11,6 +11,7 @@
 
 #include "base/err.h"
 #include "base/fs.h"
+#include "base/watch.h"
 
 enum zc_profile { ZC_PROFILE_SCORED = 0, ZC_PROFILE_ZCOR };
 
@@ -70,9 +71,61 @@ struct zc_config {
 #define ZC_RECALL_CHARS_MAX 200000
 #define ZC_CONFIG_MAX_BYTES (1u << 20)
 
+/*
+ * The keys, as a table (config.c, Redis config.c style): one row per key,
+ * with its type, default, range or values, the layer that reads it and
+ * its help; the loader, the checker, the messages and zc_config_json are
+ * generated from it, so adding a key is adding a row (and its field in
+ * struct zc_config). A section row ("provider") holds the rows named
+ * "<section>.<key>" that follow it.
+ */
+enum zc_conf_type {
+	ZC_CONF_SECTION, /* an object of the rows that follow, named "<this>.<key>" */
+	ZC_CONF_INT,     /* lo..hi, in a long (or an int: size) */
+	ZC_CONF_REAL,    /* dlo..dhi, in a double */
+	ZC_CONF_BOOL,    /* true/false, in an int */
+	ZC_CONF_ENUM,    /* one of values[], its index in an enum (int) */
+	ZC_CONF_STRING   /* check() decides and stores; "" is unset */
+};
+
+/* zc_conf_row.flags */
+#define ZC_CONF_NULLABLE 1   /* a section that may be null: off (its "enabled" 0) */
+#define ZC_CONF_REQUIRED 2   /* required when its section is set */
+#define ZC_CONF_HIDDEN 4     /* never listed among the known keys nor in the JSON */
+#define ZC_CONF_IN_DOC 8     /* not in struct zc_config: read from the document */
+#define ZC_CONF_EMPTY_NULL 16 /* a string shown as null when "" */
+#define ZC_CONF_EMPTY_OMIT 32 /* a string left out of the JSON when "" */
+#define ZC_CONF_LIST_KEYS 64 /* a section listed by its keys in the top level's "known" */
+#define ZC_CONF_SAY_DEFAULT 128 /* the range message names the default */
+
+struct zc_conf_row;
+typedef int (*zc_conf_check_fn)(const struct zc_conf_row *row, const json_t *v,
+				struct zc_config *out, struct zc_err *e);
+
+struct zc_conf_row {
+	const char *name;  /* "recallChars", "provider.timeoutMs" */
+	enum zc_conf_type type;
+	const char *layer; /* which layer reads it: "recall", "llm", "memory", "tools", "world" */
+	size_t off;        /* the field in struct zc_config (a section: its "enabled", or -1) */
+	size_t size;       /* of that field */
+	long long lo, hi;  /* ZC_CONF_INT */
+	double dlo, dhi;   /* ZC_CONF_REAL */
+	double def;        /* the default (INT, REAL, BOOL, ENUM index) */
+	const char *const *values; /* ZC_CONF_ENUM: "name", "note", …, NULL */
+	zc_conf_check_fn check;    /* ZC_CONF_STRING, and IN_DOC rows */
+	const char *lo_note; /* INT: after the lower bound, " (auto-recall off)" */
+	const char *unit;    /* INT/REAL/BOOL: what the value means, in the message */
+	const char *example; /* SECTION: the message when it is not an object */
+	unsigned flags;      /* ZC_CONF_* */
+	const char *help;
+};
+
+/* The table, ending with a row whose name is NULL. */
+extern const struct zc_conf_row zc_conf_rows[];
+
 struct zc_confile {
 	char *path;
-	struct zc_file_id seen;
+	struct zc_watch file;  /* config.json, watched, with config.json.last-good */
 	struct zc_config cfg;  /* the last good settings */
 	json_t *doc;           /* the last good document */
 	int good;              /* cfg came from a valid file (this one or its last good copy) */
@@ -82,7 +135,7 @@ struct zc_confile {
 /* Beside config.json: a copy of the last valid one, written whenever a
  * valid config.json is read or set, read when a process starts on an
  * invalid config.json (so a restart after a typo keeps the settings). */
-#define ZC_CONFIG_LAST_GOOD_SUFFIX ".last-good"
+#define ZC_CONFIG_LAST_GOOD_SUFFIX ZC_WATCH_LAST_GOOD_SUFFIX
 
 void zc_config_init(struct zc_confile *c, const char *path);
 void zc_config_release(struct zc_confile *c);
@@ -97,7 +150,12 @@ int zc_config_set(struct zc_confile *c, const json_t *patch, struct zc_err *e);
  * ("groups" or "privates") of the last good document? An absent list
  * allows every id. */
 int zc_config_allowed(const struct zc_confile *c, const char *list, const char *id);
-/* The settings in effect as JSON (new reference). */
+/* The settings in effect as JSON (new reference), without the rows kept
+ * in the document (the allow-lists). */
 json_t *zc_config_json(const struct zc_config *cfg);
+/* The file's settings in effect: zc_config_json with the allow-lists of
+ * the last good document (null when absent) and "warning" when the file
+ * is invalid (new reference). */
+json_t *zc_confile_json(const struct zc_confile *c);
 
 #endif

@@ -21,8 +21,12 @@
 #include "text/tokens.h"
 #include "zcor.h"
 
-struct zc_recall_cache;
-
+/*
+ * The memory layer's own state. Recall's (recall/recall.h, struct
+ * zc_recall) and the provider (llm/llm.h, struct zc_llm) are not here:
+ * each layer opens and closes its own, over this handle. An operation
+ * that needs the provider (zcor_memory_search) is handed it as op->ud.
+ */
 struct zc_mem {
 	struct zc_store store;
 	struct zc_syn syn;
@@ -30,12 +34,8 @@ struct zc_mem {
 	char *dir;
 	int64_t (*now_ms)(void *ud);
 	void *clock_ud;
-	struct zcor_provider provider;
-	int has_provider;
 	int migration_checked;
-	struct zc_wordbreak words; /* recall's word break iterator */
-	struct zc_hits *hits;      /* recall's hit counts not written yet (hits.c) */
-	struct zc_recall_cache *recall_cache; /* recall's lookups between messages (recall.c) */
+	struct zc_hits *hits;   /* hit counts recall reported, not written yet (hits.c) */
 	struct zc_reads *reads; /* read records not written yet (op.c) */
 };
 

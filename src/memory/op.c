@@ -313,7 +313,6 @@ void zc_mem_close(struct zc_mem *m)
 	zc_store_close(&m->store);
 	zc_syn_release(&m->syn);
 	zc_config_release(&m->conf);
-	zc_wordbreak_release(&m->words);
 	zc_free(m->dir);
 	m->dir = NULL;
 }

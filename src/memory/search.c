@@ -251,7 +251,9 @@ static int search_pre(struct zc_op *op, json_t *args, json_t **out, struct zc_er
 			json_object_set_new(*out, "warning", json_string(zc_syn_warning(&m->syn)));
 		goto out;
 	}
-	if (!m->has_provider) {
+	/* the provider is the caller's (tools/ hands it as the op's ud) */
+	const struct zcor_provider *provider = op->ud;
+	if (!provider || !provider->complete) {
 		rc = zc_fail(e, ZCOR_ENOPROVIDER,
 			     "no LLM provider configured, so zcor_memory_search cannot filter its %zu "
 			     "candidates; use zcor_memory_query for a local keyword match",
@@ -259,7 +261,7 @@ static int search_pre(struct zc_op *op, json_t *args, json_t **out, struct zc_er
 		goto out;
 	}
 	char *user = prompt_user(keywords, cands), *reply = NULL, *perr = NULL;
-	int prc = m->provider.complete(m->provider.ud, search_system, user, &reply, &perr);
+	int prc = provider->complete(provider->ud, search_system, user, &reply, &perr);
 	zc_free(user);
 	if (prc != 0 || !reply) {
 		rc = zc_fail(e, ZCOR_EPROVIDER, "the LLM request failed: %s",

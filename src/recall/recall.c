@@ -91,6 +91,7 @@ static void seqmap_clear(struct seqmap *m)
 }
 
 struct recall {
+	struct zc_recall *rs; /* recall's own state (cache, word break) */
 	struct zc_mem *m;
 	struct zcor_ctx ctx;
 	struct zc_err *e;
@@ -370,7 +371,7 @@ static int gather_terms(struct recall *r, const char *norm)
 		}
 	}
 	json_t *words = json_array(), *wseen = json_object();
-	zc_words(&r->m->words, norm, 2, words, wseen);
+	zc_words(&r->rs->words, norm, 2, words, wseen);
 	size_t i;
 	json_t *w;
 	json_array_foreach(words, i, w) add_term(r, set, json_string_value(w));
@@ -537,8 +538,9 @@ static const char *const warm_sql[] = {
 	"SELECT block FROM nodes_fts_data ORDER BY id DESC",
 };
 
-int zc_recall_warm(struct zc_mem *m, size_t budget, json_t **out, struct zc_err *e)
+int zc_recall_warm(struct zc_recall *rs, size_t budget, json_t **out, struct zc_err *e)
 {
+	struct zc_mem *m = rs->m;
 	double t0 = zc_time_mono_ms();
 	zc_store_prefetch(&m->store, ZC_WARM_PREFETCH_MAX);
 	char sql[64];
@@ -560,18 +562,27 @@ int zc_recall_warm(struct zc_mem *m, size_t budget, json_t **out, struct zc_err 
 	return ZCOR_OK;
 }
 
-void zc_recall_release(struct zc_mem *m)
+void zc_recall_open(struct zc_recall *rs, struct zc_mem *m)
 {
-	struct zc_recall_cache *c = m->recall_cache;
-	if (!c)
+	memset(rs, 0, sizeof(*rs));
+	rs->m = m;
+}
+
+void zc_recall_close(struct zc_recall *rs)
+{
+	if (!rs)
 		return;
-	for (size_t i = 0; i < TOKCACHE_SLOTS; i++) {
-		zc_free(c->slot[i].rows);
-		zc_free(c->slot[i].sid);
+	struct zc_recall_cache *c = rs->cache;
+	if (c) {
+		for (size_t i = 0; i < TOKCACHE_SLOTS; i++) {
+			zc_free(c->slot[i].rows);
+			zc_free(c->slot[i].sid);
+		}
+		json_decref(c->scopes);
+		zc_free(c);
 	}
-	json_decref(c->scopes);
-	zc_free(c);
-	m->recall_cache = NULL;
+	zc_wordbreak_release(&rs->words);
+	memset(rs, 0, sizeof(*rs));
 }
 
 /* The cache, emptied of rare tokens' rows if the nodes changed. */
@@ -580,9 +591,9 @@ static struct zc_recall_cache *token_cache(struct recall *r)
 	long long gen = 0;
 	if (zc_meta_get_int(&r->m->store, "nodes_gen", &gen, NULL))
 		return NULL;
-	struct zc_recall_cache *c = r->m->recall_cache;
+	struct zc_recall_cache *c = r->rs->cache;
 	if (!c) {
-		c = r->m->recall_cache = zc_calloc(1, sizeof(*c));
+		c = r->rs->cache = zc_calloc(1, sizeof(*c));
 		c->scopes = json_object();
 	}
 	if (c->gen != gen) {
@@ -1735,13 +1746,14 @@ static json_t *explain_json(struct recall *r)
 	return arr;
 }
 
-int zc_recall(struct zc_mem *m, const json_t *req, json_t **out, struct zc_err *e)
+int zc_recall(struct zc_recall *rs, const json_t *req, json_t **out, struct zc_err *e)
 {
+	struct zc_mem *m = rs->m;
 	struct zc_buf text = ZC_BUF_INIT;
 	struct pack p = {ZC_BUF_INIT, 0, 0};
 	json_t *people = NULL, *items = json_array();
 	int explain = 0, rc;
-	struct recall r = {.m = m, .e = e, .now = zc_mem_now(m)};
+	struct recall r = {.rs = rs, .m = m, .e = e, .now = zc_mem_now(m)};
 	r.terms = json_array();
 	r.expanded = json_array();
 	r.seen = json_object();

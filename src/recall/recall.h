@@ -14,6 +14,24 @@
 #include <jansson.h>
 
 #include "memory/memory.h"
+#include "text/tokens.h"
+
+/*
+ * Recall's own state, opened over a memory handle it borrows (the facade
+ * opens it after zc_mem_open and closes it before zc_mem_close): ICU's
+ * word break iterator and the lookups kept between messages. Hit counts
+ * are memory's (memory.h, zc_mem_count_hits): the views read them too.
+ */
+struct zc_recall_cache;
+struct zc_recall {
+	struct zc_mem *m;               /* borrowed */
+	struct zc_wordbreak words;      /* ICU word break iterator */
+	struct zc_recall_cache *cache;  /* lookups between messages (recall.c) */
+};
+
+void zc_recall_open(struct zc_recall *rs, struct zc_mem *m);
+/* Frees what recall keeps; accepts NULL and a zeroed struct. */
+void zc_recall_close(struct zc_recall *rs);
 
 /*
  * Recall for one batch. req (checked here, errors name the field):
@@ -22,10 +40,7 @@
  *   speakers      [ {"id", "name"?} ]   mentions [ "id" ]   explain bool
  * *out: {header, items, profile, budget, used, terms, explain?}.
  */
-int zc_recall(struct zc_mem *m, const json_t *req, json_t **out, struct zc_err *e);
-
-/* Frees the lookups recall keeps on m between messages (zcor_close). */
-void zc_recall_release(struct zc_mem *m);
+int zc_recall(struct zc_recall *rs, const json_t *req, json_t **out, struct zc_err *e);
 
 /*
  * Reads what recall looks up on every message into m's page cache, up to
@@ -33,7 +48,7 @@ void zc_recall_release(struct zc_mem *m);
  * ZC_WARM_HEADROOM for what later messages read): for a process that keeps
  * one handle for many messages. *out: {pages, cacheBytes, ms}.
  */
-int zc_recall_warm(struct zc_mem *m, size_t budget, json_t **out, struct zc_err *e);
+int zc_recall_warm(struct zc_recall *rs, size_t budget, json_t **out, struct zc_err *e);
 #define ZC_WARM_HEADROOM (8u << 20)
 #define ZC_WARM_PREFETCH_MAX (1ull << 30)
 

@@ -20,6 +20,7 @@ void zc_syn_init(struct zc_syn *s, const char *path)
 {
 	memset(s, 0, sizeof(*s));
 	s->path = zc_strdup(path);
+	zc_watch_init(&s->file, path, "synonyms.json", ZC_SYN_MAX_BYTES, 0);
 	s->groups = json_array();
 	s->index = json_object();
 	s->classes = json_array();
@@ -30,6 +31,7 @@ void zc_syn_release(struct zc_syn *s)
 	if (!s)
 		return;
 	zc_free(s->path);
+	zc_watch_release(&s->file);
 	json_decref(s->groups);
 	json_decref(s->index);
 	json_decref(s->classes);
@@ -168,43 +170,37 @@ static int create_default(struct zc_syn *s, struct zc_err *e)
 	return zc_write_file_atomic(s->path, zc_builtin_synonyms, zc_builtin_synonyms_len, e);
 }
 
+static int check_doc(void *ud, const json_t *doc, struct zc_err *e)
+{
+	(void)ud;
+	return zc_syn_check(doc, e);
+}
+
 int zc_syn_refresh(struct zc_syn *s, struct zc_err *e)
 {
-	int changed = zc_file_changed(s->path, &s->seen);
-	if (changed < 0) {
-		if (errno != ENOENT)
-			return zc_fail(e, zc_errno_code(errno), "cannot read '%s': %s", s->path,
-				       strerror(errno));
+	json_t *doc = NULL;
+	struct zc_err pe = {0};
+	enum zc_watch_state st = zc_watch_poll(&s->file, check_doc, NULL, &doc, &pe);
+	if (st == ZC_WATCH_ERROR)
+		return zc_fail(e, pe.code, "%s", pe.msg);
+	if (st == ZC_WATCH_MISSING || st == ZC_WATCH_REMOVED) {
 		int rc = create_default(s, e);
 		if (rc)
 			return rc;
-		changed = zc_file_changed(s->path, &s->seen);
-		if (changed < 0)
+		st = zc_watch_poll(&s->file, check_doc, NULL, &doc, &pe);
+		if (st == ZC_WATCH_ERROR || st == ZC_WATCH_MISSING || st == ZC_WATCH_REMOVED)
 			return zc_fail(e, ZCOR_EIO, "cannot read '%s': %s", s->path, strerror(errno));
 	}
-	if (!changed)
-		return ZCOR_OK;
-
-	char *data = NULL;
-	size_t len = 0;
-	json_t *doc = NULL;
-	struct zc_err pe = {0};
-	int rc = zc_read_file_nofollow(s->path, ZC_SYN_MAX_BYTES, &data, &len, &pe);
-	if (!rc)
-		rc = zc_json_parse(data, len, "synonyms.json", &doc, &pe);
-	if (!rc)
-		rc = zc_syn_check(doc, &pe);
-	if (rc) {
+	if (st == ZC_WATCH_BAD) {
 		char q[481]; /* with the rest of the sentence, fits s->warning */
 		snprintf(s->warning, sizeof(s->warning),
 			 "synonyms.json is malformed (%s); the last good groups stay in use until it is fixed",
 			 zc_utf8_quote(q, sizeof(q), pe.msg, sizeof(q)));
-	} else {
+	} else if (st == ZC_WATCH_LOADED) {
 		s->warning[0] = '\0';
 		build(s, json_object_get(doc, "groups"));
 	}
 	json_decref(doc);
-	zc_free(data);
 	return ZCOR_OK;
 }
 
@@ -219,6 +215,8 @@ void zc_syn_expand(const struct zc_syn *s, const char *w, json_t *set)
 	json_array_foreach(json_array_get(s->classes, (size_t)json_integer_value(c)), i, t)
 		json_object_set_new(set, json_string_value(t), json_true());
 }
+
+static int save_groups(struct zc_syn *s, json_t *groups, struct zc_err *e);
 
 int zc_syn_add(struct zc_syn *s, const json_t *terms, int *changed, json_t **class_out,
 	       struct zc_err *e)
@@ -260,14 +258,9 @@ int zc_syn_add(struct zc_syn *s, const json_t *terms, int *changed, json_t **cla
 		json_t *groups = json_copy(s->groups);
 		json_array_append_new(groups, group);
 		group = NULL;
-		char *text = render(groups);
-		rc = zc_write_file_atomic(s->path, text, strlen(text), e);
-		zc_free(text);
-		if (!rc) {
-			build(s, groups);
-			zc_file_changed(s->path, &s->seen); /* our own write is no hand edit */
+		rc = save_groups(s, groups, e);
+		if (!rc)
 			*changed = 1;
-		}
 		json_decref(groups);
 		if (rc)
 			return rc;
@@ -290,12 +283,10 @@ int zc_syn_add(struct zc_syn *s, const json_t *terms, int *changed, json_t **cla
 static int save_groups(struct zc_syn *s, json_t *groups, struct zc_err *e)
 {
 	char *text = render(groups);
-	int rc = zc_write_file_atomic(s->path, text, strlen(text), e);
+	int rc = zc_watch_write(&s->file, text, strlen(text), e); /* our own write is no hand edit */
 	zc_free(text);
-	if (!rc) {
+	if (!rc)
 		build(s, groups);
-		zc_file_changed(s->path, &s->seen); /* our own write is no hand edit */
-	}
 	return rc;
 }
 

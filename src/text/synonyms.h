@@ -16,13 +16,14 @@
 
 #include "base/err.h"
 #include "base/fs.h"
+#include "base/watch.h"
 
 #define ZC_SYN_MAX_BYTES (8u << 20)
 #define ZC_SYN_MAX_TERM 64 /* characters */
 
 struct zc_syn {
 	char *path;
-	struct zc_file_id seen;
+	struct zc_watch file; /* synonyms.json, watched (base/watch.h); last good kept in memory */
 	json_t *groups; /* array of arrays of strings, as in the last good file */
 	json_t *index;  /* normalised term -> class number */
 	json_t *classes; /* class number -> array of normalised terms */

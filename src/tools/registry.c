@@ -12,7 +12,7 @@
 
 #include "base/json.h"
 #include "memory/transcript.h"
-#include "tools/schema.h"
+#include "text/schema.h"
 
 #define OBJ(props, req) \
 	"{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req "],\"additionalProperties\":false}"
@@ -272,7 +272,8 @@ const json_t *zc_tool_schema(const struct zc_tool *t)
 }
 
 int zc_tool_call(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
-		 const char *args_text, json_t **out, struct zc_err *e)
+		 const struct zcor_provider *provider, const char *args_text, json_t **out,
+		 struct zc_err *e)
 {
 	json_t *args = NULL;
 	*out = NULL;
@@ -299,7 +300,7 @@ int zc_tool_call(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_t
 		json_decref(args);
 		return rc;
 	}
-	rc = zc_mem_run(m, ctx, t->op, args, out, e);
+	rc = zc_mem_run_ud(m, ctx, t->op, args, (void *)provider, out, e);
 	json_decref(args);
 	return rc;
 }

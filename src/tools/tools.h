@@ -43,8 +43,11 @@ const json_t *zc_tool_schema(const struct zc_tool *t);
 /*
  * Validates args_text against the tool's schema and runs it. On failure
  * the call is still recorded in history. *out is the result (new ref).
+ * provider (borrowed, may be NULL: none) is what an operation that asks
+ * a model (zcor_memory_search) calls; the operation gets it as op->ud.
  */
 int zc_tool_call(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
-		 const char *args_text, json_t **out, struct zc_err *e);
+		 const struct zcor_provider *provider, const char *args_text, json_t **out,
+		 struct zc_err *e);
 
 #endif

@@ -3,7 +3,9 @@
  * zcor's schemas use: type, properties, required, additionalProperties,
  * items, enum, minLength/maxLength in characters, minimum/maximum,
  * minItems/maxItems, uniqueItems). Errors name the argument and say what
- * it must be. Tools layer.
+ * it must be. Text layer (it counts characters with text/norm.h), so that
+ * every layer above can check its input with it: tools' arguments today,
+ * and memory's and recall's requests.
  */
 #ifndef ZC_SCHEMA_H
 #define ZC_SCHEMA_H

@@ -1,7 +1,9 @@
 /*
  * zcor.c — libzcor's public face (include/zcor.h): handles, JSON in and
- * out, error shapes. Adapters (CLI, server) call only this; it calls the
- * tools and memory layers and holds no rule of its own.
+ * out, error shapes. API layer (src/api/): adapters (CLI, server) call
+ * only this; it calls the llm, tools, recall and memory layers and holds
+ * no rule of its own. Each layer owns its state: the handle holds one of
+ * each, opened in layer order and closed in reverse by its own close.
  */
 #include "zcor.h"
 
@@ -25,12 +27,10 @@
 #include "tools/tools.h"
 
 struct zcor {
-	struct zc_mem mem;
+	struct zc_mem mem;       /* memory layer: the store, config, synonyms */
+	struct zc_recall recall; /* recall layer: its caches, over mem */
+	struct zc_llm llm;       /* LLM layer: the provider, over mem's config */
 	struct zc_err err;
-	struct zcor_provider explicit_provider; /* zcor_set_provider, if has_explicit */
-	int has_explicit;
-	struct zcor_provider fallback_provider; /* zcor_set_fallback_provider, if has_fallback */
-	int has_fallback;
 	/* The handle's lock (hold() below) and the thread that writes the
 	 * queued read records of a handle nobody calls (memory.h, ZC_READS_*),
 	 * started with the first such record. */
@@ -144,6 +144,8 @@ int zcor_open(zcor **out, const char *dir, char **errmsg)
 		zc_free(z);
 		return rc;
 	}
+	zc_recall_open(&z->recall, &z->mem);
+	zc_llm_open(&z->llm, &z->mem.conf);
 	pthread_mutexattr_t ma;
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
@@ -170,7 +172,8 @@ void zcor_close(zcor *z)
 		pthread_mutex_unlock(&z->lock);
 		pthread_join(z->flusher, NULL);
 	}
-	zc_recall_release(&z->mem);
+	zc_llm_close(&z->llm);
+	zc_recall_close(&z->recall);
 	zc_mem_close(&z->mem); /* writes what is still queued */
 	pthread_cond_destroy(&z->wake);
 	pthread_mutex_destroy(&z->lock);
@@ -184,55 +187,11 @@ int zcor_flush(zcor *z)
 	return zc_mem_fts_catch_up(&z->mem, &z->err);
 }
 
-void zcor_set_provider(zcor *z, const struct zcor_provider *p)
-{
-	z->has_explicit = p && p->complete;
-	if (z->has_explicit)
-		z->explicit_provider = *p;
-}
+void zcor_set_provider(zcor *z, const struct zcor_provider *p) { zc_llm_set_provider(&z->llm, p); }
 
-/*
- * The provider from config.json: reads the settings in effect at the
- * moment of the call (the file may change while zcor runs) and makes one
- * request through the LLM layer.
- */
 void zcor_set_fallback_provider(zcor *z, const struct zcor_provider *p)
 {
-	z->has_fallback = p && p->complete;
-	if (z->has_fallback)
-		z->fallback_provider = *p;
-}
-
-static int config_complete(void *ud, const char *system, const char *user, char **reply,
-			   char **errmsg)
-{
-	zcor *z = ud;
-	struct zc_err e = {0};
-	zc_config_refresh(&z->mem.conf);
-	struct zc_provider_config cfg = z->mem.conf.cfg.provider;
-	int rc = zc_llm_complete(&cfg, system, user, reply, &e);
-	if (rc)
-		*errmsg = zc_strdup(e.msg);
-	return rc;
-}
-
-/* Before a tool call: an explicit provider wins, else config.json's, else
- * the fallback, else none (memory/search.c then answers no_provider). */
-static void choose_provider(zcor *z)
-{
-	if (z->has_explicit) {
-		z->mem.provider = z->explicit_provider;
-		z->mem.has_provider = 1;
-		return;
-	}
-	zc_config_refresh(&z->mem.conf);
-	z->mem.has_provider = z->mem.conf.cfg.provider.enabled;
-	z->mem.provider.complete = config_complete;
-	z->mem.provider.ud = z;
-	if (!z->mem.has_provider && z->has_fallback) {
-		z->mem.provider = z->fallback_provider;
-		z->mem.has_provider = 1;
-	}
+	zc_llm_set_fallback(&z->llm, p);
 }
 
 static int64_t system_now(void *ud) { return zc_time_now_ms(); }
@@ -310,9 +269,11 @@ int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name, const 
 		*out_json = error_json(ZCOR_ENOTFOUND, &z->err);
 		return ZCOR_ENOTFOUND;
 	}
-	choose_provider(z);
+	/* an explicit provider wins, else config.json's, else the fallback,
+	 * else none (memory/search.c then answers no_provider) */
+	const struct zcor_provider *provider = zc_llm_provider(&z->llm);
 	json_t *result = NULL;
-	int rc = zc_tool_call(&z->mem, ctx, t, args_json, &result, &z->err);
+	int rc = zc_tool_call(&z->mem, ctx, t, provider, args_json, &result, &z->err);
 	return answer(z, rc, result, out_json);
 }
 
@@ -354,7 +315,7 @@ static int recall_now(zcor *z, const json_t *req, json_t **out, struct zc_err *e
 {
 	struct zc_err ignored = {0};
 	zc_mem_fts_catch_up(&z->mem, &ignored); /* failing, recall goes on without them */
-	return zc_recall(&z->mem, req, out, e);
+	return zc_recall(&z->recall, req, out, e);
 }
 
 int zcor_recall(zcor *z, const char *request_json, char **out_json)
@@ -378,7 +339,7 @@ int zcor_warm(zcor *z, int budget_mb, char **out_json)
 	int rc = budget_mb < 1 || budget_mb > ZCOR_WARM_MAX_MB
 			 ? zc_fail(&z->err, ZCOR_EINVAL, "budget_mb: must be 1..%d (megabytes), got %d",
 				   ZCOR_WARM_MAX_MB, budget_mb)
-			 : zc_recall_warm(&z->mem, (size_t)budget_mb << 20, &out, &z->err);
+			 : zc_recall_warm(&z->recall, (size_t)budget_mb << 20, &out, &z->err);
 	return answer(z, rc, out, out_json);
 }
 
@@ -400,16 +361,7 @@ char *zcor_config_json(zcor *z)
 {
 	HOLD(z);
 	zc_config_refresh(&z->mem.conf);
-	json_t *j = zc_config_json(&z->mem.conf.cfg);
-	/* the allow-lists live in the document (config.h) */
-	json_t *adm = json_object_get(z->mem.conf.doc, "admission");
-	json_t *groups = json_object_get(adm, "groups"), *privates = json_object_get(adm, "privates");
-	json_object_set_new(j, "admission",
-			    json_pack("{s:b, s:O, s:O}", "privateChats", z->mem.conf.cfg.private_chats,
-				      "groups", groups ? groups : json_null(), "privates",
-				      privates ? privates : json_null()));
-	if (z->mem.conf.warning[0])
-		json_object_set_new(j, "warning", json_string(z->mem.conf.warning));
+	json_t *j = zc_confile_json(&z->mem.conf);
 	char *s = zc_json_dump(j);
 	json_decref(j);
 	return s;

@@ -1,7 +1,8 @@
 /*
- * schema.c — JSON Schema subset validation of tool arguments (schema.h).
+ * schema.c — JSON Schema subset validation (schema.h). Text layer: JSON
+ * and characters only; it never knows which tool or request it checks.
  */
-#include "tools/schema.h"
+#include "text/schema.h"
 
 #include <math.h>
 #include <stdio.h>
