@@ -65,8 +65,22 @@ int zc_view_render(struct zc_mem *m, const struct zc_view *v, char **text, json_
  * An entry is an object of the upsert fields (name, meaning, usage, type,
  * variants, image, scene, section, date, qq, aliases, pinned, confidence,
  * expires, stale, affinity) plus "pos", its line number in text.
+ * text is UTF-8 (the callers check: an imported file that is not is left
+ * out); a field or line with invalid bytes would not survive as JSON.
  */
 json_t *zc_view_parse(const struct zc_view *v, const char *text);
+
+/*
+ * The text of view v with these entries and kept lines (pure: what
+ * zc_view_render writes once it has loaded the rows; INDEX.md is free
+ * text and is not formatted). Lines go by "pos" (ties as given), under
+ * their section: an entry's by its kind, a kept line's "section", none
+ * (under the title) when it has none. If refs / kept are not NULL, each
+ * entry's {name, line, seq?, id?, personId?, date?} / each kept line's
+ * {line, text, useq?} is appended. Caller frees the text.
+ */
+char *zc_view_format(const struct zc_view *v, const json_t *entries, const json_t *unparsed,
+		     json_t *refs, json_t *kept);
 
 /* The line of one entry as rendered (no newline; caller frees). */
 char *zc_view_line(const struct zc_view *v, const json_t *entry);

@@ -95,7 +95,7 @@ static void issue12_tool_and_argument_names(void)
 	free(m);
 	free(a);
 	free(short_name);
-	/* view.c: a COGNITION.md line with a file path */
+	/* view_path.c (the hard rules): a COGNITION.md line with a file path */
 	CHECK_TOOL(z, NULL, "qq_memory",
 		   "{\"action\":\"write\",\"path\":\"COGNITION.md\",\"content\":\"# COGNITION.md\\n\\n%s /tmp/a.png\\n\"}",
 		   name);
