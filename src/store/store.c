@@ -5,6 +5,7 @@
  */
 #include "store/store.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <errno.h>
 #include <string.h>
@@ -675,13 +676,31 @@ int zc_store_sync(struct zc_store *s, int full)
 	return step_once(s, full ? SQL_SYNC_FULL : SQL_SYNC_NORMAL) ? ZCOR_EINTERNAL : ZCOR_OK;
 }
 
+/* The cache slot to reuse for a new statement: the least recently handed
+ * out one whose statement is not in use; -1 when every one is. */
+static int stmt_victim(const struct zc_store *s)
+{
+	int victim = -1;
+	for (int i = 0; i < s->ncache; i++) {
+		if (sqlite3_stmt_busy(s->cache[i].st))
+			continue;
+		if (victim < 0 || s->cache[i].used < s->cache[victim].used)
+			victim = i;
+	}
+	return victim;
+}
+
 sqlite3_stmt *zc_stmt(struct zc_store *s, const char *sql, struct zc_err *e)
 {
+	assert(s && s->db && sql);
+	assert(s->ncache >= 0 && s->ncache <= ZC_STMT_CACHE);
+	s->clock++;
 	for (int i = 0; i < s->ncache; i++) {
 		if (s->cache[i].sql == sql) {
 			sqlite3_stmt *st = s->cache[i].st;
 			sqlite3_reset(st);
 			sqlite3_clear_bindings(st);
+			s->cache[i].used = s->clock;
 			return st;
 		}
 	}
@@ -691,17 +710,24 @@ sqlite3_stmt *zc_stmt(struct zc_store *s, const char *sql, struct zc_err *e)
 		zc_store_fail(s, rc, e, "preparing a statement");
 		return NULL;
 	}
-	if (s->ncache < ZC_STMT_CACHE) {
-		s->cache[s->ncache].sql = sql;
-		s->cache[s->ncache].st = st;
-		s->ncache++;
+	int slot = s->ncache;
+	if (slot == ZC_STMT_CACHE) {
+		/* over the cap: finalize the least recently used statement that
+		 * nobody is stepping */
+		slot = stmt_victim(s);
+		assert(slot >= 0 && "every cached statement is in use");
+		if (slot < 0) {
+			sqlite3_finalize(st);
+			zc_fail(e, ZCOR_EINTERNAL, "all %d cached statements are in use", ZC_STMT_CACHE);
+			return NULL;
+		}
+		sqlite3_finalize(s->cache[slot].st);
 	} else {
-		/* over the cap: evict the oldest entry, keep the new one */
-		sqlite3_finalize(s->cache[0].st);
-		memmove(&s->cache[0], &s->cache[1], sizeof(s->cache[0]) * (ZC_STMT_CACHE - 1));
-		s->cache[ZC_STMT_CACHE - 1].sql = sql;
-		s->cache[ZC_STMT_CACHE - 1].st = st;
+		s->ncache++;
 	}
+	s->cache[slot].sql = sql;
+	s->cache[slot].st = st;
+	s->cache[slot].used = s->clock;
 	return st;
 }
 
