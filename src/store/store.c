@@ -52,7 +52,10 @@ static const char *const migrations[] = {
 	"  title_norm     TEXT NOT NULL,\n" /* NFKC + case fold, for matching */
 	"  content_norm   TEXT NOT NULL,\n"
 	/* recall's filter as index tokens (nodes_fts.recall_tag): the scope
-	 * as 's' + hex, and 'zlive' for records recall may inject */
+	 * as 's' + hex, and 'zlive' for records recall may inject: the
+	 * injection gate of memory.h (ZC_MAY_INJECT_SQL), spelled out here
+	 * because a released migration is never edited; test_gate checks
+	 * that the two agree */
 	"  recall_tag     TEXT GENERATED ALWAYS AS ('s' || hex(scope) || ' ' ||\n"
 	"    CASE WHEN superseded_by IS NULL AND tier = 'hot' AND kind <> 'document'\n"
 	"      AND coalesce(confidence, '') <> '存疑' THEN 'zlive' ELSE 'zdead' END) VIRTUAL\n"
