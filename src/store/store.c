@@ -643,6 +643,7 @@ static int step_once(struct zc_store *s, const char *sql)
 
 int zc_store_begin(struct zc_store *s, int write, struct zc_err *e)
 {
+	assert(s && s->db);
 	int rc = step_once(s, write ? SQL_BEGIN_IMMEDIATE : SQL_BEGIN);
 	if (rc)
 		return zc_store_fail(s, rc, e, "starting a transaction");
@@ -652,6 +653,7 @@ int zc_store_begin(struct zc_store *s, int write, struct zc_err *e)
 
 int zc_store_commit(struct zc_store *s, struct zc_err *e)
 {
+	assert(s && s->db);
 	int rc = step_once(s, SQL_COMMIT);
 	if (rc) {
 		rc = zc_store_fail(s, rc, e, "committing");
@@ -797,6 +799,7 @@ json_t *zc_col_json(sqlite3_stmt *st, int i, char fallback)
 int zc_terms_set(struct zc_store *s, const char *kind, sqlite3_int64 ref, const char *scope,
 		 const json_t *terms, struct zc_err *e)
 {
+	assert(s && s->db && scope && (strcmp(kind, "node") == 0 || strcmp(kind, "person") == 0));
 	/* the record's old terms are gone already: the schema's triggers
 	 * removed them when their fields were written (schema 10) */
 	int rc;

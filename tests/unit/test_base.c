@@ -3,7 +3,11 @@
  * and error messages that stay valid UTF-8 whatever they quote; buffers,
  * the JSON helpers and time (issue 13, item 9).
  */
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -187,7 +191,31 @@ static void time_format_and_parse(void)
 	CHECK(b2 >= a);
 }
 
+/* Issue 13, item 8: assert is live in every build (CMakeLists.txt takes
+ * -DNDEBUG out of the release configurations), so a bug of ours — here
+ * a buffer handed NULL data with a length — stops the process. */
+static void issue13_8_asserts_are_on(void)
+{
+#ifdef NDEBUG
+	CHECK(!"NDEBUG is defined: assert() is compiled out of this build");
+#endif
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+		if (devnull >= 0)
+			dup2(devnull, 2);
+		struct zc_buf b = ZC_BUF_INIT;
+		zc_buf_add(&b, NULL, 5);
+		_exit(0);
+	}
+	int status = 0;
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+}
+
 const struct t_case t_cases[] = {
+	{"issue13_8_asserts_are_on", issue13_8_asserts_are_on},
 	{"buf_grows_and_detaches", buf_grows_and_detaches},
 	{"json_helpers", json_helpers},
 	{"time_format_and_parse", time_format_and_parse},
