@@ -728,7 +728,7 @@ int zc_export_digest(struct zc_mem *m, const char *dir, struct zc_err *e)
 	json_t *doc = json_pack("{s:o}", "conversations", dj);
 	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
 	rc = zc_write_file_inside(dir, "digest.json", text, strlen(text), e);
-	free(text);
+	zc_free(text);
 	json_decref(doc);
 	json_decref(convs);
 	return rc;
