@@ -10,9 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The test hooks' counters: atomic, as the flusher thread (zcor.c)
+ * allocates beside the caller's thread. */
 static long fail_after = -1;
+static unsigned long count;
 
-void zc_alloc_fail_after(long n) { fail_after = n; }
+void zc_alloc_fail_after(long n) { __atomic_store_n(&fail_after, n, __ATOMIC_SEQ_CST); }
+
+unsigned long zc_alloc_count(void) { return __atomic_load_n(&count, __ATOMIC_SEQ_CST); }
 
 static void *check(void *p, size_t n)
 {
@@ -25,12 +30,12 @@ static void *check(void *p, size_t n)
 
 static int injected(void)
 {
-	if (fail_after < 0)
-		return 0;
-	if (fail_after == 0)
-		return 1;
-	fail_after--;
-	return 0;
+	__atomic_add_fetch(&count, 1, __ATOMIC_RELAXED);
+	long n = __atomic_load_n(&fail_after, __ATOMIC_SEQ_CST);
+	while (n > 0 && !__atomic_compare_exchange_n(&fail_after, &n, n - 1, 0, __ATOMIC_SEQ_CST,
+						     __ATOMIC_SEQ_CST))
+		;
+	return n == 0;
 }
 
 void *zc_malloc(size_t n)

@@ -21,7 +21,12 @@ char *zc_strndup(const char *s, size_t n);
 char *zc_strndup_trim(const char *s, size_t n);
 void zc_free(void *p);
 
-/* Test hook: the (n+1)th allocation from now fails; -1 turns it off. */
+/* Test hook: the (n+1)th allocation from now fails (and so, by the policy
+ * above, the process aborts with "zcor: out of memory"); -1 turns it off.
+ * tests/unit/test_oom.c fails each allocation of a tool call in turn. */
 void zc_alloc_fail_after(long n);
+/* Test hook: how many allocations the wrappers have made (jansson's
+ * included, zcor.c routes them here), to count a call's. */
+unsigned long zc_alloc_count(void);
 
 #endif

@@ -4,13 +4,22 @@
  */
 #include "base/buf.h"
 
+#include <assert.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/alloc.h"
 
+/* The invariant of every buffer: empty and unallocated, or its text and
+ * NUL inside what is allocated. */
+#define BUF_OK(b) ((b) && ((b)->p ? (b)->len < (b)->cap : (b)->len == 0 && (b)->cap == 0))
+
 void zc_buf_grow(struct zc_buf *b, size_t extra)
 {
+	assert(BUF_OK(b));
+	/* a size near SIZE_MAX is a caller's bug: input is capped before */
+	assert(extra < SIZE_MAX / 4 - b->len);
 	size_t need = b->len + extra + 1;
 	if (need <= b->cap)
 		return;
@@ -23,6 +32,7 @@ void zc_buf_grow(struct zc_buf *b, size_t extra)
 
 void zc_buf_add(struct zc_buf *b, const void *data, size_t n)
 {
+	assert(data || n == 0);
 	zc_buf_grow(b, n);
 	if (n)
 		memcpy(b->p + b->len, data, n);
@@ -36,6 +46,7 @@ void zc_buf_addc(struct zc_buf *b, char c) { zc_buf_add(b, &c, 1); }
 
 void zc_buf_vaddf(struct zc_buf *b, const char *fmt, va_list ap)
 {
+	assert(BUF_OK(b) && fmt);
 	va_list cp;
 	va_copy(cp, ap);
 	int n = vsnprintf(NULL, 0, fmt, cp);
@@ -57,6 +68,7 @@ void zc_buf_addf(struct zc_buf *b, const char *fmt, ...)
 
 void zc_buf_reset(struct zc_buf *b)
 {
+	assert(BUF_OK(b));
 	b->len = 0;
 	if (b->p)
 		b->p[0] = '\0';
@@ -66,6 +78,7 @@ const char *zc_buf_str(const struct zc_buf *b) { return b->p ? b->p : ""; }
 
 char *zc_buf_detach(struct zc_buf *b)
 {
+	assert(BUF_OK(b));
 	char *p = b->p ? b->p : zc_strdup("");
 	b->p = NULL;
 	b->len = b->cap = 0;

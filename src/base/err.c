@@ -5,6 +5,7 @@
 
 #include "base/utf8.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -50,6 +51,7 @@ static void finish(char *msg, size_t size)
 
 int zc_fail(struct zc_err *e, int code, const char *fmt, ...)
 {
+	assert(fmt && code != ZCOR_OK); /* a failure has a code and a message */
 	if (!e)
 		return code;
 	va_list ap;

@@ -62,6 +62,17 @@ enum zc_file_kind zc_file_kind(const char *path)
 	return S_ISLNK(st.st_mode) ? ZC_FILE_LINK : ZC_FILE_OTHER;
 }
 
+/* mkdir path unless it is there, and make a new one's name durable: a new
+ * directory's name is durable only once its parent is synced; until then a
+ * power cut takes it, and every file synced into it, away. 0, or -1 with
+ * errno set. */
+static int make_dir(const char *path)
+{
+	if (mkdir(path, 0755) != 0)
+		return errno == EEXIST ? 0 : -1;
+	return zc_fsync_parent(path);
+}
+
 int zc_dir_inside(const char *root, const char *rel, int flags, struct zc_err *e)
 {
 	struct zc_buf b = ZC_BUF_INIT;
@@ -77,9 +88,7 @@ int zc_dir_inside(const char *root, const char *rel, int flags, struct zc_err *e
 		zc_buf_add(&b, p, n);
 		enum zc_file_kind k = zc_file_kind(b.p);
 		if (k == ZC_FILE_NONE && (flags & ZC_DIR_CREATE)) {
-			int made = mkdir(b.p, 0755) == 0;
-			/* a new directory's name is durable only once its parent is synced */
-			if ((!made && errno != EEXIST) || (made && zc_fsync_parent(b.p) != 0))
+			if (make_dir(b.p) != 0)
 				rc = zc_fail(e, zc_errno_code(errno), "cannot create directory '%s': %s",
 					     ZC_Q(b.p + root_len + 1, 200), strerror(errno));
 			else
@@ -284,11 +293,7 @@ int zc_mkdir_p(const char *path, struct zc_err *e)
 		if (*s == '/' || *s == '\0') {
 			char c = *s;
 			*s = '\0';
-			int made = mkdir(p, 0755) == 0;
-			/* a new directory's name is durable only once its parent is
-			 * synced; until then a power cut takes it, and every file
-			 * synced into it, away */
-			if ((!made && errno != EEXIST) || (made && zc_fsync_parent(p) != 0)) {
+			if (make_dir(p) != 0) {
 				rc = zc_fail(e, zc_errno_code(errno), "cannot create directory '%s': %s", p,
 					     strerror(errno));
 				break;
@@ -322,4 +327,22 @@ const char *zc_file_ext(const char *name)
 {
 	const char *dot = name ? strrchr(name, '.') : NULL;
 	return dot && dot != name && dot[1] && !strchr(dot, '/') ? dot : NULL;
+}
+
+int zc_write_file_inside(const char *root, const char *rel, const void *data, size_t len,
+			 struct zc_err *e)
+{
+	assert(root && rel && rel[0] != '/');
+	char *path = zc_path_join(root, rel);
+	const char *slash = strrchr(rel, '/');
+	int rc = ZCOR_OK;
+	if (slash) {
+		char *dir = zc_strndup(rel, (size_t)(slash - rel));
+		rc = zc_dir_inside(root, dir, ZC_DIR_CREATE, e);
+		zc_free(dir);
+	}
+	if (!rc)
+		rc = zc_write_file_atomic(path, data, len, e);
+	zc_free(path);
+	return rc;
 }

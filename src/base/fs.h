@@ -44,6 +44,14 @@ int zc_read_file_at(int dirfd, const char *path, int flags, size_t max, char **d
  * replaced, never followed), fsync of the directory. The directory is the
  * caller's to check (zc_dir_inside). */
 int zc_write_file_atomic(const char *path, const void *data, size_t len, struct zc_err *e);
+/* root/rel written whole or not at all (zc_write_file_atomic), its
+ * directories made first as real ones under root (zc_dir_inside with
+ * ZC_DIR_CREATE, each new one durable): a planted link among them is
+ * ZCOR_EINVAL, never written through. rel is relative, without "." or
+ * ".." components; root is the caller's, as for zc_dir_inside. The one
+ * "mkdir + atomic write" of zcor (mirror files, exports, log files). */
+int zc_write_file_inside(const char *root, const char *rel, const void *data, size_t len,
+			 struct zc_err *e);
 /* Makes each missing directory of path, and each one's name durable (its
  * parent fsynced), so files synced into it survive a power cut. */
 int zc_mkdir_p(const char *path, struct zc_err *e);

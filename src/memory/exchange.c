@@ -685,24 +685,6 @@ int zc_import_qq(struct zc_mem *m, const struct zcor_ctx *ctx, const char *dir,
 
 /* ---- export ------------------------------------------------------------------ */
 
-/* root/rel, its directories real ones under root (mirror/ writes here
- * too: a planted link is never written through). */
-static int write_text(const char *root, const char *rel, const char *text, struct zc_err *e)
-{
-	char *f = zc_path_join(root, rel);
-	const char *slash = strrchr(rel, '/');
-	int rc = ZCOR_OK;
-	if (slash) {
-		char *d = zc_strndup(rel, (size_t)(slash - rel));
-		rc = zc_dir_inside(root, d, ZC_DIR_CREATE, e);
-		zc_free(d);
-	}
-	if (!rc)
-		rc = zc_write_file_atomic(f, text, strlen(text), e);
-	zc_free(f);
-	return rc;
-}
-
 struct export {
 	const char *dir;
 	json_t *files;
@@ -720,7 +702,7 @@ static int export_view(struct zc_op *op, const struct zc_view *v, void *ud, stru
 		zc_free(text);
 		text = t2;
 	}
-	rc = write_text(x->dir, v->path, text, e);
+	rc = zc_write_file_inside(x->dir, v->path, text, strlen(text), e);
 	zc_free(text);
 	if (!rc)
 		json_array_append_new(x->files, json_string(v->path));
@@ -745,8 +727,8 @@ int zc_export_digest(struct zc_mem *m, const char *dir, struct zc_err *e)
 					      json_object_get(cv, "linesSinceDigest")));
 	json_t *doc = json_pack("{s:o}", "conversations", dj);
 	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
-	rc = write_text(dir, "digest.json", text, e);
-	free(text);
+	rc = zc_write_file_inside(dir, "digest.json", text, strlen(text), e);
+	zc_free(text);
 	json_decref(doc);
 	json_decref(convs);
 	return rc;

@@ -215,6 +215,30 @@ int zc_scope_is_private(const struct zcor_ctx *ctx);
  * conversation (NULL for the host plane). */
 #define ZC_SCOPE_VISIBLE_SQL "(?9 IS NULL OR scope = 'global' OR scope = ?9)"
 
+/* ---- the injection gate: may recall inject this record? (written once) -- */
+
+/*
+ * A record recall may put before a conversation's messages is current
+ * (not superseded), hot (not archived: a NULL tier is a new record's
+ * default, hot), not 存疑 and not a document; and, for conversation conv,
+ * of scope global or conv's own (Q-SCOPE: a private conversation never
+ * sees another's). zc_may_inject tests the record in C (node.c: which
+ * records get dictionary terms); ZC_MAY_INJECT_SQL is the same test over
+ * nodes, with P before superseded_by, tier and kind ("+n." keeps SQLite off
+ * their indexes, "n." reads them from one, "" for a bare table) and Q
+ * before confidence. ZC_INJECT_SCOPE_SQL(P) is the scope half, ?9 bound
+ * to the conversation. store.c's recall_tag column (a released migration,
+ * never edited) is the same test as FTS tokens; test_gate checks that all
+ * three agree.
+ */
+int zc_may_inject(const char *superseded_by, const char *tier, const char *confidence,
+		  const char *kind);
+int zc_scope_may_inject(const char *conv, const char *scope);
+#define ZC_MAY_INJECT_SQL(P, Q)                                                            \
+	P "superseded_by IS NULL AND " P "tier = 'hot' AND coalesce(" Q "confidence, '') <> '存疑' " \
+	  "AND " P "kind <> 'document'"
+#define ZC_INJECT_SCOPE_SQL(P) "(" P "scope = 'global' OR " P "scope = ?9)"
+
 /* ---- nodes ----------------------------------------------------------- */
 
 #define ZC_NODE_COLS                                                                       \

@@ -76,20 +76,15 @@ static int mirror_on(struct zc_mem *m)
 
 static int write_view(struct zc_mem *m, const struct zc_view *v, struct zc_err *e)
 {
-	char *text = NULL, *file = mirror_path(m, v->path);
+	char *text = NULL;
 	int rc = zc_view_render(m, v, &text, NULL, NULL, e);
-	const char *slash = strrchr(v->path, '/');
 	if (!rc) {
 		struct zc_buf rel = ZC_BUF_INIT;
-		zc_buf_addf(&rel, "mirror%s%.*s", slash ? "/" : "", slash ? (int)(slash - v->path) : 0,
-			    v->path);
-		rc = zc_dir_inside(m->dir, rel.p, ZC_DIR_CREATE, e);
+		zc_buf_addf(&rel, "mirror/%s", v->path);
+		rc = zc_write_file_inside(m->dir, rel.p, text, strlen(text), e);
 		zc_buf_release(&rel);
 	}
-	if (!rc)
-		rc = zc_write_file_atomic(file, text, strlen(text), e);
 	zc_free(text);
-	zc_free(file);
 	return rc;
 }
 

@@ -243,16 +243,29 @@ int zc_node_fts_pending(struct zc_store *s)
 	return pending;
 }
 
+int zc_may_inject(const char *superseded_by, const char *tier, const char *confidence,
+		  const char *kind)
+{
+	return !superseded_by && (!tier || strcmp(tier, "hot") == 0) &&
+	       !(confidence && strcmp(confidence, "存疑") == 0) &&
+	       !(kind && strcmp(kind, "document") == 0);
+}
+
+int zc_scope_may_inject(const char *conv, const char *scope)
+{
+	return scope && (strcmp(scope, "global") == 0 || (conv && strcmp(scope, conv) == 0));
+}
+
 int zc_node_index_terms(struct zc_store *s, sqlite3_int64 seq, const json_t *n, struct zc_err *e)
 {
 	/* the dictionary terms recall finds verbatim in messages: only for
-	 * records recall may inject (current, hot, not 存疑, not a document) */
+	 * records recall may inject (the gate, memory.h) */
 	json_t *terms = json_array();
-	const char *conf = zc_json_str(n, "confidence"), *tier = zc_json_str(n, "tier");
-	const char *kind = zc_json_str(n, "kind"), *scope = zc_json_str(n, "scope");
-	int live = !json_is_string(json_object_get(n, "supersededBy")) &&
-		   (!tier || strcmp(tier, "hot") == 0) && !(conf && strcmp(conf, "存疑") == 0) &&
-		   !(kind && strcmp(kind, "document") == 0);
+	const char *scope = zc_json_str(n, "scope");
+	json_t *sup = json_object_get(n, "supersededBy");
+	int live = zc_may_inject(json_is_string(sup) ? json_string_value(sup) : NULL,
+				 zc_json_str(n, "tier"), zc_json_str(n, "confidence"),
+				 zc_json_str(n, "kind"));
 	if (live) {
 		json_array_append_new(terms, zc_json_string_own(zc_norm(zc_json_str(n, "title"))));
 		size_t i;

@@ -822,16 +822,13 @@ const struct zc_opdef zc_op_qq_transcript = {"qq_transcript", NULL, qq_transcrip
 static int flush_file(const char *root, const char *slug, const char *date, struct zc_buf *b,
 		      long long *files, struct zc_err *e)
 {
-	struct zc_buf dir = ZC_BUF_INIT, path = ZC_BUF_INIT;
+	struct zc_buf rel = ZC_BUF_INIT;
 	int rc;
 	/* real directories under root: a planted link is not written through */
-	zc_buf_addf(&dir, "conversations/%s/log", slug);
-	zc_buf_addf(&path, "%s/%s/%s.jsonl", root, dir.p, date);
-	if (!(rc = zc_mkdir_p(root, e)) && !(rc = zc_dir_inside(root, dir.p, ZC_DIR_CREATE, e)) &&
-	    !(rc = zc_write_file_atomic(path.p, b->p, b->len, e)))
+	zc_buf_addf(&rel, "conversations/%s/log/%s.jsonl", slug, date);
+	if (!(rc = zc_mkdir_p(root, e)) && !(rc = zc_write_file_inside(root, rel.p, b->p, b->len, e)))
 		++*files;
-	zc_buf_release(&dir);
-	zc_buf_release(&path);
+	zc_buf_release(&rel);
 	zc_buf_reset(b);
 	return rc;
 }

@@ -400,14 +400,10 @@ static int gather_terms(struct recall *r, const char *norm)
 /* (the unary + keeps SQLite off the indexes on these columns: each query
  * here has a better one — seq, or updated_at from its newest end — and
  * walking nodes_scope or nodes_superseded_by would visit most nodes) */
-#define CURRENT_SQL                                                                            \
-	"+n.superseded_by IS NULL AND +n.tier = 'hot' AND coalesce(n.confidence, '') <> '存疑' "  \
-	"AND +n.kind <> 'document' AND (+n.scope = 'global' OR +n.scope = ?9)"
+#define CURRENT_SQL ZC_MAY_INJECT_SQL("+n.", "n.") " AND " ZC_INJECT_SCOPE_SQL("+n.")
 /* the same, read from the nodes_recall index */
-#define LIVE_INDEXED_SQL                                                                       \
-	"n.superseded_by IS NULL AND n.tier = 'hot' AND coalesce(n.confidence, '') <> '存疑' "    \
-	"AND n.kind <> 'document'"
-#define CURRENT_INDEXED_SQL LIVE_INDEXED_SQL " AND (n.scope = 'global' OR n.scope = ?9)"
+#define LIVE_INDEXED_SQL ZC_MAY_INJECT_SQL("n.", "n.")
+#define CURRENT_INDEXED_SQL LIVE_INDEXED_SQL " AND " ZC_INJECT_SCOPE_SQL("n.")
 
 static void bind_conv(struct recall *r, sqlite3_stmt *st)
 {
@@ -1563,9 +1559,8 @@ static int sticker_catalog(struct recall *r, struct pack *p)
 {
 	sqlite3_stmt *st = zc_stmt(&r->m->store,
 				   "SELECT title, content, json_extract(attrs, '$.image') FROM nodes WHERE "
-				   "scope = 'global' AND kind = 'sticker' AND tier = 'hot' AND section = "
-				   "'已收藏' AND superseded_by IS NULL AND coalesce(confidence, '') <> '存疑' "
-				   "AND json_extract(attrs, '$.image') IS NOT NULL "
+				   "scope = 'global' AND kind = 'sticker' AND section = '已收藏' AND "
+				   ZC_MAY_INJECT_SQL("", "") " AND json_extract(attrs, '$.image') IS NOT NULL "
 				   "ORDER BY coalesce(json_extract(attrs, '$.pos'), seq), seq LIMIT ?1",
 				   r->e);
 	if (!st)
@@ -1606,9 +1601,8 @@ static int recent_slang(struct recall *r, size_t npicked, struct pack *p)
 	sqlite3_stmt *st = zc_stmt(&r->m->store,
 				   "SELECT n.seq, n.title, n.content, json_extract(n.attrs, '$.usage') "
 				   "FROM view_lines v JOIN nodes n ON n.seq = v.ref WHERE v.path = "
-				   "'COGNITION.md' AND v.kind = 'node' AND n.superseded_by IS NULL AND "
-				   "n.tier = 'hot' AND coalesce(n.confidence, '') <> '存疑' "
-				   "ORDER BY v.eff_date DESC, v.line DESC LIMIT ?1",
+				   "'COGNITION.md' AND v.kind = 'node' AND " ZC_MAY_INJECT_SQL("n.", "n.")
+				   " ORDER BY v.eff_date DESC, v.line DESC LIMIT ?1",
 				   r->e);
 	if (!st)
 		return r->e->code;

@@ -5,6 +5,7 @@
  */
 #include "store/store.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <errno.h>
 #include <string.h>
@@ -51,7 +52,10 @@ static const char *const migrations[] = {
 	"  title_norm     TEXT NOT NULL,\n" /* NFKC + case fold, for matching */
 	"  content_norm   TEXT NOT NULL,\n"
 	/* recall's filter as index tokens (nodes_fts.recall_tag): the scope
-	 * as 's' + hex, and 'zlive' for records recall may inject */
+	 * as 's' + hex, and 'zlive' for records recall may inject: the
+	 * injection gate of memory.h (ZC_MAY_INJECT_SQL), spelled out here
+	 * because a released migration is never edited; test_gate checks
+	 * that the two agree */
 	"  recall_tag     TEXT GENERATED ALWAYS AS ('s' || hex(scope) || ' ' ||\n"
 	"    CASE WHEN superseded_by IS NULL AND tier = 'hot' AND kind <> 'document'\n"
 	"      AND coalesce(confidence, '') <> '存疑' THEN 'zlive' ELSE 'zdead' END) VIRTUAL\n"
@@ -639,6 +643,7 @@ static int step_once(struct zc_store *s, const char *sql)
 
 int zc_store_begin(struct zc_store *s, int write, struct zc_err *e)
 {
+	assert(s && s->db);
 	int rc = step_once(s, write ? SQL_BEGIN_IMMEDIATE : SQL_BEGIN);
 	if (rc)
 		return zc_store_fail(s, rc, e, "starting a transaction");
@@ -648,6 +653,7 @@ int zc_store_begin(struct zc_store *s, int write, struct zc_err *e)
 
 int zc_store_commit(struct zc_store *s, struct zc_err *e)
 {
+	assert(s && s->db);
 	int rc = step_once(s, SQL_COMMIT);
 	if (rc) {
 		rc = zc_store_fail(s, rc, e, "committing");
@@ -675,13 +681,31 @@ int zc_store_sync(struct zc_store *s, int full)
 	return step_once(s, full ? SQL_SYNC_FULL : SQL_SYNC_NORMAL) ? ZCOR_EINTERNAL : ZCOR_OK;
 }
 
+/* The cache slot to reuse for a new statement: the least recently handed
+ * out one whose statement is not in use; -1 when every one is. */
+static int stmt_victim(const struct zc_store *s)
+{
+	int victim = -1;
+	for (int i = 0; i < s->ncache; i++) {
+		if (sqlite3_stmt_busy(s->cache[i].st))
+			continue;
+		if (victim < 0 || s->cache[i].used < s->cache[victim].used)
+			victim = i;
+	}
+	return victim;
+}
+
 sqlite3_stmt *zc_stmt(struct zc_store *s, const char *sql, struct zc_err *e)
 {
+	assert(s && s->db && sql);
+	assert(s->ncache >= 0 && s->ncache <= ZC_STMT_CACHE);
+	s->clock++;
 	for (int i = 0; i < s->ncache; i++) {
 		if (s->cache[i].sql == sql) {
 			sqlite3_stmt *st = s->cache[i].st;
 			sqlite3_reset(st);
 			sqlite3_clear_bindings(st);
+			s->cache[i].used = s->clock;
 			return st;
 		}
 	}
@@ -691,17 +715,24 @@ sqlite3_stmt *zc_stmt(struct zc_store *s, const char *sql, struct zc_err *e)
 		zc_store_fail(s, rc, e, "preparing a statement");
 		return NULL;
 	}
-	if (s->ncache < ZC_STMT_CACHE) {
-		s->cache[s->ncache].sql = sql;
-		s->cache[s->ncache].st = st;
-		s->ncache++;
+	int slot = s->ncache;
+	if (slot == ZC_STMT_CACHE) {
+		/* over the cap: finalize the least recently used statement that
+		 * nobody is stepping */
+		slot = stmt_victim(s);
+		assert(slot >= 0 && "every cached statement is in use");
+		if (slot < 0) {
+			sqlite3_finalize(st);
+			zc_fail(e, ZCOR_EINTERNAL, "all %d cached statements are in use", ZC_STMT_CACHE);
+			return NULL;
+		}
+		sqlite3_finalize(s->cache[slot].st);
 	} else {
-		/* over the cap: evict the oldest entry, keep the new one */
-		sqlite3_finalize(s->cache[0].st);
-		memmove(&s->cache[0], &s->cache[1], sizeof(s->cache[0]) * (ZC_STMT_CACHE - 1));
-		s->cache[ZC_STMT_CACHE - 1].sql = sql;
-		s->cache[ZC_STMT_CACHE - 1].st = st;
+		s->ncache++;
 	}
+	s->cache[slot].sql = sql;
+	s->cache[slot].st = st;
+	s->cache[slot].used = s->clock;
 	return st;
 }
 
@@ -768,6 +799,7 @@ json_t *zc_col_json(sqlite3_stmt *st, int i, char fallback)
 int zc_terms_set(struct zc_store *s, const char *kind, sqlite3_int64 ref, const char *scope,
 		 const json_t *terms, struct zc_err *e)
 {
+	assert(s && s->db && scope && (strcmp(kind, "node") == 0 || strcmp(kind, "person") == 0));
 	/* the record's old terms are gone already: the schema's triggers
 	 * removed them when their fields were written (schema 10) */
 	int rc;

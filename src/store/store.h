@@ -23,8 +23,10 @@ struct zc_store {
 	struct {
 		const char *sql; /* identity: the caller's string constant */
 		sqlite3_stmt *st;
+		unsigned long used; /* s->clock when last handed out */
 	} cache[ZC_STMT_CACHE];
 	int ncache;
+	unsigned long clock; /* counts zc_stmt calls */
 };
 
 /* Each connection's page cache (PRAGMA cache_size at open). */
@@ -54,6 +56,12 @@ int zc_store_sync(struct zc_store *s, int full);
  * The prepared statement for sql, reset and with bindings cleared. `sql`
  * must be a string constant: the cache is keyed on its address. Returns
  * NULL and fills e on failure.
+ *
+ * A full cache evicts (finalizes) the least recently handed out statement
+ * that is not in use: one stepped and not yet reset or run to its end
+ * (sqlite3_stmt_busy) is never finalized under its caller, however many
+ * other statements are prepared meanwhile. A cache whose every statement
+ * is in use is a bug of ours (statements nested ZC_STMT_CACHE deep).
  */
 sqlite3_stmt *zc_stmt(struct zc_store *s, const char *sql, struct zc_err *e);
 /* Runs a statement without results (or one-shot SQL text with exec=1). */

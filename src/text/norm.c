@@ -5,6 +5,7 @@
  */
 #include "text/norm.h"
 
+#include <assert.h>
 #include <string.h>
 #include <unicode/unorm2.h>
 #include <unicode/ustring.h>
@@ -41,6 +42,7 @@ static char *to_utf8(const UChar *u, int32_t len)
 
 char *zc_norm_n(const char *s, size_t len)
 {
+	assert(s || len == 0);
 	UErrorCode st = U_ZERO_ERROR;
 	const UNormalizer2 *nfkc_cf = unorm2_getNFKCCasefoldInstance(&st);
 	int32_t ulen = 0;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/alloc.h"
 #include "text/norm.h"
 
 static int type_ok(const char *t, const json_t *v)
@@ -123,7 +124,7 @@ static int check(const json_t *s, const json_t *v, const char *path, struct zc_e
 		if (!found) {
 			char *list = json_dumps(en, JSON_COMPACT);
 			rc = zc_fail(e, ZCOR_EINVAL, "argument '%s': must be one of %s", path, list);
-			free(list);
+			zc_free(list); /* json_dumps allocates through zc_malloc (zcor.c) */
 			return rc;
 		}
 	}

@@ -3,6 +3,7 @@
  */
 #include "text/tokens.h"
 
+#include <assert.h>
 #include <string.h>
 #include <unicode/ubrk.h>
 #include <unicode/uchar.h>
@@ -72,6 +73,8 @@ static enum cls classify(unsigned cp)
 
 int zc_tokens(const char *s, size_t len, int mode, zc_token_fn fn, void *ud)
 {
+	assert((s || len == 0) && fn);
+	assert(mode == ZC_TOKENS_DOCUMENT || mode == ZC_TOKENS_QUERY);
 	size_t i = 0;
 	int rc;
 	while (i < len) {
@@ -125,6 +128,7 @@ void zc_wordbreak_release(struct zc_wordbreak *wb)
 
 void zc_words(struct zc_wordbreak *wb, const char *s, int min_chars, json_t *words, json_t *seen)
 {
+	assert(wb && s && json_is_array(words) && json_is_object(seen));
 	UErrorCode st = U_ZERO_ERROR;
 	int32_t ulen = 0;
 	u_strFromUTF8(NULL, 0, &ulen, s, -1, &st);

@@ -1,12 +1,20 @@
 /*
  * test_base.c — the base layer on its own: UTF-8 cutting and quoting,
- * and error messages that stay valid UTF-8 whatever they quote.
+ * and error messages that stay valid UTF-8 whatever they quote; buffers,
+ * the JSON helpers and time (issue 13, item 9).
  */
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/buf.h"
 #include "base/err.h"
+#include "base/json.h"
+#include "base/timeutil.h"
 #include "base/utf8.h"
 #include "harness.h"
 
@@ -62,7 +70,155 @@ static void lossy_and_scrub(void)
 	CHECK_INT(zc_utf8_prefix("记忆a", 1), 3);
 }
 
+/* A buffer grows past any size, stays NUL-terminated, and a zeroed one is
+ * an empty string; detach hands the text over and leaves it empty. */
+static void buf_grows_and_detaches(void)
+{
+	struct zc_buf b = ZC_BUF_INIT;
+	CHECK_STR(zc_buf_str(&b), "");
+	for (int i = 0; i < 1000; i++)
+		zc_buf_addf(&b, "%03d,", i);
+	CHECK_INT(b.len, 4000);
+	CHECK(b.cap > b.len);
+	CHECK_INT(b.p[b.len], '\0');
+	CHECK(strncmp(b.p + 3996, "999,", 4) == 0);
+	zc_buf_reset(&b);
+	CHECK_INT(b.len, 0);
+	CHECK_STR(zc_buf_str(&b), "");
+	zc_buf_adds(&b, "记忆");
+	zc_buf_addc(&b, '!');
+	zc_buf_add(&b, "xyz", 2);
+	CHECK_STR(b.p, "记忆!xy");
+	char *t = zc_buf_detach(&b);
+	CHECK_STR(t, "记忆!xy");
+	CHECK(b.p == NULL && b.len == 0 && b.cap == 0);
+	zc_free(t);
+	t = zc_buf_detach(&b); /* an empty buffer detaches as "" */
+	CHECK_STR(t, "");
+	zc_free(t);
+	zc_buf_release(&b);
+	zc_buf_release(&b);
+}
+
+/* Parse errors name the input, line and column; the helpers read and
+ * write strings, times and depths as their header says. */
+static void json_helpers(void)
+{
+	struct zc_err e = {0};
+	json_t *v = NULL;
+	const char *bad = "{\"a\": 1,\n  oops}";
+	CHECK_INT(zc_json_parse(bad, strlen(bad), "arguments", &v, &e), ZCOR_EINVAL);
+	CHECK(v == NULL);
+	CHECK_HAS(e.msg, "arguments");
+	CHECK_HAS(e.msg, "line 2");
+	const char *good = "{\"s\":\"猫\",\"n\":2,\"t\":\"2026-01-02T03:04:05Z\"}";
+	CHECK_INT(zc_json_parse(good, strlen(good), "x", &v, &e), ZCOR_OK);
+	if (!v)
+		return;
+	CHECK_STR(zc_json_str(v, "s"), "猫");
+	CHECK(zc_json_str(v, "n") == NULL);
+	CHECK(zc_json_str(v, "absent") == NULL);
+	CHECK_INT(zc_json_get_time(v, "t", -1), 1767323045000LL);
+	CHECK_INT(zc_json_get_time(v, "s", -1), -1);
+	zc_json_set_str(v, "bad", "a\xff");
+	CHECK_STR(zc_json_str(v, "bad"), "a\xef\xbf\xbd");
+	zc_json_set_str(v, "none", NULL);
+	CHECK(json_is_null(json_object_get(v, "none")));
+	zc_json_set_time(v, "when", 0);
+	CHECK_STR(zc_json_str(v, "when"), "1970-01-01T00:00:00.000Z");
+	zc_json_set_time(v, "never", -1);
+	CHECK(json_is_null(json_object_get(v, "never")));
+	char *d = zc_json_dump(json_object_get(v, "s"));
+	CHECK_STR(d, "\"猫\"");
+	zc_free(d);
+	json_decref(v);
+
+	struct zc_buf b = ZC_BUF_INIT;
+	zc_json_buf_string(&b, "a\"b\\\n猫");
+	/* a JSON literal that reads back as the same string */
+	json_t *lit = json_loads(b.p, JSON_DECODE_ANY, NULL);
+	CHECK_STR(json_string_value(lit), "a\"b\\\n猫");
+	CHECK(strchr(b.p, '\n') == NULL);
+	json_decref(lit);
+	zc_buf_release(&b);
+
+	json_t *deep = json_pack("{s:[[{s:i}]]}", "a", "b", 1);
+	CHECK_INT(zc_json_depth(deep), 4);
+	CHECK_INT(zc_json_depth(json_object_get(json_object_get(deep, "a"), "nothing")), 0);
+	json_decref(deep);
+
+	/* a detail too big for the error is cut to fit, never dropped whole */
+	json_t *ids = json_array();
+	for (int i = 0; i < 200; i++)
+		json_array_append_new(ids, json_sprintf("m%06d", i));
+	zc_fail(&e, ZCOR_ECONFLICT, "has children");
+	zc_json_err_detail(&e, json_pack("{s:s, s:o}", "reason", "has_children", "ids", ids));
+	CHECK(strlen(e.detail) > 0 && strlen(e.detail) < sizeof(e.detail));
+	json_t *dj = json_loads(e.detail, 0, NULL);
+	CHECK(dj != NULL);
+	CHECK_STR(zc_json_str(dj, "reason"), "has_children");
+	CHECK(json_array_size(json_object_get(dj, "ids")) > 0);
+	CHECK(json_array_size(json_object_get(dj, "ids")) < 200);
+	json_decref(dj);
+}
+
+/* ISO-8601 out and in: a zone is required, offsets count, nonsense is
+ * refused naming the field. */
+static void time_format_and_parse(void)
+{
+	char t[ZC_TIME_LEN];
+	zc_time_format(1767323045123LL, t);
+	CHECK_STR(t, "2026-01-02T03:04:05.123Z");
+	zc_time_stamp(1767323045123LL, t);
+	CHECK_STR(t, "20260102T030405123Z");
+	struct zc_err e = {0};
+	int64_t ms = 0;
+	CHECK_INT(zc_time_parse("2026-01-02T03:04:05.123Z", "at", &ms, &e), ZCOR_OK);
+	CHECK_INT(ms, 1767323045123LL);
+	CHECK_INT(zc_time_parse("2026-01-02T11:04:05+08:00", "at", &ms, &e), ZCOR_OK);
+	CHECK_INT(ms, 1767323045000LL);
+	CHECK_INT(zc_time_parse("2026-01-02T03:04:05", "at", &ms, &e), ZCOR_EINVAL);
+	CHECK_HAS(e.msg, "at");
+	CHECK_INT(zc_time_parse("yesterday", "since", &ms, &e), ZCOR_EINVAL);
+	CHECK_HAS(e.msg, "since");
+	CHECK_INT(zc_time_parse("2026-13-40T00:00:00Z", "at", &ms, &e), ZCOR_EINVAL);
+	char date[ZC_DATE_LEN];
+	zc_time_local_date(1767323045000LL, date);
+	CHECK_INT(strlen(date), 10);
+	CHECK(date[4] == '-' && date[7] == '-');
+	CHECK(zc_time_now_ms() > 1700000000000LL);
+	double a = zc_time_mono_ms(), b2 = zc_time_mono_ms();
+	CHECK(b2 >= a);
+}
+
+/* Issue 13, item 8: assert is live in every build (CMakeLists.txt takes
+ * -DNDEBUG out of the release configurations), so a bug of ours — here
+ * a buffer handed NULL data with a length — stops the process. */
+static void issue13_8_asserts_are_on(void)
+{
+#ifdef NDEBUG
+	CHECK(!"NDEBUG is defined: assert() is compiled out of this build");
+#endif
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+		if (devnull >= 0)
+			dup2(devnull, 2);
+		struct zc_buf b = ZC_BUF_INIT;
+		zc_buf_add(&b, NULL, 5);
+		_exit(0);
+	}
+	int status = 0;
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+}
+
 const struct t_case t_cases[] = {
+	{"issue13_8_asserts_are_on", issue13_8_asserts_are_on},
+	{"buf_grows_and_detaches", buf_grows_and_detaches},
+	{"json_helpers", json_helpers},
+	{"time_format_and_parse", time_format_and_parse},
 	{"quote_cuts_on_characters", quote_cuts_on_characters},
 	{"messages_are_always_valid_utf8", messages_are_always_valid_utf8},
 	{"lossy_and_scrub", lossy_and_scrub},

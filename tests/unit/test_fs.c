@@ -6,10 +6,12 @@
  * *_at functions name the file as given, relative to their directory.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -103,7 +105,54 @@ static void issue12_8_nofollow_refuses_links_to_files_and_directories(void)
 	free(dlink);
 }
 
+/* Issue 13, item 5: the one "mkdir + atomic write", zc_write_file_inside:
+ * the directories of rel are made under root, the file is there whole, a
+ * second write replaces it and leaves no temp file; a symbolic link among
+ * the directories is refused and nothing is written through it. */
+static void issue13_5_write_file_inside(void)
+{
+	const char *root = t_tmpdir();
+	struct zc_err e = {0};
+	CHECK_INT(zc_write_file_inside(root, "a/b/c.txt", "one", 3, &e), ZCOR_OK);
+	char *f = at(root, "a/b/c.txt"), *data = NULL;
+	size_t len = 0;
+	CHECK_INT(zc_read_file(f, 100, &data, &len, &e), ZCOR_OK);
+	CHECK_STR(data, "one");
+	zc_free(data);
+	CHECK_INT(zc_write_file_inside(root, "a/b/c.txt", "second", 6, &e), ZCOR_OK);
+	CHECK_INT(zc_read_file(f, 100, &data, &len, &e), ZCOR_OK);
+	CHECK_STR(data, "second");
+	zc_free(data);
+	char *ab = at(root, "a/b");
+	int others = 0;
+	DIR *d = opendir(ab);
+	for (struct dirent *de; d && (de = readdir(d));)
+		others += de->d_name[0] != '.' && strcmp(de->d_name, "c.txt") != 0;
+	if (d)
+		closedir(d);
+	CHECK_INT(others, 0);
+	/* no directory in rel: the file straight under root */
+	CHECK_INT(zc_write_file_inside(root, "top.txt", "t", 1, &e), ZCOR_OK);
+	char *top = at(root, "top.txt");
+	CHECK_INT(zc_file_kind(top), ZC_FILE_REGULAR);
+
+	/* a planted link to a directory outside root */
+	const char *outside = t_tmpdir();
+	char *link = at(root, "planted");
+	CHECK_INT(symlink(outside, link), 0);
+	CHECK_INT(zc_write_file_inside(root, "planted/x.txt", "no", 2, &e), ZCOR_EINVAL);
+	CHECK_HAS(e.msg, "'planted' is a symbolic link");
+	char *through = at(outside, "x.txt");
+	CHECK_INT(zc_file_kind(through), ZC_FILE_NONE);
+	free(through);
+	free(link);
+	free(top);
+	free(ab);
+	free(f);
+}
+
 const struct t_case t_cases[] = {
+	{"issue13_5_write_file_inside", issue13_5_write_file_inside},
 	{"issue12_10_readers_refuse_a_fifo_at_once", issue12_10_readers_refuse_a_fifo_at_once},
 	{"issue12_8_nofollow_refuses_links_to_files_and_directories",
 	 issue12_8_nofollow_refuses_links_to_files_and_directories},

@@ -1,0 +1,237 @@
+/*
+ * test_store.c — the store layer on its own (issue 13, item 9): memory.db
+ * opened and migrated in a temporary directory, the statement cache
+ * (item 6: a statement in use is never finalized under its caller), and
+ * transactions begin / commit / rollback, through store.h only.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "store/store.h"
+#include "harness.h"
+
+static char *db_path(const char *dir)
+{
+	size_t n = strlen(dir) + 16;
+	char *p = malloc(n);
+	if (!p)
+		exit(2);
+	snprintf(p, n, "%s/memory.db", dir);
+	return p;
+}
+
+static long long one_int(struct zc_store *s, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	long long v = -1;
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* Is st, with its SQL, one of the connection's live statements?
+ * (sqlite3_next_stmt walks only live ones, so a finalized st is never
+ * dereferenced; the text check catches its address reused.) */
+static int stmt_alive(sqlite3 *db, sqlite3_stmt *st, const char *sql)
+{
+	for (sqlite3_stmt *p = sqlite3_next_stmt(db, NULL); p; p = sqlite3_next_stmt(db, p))
+		if (p == st && strcmp(sqlite3_sql(p), sql) == 0)
+			return 1;
+	return 0;
+}
+
+/* The connection's live statements of this test (FTS5 keeps its own). */
+static int count_stmts(sqlite3 *db)
+{
+	int n = 0;
+	for (sqlite3_stmt *p = sqlite3_next_stmt(db, NULL); p; p = sqlite3_next_stmt(db, p))
+		n += (strncmp(sqlite3_sql(p), "SELECT ", 7) == 0 && isdigit((unsigned char)sqlite3_sql(p)[7])) ||
+		     strncmp(sqlite3_sql(p), "WITH ", 5) == 0;
+	return n;
+}
+
+/* A new directory's memory.db gets the whole schema (user_version = the
+ * last migration, the tables there); opening it again migrates nothing
+ * and keeps the rows; a newer schema than this zcor knows is refused. */
+static void store_open_migrate_reopen(void)
+{
+	char *path = db_path(t_tmpdir());
+	struct zc_store s = {0};
+	struct zc_err e = {0};
+	CHECK_INT(zc_store_open(&s, path, &e), ZCOR_OK);
+	long long version = one_int(&s, "PRAGMA user_version");
+	CHECK(version >= 10);
+	CHECK_INT(one_int(&s, "SELECT count(*) FROM sqlite_schema WHERE name IN ('nodes','people','history','meta')"), 4);
+	CHECK_STR((const char *)sqlite3_db_filename(s.db, "main") ? "ok" : NULL, "ok");
+	CHECK_INT(one_int(&s, "PRAGMA foreign_keys"), 1);
+	CHECK_INT(zc_meta_set_int(&s, "test.counter", 41, &e), ZCOR_OK);
+	zc_store_close(&s);
+	zc_store_close(&s); /* a closed store is fine to close again */
+
+	CHECK_INT(zc_store_open(&s, path, &e), ZCOR_OK);
+	CHECK_INT(one_int(&s, "PRAGMA user_version"), version);
+	long long v = 0;
+	CHECK_INT(zc_meta_get_int(&s, "test.counter", &v, &e), ZCOR_OK);
+	CHECK_INT(v, 41);
+	char sql[64];
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %lld", version + 1);
+	CHECK_INT(sqlite3_exec(s.db, sql, NULL, NULL, NULL), SQLITE_OK);
+	zc_store_close(&s);
+
+	CHECK_INT(zc_store_open(&s, path, &e), ZCOR_EINVAL);
+	CHECK_HAS(e.msg, "newer than this zcor knows");
+	CHECK(s.db == NULL);
+	zc_store_close(&s);
+	free(path);
+}
+
+/* The cache hands out the same statement for the same SQL constant, reset
+ * and with its bindings cleared. */
+static void stmt_cache_reuses_and_resets(void)
+{
+	char *path = db_path(t_tmpdir());
+	struct zc_store s = {0};
+	struct zc_err e = {0};
+	CHECK_INT(zc_store_open(&s, path, &e), ZCOR_OK);
+	static const char sql[] = "SELECT ?1 + 1";
+	sqlite3_stmt *a = zc_stmt(&s, sql, &e);
+	CHECK(a != NULL);
+	sqlite3_bind_int(a, 1, 41);
+	CHECK_INT(sqlite3_step(a), SQLITE_ROW);
+	CHECK_INT(sqlite3_column_int(a, 0), 42);
+	sqlite3_stmt *b = zc_stmt(&s, sql, &e);
+	CHECK(a == b);
+	CHECK(!sqlite3_stmt_busy(b));
+	CHECK_INT(sqlite3_step(b), SQLITE_ROW);
+	CHECK_INT(sqlite3_column_type(b, 0), SQLITE_NULL); /* NULL + 1: the binding went */
+	/* a statement that does not prepare is an error naming what failed */
+	static const char bad[] = "SELEC nonsense";
+	CHECK(zc_stmt(&s, bad, &e) == NULL);
+	CHECK_INT(e.code, ZCOR_EINTERNAL);
+	CHECK_HAS(e.msg, "preparing a statement");
+	zc_store_close(&s);
+	free(path);
+}
+
+/* Issue 13, item 6: more than ZC_STMT_CACHE distinct statements prepared
+ * while one is held mid-step. The old FIFO eviction finalized the oldest
+ * entry, the held one, under its caller (a use after free); now a
+ * statement in use is never evicted, the cache stays bounded, and the held
+ * statement steps on to its next row. */
+static void stmt_cache_never_evicts_a_statement_in_use(void)
+{
+	char *path = db_path(t_tmpdir());
+	struct zc_store s = {0};
+	struct zc_err e = {0};
+	CHECK_INT(zc_store_open(&s, path, &e), ZCOR_OK);
+	static const char held_sql[] =
+		"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3) SELECT i FROM n";
+	sqlite3_stmt *held = zc_stmt(&s, held_sql, &e);
+	CHECK(held != NULL);
+	CHECK_INT(sqlite3_step(held), SQLITE_ROW);
+	CHECK_INT(sqlite3_column_int(held, 0), 1);
+
+	/* distinct SQL texts: the cache is keyed on the text's address */
+	enum { N = 3 * ZC_STMT_CACHE };
+	static char texts[N][32];
+	int lost_at = -1;
+	for (int i = 0; i < N; i++) {
+		snprintf(texts[i], sizeof(texts[i]), "SELECT %d", i);
+		sqlite3_stmt *st = zc_stmt(&s, texts[i], &e);
+		CHECK(st != NULL);
+		if (st && i % 2 == 0) {
+			CHECK_INT(sqlite3_step(st), SQLITE_ROW);
+			CHECK_INT(sqlite3_column_int(st, 0), i);
+			CHECK_INT(sqlite3_step(st), SQLITE_DONE);
+		}
+		if (lost_at < 0 && !stmt_alive(s.db, held, held_sql))
+			lost_at = i;
+	}
+	CHECK_INT(lost_at, -1);
+	CHECK(s.ncache <= ZC_STMT_CACHE);
+	CHECK(count_stmts(s.db) <= ZC_STMT_CACHE);
+	if (stmt_alive(s.db, held, held_sql)) {
+		CHECK_INT(sqlite3_step(held), SQLITE_ROW);
+		CHECK_INT(sqlite3_column_int(held, 0), 2);
+		sqlite3_reset(held);
+	}
+	/* once reset it is a candidate like any other: the least recently
+	 * used statement goes first */
+	for (int i = 0; i < N; i++)
+		CHECK(zc_stmt(&s, texts[i], &e) != NULL);
+	CHECK(!stmt_alive(s.db, held, held_sql));
+	CHECK(count_stmts(s.db) <= ZC_STMT_CACHE);
+	zc_store_close(&s);
+	CHECK_INT(s.ncache, 0);
+	free(path);
+}
+
+/* begin / commit makes a change durable for a second connection;
+ * rollback drops it; rollback with no transaction open is harmless; a
+ * read transaction sees one snapshot. */
+static void store_transactions(void)
+{
+	const char *dir = t_tmpdir();
+	char *path = db_path(dir);
+	struct zc_store s = {0}, other = {0};
+	struct zc_err e = {0};
+	CHECK_INT(zc_store_open(&s, path, &e), ZCOR_OK);
+	CHECK_INT(zc_store_open(&other, path, &e), ZCOR_OK);
+	long long v = 0;
+
+	CHECK_INT(zc_store_begin(&s, 1, &e), ZCOR_OK);
+	CHECK_INT(s.in_tx, 1);
+	CHECK_INT(zc_meta_set_int(&s, "t.a", 1, &e), ZCOR_OK);
+	CHECK_INT(zc_meta_get_int(&other, "t.a", &v, &e), ZCOR_OK);
+	CHECK_INT(v, 0); /* not yet committed: absent reads as 0 */
+	CHECK_INT(zc_store_commit(&s, &e), ZCOR_OK);
+	CHECK_INT(s.in_tx, 0);
+	CHECK_INT(zc_meta_get_int(&other, "t.a", &v, &e), ZCOR_OK);
+	CHECK_INT(v, 1);
+
+	CHECK_INT(zc_store_begin(&s, 1, &e), ZCOR_OK);
+	CHECK_INT(zc_meta_set_int(&s, "t.a", 2, &e), ZCOR_OK);
+	zc_store_rollback(&s);
+	CHECK_INT(s.in_tx, 0);
+	CHECK(sqlite3_get_autocommit(s.db));
+	CHECK_INT(zc_meta_get_int(&s, "t.a", &v, &e), ZCOR_OK);
+	CHECK_INT(v, 1);
+	zc_store_rollback(&s);
+	CHECK_INT(s.in_tx, 0);
+
+	/* a write lock held elsewhere: without waiting, begin is busy */
+	CHECK_INT(zc_store_begin(&other, 1, &e), ZCOR_OK);
+	zc_store_busy_wait(&s, 0);
+	CHECK_INT(zc_store_begin(&s, 1, &e), ZCOR_EBUSY);
+	CHECK_INT(s.in_tx, 0);
+	zc_store_rollback(&other);
+	CHECK_INT(zc_store_begin(&s, 1, &e), ZCOR_OK);
+	CHECK_INT(zc_store_commit(&s, &e), ZCOR_OK);
+	zc_store_busy_wait(&s, 1);
+
+	/* a read transaction keeps its snapshot while the other commits */
+	CHECK_INT(zc_store_begin(&s, 0, &e), ZCOR_OK);
+	CHECK_INT(zc_meta_get_int(&s, "t.a", &v, &e), ZCOR_OK);
+	CHECK_INT(zc_meta_set_int(&other, "t.a", 7, &e), ZCOR_OK);
+	CHECK_INT(zc_meta_get_int(&s, "t.a", &v, &e), ZCOR_OK);
+	CHECK_INT(v, 1);
+	CHECK_INT(zc_store_commit(&s, &e), ZCOR_OK);
+	CHECK_INT(zc_meta_get_int(&s, "t.a", &v, &e), ZCOR_OK);
+	CHECK_INT(v, 7);
+
+	zc_store_close(&other);
+	zc_store_close(&s);
+	free(path);
+}
+
+const struct t_case t_cases[] = {
+	{"store_open_migrate_reopen", store_open_migrate_reopen},
+	{"stmt_cache_reuses_and_resets", stmt_cache_reuses_and_resets},
+	{"stmt_cache_never_evicts_a_statement_in_use", stmt_cache_never_evicts_a_statement_in_use},
+	{"store_transactions", store_transactions},
+	{0},
+};
