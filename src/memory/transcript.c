@@ -12,7 +12,6 @@
 #include "memory/transcript.h"
 
 #include "memory/media.h"
-#include "memory/mirror.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -395,59 +394,74 @@ static int log_body(struct zc_mem *m, const char *key, const char *bound, struct
 	return rc;
 }
 
+/* What zc_transcript_log hands its operation (op->ud). */
+struct log_call {
+	const char *key, *bound;
+	struct msg_in *v;
+	size_t n;
+	long long logged;
+	json_t *written, *evicted;
+};
+
+static int log_op(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	struct log_call *c = op->ud;
+	int rc = log_body(op->m, c->key, c->bound, c->v, c->n, &c->logged, c->written, c->evicted, e);
+	if (rc) {
+		zc_err_prefix(e, "nothing was logged");
+		return rc;
+	}
+	if (c->logged) { /* mirror/: the log files of these days */
+		op->log_from = INT64_MAX;
+		op->log_to = INT64_MIN;
+		for (size_t i = 0; i < c->n; i++)
+			if (!c->v[i].skip) {
+				op->log_from = c->v[i].at < op->log_from ? c->v[i].at : op->log_from;
+				op->log_to = c->v[i].at > op->log_to ? c->v[i].at : op->log_to;
+			}
+		op->log_conv = zc_strdup(c->key);
+	}
+	return ZCOR_OK;
+}
+
+/* Logging is not a call: no history record (transcript.h). */
+static const struct zc_opdef log_def = {"log", NULL, log_op, ZC_OP_NO_HISTORY};
+
 int zc_transcript_log(struct zc_mem *m, const struct zcor_ctx *ctx, const char *conversation,
 		      const json_t *batch, json_t **out, struct zc_err *e)
 {
-	struct msg_in *v = NULL;
-	size_t n = 0;
-	long long logged = 0;
-	json_t *evicted = json_array(), *written = json_array();
+	struct log_call c = {conversation, ctx->conversation, NULL, 0, 0, json_array(), json_array()};
+	json_t *none = NULL;
 	int rc;
 	*out = NULL;
 	zc_config_refresh(&m->conf);
 	if ((rc = check_key(conversation, "conversation", e)) ||
-	    (rc = parse_batch(m, batch, !ctx->conversation, &v, &n, e)))
+	    (rc = parse_batch(m, batch, !ctx->conversation, &c.v, &c.n, e)))
 		goto out;
 	const char *refused = admission_refuses(m, conversation);
-	for (size_t i = 0; refused && i < n; i++)
-		v[i].skip = refused;
-	if ((rc = zc_store_begin(&m->store, 1, e)))
-		goto out;
-	if ((rc = log_body(m, conversation, ctx->conversation, v, n, &logged, written, evicted, e))) {
-		zc_store_rollback(&m->store);
-		zc_media_unlink(m, written);
-		zc_err_prefix(e, "nothing was logged");
+	for (size_t i = 0; refused && i < c.n; i++)
+		c.v[i].skip = refused;
+	if ((rc = zc_mem_run_ud(m, ctx, &log_def, NULL, &c, &none, e))) {
+		zc_media_unlink(m, c.written);
 		goto out;
 	}
-	if ((rc = zc_store_commit(&m->store, e))) {
-		zc_media_unlink(m, written);
-		goto out;
-	}
-	zc_media_unlink(m, evicted);
-	if (logged) {
-		int64_t lo = INT64_MAX, hi = INT64_MIN;
-		for (size_t i = 0; i < n; i++)
-			if (!v[i].skip) {
-				lo = v[i].at < lo ? v[i].at : lo;
-				hi = v[i].at > hi ? v[i].at : hi;
-			}
-		zc_mirror_log(m, conversation, lo, hi);
-	}
+	json_decref(none);
+	zc_media_unlink(m, c.evicted);
 	json_t *skipped = json_array(), *admitted = json_array();
-	for (size_t i = 0; i < n; i++) {
-		if (v[i].skip)
+	for (size_t i = 0; i < c.n; i++) {
+		if (c.v[i].skip)
 			json_array_append_new(skipped, json_pack("{s:O, s:s}", "messageId",
-								 json_object_get(v[i].msg, "id"),
-								 "reason", v[i].skip));
-		if (!v[i].skip || strcmp(v[i].skip, "duplicate") == 0)
-			json_array_append(admitted, v[i].msg);
+								 json_object_get(c.v[i].msg, "id"),
+								 "reason", c.v[i].skip));
+		if (!c.v[i].skip || strcmp(c.v[i].skip, "duplicate") == 0)
+			json_array_append(admitted, c.v[i].msg);
 	}
 	*out = json_pack("{s:s, s:I, s:o, s:o}", "conversation", conversation, "logged",
-			 (json_int_t)logged, "skipped", skipped, "admitted", admitted);
+			 (json_int_t)c.logged, "skipped", skipped, "admitted", admitted);
 out:
-	msgs_release(v, n);
-	json_decref(evicted);
-	json_decref(written);
+	msgs_release(c.v, c.n);
+	json_decref(c.evicted);
+	json_decref(c.written);
 	return rc;
 }
 
@@ -556,48 +570,49 @@ int zc_conversation_get(struct zc_mem *m, const struct zcor_ctx *ctx, const char
 	return rc;
 }
 
-int zc_transcript_digest_done(struct zc_mem *m, const char *key, json_t **out, struct zc_err *e)
+static int digest_done_op(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
 {
+	const char *key = op->ud;
 	json_t *conv = NULL;
 	char date[ZC_DATE_LEN];
-	int64_t now = zc_mem_now(m);
-	int rc = check_key(key, "conversation", e);
-	if (rc || (rc = zc_store_begin(&m->store, 1, e)))
+	int rc;
+	if ((rc = conv_load(&op->m->store, key, &conv, e)))
 		return rc;
-	if ((rc = conv_load(&m->store, key, &conv, e)))
-		goto out;
 	json_decref(conv);
 	conv = NULL;
-	sqlite3_stmt *st = zc_stmt(&m->store,
+	sqlite3_stmt *st = zc_stmt(&op->m->store,
 				   "UPDATE conversations SET last_digest_at = ?2, last_digest_date = ?3, "
 				   "lines_since_digest = 0 WHERE key = ?1",
 				   e);
-	if (!st) {
-		rc = e->code;
-		goto out;
-	}
-	zc_time_local_date(now, date);
+	if (!st)
+		return e->code;
+	zc_time_local_date(op->now, date);
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, now);
+	sqlite3_bind_int64(st, 2, op->now);
 	sqlite3_bind_text(st, 3, date, -1, SQLITE_STATIC);
 	int step = sqlite3_step(st);
 	sqlite3_reset(st);
-	if (step != SQLITE_DONE) {
-		rc = zc_store_fail(&m->store, step, e, "marking the digest done");
-		goto out;
-	}
-	if ((rc = conv_load(&m->store, key, &conv, e)))
-		goto out;
-	rc = zc_store_commit(&m->store, e);
-out:
-	if (rc) {
-		zc_store_rollback(&m->store);
-		json_decref(conv);
+	if (step != SQLITE_DONE)
+		return zc_store_fail(&op->m->store, step, e, "marking the digest done");
+	if ((rc = conv_load(&op->m->store, key, &conv, e)))
 		return rc;
-	}
-	zc_mirror_digest(m);
+	op->digest_changed = 1; /* mirror/: digest.json */
 	*out = json_pack("{s:o}", "conversation", conv);
 	return ZCOR_OK;
+}
+
+/* Digest bookkeeping, not a call of its own (the digest run records its
+ * calls): no history record. */
+static const struct zc_opdef digest_done_def = {"digest done", NULL, digest_done_op,
+						ZC_OP_NO_HISTORY};
+
+int zc_transcript_digest_done(struct zc_mem *m, const char *key, json_t **out, struct zc_err *e)
+{
+	static const struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
+	int rc = check_key(key, "conversation", e);
+	if (rc)
+		return rc;
+	return zc_mem_run_ud(m, &host, &digest_done_def, NULL, (void *)key, out, e);
 }
 
 /* ---- qq_transcript ----------------------------------------------------- */
@@ -1037,23 +1052,24 @@ int zc_transcript_import_file(struct zc_mem *m, const char *conversation, const 
 	return rc;
 }
 
-int zc_transcript_import_data(struct zc_mem *m, const char *conversation, const char *path,
-			      const char *data, size_t len, json_t **report, struct zc_err *e)
+/* What zc_transcript_import_data hands its operation (op->ud). */
+struct import_call {
+	const char *conversation, *path, *data;
+	size_t len;
+};
+
+static int import_op(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
 {
+	const struct import_call *c = op->ud;
+	struct zc_mem *m = op->m;
+	const char *conversation = c->conversation, *data = c->data;
 	long long lines = 0, logged = 0, dups = 0, self = 0, nerr = 0;
 	int64_t last = 0;
 	json_t *errors = json_array();
-	int rc, own = 0;
-	zc_config_refresh(&m->conf);
-	if ((rc = check_key(conversation, "conversation", e)))
-		goto out;
-	/* inside a caller's transaction (zcor import qq-memory) it joins it */
-	own = !m->store.in_tx;
-	if (own && (rc = zc_store_begin(&m->store, 1, e)))
-		goto out;
+	int rc;
 	if ((rc = conv_add(m, conversation, 0, 0, 0, e)))
 		goto out;
-	for (size_t at = 0; at < len;) {
+	for (size_t at = 0; at < c->len;) {
 		size_t n = strcspn(data + at, "\n");
 		const char *line = data + at;
 		at += n + 1;
@@ -1109,19 +1125,32 @@ int zc_transcript_import_data(struct zc_mem *m, const char *conversation, const 
 			goto out;
 		}
 	}
-	if (own && (rc = zc_store_commit(&m->store, e)))
-		goto out;
-	if (own && logged)
-		zc_mirror_all(m);
-	*report = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:O}", "file", path, "conversation",
-			    conversation, "lines", (json_int_t)lines, "logged", (json_int_t)logged,
-			    "duplicates", (json_int_t)dups, "self", (json_int_t)self, "errorCount",
-			    (json_int_t)nerr, "errors", errors);
+	if (logged)
+		op->all_changed = 1; /* mirror/: everything */
+	*out = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:O}", "file", c->path, "conversation",
+			 conversation, "lines", (json_int_t)lines, "logged", (json_int_t)logged,
+			 "duplicates", (json_int_t)dups, "self", (json_int_t)self, "errorCount",
+			 (json_int_t)nerr, "errors", errors);
 out:
-	if (rc && own)
-		zc_store_rollback(&m->store); /* safe when no transaction is open */
 	json_decref(errors);
 	return rc;
+}
+
+/* Not a call: no history record; inside a caller's transaction (zcor
+ * import qq-memory) it joins it. */
+static const struct zc_opdef import_def = {"import log", NULL, import_op,
+					   ZC_OP_NO_HISTORY | ZC_OP_JOIN};
+
+int zc_transcript_import_data(struct zc_mem *m, const char *conversation, const char *path,
+			      const char *data, size_t len, json_t **report, struct zc_err *e)
+{
+	static const struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
+	struct import_call c = {conversation, path, data, len};
+	zc_config_refresh(&m->conf);
+	int rc = check_key(conversation, "conversation", e);
+	if (rc)
+		return rc;
+	return zc_mem_run_ud(m, &host, &import_def, NULL, &c, report, e);
 }
 
 int zc_conversation_set_digest(struct zc_mem *m, const char *key, int64_t at, const char *date,
