@@ -39,7 +39,6 @@
 #include "base/json.h"
 #include "base/timeutil.h"
 #include "base/utf8.h"
-#include "memory/mirror.h"
 #include "memory/sticker.h"
 #include "memory/transcript.h"
 #include "memory/view.h"
@@ -652,6 +651,7 @@ static int import_body(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 		rc = import_digest(op, ia->root, report, e);
 	if (rc)
 		goto out;
+	op->all_changed = 1; /* mirror/: the logs and digest.json too, not only the views */
 	*out = report;
 	report = NULL;
 out:
@@ -678,8 +678,6 @@ int zc_import_qq(struct zc_mem *m, const struct zcor_ctx *ctx, const char *dir,
 	int rc = zc_mem_run_ud(m, ctx, &import_op, args, &ia, report, e);
 	json_decref(args);
 	close(root);
-	if (!rc)
-		zc_mirror_all(m); /* the logs and digest.json too, not only the views */
 	return rc;
 }
 

@@ -14,8 +14,9 @@
  * writer thread with a connection of its own made every recall after it
  * read the store anew (four times the page reads per message, measured).
  *
- * Their transactions skip the fsync (synchronous=NORMAL for them alone):
- * a crash may lose the last counts, never a memory.
+ * Their transactions skip the fsync (synchronous=NORMAL for them alone,
+ * ZC_OP_NOSYNC): a crash may lose the last counts, never a memory. They
+ * are operations of the runner without a history record.
  */
 #include <stdio.h>
 #include <string.h>
@@ -30,28 +31,40 @@ struct zc_hits {
 	long logged;         /* hits this handle wrote to hit_batch, not folded yet */
 };
 
-/* One transaction of derived statistics. Returns 1 if it committed. */
-static int stats_tx(struct zc_store *s, const char *sql, const char *arg, const char *then)
+/* What stats_tx hands its operation (op->ud). */
+struct stats_call {
+	const char *sql, *arg, *then;
+};
+
+static int stats_op(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
 {
+	const struct stats_call *c = op->ud;
+	struct zc_store *s = &op->m->store;
+	sqlite3_stmt *st = zc_stmt(s, c->sql, e);
+	if (!st)
+		return e->code;
+	if (c->arg)
+		sqlite3_bind_text(st, 1, c->arg, -1, SQLITE_STATIC);
+	int step = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (step != SQLITE_DONE)
+		return zc_store_fail(s, step, e, "writing hit counts");
+	return c->then ? zc_exec(s, c->then, e) : ZCOR_OK;
+}
+
+/* Derived statistics: no history record, no fsync. */
+static const struct zc_opdef stats_def = {"hit counts", NULL, stats_op,
+					  ZC_OP_NO_HISTORY | ZC_OP_NOSYNC};
+
+/* One transaction of derived statistics. Returns 1 if it committed. */
+static int stats_tx(struct zc_mem *m, const char *sql, const char *arg, const char *then)
+{
+	static const struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
+	struct stats_call c = {sql, arg, then};
 	struct zc_err e = {0};
-	int ok = 0;
-	zc_exec(s, "PRAGMA synchronous = NORMAL", &e);
-	if (zc_store_begin(s, 1, &e) == ZCOR_OK) {
-		sqlite3_stmt *st = zc_stmt(s, sql, &e);
-		if (st) {
-			if (arg)
-				sqlite3_bind_text(st, 1, arg, -1, SQLITE_STATIC);
-			ok = sqlite3_step(st) == SQLITE_DONE;
-			sqlite3_reset(st);
-		}
-		if (ok && then && zc_exec(s, then, &e))
-			ok = 0;
-		if (!ok || zc_store_commit(s, &e)) {
-			zc_store_rollback(s);
-			ok = 0;
-		}
-	}
-	zc_exec(s, "PRAGMA synchronous = FULL", &e);
+	json_t *none = NULL;
+	int ok = zc_mem_run_ud(m, &host, &stats_def, NULL, &c, &none, &e) == ZCOR_OK;
+	json_decref(none);
 	return ok;
 }
 
@@ -72,7 +85,7 @@ static void write_batch(struct zc_mem *m)
 		return;
 	struct zc_buf text = ZC_BUF_INIT;
 	held_json(h, &text);
-	if (stats_tx(&m->store, "INSERT INTO hit_batch(hits) VALUES (?1)", zc_buf_str(&text), NULL))
+	if (stats_tx(m, "INSERT INTO hit_batch(hits) VALUES (?1)", zc_buf_str(&text), NULL))
 		h->logged += h->pending;
 	zc_buf_release(&text);
 	h->batch.len = 0;
@@ -101,8 +114,8 @@ void zc_mem_flush_hits(struct zc_mem *m)
 	}
 	/* and some merging of the full-text index's segments: fewer segments
 	 * make every recall lookup cheaper (bounded work: 256 pages) */
-	stats_tx(&m->store, "INSERT INTO nodes_fts(nodes_fts, rank) VALUES('merge', 256)", NULL, NULL);
-	if (stats_tx(&m->store,
+	stats_tx(m, "INSERT INTO nodes_fts(nodes_fts, rank) VALUES('merge', 256)", NULL, NULL);
+	if (stats_tx(m,
 		     "UPDATE nodes SET hits = hits + h.n, last_hit_at = max(coalesce(last_hit_at, 0), h.at) "
 		     "FROM (SELECT seq, count(*) AS n, max(at) AS at FROM (" HITS_SQL ") GROUP BY seq) h "
 		     "WHERE nodes.seq = h.seq",

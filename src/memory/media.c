@@ -404,31 +404,44 @@ int zc_media_read(struct zc_mem *m, const struct zcor_ctx *ctx, const char *ref,
 	return rc;
 }
 
+/* What zc_media_path hands its operation (op->ud). */
+struct media_call {
+	const char *ref;
+	char **path;
+};
+
+static int media_path_op(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	static const struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
+	struct zc_mem *m = op->m;
+	struct media_call *c = op->ud;
+	const char *ref = c->ref;
+	char **path = c->path;
+	int rc = zc_media_lookup(m, &host, ref, path, e);
+	if (rc)
+		return rc;
+	sqlite3_stmt *st = zc_stmt(&m->store, "UPDATE media SET last_used = ?2 WHERE hash = ?1", e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_text(st, 1, ref + 6, 64, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 2, op->now);
+	int step = sqlite3_step(st);
+	sqlite3_reset(st);
+	return step == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&m->store, step, e, "looking up media");
+}
+
+/* The cache's bookkeeping, not a call: no history record. */
+static const struct zc_opdef media_path_def = {"media path", NULL, media_path_op,
+					       ZC_OP_NO_HISTORY};
+
 int zc_media_path(struct zc_mem *m, const char *ref, char **path, struct zc_err *e)
 {
 	static const struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
+	struct media_call c = {ref, path};
+	json_t *none = NULL;
 	*path = NULL;
-	int rc = zc_store_begin(&m->store, 1, e);
-	if (rc)
-		return rc;
-	if ((rc = zc_media_lookup(m, &host, ref, path, e)))
-		goto out;
-	sqlite3_stmt *st = zc_stmt(&m->store, "UPDATE media SET last_used = ?2 WHERE hash = ?1", e);
-	if (!st) {
-		rc = e->code;
-		goto out;
-	}
-	sqlite3_bind_text(st, 1, ref + 6, 64, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 2, zc_mem_now(m));
-	int step = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (step != SQLITE_DONE)
-		rc = zc_store_fail(&m->store, step, e, "looking up media");
-out:
-	if (rc)
-		zc_store_rollback(&m->store);
-	else
-		rc = zc_store_commit(&m->store, e);
+	int rc = zc_mem_run_ud(m, &host, &media_path_def, NULL, &c, &none, e);
+	json_decref(none);
 	if (rc) {
 		zc_free(*path);
 		*path = NULL;

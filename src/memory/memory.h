@@ -34,9 +34,11 @@ struct zc_mem {
 	char *dir;
 	int64_t (*now_ms)(void *ud);
 	void *clock_ud;
-	int migration_checked;
+	int first_op_done; /* the ZC_HOOK_FIRST_OP hooks succeeded (op.c) */
 	struct zc_hits *hits;   /* hit counts recall reported, not written yet (hits.c) */
 	struct zc_reads *reads; /* read records not written yet (op.c) */
+	struct zc_hooks *hooks; /* the runner's subscribers (op.c, zc_mem_hook) */
+	struct zc_op *cur_op;   /* the operation running now (op.c), or NULL */
 };
 
 /* One running operation. */
@@ -56,22 +58,70 @@ struct zc_op {
 	json_t *undo_unlink;
 	json_t *commit_unlink;
 	void *ud; /* what the caller of zc_mem_run_ud hands the body */
-	json_t *views_changed; /* views the operation changed (for mirror/) */
+	const struct zc_opdef *def;
+	/* What the operation changed, for the commit hooks (zc_mem_hook):
+	 * views (paths; filled by a precommit hook), messages logged to
+	 * log_conv at log_from…log_to (ms), a conversation's digest
+	 * progress, or everything (an import). An operation that joined its
+	 * caller's transaction hands these on to the caller's. */
+	json_t *views_changed;
+	char *log_conv;
+	int64_t log_from, log_to;
+	int digest_changed;
+	int all_changed;
 };
 
 typedef int (*zc_op_fn)(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e);
 
-/* What an operation reads (zc_opdef.reads). */
+/* What an operation reads and how it is run (zc_opdef.flags). */
 #define ZC_OP_READ 1    /* changes nothing but the history (see zc_mem_run) */
 #define ZC_OP_HISTORY 2 /* reads the history: queued read records go in first */
 #define ZC_OP_FTS 4     /* reads nodes_fts: new nodes' rows are written first */
+/* A write that is not a call (a logged batch, derived data, the
+ * migration): no history record, none for its failure either, and the
+ * queued read records stay queued; it does not wait for the migration. */
+#define ZC_OP_NO_HISTORY 8
+/* Inside an open transaction (the caller's operation), the body runs in
+ * it: it commits or rolls back with it, and what it changed goes to the
+ * caller's commit hooks. Outside one it runs on its own. */
+#define ZC_OP_JOIN 16
+/* Commits without an fsync (synchronous=NORMAL for it alone): derived
+ * statistics, whose loss in a crash loses no memory. */
+#define ZC_OP_NOSYNC 32
 
 struct zc_opdef {
 	const char *name;
 	zc_op_fn pre;  /* optional, outside the write transaction */
 	zc_op_fn body; /* inside it */
-	int reads; /* ZC_OP_* flags; 0: a change */
+	int flags; /* ZC_OP_* flags; no ZC_OP_READ: a change */
 };
+
+/*
+ * The runner's subscribers (op.c), as sqlite3_commit_hook: the runner is
+ * the floor of memory/ and calls nothing above it; what must happen
+ * around a commit registers here (handle.c wires them at open).
+ *  ZC_HOOK_FIRST_OP  before the handle's first recorded operation (the
+ *                    migration); a failure fails that operation, and the
+ *                    hooks run again before the next one
+ *  ZC_HOOK_PRECOMMIT inside a change's transaction, after its body (the
+ *                    views' citations, which fill op->views_changed); a
+ *                    failure rolls the operation back
+ *  ZC_HOOK_COMMITTED once per durable commit of an operation of its own
+ *                    (never for a rolled-back one, never for one that
+ *                    joined a caller's transaction); best effort: the
+ *                    result is ignored (mirror/)
+ */
+enum zc_hook_when { ZC_HOOK_FIRST_OP, ZC_HOOK_PRECOMMIT, ZC_HOOK_COMMITTED };
+typedef int (*zc_hook_fn)(struct zc_op *op, void *ud, struct zc_err *e);
+#define ZC_HOOKS_MAX 8 /* per phase */
+/* Adds fn(op, ud, e) to the phase's list (called in the order added).
+ * ZCOR_EINTERNAL when the list is full (our own bug). */
+int zc_mem_hook(struct zc_mem *m, enum zc_hook_when when, zc_hook_fn fn, void *ud,
+		struct zc_err *e);
+/* The runner's part of zc_mem_open / zc_mem_close (op.c): the queue of
+ * read records and the hook lists; release writes what is queued. */
+void zc_runner_init(struct zc_mem *m);
+void zc_runner_release(struct zc_mem *m);
 
 /* Opens dir (created if needed) after zc_mem_check_db. */
 int zc_mem_open(struct zc_mem *m, const char *dir, struct zc_err *e);

@@ -2,8 +2,10 @@
  * mirror.c — keeps mirror/ current (mirror.h): the views, the message
  * logs and digest.json in the seed-003 layout.
  *
- * Memory layer, called after a commit and never inside a transaction of
- * the change: it opens its own read transaction, so what it writes is one
+ * Memory layer, above the log (transcript.h) and the views: it reads
+ * them, and nothing below calls it. The runner's commit hook
+ * (zc_mirror_committed, wired by handle.c) calls it after a commit,
+ * never inside a transaction of the change: it opens its own read transaction, so what it writes is one
  * consistent state. It never fails the change and never prints; a write
  * that fails only removes mirror/.complete, so the next change rewrites
  * everything. It writes only into a real mirror/ directory and real
@@ -261,4 +263,18 @@ void zc_mirror_all(struct zc_mem *m)
 {
 	if (mirror_on(m))
 		full(m);
+}
+
+void zc_mirror_committed(const struct zc_op *op)
+{
+	struct zc_mem *m = op->m;
+	if (op->all_changed) {
+		zc_mirror_all(m);
+		return;
+	}
+	zc_mirror_views(m, op->views_changed);
+	if (op->log_conv)
+		zc_mirror_log(m, op->log_conv, op->log_from, op->log_to);
+	if (op->digest_changed)
+		zc_mirror_digest(m);
 }

@@ -23,6 +23,10 @@
 
 #include "memory/memory.h"
 
+/* After an operation committed (the runner's ZC_HOOK_COMMITTED, wired
+ * by handle.c): what op says it changed — everything, or its views, the
+ * log files of its logged messages and digest.json. */
+void zc_mirror_committed(const struct zc_op *op);
 /* After an operation committed: the views it changed (paths). */
 void zc_mirror_views(struct zc_mem *m, const json_t *paths);
 /* After messages at from…to (ms) were logged to conv: the log files of

@@ -1,10 +1,15 @@
 /*
- * op.c — opening a memory directory, running an operation as one
- * transaction with its history record, and the scope rule (Q-SCOPE).
+ * op.c — the operation runner: running an operation as one transaction
+ * with its history record, the queue of read records, the commit hooks,
+ * and the scope rule (Q-SCOPE).
  *
- * Memory layer. This file is where "every call is recorded" and "a change
- * and its history are one transaction" are enforced; operations never
- * begin or commit transactions themselves.
+ * Memory layer, its floor: this file is where "every call is recorded"
+ * and "a change and its history are one transaction" are enforced, and
+ * every write of memory/ goes through it (operations never begin or
+ * commit write transactions themselves; ZC_OP_NO_HISTORY / ZC_OP_JOIN
+ * for writes that are not calls). It must never include or call a module
+ * above it (views, mirror/, transcripts, state files): what happens
+ * around a commit subscribes with zc_mem_hook, as sqlite3_commit_hook.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -23,10 +28,6 @@
 #include "base/timeutil.h"
 #include "base/utf8.h"
 #include "memory/memory.h"
-#include "memory/mirror.h"
-#include "memory/view.h"
-#include "memory/transcript.h"
-#include "text/norm.h"
 
 /* ---- scope ---------------------------------------------------------- */
 
@@ -128,181 +129,53 @@ struct zc_reads {
 
 static void clear_queued(struct zc_mem *m);
 
-static int64_t system_clock(void *ud) { return zc_time_now_ms(); }
+int64_t zc_mem_now(struct zc_mem *m) { return m->now_ms(m->clock_ud); }
 
-/*
- * What marks a directory as used, for a 0-byte memory.db: what only a
- * store that once held something leaves behind. A non-empty memory.db-wal
- * (SQLite would delete it beside an empty memory.db: its changes lost),
- * anything in backups/, stickers/, media/, mirror/ or blobs/, a state file
- * to migrate or a migration snapshot. Not config.json, synonyms.json,
- * PERSONA.md or serve.token: a person may write those into a new
- * directory, and zcor makes them on its first open. Puts what it found
- * into what ("" when nothing).
- */
-static void used_by(const char *dir, char *what, size_t cap)
+/* ---- hooks ---------------------------------------------------------- */
+
+struct zc_hooks {
+	struct {
+		zc_hook_fn fn;
+		void *ud;
+	} at[3][ZC_HOOKS_MAX];
+	int n[3];
+};
+
+int zc_mem_hook(struct zc_mem *m, enum zc_hook_when when, zc_hook_fn fn, void *ud,
+		struct zc_err *e)
 {
-	static const char *const dirs[] = {"backups", "stickers", "media", "mirror", "blobs"};
-	static const char *const files[] = {"memory-state.json", "memories.json",
-					    "memory-state.v1.json", "memory-state.v2.json"};
-	struct stat st;
-	what[0] = '\0';
-	char *wal = zc_path_join(dir, "memory.db-wal");
-	if (lstat(wal, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_size > 0))
-		snprintf(what, cap, "memory.db-wal holds %lld bytes of changes", (long long)st.st_size);
-	zc_free(wal);
-	for (size_t i = 0; !what[0] && i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		char *p = zc_path_join(dir, dirs[i]);
-		enum zc_file_kind k = zc_file_kind(p);
-		DIR *d = k == ZC_FILE_DIR ? opendir(p) : NULL;
-		struct dirent *de;
-		while (d && !what[0] && (de = readdir(d)))
-			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-				snprintf(what, cap, "%s/%s", dirs[i], ZC_Q(de->d_name, 80));
-		if (d)
-			closedir(d);
-		if (!what[0] && k != ZC_FILE_NONE && k != ZC_FILE_DIR)
-			snprintf(what, cap, "%s", dirs[i]);
-		zc_free(p);
-	}
-	for (size_t i = 0; !what[0] && i < sizeof(files) / sizeof(files[0]); i++) {
-		char *p = zc_path_join(dir, files[i]);
-		if (zc_file_kind(p) != ZC_FILE_NONE)
-			snprintf(what, cap, "%s", files[i]);
-		zc_free(p);
-	}
+	struct zc_hooks *h = m->hooks;
+	if (!h || h->n[when] >= ZC_HOOKS_MAX)
+		return zc_fail(e, ZCOR_EINTERNAL, "too many hooks of one phase (%d)", ZC_HOOKS_MAX);
+	h->at[when][h->n[when]].fn = fn;
+	h->at[when][h->n[when]].ud = ud;
+	h->n[when]++;
+	return ZCOR_OK;
 }
 
-static uint32_t be32(const unsigned char *p)
+/* Calls the phase's hooks in order; the first failure stops the others
+ * (ZC_HOOK_COMMITTED: every one runs, their failures are theirs). */
+static int fire(struct zc_mem *m, enum zc_hook_when when, struct zc_op *op, struct zc_err *e)
 {
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	struct zc_hooks *h = m->hooks;
+	for (int i = 0; h && i < h->n[when]; i++) {
+		struct zc_err ignored = {0};
+		int rc = h->at[when][i].fn(op, h->at[when][i].ud,
+					   when == ZC_HOOK_COMMITTED ? &ignored : e);
+		if (rc && when != ZC_HOOK_COMMITTED)
+			return rc;
+	}
+	return ZCOR_OK;
 }
 
-int zc_mem_check_db(const char *dir, const char **code, struct zc_err *e)
+void zc_runner_init(struct zc_mem *m)
 {
-	char *db = zc_path_join(dir, "memory.db"), *wal = zc_path_join(dir, "memory.db-wal");
-	char what[256] = "";
-	unsigned char h[100];
-	struct stat st, wst;
-	int rc = ZCOR_OK;
-	const char *found = NULL;
-	if (code)
-		*code = NULL;
-	/* SQLite opens memory.db-wal and -shm by name, following a link and
-	 * blocking on a FIFO: a planted one is refused before it can */
-	static const char *const beside[] = {"memory.db-wal", "memory.db-shm"};
-	for (size_t i = 0; i < sizeof(beside) / sizeof(beside[0]); i++) {
-		char *p = zc_path_join(dir, beside[i]);
-		enum zc_file_kind k = zc_file_kind(p);
-		zc_free(p);
-		if (k != ZC_FILE_NONE && k != ZC_FILE_REGULAR) {
-			found = "UNSAFE_PATH";
-			rc = zc_fail(e, ZCOR_EIO,
-				     "%s is %s, not a file SQLite wrote: memory.db was not opened and nothing "
-				     "was changed; remove it (it is not zcor's), then open the directory again",
-				     beside[i], k == ZC_FILE_LINK ? "a symbolic link" : "a special file");
-			goto out;
-		}
-	}
-	if (lstat(db, &st) != 0)
-		goto out; /* a new store */
-	if (!S_ISREG(st.st_mode)) {
-		found = "MEMORY_DB_DAMAGED";
-		rc = zc_fail(e, ZCOR_EIO,
-			     "memory.db is %s, not a file: zcor opens only a regular memory.db inside "
-			     "the directory; put the real file back (or restore a backup from backups/)",
-			     S_ISLNK(st.st_mode) ? "a symbolic link" : "something else");
-		goto out;
-	}
-	if (st.st_size == 0) {
-		used_by(dir, what, sizeof(what));
-		if (what[0]) {
-			found = "MEMORY_DB_EMPTY";
-			rc = zc_fail(e, ZCOR_EIO,
-				     "memory.db is empty (0 bytes) but the directory holds data (%s), so it "
-				     "was not opened as a new, empty store and nothing was changed; restore "
-				     "the newest backup: move memory.db (and memory.db-wal, if any) aside "
-				     "together, then run `zcor restore backups/<newest>.json`; if the "
-				     "directory is really new, remove memory.db",
-				     what);
-		}
-		goto out;
-	}
-	/* the file header (sqlite.org/fileformat.html): the magic string, the
-	 * page size and, when valid, the size in pages */
-	/* through SQLite: an open()/close() of our own here would drop the
-	 * locks of this process's other connections (serve opens handles
-	 * while others run) */
-	long n = zc_store_read_header(db, h, sizeof(h));
-	if (n < 0) {
-		rc = zc_fail(e, ZCOR_EIO, "cannot read memory.db; check its permissions");
-		goto out;
-	}
-	/* while a WAL has frames, page 1 may be torn in the file (a power cut
-	 * during a checkpoint) and whole in the WAL, which SQLite reads
-	 * first: only without one is a bad header a damaged file */
-	int wal_pending = lstat(wal, &wst) == 0 && wst.st_size > 0;
-	if (!wal_pending && (n < (long)sizeof(h) || memcmp(h, "SQLite format 3", 16) != 0)) {
-		found = "MEMORY_DB_DAMAGED";
-		rc = zc_fail(e, ZCOR_EIO,
-			     "memory.db is not a SQLite database (%lld bytes that do not start with its "
-			     "header); it was left as it is: move it aside and restore the newest backup "
-			     "(`zcor restore backups/<newest>.json`)",
-			     (long long)st.st_size);
-		goto out;
-	}
-	unsigned psize = (unsigned)h[16] << 8 | h[17];
-	psize = psize == 1 ? 65536 : psize;
-	unsigned long long pages = be32(h + 28), want = pages * psize;
-	/* the same for the size: the file may lag its header (a checkpoint
-	 * stopped half-way is finished from the WAL) */
-	if (!wal_pending && pages > 0 && be32(h + 24) == be32(h + 92) &&
-	    (unsigned long long)st.st_size < want) {
-		found = "MEMORY_DB_DAMAGED";
-		rc = zc_fail(e, ZCOR_EIO,
-			     "memory.db is cut off: %lld bytes of the %llu its header says; it was left as "
-			     "it is: move it aside and restore the newest backup (`zcor restore "
-			     "backups/<newest>.json`)",
-			     (long long)st.st_size, want);
-	}
-out:
-	if (code)
-		*code = found;
-	zc_free(db);
-	zc_free(wal);
-	return rc;
-}
-
-int zc_mem_open(struct zc_mem *m, const char *dir, struct zc_err *e)
-{
-	memset(m, 0, sizeof(*m));
-	int rc = zc_mkdir_p(dir, e);
-	if (rc || (rc = zc_mem_check_db(dir, NULL, e)))
-		return rc;
-	m->dir = zc_strdup(dir);
-	m->now_ms = system_clock;
-	char *db = zc_path_join(dir, "memory.db");
-	char *syn = zc_path_join(dir, "synonyms.json");
-	char *conf = zc_path_join(dir, "config.json");
-	zc_syn_init(&m->syn, syn);
-	zc_config_init(&m->conf, conf);
-	zc_free(conf);
 	m->reads = zc_calloc(1, sizeof(*m->reads));
-	rc = zc_store_open(&m->store, db, e);
-	if (!rc)
-		rc = zc_history_register(&m->store, e);
-	zc_free(db);
-	zc_free(syn);
-	if (rc)
-		zc_mem_close(m);
-	return rc;
+	m->hooks = zc_calloc(1, sizeof(*m->hooks));
 }
 
-void zc_mem_close(struct zc_mem *m)
+void zc_runner_release(struct zc_mem *m)
 {
-	if (!m)
-		return;
-	zc_mem_hits_release(m);
 	if (m->reads) {
 		struct zc_err ignored = {0};
 		zc_mem_fts_catch_up(m, &ignored); /* a failure loses them, as a crash would */
@@ -310,14 +183,9 @@ void zc_mem_close(struct zc_mem *m)
 		zc_free(m->reads);
 		m->reads = NULL;
 	}
-	zc_store_close(&m->store);
-	zc_syn_release(&m->syn);
-	zc_config_release(&m->conf);
-	zc_free(m->dir);
-	m->dir = NULL;
+	zc_free(m->hooks);
+	m->hooks = NULL;
 }
-
-int64_t zc_mem_now(struct zc_mem *m) { return m->now_ms(m->clock_ud); }
 
 /* ---- history -------------------------------------------------------- */
 
@@ -577,13 +445,90 @@ static void op_release(struct zc_op *op)
 	json_decref(op->after);
 	json_decref(op->receipt);
 	json_decref(op->state);
+	zc_free(op->log_conv);
+}
+
+/* Appends the items of *from to *to (either may be NULL). */
+static void extend(json_t **to, json_t *from)
+{
+	if (!json_array_size(from))
+		return;
+	if (!*to)
+		*to = json_array();
+	json_array_extend(*to, from);
+}
+
+/* A joined operation's changes become its caller's: its files are
+ * removed or kept with the caller's transaction, and the caller's
+ * commit hooks are told what it changed. */
+static void hand_on(struct zc_op *outer, struct zc_op *op)
+{
+	extend(&outer->undo_unlink, op->undo_unlink);
+	extend(&outer->commit_unlink, op->commit_unlink);
+	extend(&outer->views_changed, op->views_changed);
+	outer->side_effect |= op->side_effect;
+	outer->digest_changed |= op->digest_changed;
+	outer->all_changed |= op->all_changed;
+	if (!op->log_conv)
+		return;
+	if (!outer->log_conv) {
+		outer->log_conv = op->log_conv;
+		op->log_conv = NULL;
+		outer->log_from = op->log_from;
+		outer->log_to = op->log_to;
+	} else if (strcmp(outer->log_conv, op->log_conv) == 0) {
+		outer->log_from = op->log_from < outer->log_from ? op->log_from : outer->log_from;
+		outer->log_to = op->log_to > outer->log_to ? op->log_to : outer->log_to;
+	} else {
+		outer->all_changed = 1; /* two conversations' logs: everything */
+	}
+}
+
+/*
+ * ZC_OP_JOIN inside an open transaction: the body runs in a savepoint of
+ * it, so that its failure undoes its own part and nothing else; once the
+ * body succeeded, it commits or rolls back with the caller's transaction.
+ */
+static int run_joined(struct zc_mem *m, struct zc_op *op, json_t *args, json_t **out,
+		      struct zc_err *e)
+{
+	struct zc_op *outer = m->cur_op;
+	json_t *result = NULL;
+	int rc = zc_exec(&m->store, "SAVEPOINT zc_join", e);
+	if (rc) {
+		op_release(op);
+		return rc;
+	}
+	m->cur_op = op;
+	rc = op->def->body(op, args, &result, e);
+	m->cur_op = outer;
+	if (rc) {
+		struct zc_err ignored = {0};
+		zc_exec(&m->store, "ROLLBACK TO zc_join", &ignored);
+		zc_exec(&m->store, "RELEASE zc_join", &ignored);
+		json_decref(result);
+		unlink_all(op->undo_unlink);
+		op_release(op);
+		return rc;
+	}
+	if ((rc = zc_exec(&m->store, "RELEASE zc_join", e))) {
+		json_decref(result);
+		unlink_all(op->undo_unlink);
+		op_release(op);
+		return rc;
+	}
+	if (outer)
+		hand_on(outer, op);
+	*out = result;
+	op_release(op);
+	return ZCOR_OK;
 }
 
 static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opdef *def,
 	       json_t *args, void *ud, json_t **out, struct zc_err *e);
 
 /*
- * A read (def->reads) changes nothing but the history, so its record
+ * A read (ZC_OP_READ) changes nothing but the history, so its record
  * need not be durable when the call returns: WAL keeps a commit without
  * an fsync safe from a crash of zcor, a power cut can lose only the last
  * such records — never a change to memory, whose commits keep
@@ -603,37 +548,45 @@ int zc_mem_run_ud(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_
 		  json_t *args, void *ud, json_t **out, struct zc_err *e)
 {
 	struct zc_err ignored = {0};
-	if (zc_mem_flush_due(m) == 0)
+	struct zc_op *outer = m->cur_op;
+	if (!(def->flags & ZC_OP_NO_HISTORY) && zc_mem_flush_due(m) == 0)
 		zc_mem_flush_try(m, &ignored); /* on failure they wait for the next try */
-	if (def->reads & ZC_OP_FTS) /* a failure leaves the new rows unfound, not the call */
+	if (def->flags & ZC_OP_FTS) /* a failure leaves the new rows unfound, not the call */
 		zc_mem_fts_catch_up(m, &ignored);
-	/* a history query writes the queue with its own record: no fsync */
-	int nosync = (def->reads & ZC_OP_HISTORY) != 0;
+	/* a history query writes the queue with its own record: no fsync;
+	 * set outside a transaction, as SQLite requires */
+	int nosync = (def->flags & (ZC_OP_HISTORY | ZC_OP_NOSYNC)) != 0 && !m->store.in_tx;
 	if (nosync)
 		zc_store_sync(&m->store, 0);
 	int rc = run(m, ctx, def, args, ud, out, e);
 	if (nosync)
 		zc_store_sync(&m->store, 1);
+	m->cur_op = outer;
 	return rc;
 }
 
 static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opdef *def,
 	       json_t *args, void *ud, json_t **out, struct zc_err *e)
 {
-	struct zc_op op = {.m = m, .ctx = ctx, .name = def->name, .now = zc_mem_now(m), .ud = ud};
+	struct zc_op op = {.m = m, .ctx = ctx, .name = def->name, .now = zc_mem_now(m), .ud = ud,
+			   .def = def};
 	json_t *result = NULL;
 	struct hist_row row = {0};
-	int queued = def->reads && !(def->reads & ZC_OP_HISTORY); /* its record joins the queue */
+	int recorded = !(def->flags & ZC_OP_NO_HISTORY); /* a call: it has a history record */
+	int queued = (def->flags & ZC_OP_READ) && !(def->flags & ZC_OP_HISTORY); /* record joins the queue */
 	int queue_in = 0;              /* the queue is in this transaction already */
 	int rc;
 	*out = NULL;
 
-	if (!m->migration_checked) {
-		if ((rc = zc_migrate_if_needed(m, e)))
+	if ((def->flags & ZC_OP_JOIN) && m->store.in_tx)
+		return run_joined(m, &op, args, out, e);
+	m->cur_op = &op;
+	if (recorded && !m->first_op_done) {
+		if ((rc = fire(m, ZC_HOOK_FIRST_OP, &op, e)))
 			goto failed;
-		m->migration_checked = 1;
+		m->first_op_done = 1;
 	}
-	if (def->pre && zc_mem_flush_due(m) >= 0) {
+	if (def->pre && recorded && zc_mem_flush_due(m) >= 0) {
 		/* pre may wait seconds (an LLM): the queue must not wait with it */
 		struct zc_err ignored = {0};
 		zc_mem_flush_try(m, &ignored);
@@ -645,15 +598,15 @@ static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opd
 	if ((rc = zc_store_begin(&m->store, !queued, e)))
 		goto failed;
 	/* a history query sees every call before it */
-	if ((def->reads & ZC_OP_HISTORY) && (rc = insert_queued(m, e))) {
+	if ((def->flags & ZC_OP_HISTORY) && (rc = insert_queued(m, e))) {
 		zc_store_rollback(&m->store);
 		after_queue_failure(m, rc);
 		goto failed;
 	}
-	queue_in = (def->reads & ZC_OP_HISTORY) != 0;
+	queue_in = (def->flags & ZC_OP_HISTORY) != 0;
 	op.now = zc_mem_now(m);
 	if ((rc = def->body(&op, args, &result, e)) ||
-	    (!def->reads && (rc = zc_view_refresh_dirty(m, op.views_changed = json_array(), e)))) {
+	    (!(def->flags & ZC_OP_READ) && (rc = fire(m, ZC_HOOK_PRECOMMIT, &op, e)))) {
 		zc_store_rollback(&m->store);
 		unlink_all(op.undo_unlink);
 		goto failed;
@@ -662,6 +615,8 @@ static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opd
 		zc_store_rollback(&m->store); /* a read transaction: nothing to keep */
 		goto record;
 	}
+	if (!recorded)
+		goto commit;
 	goto insert;
 record:
 	if (queued) {
@@ -670,6 +625,8 @@ record:
 			goto uncertain_or_failed;
 		goto done;
 	}
+	if (!recorded)
+		goto done; /* nothing to write */
 	if ((rc = zc_store_begin(&m->store, 1, e)))
 		goto uncertain_or_failed;
 insert:
@@ -685,14 +642,21 @@ insert:
 		after_queue_failure(m, rc);
 		goto uncertain_or_failed;
 	}
+commit:
 	if ((rc = zc_store_commit(&m->store, e))) {
-		after_queue_failure(m, rc);
+		if (recorded)
+			after_queue_failure(m, rc);
 		goto uncertain_or_failed;
 	}
-	clear_queued(m);
+	if (recorded)
+		clear_queued(m);
+	unlink_all(op.commit_unlink);
+	m->cur_op = NULL; /* a hook may run operations of its own */
+	fire(m, ZC_HOOK_COMMITTED, &op, e);
+	goto answer;
 done:
 	unlink_all(op.commit_unlink);
-	zc_mirror_views(m, op.views_changed);
+answer:
 	if (op.receipt && json_is_object(result))
 		json_object_set(result, "receipt", op.receipt);
 	*out = result;
@@ -703,6 +667,8 @@ uncertain_or_failed:
 	json_decref(result);
 	result = NULL;
 	unlink_all(op.undo_unlink);
+	if (!recorded) /* the caller words what was not done */
+		goto failed;
 	if (op.side_effect) {
 		/* A file outside memory.db (a backup, synonyms.json) was already
 		 * written: the caller must not assume nothing happened. */
@@ -716,73 +682,8 @@ uncertain_or_failed:
 failed:
 	json_decref(result);
 	op_release(&op);
-	if (rc != ZCOR_EBUSY && rc != ZCOR_EFULL && rc != ZCOR_EREADONLY && rc != ZCOR_EIO)
+	if (recorded && rc != ZCOR_EBUSY && rc != ZCOR_EFULL && rc != ZCOR_EREADONLY &&
+	    rc != ZCOR_EIO)
 		zc_mem_record_failure(m, ctx, def->name, args, NULL, e);
 	return rc;
-}
-
-/* ---- derived data ---------------------------------------------------- */
-
-int zc_mem_reindex(struct zc_mem *m, json_t **counts, struct zc_err *e)
-{
-	struct zc_store *s = &m->store;
-	long long nodes = 0, people = 0, messages = 0;
-	int rc, step = SQLITE_DONE;
-	zc_mem_flush_hits(m);
-	if ((rc = zc_store_begin(s, 1, e)))
-		return rc;
-	if ((rc = zc_exec(s, "INSERT INTO nodes_fts(nodes_fts) VALUES('rebuild')", e)) ||
-	    (rc = zc_exec(s, "UPDATE meta SET value = (SELECT value FROM meta WHERE key = "
-			     "'nodes_top') WHERE key = 'fts_upto'", e)) ||
-	    (rc = zc_exec(s, "INSERT INTO nodes_fts(nodes_fts) VALUES('optimize')", e)) ||
-	    (rc = zc_exec(s, "DELETE FROM terms", e)) ||
-	    (rc = zc_exec(s, "DELETE FROM term_prefix", e)) ||
-	    (rc = zc_transcript_reindex(s, &messages, e)))
-		goto out;
-	/* one statement each, prepared here: zc_stmt's cache may be in use
-	 * by the index helpers called inside the loops */
-	sqlite3_stmt *st = NULL;
-	if (sqlite3_prepare_v2(s->db, "SELECT " ZC_NODE_COLS ", seq FROM nodes", -1, &st, NULL)) {
-		rc = zc_store_fail(s, sqlite3_errcode(s->db), e, "reindexing");
-		goto out;
-	}
-	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		json_t *n = zc_node_from_row(st);
-		rc = zc_node_index_terms(s, sqlite3_column_int64(st, 25), n, e);
-		json_decref(n);
-		nodes++;
-	}
-	sqlite3_finalize(st);
-	if (!rc && step != SQLITE_DONE)
-		rc = zc_store_fail(s, step, e, "reindexing");
-	if (rc)
-		goto out;
-	if (sqlite3_prepare_v2(s->db, "SELECT " ZC_PERSON_COLS ", seq FROM people", -1, &st, NULL)) {
-		rc = zc_store_fail(s, sqlite3_errcode(s->db), e, "reindexing");
-		goto out;
-	}
-	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		json_t *p = zc_person_from_row(st);
-		rc = zc_person_index_terms(s, sqlite3_column_int64(st, 11), p, e);
-		json_decref(p);
-		people++;
-	}
-	sqlite3_finalize(st);
-	if (!rc && step != SQLITE_DONE)
-		rc = zc_store_fail(s, step, e, "reindexing");
-out:
-	if (rc) {
-		zc_store_rollback(s);
-		return rc;
-	}
-	long long views = 0;
-	if ((rc = zc_view_reindex_all(m, &views, e))) {
-		zc_store_rollback(s);
-		return rc;
-	}
-	if ((rc = zc_store_commit(s, e)))
-		return rc;
-	*counts = json_pack("{s:I, s:I, s:I, s:I}", "nodes", (json_int_t)nodes, "people",
-			    (json_int_t)people, "messages", (json_int_t)messages, "views", (json_int_t)views);
-	return ZCOR_OK;
 }

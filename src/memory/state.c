@@ -601,14 +601,10 @@ static int store_is_empty(struct zc_mem *m, int *empty, struct zc_err *e)
 	return ZCOR_OK;
 }
 
-int zc_migrate_if_needed(struct zc_mem *m, struct zc_err *e)
+static int migrate_op(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
 {
+	struct zc_mem *m = op->m;
 	long long done = 0;
-	int rc = zc_meta_get_int(&m->store, "migrated", &done, e), empty = 0;
-	if (rc || done)
-		return rc;
-	static const struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
-	struct zc_op op = {.m = m, .ctx = &host, .name = "migrate", .now = zc_mem_now(m)};
 	char *state = zc_path_join(m->dir, "memory-state.json");
 	char *legacy = zc_path_join(m->dir, "memories.json");
 	char *data = NULL, *snap = NULL;
@@ -616,20 +612,18 @@ int zc_migrate_if_needed(struct zc_mem *m, struct zc_err *e)
 	const char *src = zc_file_kind(state) != ZC_FILE_NONE	? state
 			  : zc_file_kind(legacy) != ZC_FILE_NONE ? legacy
 								 : NULL;
-	int version = 0;
+	int version = 0, empty = 0, rc;
 	size_t len = 0;
-	if ((rc = zc_store_begin(&m->store, 1, e)))
-		goto out;
 	if ((rc = zc_meta_get_int(&m->store, "migrated", &done, e)) || done ||
 	    (rc = store_is_empty(m, &empty, e)))
-		goto end;
+		goto out;
 	if (src && empty) {
 		const char *base = src == state ? "memory-state.json" : "memories.json";
 		if ((rc = zc_read_file_nofollow(src, STATE_MAX_BYTES, &data, &len, e)) ||
 		    (rc = zc_json_parse(data, len, base, &doc, e)) ||
-		    (rc = zc_state_convert(doc, op.now, &v3, &version, e))) {
+		    (rc = zc_state_convert(doc, op->now, &v3, &version, e))) {
 			zc_err_prefix(e, "cannot migrate %s (fix or move the file, then try again)", base);
-			goto end;
+			goto out;
 		}
 		if (version == 1 || version == 2) {
 			/* the old version stays beside the original as a snapshot */
@@ -637,17 +631,12 @@ int zc_migrate_if_needed(struct zc_mem *m, struct zc_err *e)
 			snprintf(name, sizeof(name), "memory-state.v%d.json", version);
 			snap = zc_path_join(m->dir, name);
 			if (zc_file_kind(snap) == ZC_FILE_NONE && (rc = zc_write_file_atomic(snap, data, len, e)))
-				goto end;
+				goto out;
 		}
-		if ((rc = zc_state_replace(&op, v3, e)))
-			goto end;
+		if ((rc = zc_state_replace(op, v3, e)))
+			goto out;
 	}
 	rc = zc_meta_set_int(&m->store, "migrated", 1, e);
-end:
-	if (rc)
-		zc_store_rollback(&m->store);
-	else
-		rc = zc_store_commit(&m->store, e);
 out:
 	zc_free(state);
 	zc_free(legacy);
@@ -655,5 +644,21 @@ out:
 	zc_free(snap);
 	json_decref(doc);
 	json_decref(v3);
+	return rc;
+}
+
+/* The migration is not a call: no history record. */
+static const struct zc_opdef migrate_def = {"migrate", NULL, migrate_op, ZC_OP_NO_HISTORY};
+
+int zc_migrate_if_needed(struct zc_mem *m, struct zc_err *e)
+{
+	static const struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
+	long long done = 0;
+	json_t *none = NULL;
+	int rc = zc_meta_get_int(&m->store, "migrated", &done, e);
+	if (rc || done)
+		return rc;
+	rc = zc_mem_run(m, &host, &migrate_def, NULL, &none, e);
+	json_decref(none);
 	return rc;
 }

@@ -1,18 +1,23 @@
 /*
- * transcript.c — the message log (Q-LOG), conversations' digest
- * bookkeeping, the inbound media cache (Q-STK) and seed-003 log files.
+ * transcript.c — the message log (Q-LOG): logging a batch (admission,
+ * the bot's own messages, redeliveries, media) and reading it
+ * (qq_transcript). The conversations' bookkeeping is conversations.c,
+ * the seed-003 log files logfile.c (all three behind transcript.h).
  *
  * Memory layer (see transcript.h). Rules written once here: admission
  * (config.json "admission" and "botId") before anything is logged, the
  * bot's own messages never logged, a redelivered message id skipped, a
  * conversation sees only its own transcript (Q-SCOPE). The media of a
- * message are stored by media.c inside the same transaction. It must never write history for a logged batch, and never leave
- * half a batch: checks run before the one transaction.
+ * message are stored by media.c inside the same transaction. It must
+ * never write history for a logged batch, and never leave half a batch:
+ * checks run before the one transaction, an operation of the runner
+ * without a history record; mirror/ follows from the runner's commit
+ * hook, never from here.
  */
 #include "memory/transcript.h"
 
 #include "memory/media.h"
-#include "memory/mirror.h"
+#include "memory/transcript_int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -32,7 +37,7 @@
 
 /* An id given as a string or an integer, as text (caller frees), or NULL
  * when v is neither or the text is empty or longer than max bytes. */
-static char *id_text(const json_t *v, size_t max)
+char *zc_log_id_text(const json_t *v, size_t max)
 {
 	char buf[32];
 	const char *s = NULL;
@@ -70,7 +75,7 @@ static const char *admission_refuses(struct zc_mem *m, const char *key)
 	return NULL;
 }
 
-static int is_self(struct zc_mem *m, const char *sender, int self_flag)
+int zc_log_is_self(struct zc_mem *m, const char *sender, int self_flag)
 {
 	return self_flag || (m->conf.cfg.bot_id[0] && strcmp(m->conf.cfg.bot_id, sender) == 0);
 }
@@ -101,9 +106,7 @@ static void msgs_release(struct msg_in *v, size_t n)
 	zc_free(v);
 }
 
-#define MSG_COLS "message_id, at, sender_id, sender_name, text, mentions, reply_to, media, conversation"
-
-static json_t *msg_from_row(sqlite3_stmt *st)
+json_t *zc_log_msg_from_row(sqlite3_stmt *st)
 {
 	json_t *o = json_object();
 	zc_json_set_str(o, "conversation", (const char *)sqlite3_column_text(st, 8));
@@ -147,12 +150,12 @@ static int parse_message(struct zc_mem *m, json_t *v, size_t i, int host, struct
 		snprintf(f, sizeof(f), "messages[%zu].self", i);
 		return bad_field(e, f, "must be true or false");
 	}
-	if (!(id = id_text(json_object_get(v, "id"), ZC_MSG_ID_MAX))) {
+	if (!(id = zc_log_id_text(json_object_get(v, "id"), ZC_MSG_ID_MAX))) {
 		snprintf(f, sizeof(f), "messages[%zu].id", i);
 		rc = bad_field(e, f, "is required: the message id (string or integer, 1 to 128 bytes)");
 		goto out;
 	}
-	if (!(sender = id_text(json_object_get(v, "senderId"), 64))) {
+	if (!(sender = zc_log_id_text(json_object_get(v, "senderId"), 64))) {
 		snprintf(f, sizeof(f), "messages[%zu].senderId", i);
 		rc = bad_field(e, f, "is required: the sender's id (string or integer, 1 to 64 bytes)");
 		goto out;
@@ -195,7 +198,7 @@ static int parse_message(struct zc_mem *m, json_t *v, size_t i, int host, struct
 		}
 		size_t j;
 		json_array_foreach(mn, j, x) {
-			char *p = id_text(x, 64);
+			char *p = zc_log_id_text(x, 64);
 			if (!p) {
 				rc = bad_field(e, f, "each mention is a person id (string or integer)");
 				goto out;
@@ -204,7 +207,7 @@ static int parse_message(struct zc_mem *m, json_t *v, size_t i, int host, struct
 		}
 	}
 	json_t *rt = json_object_get(v, "replyTo");
-	if (rt && !json_is_null(rt) && !(reply = id_text(rt, ZC_MSG_ID_MAX))) {
+	if (rt && !json_is_null(rt) && !(reply = zc_log_id_text(rt, ZC_MSG_ID_MAX))) {
 		snprintf(f, sizeof(f), "messages[%zu].replyTo", i);
 		rc = bad_field(e, f, "must be the id of the message replied to, or null");
 		goto out;
@@ -239,7 +242,7 @@ static int parse_message(struct zc_mem *m, json_t *v, size_t i, int host, struct
 	json_object_set_new(mi->msg, "replyTo", reply ? json_string(reply) : json_null());
 	json_object_set_new(mi->msg, "media", refs);
 	zc_json_set_time(mi->msg, "time", mi->at);
-	if (is_self(m, sender, json_is_true(selfv)))
+	if (zc_log_is_self(m, sender, json_is_true(selfv)))
 		mi->skip = "self";
 out:
 	zc_free(id);
@@ -249,7 +252,7 @@ out:
 }
 
 /* Inserts one message unless its id is already logged (*inserted 0). */
-static int insert_message(struct zc_store *s, const char *conv, const json_t *msg, int64_t at,
+int zc_log_insert_message(struct zc_store *s, const char *conv, const json_t *msg, int64_t at,
 			  int *inserted, struct zc_err *e)
 {
 	sqlite3_stmt *st = zc_stmt(s,
@@ -282,7 +285,7 @@ static int insert_message(struct zc_store *s, const char *conv, const json_t *ms
 
 /* Creates the conversation row if needed and adds n messages (lines =
  * whether they count as new lines for the digest) up to time last. */
-static int conv_add(struct zc_mem *m, const char *key, long long n, int lines, int64_t last,
+int zc_log_conv_add(struct zc_mem *m, const char *key, long long n, int lines, int64_t last,
 		    struct zc_err *e)
 {
 	char slug[96];
@@ -318,7 +321,7 @@ static int conv_add(struct zc_mem *m, const char *key, long long n, int lines, i
 	return step == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&m->store, step, e, "counting messages");
 }
 
-static int check_key(const char *key, const char *field, struct zc_err *e)
+int zc_log_check_key(const char *key, const char *field, struct zc_err *e)
 {
 	char *msg = NULL;
 	if (!key)
@@ -374,10 +377,10 @@ static int log_body(struct zc_mem *m, const char *key, const char *bound, struct
 		}
 		if (rc)
 			break;
-		if (*logged == 0 && (rc = conv_add(m, key, 0, 0, 0, e)))
+		if (*logged == 0 && (rc = zc_log_conv_add(m, key, 0, 0, 0, e)))
 			break;
 		int inserted = 0;
-		if ((rc = insert_message(&m->store, key, v[i].msg, v[i].at, &inserted, e)))
+		if ((rc = zc_log_insert_message(&m->store, key, v[i].msg, v[i].at, &inserted, e)))
 			break;
 		if (!inserted) {
 			v[i].skip = "duplicate";
@@ -389,215 +392,81 @@ static int log_body(struct zc_mem *m, const char *key, const char *bound, struct
 			rc = zc_media_store(m, &v[i].media[j], now, written, e);
 	}
 	if (!rc && *logged)
-		rc = conv_add(m, key, *logged, 1, last, e);
+		rc = zc_log_conv_add(m, key, *logged, 1, last, e);
 	if (!rc && *logged)
 		rc = zc_media_evict(m, evicted, e);
 	return rc;
 }
 
+/* What zc_transcript_log hands its operation (op->ud). */
+struct log_call {
+	const char *key, *bound;
+	struct msg_in *v;
+	size_t n;
+	long long logged;
+	json_t *written, *evicted;
+};
+
+static int log_op(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	struct log_call *c = op->ud;
+	int rc = log_body(op->m, c->key, c->bound, c->v, c->n, &c->logged, c->written, c->evicted, e);
+	if (rc) {
+		zc_err_prefix(e, "nothing was logged");
+		return rc;
+	}
+	if (c->logged) { /* mirror/: the log files of these days */
+		op->log_from = INT64_MAX;
+		op->log_to = INT64_MIN;
+		for (size_t i = 0; i < c->n; i++)
+			if (!c->v[i].skip) {
+				op->log_from = c->v[i].at < op->log_from ? c->v[i].at : op->log_from;
+				op->log_to = c->v[i].at > op->log_to ? c->v[i].at : op->log_to;
+			}
+		op->log_conv = zc_strdup(c->key);
+	}
+	return ZCOR_OK;
+}
+
+/* Logging is not a call: no history record (transcript.h). */
+static const struct zc_opdef log_def = {"log", NULL, log_op, ZC_OP_NO_HISTORY};
+
 int zc_transcript_log(struct zc_mem *m, const struct zcor_ctx *ctx, const char *conversation,
 		      const json_t *batch, json_t **out, struct zc_err *e)
 {
-	struct msg_in *v = NULL;
-	size_t n = 0;
-	long long logged = 0;
-	json_t *evicted = json_array(), *written = json_array();
+	struct log_call c = {conversation, ctx->conversation, NULL, 0, 0, json_array(), json_array()};
+	json_t *none = NULL;
 	int rc;
 	*out = NULL;
 	zc_config_refresh(&m->conf);
-	if ((rc = check_key(conversation, "conversation", e)) ||
-	    (rc = parse_batch(m, batch, !ctx->conversation, &v, &n, e)))
+	if ((rc = zc_log_check_key(conversation, "conversation", e)) ||
+	    (rc = parse_batch(m, batch, !ctx->conversation, &c.v, &c.n, e)))
 		goto out;
 	const char *refused = admission_refuses(m, conversation);
-	for (size_t i = 0; refused && i < n; i++)
-		v[i].skip = refused;
-	if ((rc = zc_store_begin(&m->store, 1, e)))
-		goto out;
-	if ((rc = log_body(m, conversation, ctx->conversation, v, n, &logged, written, evicted, e))) {
-		zc_store_rollback(&m->store);
-		zc_media_unlink(m, written);
-		zc_err_prefix(e, "nothing was logged");
+	for (size_t i = 0; refused && i < c.n; i++)
+		c.v[i].skip = refused;
+	if ((rc = zc_mem_run_ud(m, ctx, &log_def, NULL, &c, &none, e))) {
+		zc_media_unlink(m, c.written);
 		goto out;
 	}
-	if ((rc = zc_store_commit(&m->store, e))) {
-		zc_media_unlink(m, written);
-		goto out;
-	}
-	zc_media_unlink(m, evicted);
-	if (logged) {
-		int64_t lo = INT64_MAX, hi = INT64_MIN;
-		for (size_t i = 0; i < n; i++)
-			if (!v[i].skip) {
-				lo = v[i].at < lo ? v[i].at : lo;
-				hi = v[i].at > hi ? v[i].at : hi;
-			}
-		zc_mirror_log(m, conversation, lo, hi);
-	}
+	json_decref(none);
+	zc_media_unlink(m, c.evicted);
 	json_t *skipped = json_array(), *admitted = json_array();
-	for (size_t i = 0; i < n; i++) {
-		if (v[i].skip)
+	for (size_t i = 0; i < c.n; i++) {
+		if (c.v[i].skip)
 			json_array_append_new(skipped, json_pack("{s:O, s:s}", "messageId",
-								 json_object_get(v[i].msg, "id"),
-								 "reason", v[i].skip));
-		if (!v[i].skip || strcmp(v[i].skip, "duplicate") == 0)
-			json_array_append(admitted, v[i].msg);
+								 json_object_get(c.v[i].msg, "id"),
+								 "reason", c.v[i].skip));
+		if (!c.v[i].skip || strcmp(c.v[i].skip, "duplicate") == 0)
+			json_array_append(admitted, c.v[i].msg);
 	}
 	*out = json_pack("{s:s, s:I, s:o, s:o}", "conversation", conversation, "logged",
-			 (json_int_t)logged, "skipped", skipped, "admitted", admitted);
+			 (json_int_t)c.logged, "skipped", skipped, "admitted", admitted);
 out:
-	msgs_release(v, n);
-	json_decref(evicted);
-	json_decref(written);
+	msgs_release(c.v, c.n);
+	json_decref(c.evicted);
+	json_decref(c.written);
 	return rc;
-}
-
-/* ---- conversations --------------------------------------------------- */
-
-#define CONV_COLS \
-	"key, slug, created_at, last_message_at, messages, lines_since_digest, last_digest_at, last_digest_date"
-
-static json_t *conv_from_row(sqlite3_stmt *st)
-{
-	json_t *o = json_object();
-	zc_json_set_str(o, "key", (const char *)sqlite3_column_text(st, 0));
-	zc_json_set_str(o, "slug", (const char *)sqlite3_column_text(st, 1));
-	zc_col_time(o, "createdAt", st, 2);
-	zc_col_time(o, "lastMessageAt", st, 3);
-	json_object_set_new(o, "messages", json_integer(sqlite3_column_int64(st, 4)));
-	json_object_set_new(o, "linesSinceDigest", json_integer(sqlite3_column_int64(st, 5)));
-	zc_col_time(o, "lastDigestAt", st, 6);
-	zc_json_set_str(o, "lastDigestDate", (const char *)sqlite3_column_text(st, 7));
-	return o;
-}
-
-/* The conversations visible to ctx (?1: its key, NULL for the host). */
-static int conv_rows(struct zc_store *s, const char *only, long long limit, long long offset,
-		     json_t *items, long long *total, struct zc_err *e)
-{
-	sqlite3_stmt *st = zc_stmt(s, "SELECT count(*) FROM conversations WHERE ?1 IS NULL OR key = ?1", e);
-	if (!st)
-		return e->code;
-	if (only)
-		sqlite3_bind_text(st, 1, only, -1, SQLITE_STATIC);
-	*total = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-	sqlite3_reset(st);
-	st = zc_stmt(s,
-		     "SELECT " CONV_COLS " FROM conversations WHERE ?1 IS NULL OR key = ?1 "
-		     "ORDER BY coalesce(last_message_at, created_at) DESC, key LIMIT ?2 OFFSET ?3",
-		     e);
-	if (!st)
-		return e->code;
-	if (only)
-		sqlite3_bind_text(st, 1, only, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, limit);
-	sqlite3_bind_int64(st, 3, offset);
-	int step;
-	while ((step = sqlite3_step(st)) == SQLITE_ROW)
-		json_array_append_new(items, conv_from_row(st));
-	sqlite3_reset(st);
-	return step == SQLITE_DONE ? ZCOR_OK : zc_store_fail(s, step, e, "listing conversations");
-}
-
-int zc_conversations_list(struct zc_mem *m, const struct zcor_ctx *ctx, json_t **out, struct zc_err *e)
-{
-	json_t *items = json_array();
-	long long total = 0;
-	int rc = zc_store_begin(&m->store, 0, e);
-	if (!rc)
-		rc = conv_rows(&m->store, ctx->conversation, -1, 0, items, &total, e);
-	zc_store_rollback(&m->store);
-	if (rc) {
-		json_decref(items);
-		return rc;
-	}
-	*out = json_pack("{s:o}", "items", items);
-	return ZCOR_OK;
-}
-
-static int conv_load(struct zc_store *s, const char *key, json_t **conv, struct zc_err *e)
-{
-	*conv = NULL;
-	sqlite3_stmt *st = zc_stmt(s, "SELECT " CONV_COLS " FROM conversations WHERE key = ?1", e);
-	if (!st)
-		return e->code;
-	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-	int step = sqlite3_step(st);
-	if (step == SQLITE_ROW)
-		*conv = conv_from_row(st);
-	sqlite3_reset(st);
-	if (step != SQLITE_ROW && step != SQLITE_DONE)
-		return zc_store_fail(s, step, e, "reading a conversation");
-	if (!*conv)
-		return zc_fail(e, ZCOR_ENOTFOUND,
-			       "no transcript for conversation '%s'; the conversation list shows the ones "
-			       "that have one",
-			       key);
-	return ZCOR_OK;
-}
-
-int zc_conversation_get(struct zc_mem *m, const struct zcor_ctx *ctx, const char *key, json_t **out,
-			struct zc_err *e)
-{
-	json_t *conv = NULL;
-	int rc = check_key(key, "conversation", e);
-	if (rc)
-		return rc;
-	if (ctx->conversation && strcmp(ctx->conversation, key) != 0)
-		return zc_fail(e, ZCOR_EFORBIDDEN,
-			       "conversation '%s' is not this caller's ('%s'): a conversation sees only "
-			       "its own transcript",
-			       key, ctx->conversation);
-	if ((rc = zc_store_begin(&m->store, 0, e)))
-		return rc;
-	rc = conv_load(&m->store, key, &conv, e);
-	zc_store_rollback(&m->store);
-	if (!rc)
-		*out = json_pack("{s:o}", "conversation", conv);
-	return rc;
-}
-
-int zc_transcript_digest_done(struct zc_mem *m, const char *key, json_t **out, struct zc_err *e)
-{
-	json_t *conv = NULL;
-	char date[ZC_DATE_LEN];
-	int64_t now = zc_mem_now(m);
-	int rc = check_key(key, "conversation", e);
-	if (rc || (rc = zc_store_begin(&m->store, 1, e)))
-		return rc;
-	if ((rc = conv_load(&m->store, key, &conv, e)))
-		goto out;
-	json_decref(conv);
-	conv = NULL;
-	sqlite3_stmt *st = zc_stmt(&m->store,
-				   "UPDATE conversations SET last_digest_at = ?2, last_digest_date = ?3, "
-				   "lines_since_digest = 0 WHERE key = ?1",
-				   e);
-	if (!st) {
-		rc = e->code;
-		goto out;
-	}
-	zc_time_local_date(now, date);
-	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, now);
-	sqlite3_bind_text(st, 3, date, -1, SQLITE_STATIC);
-	int step = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (step != SQLITE_DONE) {
-		rc = zc_store_fail(&m->store, step, e, "marking the digest done");
-		goto out;
-	}
-	if ((rc = conv_load(&m->store, key, &conv, e)))
-		goto out;
-	rc = zc_store_commit(&m->store, e);
-out:
-	if (rc) {
-		zc_store_rollback(&m->store);
-		json_decref(conv);
-		return rc;
-	}
-	zc_mirror_digest(m);
-	*out = json_pack("{s:o}", "conversation", conv);
-	return ZCOR_OK;
 }
 
 /* ---- qq_transcript ----------------------------------------------------- */
@@ -610,7 +479,7 @@ static int transcript_conv(struct zc_op *op, json_t *args, int required, const c
 	const char *own = op->ctx->conversation;
 	int rc;
 	*key = NULL;
-	if (given && (rc = check_key(given, "argument 'conversation'", e)))
+	if (given && (rc = zc_log_check_key(given, "argument 'conversation'", e)))
 		return rc;
 	if (own) {
 		if (given && strcmp(given, own) != 0)
@@ -636,7 +505,7 @@ static int action_list(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 	if (rc)
 		return rc;
 	json_t *items = json_array();
-	rc = conv_rows(&op->m->store, op->ctx->conversation, limit, offset, items, &total, e);
+	rc = zc_conv_rows(&op->m->store, op->ctx->conversation, limit, offset, items, &total, e);
 	if (!rc)
 		*out = zc_page_result(items, total, offset);
 	json_decref(items);
@@ -647,7 +516,7 @@ static int collect_messages(struct zc_store *s, sqlite3_stmt *st, json_t *items,
 {
 	int step;
 	while ((step = sqlite3_step(st)) == SQLITE_ROW)
-		json_array_append_new(items, msg_from_row(st));
+		json_array_append_new(items, zc_log_msg_from_row(st));
 	sqlite3_reset(st);
 	return step == SQLITE_DONE ? ZCOR_OK : zc_store_fail(s, step, e, "reading the transcript");
 }
@@ -678,7 +547,7 @@ static int action_read(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 		return rc;
 	if (!op->ctx->conversation) {
 		json_t *conv = NULL;
-		if ((rc = conv_load(s, key, &conv, e)))
+		if ((rc = zc_conv_load(s, key, &conv, e)))
 			return rc;
 		json_decref(conv);
 	}
@@ -688,7 +557,7 @@ static int action_read(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 	bind_range(st, key, from, to);
 	total = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 	sqlite3_reset(st);
-	st = zc_stmt(s, "SELECT " MSG_COLS READ_WHERE " ORDER BY at, seq LIMIT ?4 OFFSET ?5", e);
+	st = zc_stmt(s, "SELECT " ZC_LOG_MSG_COLS READ_WHERE " ORDER BY at, seq LIMIT ?4 OFFSET ?5", e);
 	if (!st)
 		return e->code;
 	bind_range(st, key, from, to);
@@ -759,9 +628,9 @@ static int action_search(struct zc_op *op, json_t *args, json_t **out, struct zc
 	bind_search(st, key, from, to, kw, pre);
 	total = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 	sqlite3_reset(st);
-	st = pre ? zc_stmt(s, "SELECT " MSG_COLS SEARCH_WHERE SEARCH_INDEXED
+	st = pre ? zc_stmt(s, "SELECT " ZC_LOG_MSG_COLS SEARCH_WHERE SEARCH_INDEXED
 			      " ORDER BY at DESC, seq DESC LIMIT ?4 OFFSET ?5", e)
-		 : zc_stmt(s, "SELECT " MSG_COLS SEARCH_WHERE SEARCH_SCAN
+		 : zc_stmt(s, "SELECT " ZC_LOG_MSG_COLS SEARCH_WHERE SEARCH_SCAN
 			      " ORDER BY at DESC, seq DESC LIMIT ?4 OFFSET ?5", e);
 	if (!st) {
 		rc = e->code;
@@ -817,332 +686,6 @@ static int qq_transcript(struct zc_op *op, json_t *args, json_t **out, struct zc
 
 const struct zc_opdef zc_op_qq_transcript = {"qq_transcript", NULL, qq_transcript, 1};
 
-/* ---- log files: export ------------------------------------------------- */
-
-static int flush_file(const char *root, const char *slug, const char *date, struct zc_buf *b,
-		      long long *files, struct zc_err *e)
-{
-	struct zc_buf rel = ZC_BUF_INIT;
-	int rc;
-	/* real directories under root: a planted link is not written through */
-	zc_buf_addf(&rel, "conversations/%s/log/%s.jsonl", slug, date);
-	if (!(rc = zc_mkdir_p(root, e)) && !(rc = zc_write_file_inside(root, rel.p, b->p, b->len, e)))
-		++*files;
-	zc_buf_release(&rel);
-	zc_buf_reset(b);
-	return rc;
-}
-
-/* One log line: the message without its conversation (the file says it). */
-static void add_line(struct zc_buf *b, json_t *msg)
-{
-	json_object_del(msg, "conversation");
-	char *s = zc_json_dump(msg);
-	zc_buf_adds(b, s);
-	zc_buf_addc(b, '\n');
-	zc_free(s);
-}
-
-int zc_transcript_export(struct zc_mem *m, const char *conversation, const char *root_dir,
-			 json_t **report, struct zc_err *e)
-{
-	return zc_transcript_export_range(m, conversation, INT64_MIN, INT64_MAX, root_dir, report, e);
-}
-
-int zc_transcript_export_range(struct zc_mem *m, const char *conversation, int64_t from, int64_t to,
-			       const char *root_dir, json_t **report, struct zc_err *e)
-{
-	struct zc_store *s = &m->store;
-	struct zc_buf b = ZC_BUF_INIT;
-	char slug[96] = "", date[ZC_DATE_LEN] = "", cur[160] = "";
-	long long files = 0, messages = 0, convs = 0;
-	json_t *conv = NULL;
-	int rc = ZCOR_OK, step = SQLITE_DONE;
-	if (conversation && (rc = check_key(conversation, "conversation", e)))
-		return rc;
-	if ((rc = zc_store_begin(s, 0, e)))
-		return rc;
-	if (conversation && (rc = conv_load(s, conversation, &conv, e)))
-		goto out;
-	sqlite3_stmt *st = zc_stmt(s, "SELECT " MSG_COLS " FROM messages WHERE (?1 IS NULL OR conversation = ?1) "
-				      "AND at >= ?2 AND at < ?3 ORDER BY conversation, at, seq", e);
-	if (!st) {
-		rc = e->code;
-		goto out;
-	}
-	if (conversation)
-		sqlite3_bind_text(st, 1, conversation, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, from);
-	sqlite3_bind_int64(st, 3, to);
-	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *key = (const char *)sqlite3_column_text(st, 8);
-		char d[ZC_DATE_LEN];
-		zc_time_local_date(sqlite3_column_int64(st, 1), d);
-		if (strcmp(key, cur) != 0 || strcmp(d, date) != 0) {
-			if (b.len && (rc = flush_file(root_dir, slug, date, &b, &files, e)))
-				break;
-			if (strcmp(key, cur) != 0)
-				convs++;
-			snprintf(cur, sizeof(cur), "%s", key);
-			zc_conv_slug(key, slug, sizeof(slug));
-			memcpy(date, d, sizeof(date));
-		}
-		json_t *msg = msg_from_row(st);
-		add_line(&b, msg);
-		json_decref(msg);
-		messages++;
-	}
-	sqlite3_reset(st);
-	if (!rc && step != SQLITE_DONE)
-		rc = zc_store_fail(s, step, e, "exporting the transcript");
-	if (!rc && b.len)
-		rc = flush_file(root_dir, slug, date, &b, &files, e);
-out:
-	zc_store_rollback(s); /* a read */
-	json_decref(conv);
-	zc_buf_release(&b);
-	if (!rc)
-		*report = json_pack("{s:I, s:I, s:I}", "conversations", (json_int_t)convs, "files",
-				    (json_int_t)files, "messages", (json_int_t)messages);
-	return rc;
-}
-
-/* ---- log files: import ------------------------------------------------- */
-
-static json_t *first_of(json_t *o, const char *const *keys)
-{
-	for (; *keys; keys++) {
-		json_t *v = json_object_get(o, *keys);
-		if (v && !json_is_null(v))
-			return v;
-	}
-	return NULL;
-}
-
-/* A time as ISO-8601 text or epoch seconds / milliseconds. */
-static int lenient_time(json_t *v, int64_t *at, struct zc_err *e)
-{
-	if (json_is_string(v))
-		return zc_time_parse(json_string_value(v), "time", at, e);
-	if (json_is_integer(v) || json_is_real(v)) {
-		double x = json_number_value(v);
-		*at = (int64_t)(x < 1e11 ? x * 1000.0 : x); /* seconds before year 5138 */
-		return ZCOR_OK;
-	}
-	return zc_fail(e, ZCOR_EINVAL, "'time' must be ISO-8601 text or epoch seconds/milliseconds");
-}
-
-/* One parsed log line in the output shape, or an error for the report. */
-static int import_line(struct zc_mem *m, const char *line, size_t len, json_t **msg, int64_t *at,
-		       int *self, struct zc_err *e)
-{
-	static const char *const k_id[] = {"id", "messageId", "message_id", "msgId", "msg_id", NULL};
-	static const char *const k_time[] = {"time", "ts", "timestamp", "at", NULL};
-	static const char *const k_sender[] = {"senderId", "sender_id", "userId", "user_id", "qq", "uid", NULL};
-	static const char *const k_name[] = {"senderName", "sender_name", "nickname", "name", "card", NULL};
-	static const char *const k_text[] = {"text", "message", "content", "raw_message", NULL};
-	static const char *const k_mentions[] = {"mentions", "at_list", NULL};
-	static const char *const k_reply[] = {"replyTo", "reply_to", "reply", NULL};
-	json_t *o = NULL;
-	char *id = NULL, *sender = NULL, *reply = NULL;
-	int rc;
-	*msg = NULL;
-	if ((rc = zc_json_parse(line, len, "the line", &o, e)))
-		return rc;
-	if (!json_is_object(o)) {
-		rc = zc_fail(e, ZCOR_EINVAL, "the line is not a JSON object");
-		goto out;
-	}
-	json_t *tv = first_of(o, k_time), *textv = first_of(o, k_text), *namev = first_of(o, k_name);
-	if (!tv) {
-		rc = zc_fail(e, ZCOR_EINVAL, "no time (time, ts or timestamp)");
-		goto out;
-	}
-	if ((rc = lenient_time(tv, at, e)))
-		goto out;
-	if (!(sender = id_text(first_of(o, k_sender), 64))) {
-		rc = zc_fail(e, ZCOR_EINVAL, "no sender id (senderId, userId, user_id or qq)");
-		goto out;
-	}
-	if (textv && (!json_is_string(textv) || zc_utf8_len(json_string_value(textv)) > ZC_MSG_TEXT_MAX)) {
-		rc = zc_fail(e, ZCOR_EINVAL, "the text is not a string of at most 20000 characters");
-		goto out;
-	}
-	json_t *idv = first_of(o, k_id);
-	if (idv) {
-		if (!(id = id_text(idv, ZC_MSG_ID_MAX))) {
-			rc = zc_fail(e, ZCOR_EINVAL, "the id is not a string or integer of 1 to 128 bytes");
-			goto out;
-		}
-	} else {
-		char h[65]; /* the same line always gets the same id: re-import skips it */
-		zc_sha256_hex(line, len, h);
-		h[16] = '\0';
-		struct zc_buf b = ZC_BUF_INIT;
-		zc_buf_addf(&b, "imp-%s", h);
-		id = zc_buf_detach(&b);
-	}
-	reply = id_text(first_of(o, k_reply), ZC_MSG_ID_MAX);
-	json_t *mentions = json_array(), *mn = first_of(o, k_mentions), *media = json_array();
-	size_t i;
-	json_t *x;
-	json_array_foreach(mn, i, x) {
-		char *p = id_text(x, 64);
-		if (p && json_array_size(mentions) < ZC_MSG_MENTIONS_MAX)
-			json_array_append_new(mentions, zc_json_string_own(p));
-		else
-			zc_free(p);
-	}
-	json_t *mv = json_object_get(o, "media");
-	if (json_is_string(mv))
-		json_array_append(media, mv);
-	json_array_foreach(mv, i, x) {
-		if (json_is_string(x) && strlen(json_string_value(x)) <= 1024 &&
-		    json_array_size(media) < ZC_MSG_MEDIA_MAX)
-			json_array_append(media, x);
-	}
-	*self = json_is_true(json_object_get(o, "self")) || is_self(m, sender, 0);
-	*msg = json_object();
-	json_object_set_new(*msg, "id", json_string(id));
-	zc_json_set_time(*msg, "time", *at);
-	json_object_set_new(*msg, "senderId", json_string(sender));
-	json_object_set_new(*msg, "senderName",
-			    json_string(json_is_string(namev) ? json_string_value(namev) : ""));
-	json_object_set_new(*msg, "text", json_string(textv ? json_string_value(textv) : ""));
-	json_object_set_new(*msg, "mentions", mentions);
-	json_object_set_new(*msg, "replyTo", reply ? json_string(reply) : json_null());
-	json_object_set_new(*msg, "media", media);
-out:
-	json_decref(o);
-	zc_free(id);
-	zc_free(sender);
-	zc_free(reply);
-	return rc;
-}
-
-int zc_transcript_import_file(struct zc_mem *m, const char *conversation, const char *path,
-			      json_t **report, struct zc_err *e)
-{
-	char *data = NULL;
-	size_t len = 0;
-	int rc;
-	if ((rc = check_key(conversation, "conversation", e)) ||
-	    (rc = zc_read_file(path, ZC_LOG_FILE_MAX, &data, &len, e)))
-		return rc;
-	rc = zc_transcript_import_data(m, conversation, path, data, len, report, e);
-	zc_free(data);
-	return rc;
-}
-
-int zc_transcript_import_data(struct zc_mem *m, const char *conversation, const char *path,
-			      const char *data, size_t len, json_t **report, struct zc_err *e)
-{
-	long long lines = 0, logged = 0, dups = 0, self = 0, nerr = 0;
-	int64_t last = 0;
-	json_t *errors = json_array();
-	int rc, own = 0;
-	zc_config_refresh(&m->conf);
-	if ((rc = check_key(conversation, "conversation", e)))
-		goto out;
-	/* inside a caller's transaction (zcor import qq-memory) it joins it */
-	own = !m->store.in_tx;
-	if (own && (rc = zc_store_begin(&m->store, 1, e)))
-		goto out;
-	if ((rc = conv_add(m, conversation, 0, 0, 0, e)))
-		goto out;
-	for (size_t at = 0; at < len;) {
-		size_t n = strcspn(data + at, "\n");
-		const char *line = data + at;
-		at += n + 1;
-		lines++;
-		size_t trim = n;
-		while (trim && (line[trim - 1] == '\r' || line[trim - 1] == ' ' || line[trim - 1] == '\t'))
-			trim--;
-		if (trim == 0)
-			continue;
-		json_t *msg = NULL;
-		int64_t t = 0;
-		int is_self_line = 0;
-		struct zc_err le = {0};
-		if (import_line(m, line, trim, &msg, &t, &is_self_line, &le)) {
-			if (nerr++ < ZC_IMPORT_ERRORS_MAX)
-				json_array_append_new(errors, json_pack("{s:I, s:s}", "line", (json_int_t)lines,
-									"error", le.msg));
-			continue;
-		}
-		int inserted = 0;
-		if (is_self_line) {
-			self++;
-		} else if ((rc = insert_message(&m->store, conversation, msg, t, &inserted, e))) {
-			json_decref(msg);
-			goto out;
-		} else if (inserted) {
-			logged++;
-			last = t > last ? t : last;
-		} else {
-			dups++;
-		}
-		json_decref(msg);
-	}
-	/* imported history is old news: it does not count as new lines for
-	 * the digest (lines_since_digest stays) */
-	if (logged && (rc = conv_add(m, conversation, logged, 0, last, e)))
-		goto out;
-	if (!logged && !dups) {
-		/* nothing of this conversation: no empty conversation row */
-		sqlite3_stmt *st = zc_stmt(&m->store,
-					   "DELETE FROM conversations WHERE key = ?1 AND messages = 0 AND NOT "
-					   "EXISTS (SELECT 1 FROM messages WHERE conversation = ?1)",
-					   e);
-		if (!st) {
-			rc = e->code;
-			goto out;
-		}
-		sqlite3_bind_text(st, 1, conversation, -1, SQLITE_STATIC);
-		int step = sqlite3_step(st);
-		sqlite3_reset(st);
-		if (step != SQLITE_DONE) {
-			rc = zc_store_fail(&m->store, step, e, "importing");
-			goto out;
-		}
-	}
-	if (own && (rc = zc_store_commit(&m->store, e)))
-		goto out;
-	if (own && logged)
-		zc_mirror_all(m);
-	*report = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:O}", "file", path, "conversation",
-			    conversation, "lines", (json_int_t)lines, "logged", (json_int_t)logged,
-			    "duplicates", (json_int_t)dups, "self", (json_int_t)self, "errorCount",
-			    (json_int_t)nerr, "errors", errors);
-out:
-	if (rc && own)
-		zc_store_rollback(&m->store); /* safe when no transaction is open */
-	json_decref(errors);
-	return rc;
-}
-
-int zc_conversation_set_digest(struct zc_mem *m, const char *key, int64_t at, const char *date,
-			       struct zc_err *e)
-{
-	int rc = check_key(key, "conversation", e);
-	if (rc || (rc = conv_add(m, key, 0, 0, 0, e)))
-		return rc;
-	sqlite3_stmt *st = zc_stmt(&m->store,
-				   "UPDATE conversations SET last_digest_at = ?2, last_digest_date = ?3 "
-				   "WHERE key = ?1",
-				   e);
-	if (!st)
-		return e->code;
-	sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
-	if (at >= 0)
-		sqlite3_bind_int64(st, 2, at);
-	if (date)
-		sqlite3_bind_text(st, 3, date, -1, SQLITE_TRANSIENT);
-	int step = sqlite3_step(st);
-	sqlite3_reset(st);
-	return step == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&m->store, step, e, "setting digest progress");
-}
-
 /* ---- derived data ------------------------------------------------------ */
 
 int zc_transcript_reindex(struct zc_store *s, long long *count, struct zc_err *e)
@@ -1157,3 +700,4 @@ int zc_transcript_reindex(struct zc_store *s, long long *count, struct zc_err *e
 	sqlite3_reset(st);
 	return ZCOR_OK;
 }
+
