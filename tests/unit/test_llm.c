@@ -323,12 +323,9 @@ static void search_provider_precedence(void)
 static void config_set_provider(void)
 {
 	zcor *z = t_open();
-	char *err = NULL;
 	CHECK_INT(zcor_config_set(z, "{\"provider\": {\"baseUrl\": \"http://h/v1\", \"apiKey\": \"k\"}}"),
 		  ZCOR_EINVAL);
 	CHECK(strstr(zcor_errmsg(z), "apiKeyEnv"));
-	zcor_free(err);
-	err = NULL;
 	CHECK_INT(zcor_config_set(z, "{\"provider\": {\"baseUrl\": \"http://h/v1\", \"model\": \"a\"}}"),
 		  ZCOR_OK);
 	CHECK_INT(zcor_config_set(z, "{\"provider\": {\"model\": \"b\"}}"), ZCOR_OK);

@@ -73,13 +73,11 @@ static void mk(zcor *z, const char *conv, const char *title, const char *content
 
 static void set_config(zcor *z, const char *json)
 {
-	char *err = NULL;
 	int rc = zcor_config_set(z, json);
 	if (rc != ZCOR_OK) {
 		fprintf(stderr, "zcor_config_set(%s) failed: %s\n", json, zcor_errmsg(z));
 		t_failures++;
 	}
-	zcor_free(err);
 }
 
 /* Calls zcor_recall with request text; returns the parsed result. */
@@ -1880,11 +1878,9 @@ static void X_CONFIG(void)
 	size_t len0 = 0;
 	char *before = read_all(path, &len0);
 	for (size_t i = 0; i < sizeof(refuse) / sizeof(refuse[0]); i++) {
-		char *err = NULL;
 		int rc = zcor_config_set(z, refuse[i].patch);
 		CHECK_INT(rc, ZCOR_EINVAL);
 		CHECK_HAS(zcor_errmsg(z), refuse[i].key);
-		zcor_free(err);
 		size_t len1 = 0;
 		char *after = read_all(path, &len1);
 		CHECK(before && after && len0 == len1 && memcmp(before, after, len0) == 0);
@@ -1898,10 +1894,8 @@ static void X_CONFIG(void)
 
 	/* refused in a fresh directory: no config.json appears */
 	z = open_clocked();
-	char *err = NULL;
 	CHECK_INT(zcor_config_set(z, "{\"recallChars\":-5}"), ZCOR_EINVAL);
 	CHECK_HAS(zcor_errmsg(z), "recallChars");
-	zcor_free(err);
 	FILE *f = fopen(dir_file(z, "config.json"), "rb");
 	CHECK(f == NULL);
 	if (f)

@@ -48,12 +48,10 @@ static json_t *log_batch(zcor *z, const char *conv, int *rc, const char *batch)
 
 static void set_config(zcor *z, const char *json)
 {
-	char *err = NULL;
 	int rc = zcor_config_set(z, json);
 	if (rc)
 		fprintf(stderr, "config: %s\n", zcor_errmsg(z));
 	CHECK_INT(rc, ZCOR_OK);
-	zcor_free(err);
 }
 
 /* (zcor_flush: read records are written a few milliseconds later) */
@@ -244,18 +242,12 @@ static void Q_LOG_bad_input_names_the_field_and_changes_nothing(void)
 	CHECK_INT(count(z, "SELECT count(*) FROM messages"), 0);
 	CHECK_INT(count(z, "SELECT count(*) FROM conversations"), 0);
 	/* a bad admission setting is refused by key, the file unchanged */
-	char *err = NULL;
 	CHECK_INT(zcor_config_set(z, "{\"admission\": {\"groups\": \"100\"}}"), ZCOR_EINVAL);
 	CHECK(strstr(zcor_errmsg(z), "admission.groups"));
-	zcor_free(err);
-	err = NULL;
 	CHECK_INT(zcor_config_set(z, "{\"botId\": 3000}"), ZCOR_EINVAL);
 	CHECK(strstr(zcor_errmsg(z), "botId"));
-	zcor_free(err);
-	err = NULL;
 	CHECK_INT(zcor_config_set(z, "{\"mediaCacheMax\": 0}"), ZCOR_EINVAL);
 	CHECK(strstr(zcor_errmsg(z), "mediaCacheMax"));
-	zcor_free(err);
 	zcor_close(z);
 }
 

@@ -94,13 +94,11 @@ static zcor *open_views(const char *config)
 
 static void set_config(zcor *z, const char *json)
 {
-	char *err = NULL;
 	int rc = zcor_config_set(z, json);
 	if (rc != ZCOR_OK) {
 		fprintf(stderr, "zcor_config_set(%s) failed: %s\n", json, zcor_errmsg(z));
 		t_failures++;
 	}
-	zcor_free(err);
 }
 
 /* qq_memory with a ready argument object (stolen). */
