@@ -227,9 +227,8 @@ static void bench_zcor(long n, long k, int explain, struct write_run *r)
 {
 	char *dir = tmpdir();
 	zcor *z = NULL;
-	char *err = NULL;
-	if (zcor_open(&z, dir, &err)) {
-		fprintf(stderr, "zcor-bench: %s\n", err);
+	if (zcor_open(&z, dir)) {
+		fprintf(stderr, "zcor-bench: %s\n", zcor_errmsg(z));
 		exit(3);
 	}
 	sqlite3 *db = zc_bench_mem(z)->store.db;

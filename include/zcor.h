@@ -6,6 +6,26 @@
  * returns JSON text, so the same call serves a model's tool call, a REST
  * route and a command line.
  *
+ * Errors, one convention for every call (SQLite's): a call returns an
+ * `int` code, ZCOR_OK or an enum zcor_code; what it gives back goes
+ * through out parameters (`char **out` and the like), which are NULL (0)
+ * when it fails. The failure itself stays on the handle until its next
+ * call: zcor_errmsg(z) the message, zcor_errcode(z) the code and
+ * zcor_errjson(z) the whole error as {"error":{"code","message",
+ * "details"?}} text, which adapters (MCP, REST, the CLI's --json) forward
+ * unchanged; a call that succeeds clears them. zcor_open gives a handle
+ * even when it fails (unless memory ran out), to say why; every call on it
+ * answers that failure again, and the caller zcor_closes it. A call with
+ * no handle (zcor_check_conversation, zcor_doctor_unopened, zcor_tools_json
+ * with z NULL) keeps its error for the calling thread alone: zcor_errmsg
+ * (NULL), zcor_errcode(NULL), zcor_errjson(NULL). A result never carries
+ * the call's own failure; an "error" inside a result is data about one
+ * item or part of it, and the call that has one says so below
+ * (zcor_synonyms_list, zcor_transcript_import_file's "errors"). Setters
+ * (zcor_set_*), zcor_close, zcor_free and the accessors (zcor_dir,
+ * zcor_code_name, zcor_tool_offered, the zcor_err* ones) cannot fail and
+ * return their value. New calls keep this convention.
+ *
  * Ownership: every `char *` this API hands out is the caller's, released
  * with zcor_free(). Every `const char *` stays owned by zcor and is valid
  * until the next call on the same handle.
@@ -64,16 +84,18 @@ struct zcor_ctx {
 
 /*
  * Opens the memory directory `dir`, creating it and memory.db if needed.
- * On failure returns a code and, if `errmsg` is not NULL, sets *errmsg to a
- * message the caller frees with zcor_free(). *out is NULL then. A 0-byte
- * memory.db in a directory that holds data, and a memory.db that is not
- * SQLite or is cut off, are refused (ZCOR_EIO) and left as they are
- * (docs/OPERATIONS.md); zcor_doctor_unopened says why.
+ * Sets *out to a new handle, which the caller zcor_closes, also when the
+ * open fails: then it returns the code, zcor_errmsg(*out) says why, and
+ * every other call on it returns the same code (only when memory runs out
+ * is *out NULL; zcor_errmsg(NULL) says so). A 0-byte memory.db in a
+ * directory that holds data, and a memory.db that is not SQLite or is cut
+ * off, are refused (ZCOR_EIO) and left as they are (docs/OPERATIONS.md);
+ * zcor_doctor_unopened says why.
  */
-int zcor_open(zcor **out, const char *dir, char **errmsg);
+int zcor_open(zcor **out, const char *dir);
 
 /* Closes the handle, writing the read records it still holds (below).
- * Accepts NULL. */
+ * Accepts NULL and a handle whose open failed. */
 void zcor_close(zcor *z);
 
 /*
@@ -88,8 +110,17 @@ void zcor_close(zcor *z);
  */
 int zcor_flush(zcor *z);
 
-/* The message of the last failed call on this handle ("" if none). */
+/*
+ * The last call's error on handle z, or with z NULL the calling thread's
+ * last handle-less call's. The message ("" after a call that succeeded);
+ * the code (ZCOR_OK after one); the error as JSON text, {"error":
+ * {"code": zcor_code_name(code), "message", "details"?}}, NULL after a
+ * call that succeeded. The strings are owned by zcor and valid until the
+ * next call on the same handle (or, for NULL, on the same thread).
+ */
 const char *zcor_errmsg(zcor *z);
+int zcor_errcode(zcor *z);
+const char *zcor_errjson(zcor *z);
 
 /* The memory directory this handle was opened on. */
 const char *zcor_dir(zcor *z);
@@ -97,20 +128,21 @@ const char *zcor_dir(zcor *z);
 /* Releases memory this API handed out. Accepts NULL. */
 void zcor_free(void *p);
 
-/* Checks a conversation key; returns ZCOR_OK or ZCOR_EINVAL with *errmsg. */
-int zcor_check_conversation(const char *key, char **errmsg);
+/* Checks a conversation key: ZCOR_OK or ZCOR_EINVAL, the message saying
+ * what a key looks like. z may be NULL (the error is then the thread's). */
+int zcor_check_conversation(zcor *z, const char *key);
 
 /* ---- tools ---------------------------------------------------------- */
 
 /*
  * Calls the tool `name` with `args_json` (a JSON object as text; NULL or ""
- * means {}). On success returns ZCOR_OK and sets *out_json to the result.
- * On failure returns the error code and sets *out_json to
- * {"error":{"code":"…","message":"…"}}, plus "details" (an object) where
- * the failing rule names what a program may act on, e.g. a refused
- * zcor_memory_delete: {"reason": "has_children", "count": 2, "ids": […]}
- * (docs/API.md lists them). Either way the caller frees *out_json. Every
- * call, failed ones included, is recorded in history.
+ * means {}). On success returns ZCOR_OK and sets *out_json to the result
+ * (the caller frees it). On failure returns the error code, *out_json is
+ * NULL and zcor_errjson(z) is {"error":{"code":"…","message":"…"}}, plus
+ * "details" (an object) where the failing rule names what a program may
+ * act on, e.g. a refused zcor_memory_delete: {"reason": "has_children",
+ * "count": 2, "ids": […]} (docs/API.md lists them). Every call, failed
+ * ones included, is recorded in history.
  */
 int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name,
 		   const char *args_json, char **out_json);
@@ -124,16 +156,17 @@ int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name,
  * descriptionEn, inputSchema} in a deterministic order: the tools offered
  * to models under the handle's config.json (relationship tools only while
  * relationship memory is on), or every tool with ZCOR_TOOLS_ALL or a NULL
- * handle. Caller frees.
+ * handle. *out_json: the caller frees.
  */
-char *zcor_tools_json(zcor *z, unsigned flags);
+int zcor_tools_json(zcor *z, unsigned flags, char **out_json);
 
 /*
  * 1 when the tool `name` is offered to models under the handle's
  * config.json (the same rule as zcor_tools_json without ZCOR_TOOLS_ALL),
  * 0 when it is not or no tool has that name. A NULL handle: every tool.
  * A table lookup (and a stat of config.json), nothing serialised: for
- * checking each call, as MCP tools/call does.
+ * checking each call, as MCP tools/call does. A predicate: it cannot fail
+ * and leaves the last error as it was.
  */
 int zcor_tool_offered(zcor *z, const char *name);
 
@@ -141,7 +174,7 @@ int zcor_tool_offered(zcor *z, const char *name);
  * Reads one memory node as {"node": …} without recording it in history:
  * for hosts showing memory (MCP resources, the web page's detail view),
  * not for model tool calls. Scope rules apply: a node the conversation may
- * not see is ZCOR_ENOTFOUND. Errors as zcor_tool_call.
+ * not see is ZCOR_ENOTFOUND.
  */
 int zcor_node_get(zcor *z, const struct zcor_ctx *ctx, const char *id, char **out_json);
 
@@ -155,15 +188,17 @@ int zcor_node_list(zcor *z, const struct zcor_ctx *ctx, const char *cursor, int 
 
 /* ---- synonyms, for hosts (the web page) ----------------------------- */
 
-/* The groups in file order: {"groups": [[…]…], "warning"?}. A read. */
-char *zcor_synonyms_list(zcor *z);
+/* The groups in file order: {"groups": [[…]…], "warning"?, "error"?}. A
+ * read. "error" is data, not the call's failure: synonyms.json could not
+ * be read again, the groups are the last good ones and it says why. */
+int zcor_synonyms_list(zcor *z, char **out_json);
 /* The local expansion of one word: {"word", "normalized", "expansion"}. */
 int zcor_synonyms_expand(zcor *z, const char *word, char **out_json);
 /* {"index": n, "terms": [...]} replaces group n, {"index": n, "terms":
  * null} deletes it. With "expected": the group's terms as last read, a
  * group that changed since is ZCOR_ECONFLICT (details: {"reason":
  * "group_changed", "current": the group now or null}) and nothing changes.
- * Recorded in history. Errors as zcor_tool_call. */
+ * Recorded in history. */
 int zcor_synonyms_edit(zcor *z, const struct zcor_ctx *ctx, const char *args_json, char **out_json);
 
 /* ---- recall and the system prefix --------------------------------- */
@@ -176,7 +211,7 @@ int zcor_synonyms_edit(zcor *z, const struct zcor_ctx *ctx, const char *args_jso
  * On success *out_json is {"header": the text to put before the batch,
  * "items": [...], "profile", "budget", "used", "terms", "expandedTerms",
  * "explain"?: per candidate features and why it was included or cut}.
- * Errors as zcor_tool_call. Not recorded in history.
+ * Not recorded in history.
  */
 int zcor_recall(zcor *z, const char *request_json, char **out_json);
 
@@ -191,15 +226,13 @@ int zcor_recall(zcor *z, const char *request_json, char **out_json);
  * the file's pages to. Costs the reading once (about 0.1-0.3 s for 32 MB)
  * and the memory. A commit by another connection to the same store
  * empties the cache again (SQLite in WAL mode); the handle's own writes do
- * not. On success *out_json is {"pages", "cacheBytes", "ms"}; errors as
- * zcor_tool_call.
+ * not. On success *out_json is {"pages", "cacheBytes", "ms"}.
  */
 #define ZCOR_WARM_DEFAULT_MB 32
 #define ZCOR_WARM_MAX_MB 1024
 int zcor_warm(zcor *z, int budget_mb, char **out_json);
 
-/* The system prefix for a conversation (NULL: the host plane), as text.
- * On failure returns the code and sets *out to NULL. */
+/* The system prefix for a conversation (NULL: the host plane), as text. */
 int zcor_prefix(zcor *z, const char *conversation, char **out);
 
 /*
@@ -225,7 +258,8 @@ int zcor_reindex(zcor *z, char **out_json);
  * the batch's admitted messages (their text, speakers and mentions), as
  * zcor_recall gives it ("" when nothing was admitted; "recallError" when
  * recall failed after logging). A ctx bound to another conversation is
- * ZCOR_EFORBIDDEN. ctx NULL: the host plane. Errors as zcor_tool_call.
+ * ZCOR_EFORBIDDEN. ctx NULL: the host plane. "recallError" is data: the
+ * messages were logged, the call succeeded.
  */
 int zcor_log_messages(zcor *z, const struct zcor_ctx *ctx, const char *conversation,
 		      const char *batch_json, char **out_json);
@@ -233,7 +267,7 @@ int zcor_log_messages(zcor *z, const struct zcor_ctx *ctx, const char *conversat
 /* The conversations with a log, for hosts, without history: {"items":
  * [{"key", "slug", "createdAt", "lastMessageAt", "messages",
  * "linesSinceDigest", "lastDigestAt", "lastDigestDate"}…]}, most recent
- * activity first. A bound ctx sees only its own. Errors as zcor_tool_call. */
+ * activity first. A bound ctx sees only its own. */
 int zcor_conversations(zcor *z, const struct zcor_ctx *ctx, char **out_json);
 /* One conversation as {"conversation": {…}}; ZCOR_ENOTFOUND without a log,
  * ZCOR_EFORBIDDEN for another conversation than a bound ctx's. */
@@ -252,7 +286,8 @@ int zcor_digest_done(zcor *z, const char *conversation, char **out_json);
  * {"conversations", "files", "messages"}. Import reads one such file into
  * `conversation`, tolerant of alias keys, idempotent by message id;
  * unparsable lines are listed by line number: {"file", "conversation",
- * "lines", "logged", "duplicates", "self", "errorCount", "errors"}.
+ * "lines", "logged", "duplicates", "self", "errorCount", "errors"}
+ * ("errors": per line, data of a call that succeeded).
  * Reading and searching transcripts is the tool qq_transcript.
  */
 int zcor_transcript_export(zcor *z, const char *conversation, const char *root_dir,
@@ -264,26 +299,27 @@ int zcor_transcript_import_file(zcor *z, const char *conversation, const char *p
  * The absolute path of a cached inbound media file named by a message's
  * reference "media/<sha256>.<ext>" (counts as a use for the LRU cache).
  * On success *out_path is the caller's (zcor_free). ZCOR_EINVAL for a
- * malformed reference, ZCOR_ENOTFOUND when not (or no longer) cached;
- * zcor_errmsg says which.
+ * malformed reference, ZCOR_ENOTFOUND when not (or no longer) cached.
  */
 int zcor_media_path(zcor *z, const char *ref, char **out_path);
 
 /* ---- settings ------------------------------------------------------- */
 
 /* The settings in effect (config.json with defaults), as JSON, plus
- * "warning" when the file is invalid. Caller frees. */
-char *zcor_config_json(zcor *z);
+ * "warning" when the file is invalid. Caller frees *out_json. */
+int zcor_config_json(zcor *z, char **out_json);
 /* Merges settings_json into config.json after checking the result. On
- * failure nothing is written and *errmsg names the key. */
-int zcor_config_set(zcor *z, const char *settings_json, char **errmsg);
+ * failure nothing is written and zcor_errmsg names the key. */
+int zcor_config_set(zcor *z, const char *settings_json);
 
 /* ---- LLM provider --------------------------------------------------- */
 
 /*
  * What zcor_memory_search's second stage calls. complete() returns 0 and
  * sets *reply (malloc'ed, zcor frees it with free()), or returns nonzero
- * and sets *errmsg (malloc'ed, freed with free(); may stay NULL).
+ * and sets *errmsg (malloc'ed, freed with free(); may stay NULL). A
+ * callback the host writes, not a call of this API: zcor turns its failure
+ * into the calling tool's ZCOR_EPROVIDER error.
  */
 struct zcor_provider {
 	int (*complete)(void *ud, const char *system, const char *user,
@@ -315,7 +351,7 @@ void zcor_set_clock(zcor *z, int64_t (*now_ms)(void *ud), void *ud);
 /*
  * Checks a reply before it is sent: every [[图片: …]] must name an
  * existing collected sticker, stickers/<name>.<ext> exactly (Q-STK).
- * ZCOR_OK, or a code with zcor_errmsg() saying which path is wrong.
+ * ZCOR_OK, or a code with zcor_errmsg saying which path is wrong.
  */
 int zcor_check_reply(zcor *z, const char *text);
 
@@ -325,9 +361,9 @@ int zcor_check_reply(zcor *z, const char *text);
  * "images": [path…] (the good ones), "problems": [{"image", "message",
  * "suggestion"?}]} — suggestion names the collected sticker of that name
  * with its real extension (stickers/敲盆.gif for stickers/敲盆.jpg). A
- * reply with a wrong path is an answer (ZCOR_OK, "ok": false); a bad
- * request is ZCOR_EINVAL naming the field, with *out_json the error as
- * zcor_tool_call gives it. Not recorded in history. Caller frees.
+ * reply with a wrong path is an answer (ZCOR_OK, "ok": false; "problems"
+ * are per image); a bad request is ZCOR_EINVAL naming the field. Not
+ * recorded in history. Caller frees.
  */
 int zcor_check_reply_json(zcor *z, const char *request_json, char **out_json);
 
@@ -368,9 +404,10 @@ int zcor_doctor(zcor *z, int rebuild, char **report_json);
 /* The doctor's report, in zcor_doctor's shape, for a directory zcor_open
  * refused because of its memory.db: why (MEMORY_DB_EMPTY,
  * MEMORY_DB_DAMAGED) and what else it can check without the store
- * (UNSAFE_PATH). NULL when memory.db's state is not the reason (the
- * directory cannot be opened at all). Caller frees. */
-char *zcor_doctor_unopened(const char *dir);
+ * (UNSAFE_PATH). ZCOR_ENOTFOUND when memory.db's state is not the reason
+ * (the directory cannot be opened at all: zcor_open's error says why).
+ * z: NULL (the thread's error) or a handle that opened. Caller frees. */
+int zcor_doctor_unopened(zcor *z, const char *dir, char **report_json);
 
 /*
  * zcor migrate cognition (SPEC §6): old COGNITION.md entries keyed by a
@@ -381,7 +418,8 @@ char *zcor_doctor_unopened(const char *dir);
  * file of the cache) leaves its line where it is.
  */
 int zcor_migrate_cognition(zcor *z, int apply, char **report_json);
-/* (For these four, on failure *report_json is {"error": {code, message}},
- * as with zcor_tool_call.) */
+/* Reports are results: their findings, actions and skipped lines are
+ * data of a call that succeeded; the call's own failure is its code and
+ * zcor_errjson, *report_json NULL. */
 
 #endif /* ZCOR_H */

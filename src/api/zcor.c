@@ -26,11 +26,25 @@
 #include "recall/recall.h"
 #include "tools/tools.h"
 
+/* The last error of a handle, or of a thread's handle-less calls
+ * (zcor.h, the convention): the code, the message and details as the
+ * failing layer gave them, and zcor_errjson's text, made when first asked
+ * for and kept until the next call. */
+struct last_err {
+	int code;
+	struct zc_err err;
+	char *json;
+};
+
 struct zcor {
 	struct zc_mem mem;       /* memory layer: the store, config, synonyms */
 	struct zc_recall recall; /* recall layer: its caches, over mem */
 	struct zc_llm llm;       /* LLM layer: the provider, over mem's config */
-	struct zc_err err;
+	struct last_err last; /* what zcor_errmsg/_errcode/_errjson answer */
+	/* zcor_open's failure, kept: every later call on the handle answers it */
+	int open_rc;
+	struct zc_err open_err;
+	char *dir;
 	/* The handle's lock (hold() below) and the thread that writes the
 	 * queued read records of a handle nobody calls (memory.h, ZC_READS_*),
 	 * started with the first such record. */
@@ -116,107 +130,56 @@ static void work_deferred(void *ud)
 static void *json_alloc(size_t n) { return zc_malloc(n); }
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static void init_libs(void) { json_set_alloc_funcs(json_alloc, zc_free); }
+static pthread_key_t thread_json_key; /* frees a thread's errjson text when it ends */
+static void init_libs(void)
+{
+	json_set_alloc_funcs(json_alloc, zc_free);
+	pthread_key_create(&thread_json_key, zc_free);
+}
 
 void zcor_free(void *p) { zc_free(p); }
 
-const char *zcor_errmsg(zcor *z) { return z ? z->err.msg : "no handle"; }
+/* ---- the last error (zcor.h, the convention) ------------------------ */
 
-const char *zcor_dir(zcor *z) { return z->mem.dir; }
+/* The handle-less calls' last error, one per thread: a call with z NULL
+ * on one thread never shows on another. */
+static __thread struct last_err thread_last;
 
-/* Not in zcor.h: zcor-bench counts the pages SQLite had to read for each
- * recall (sqlite3_db_status, SQLITE_DBSTATUS_CACHE_MISS), a measure of
- * the cold-cache tail that the machine's timing noise does not blur. */
-struct zc_mem *zc_bench_mem(zcor *z);
-struct zc_mem *zc_bench_mem(zcor *z) { return &z->mem; }
+static struct last_err *last_of(zcor *z) { return z ? &z->last : &thread_last; }
 
-int zcor_open(zcor **out, const char *dir, char **errmsg)
+static void last_clear(zcor *z)
+{
+	struct last_err *l = last_of(z);
+	l->code = ZCOR_OK;
+	zc_err_clear(&l->err);
+	zc_free(l->json);
+	l->json = NULL;
+	if (!z)
+		pthread_setspecific(thread_json_key, NULL);
+}
+
+/*
+ * The start of every call: the last error is forgotten; a handle whose
+ * zcor_open failed answers that failure again (as every call on it does)
+ * and the call stops there.
+ */
+static int begin(zcor *z)
 {
 	pthread_once(&init_once, init_libs);
-	*out = NULL;
-	if (errmsg)
-		*errmsg = NULL;
-	zcor *z = zc_calloc(1, sizeof(*z));
-	int rc = zc_mem_open(&z->mem, dir, &z->err);
-	if (rc) {
-		if (errmsg)
-			*errmsg = zc_strdup(z->err.msg);
-		zc_free(z);
-		return rc;
+	last_clear(z);
+	if (z && z->open_rc) {
+		z->last.code = z->open_rc;
+		z->last.err = z->open_err;
 	}
-	zc_recall_open(&z->recall, &z->mem);
-	zc_llm_open(&z->llm, &z->mem.conf);
-	pthread_mutexattr_t ma;
-	pthread_mutexattr_init(&ma);
-	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
-	pthread_mutex_init(&z->lock, &ma);
-	pthread_mutexattr_destroy(&ma);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&z->wake, &ca);
-	pthread_condattr_destroy(&ca);
-	zc_mem_on_deferred(&z->mem, work_deferred, z);
-	*out = z;
-	return ZCOR_OK;
+	return z ? z->open_rc : ZCOR_OK;
 }
 
-void zcor_close(zcor *z)
+/* The end of every call: rc is the call's code, its message and details
+ * already in last_of(z)->err. */
+static int done(zcor *z, int rc)
 {
-	if (!z)
-		return;
-	if (z->flusher_started) {
-		pthread_mutex_lock(&z->lock);
-		z->closing = 1;
-		pthread_cond_signal(&z->wake);
-		pthread_mutex_unlock(&z->lock);
-		pthread_join(z->flusher, NULL);
-	}
-	zc_llm_close(&z->llm);
-	zc_recall_close(&z->recall);
-	zc_mem_close(&z->mem); /* writes what is still queued */
-	pthread_cond_destroy(&z->wake);
-	pthread_mutex_destroy(&z->lock);
-	zc_free(z);
-}
-
-int zcor_flush(zcor *z)
-{
-	HOLD(z);
-	zc_err_clear(&z->err);
-	return zc_mem_fts_catch_up(&z->mem, &z->err);
-}
-
-void zcor_set_provider(zcor *z, const struct zcor_provider *p) { zc_llm_set_provider(&z->llm, p); }
-
-void zcor_set_fallback_provider(zcor *z, const struct zcor_provider *p)
-{
-	zc_llm_set_fallback(&z->llm, p);
-}
-
-static int64_t system_now(void *ud) { return zc_time_now_ms(); }
-
-void zcor_set_clock(zcor *z, int64_t (*now_ms)(void *ud), void *ud)
-{
-	z->mem.now_ms = now_ms ? now_ms : system_now;
-	z->mem.clock_ud = ud;
-}
-
-
-/* Conversation keys: group:<id>, private:<qq>, console:<name>. */
-int zcor_check_conversation(const char *key, char **errmsg)
-{
-	if (zc_conv_valid(key))
-		return ZCOR_OK;
-	if (errmsg) {
-		struct zc_buf b = ZC_BUF_INIT;
-		zc_buf_addf(&b,
-			    "conversation '%s' is not a conversation key; use group:<id>, "
-			    "private:<qq> or console:<name> (letters, digits, _ - . up to 64)",
-			    ZC_Q(key, 80));
-		*errmsg = zc_buf_detach(&b);
-	}
-	return ZCOR_EINVAL;
+	last_of(z)->code = rc;
+	return rc;
 }
 
 /* {"error": {"code", "message", "details"?}} for the failure in e;
@@ -235,51 +198,186 @@ static char *error_json(int code, const struct zc_err *e)
 	return s;
 }
 
-/* Sets *out_json to out (consumed) or to the error of rc. */
+const char *zcor_errmsg(zcor *z)
+{
+	HOLD(z);
+	return last_of(z)->err.msg;
+}
+
+int zcor_errcode(zcor *z)
+{
+	HOLD(z);
+	return last_of(z)->code;
+}
+
+const char *zcor_errjson(zcor *z)
+{
+	HOLD(z);
+	pthread_once(&init_once, init_libs);
+	struct last_err *l = last_of(z);
+	if (!l->code)
+		return NULL;
+	if (!l->json) {
+		l->json = error_json(l->code, &l->err);
+		if (!z)
+			pthread_setspecific(thread_json_key, l->json);
+	}
+	return l->json ? l->json : "{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\"}}";
+}
+
+/* Sets *out_json to out (consumed), or on failure to NULL; records rc. */
 static int answer(zcor *z, int rc, json_t *out, char **out_json)
 {
-	if (rc) {
-		json_decref(out);
-		*out_json = error_json(rc, &z->err);
-		return rc;
-	}
-	*out_json = zc_json_dump(out);
+	*out_json = NULL;
+	if (!rc)
+		*out_json = zc_json_dump(out);
 	json_decref(out);
-	return ZCOR_OK;
+	return done(z, rc);
 }
+
+/* ---- handles ---------------------------------------------------------- */
+
+const char *zcor_dir(zcor *z) { return z->dir; }
+
+/* Not in zcor.h: zcor-bench counts the pages SQLite had to read for each
+ * recall (sqlite3_db_status, SQLITE_DBSTATUS_CACHE_MISS), a measure of
+ * the cold-cache tail that the machine's timing noise does not blur. */
+struct zc_mem *zc_bench_mem(zcor *z);
+struct zc_mem *zc_bench_mem(zcor *z) { return &z->mem; }
+
+int zcor_open(zcor **out, const char *dir)
+{
+	pthread_once(&init_once, init_libs);
+	*out = NULL;
+	last_clear(NULL);
+	zcor *z = zc_calloc(1, sizeof(*z));
+	if (!z)
+		return done(NULL, zc_fail(&thread_last.err, ZCOR_EINTERNAL, "out of memory"));
+	pthread_mutexattr_t ma;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&z->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&z->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	z->dir = zc_strdup(dir ? dir : "");
+	*out = z;
+	int rc = dir && *dir ? zc_mem_open(&z->mem, dir, &z->last.err)
+			     : zc_fail(&z->last.err, ZCOR_EINVAL, "no memory directory given");
+	if (rc) {
+		/* the handle stays, to say why (zcor_errmsg) until zcor_close */
+		z->open_rc = rc;
+		z->open_err = z->last.err;
+		return done(z, rc);
+	}
+	zc_recall_open(&z->recall, &z->mem);
+	zc_llm_open(&z->llm, &z->mem.conf);
+	zc_mem_on_deferred(&z->mem, work_deferred, z);
+	return done(z, ZCOR_OK);
+}
+
+void zcor_close(zcor *z)
+{
+	if (!z)
+		return;
+	if (z->flusher_started) {
+		pthread_mutex_lock(&z->lock);
+		z->closing = 1;
+		pthread_cond_signal(&z->wake);
+		pthread_mutex_unlock(&z->lock);
+		pthread_join(z->flusher, NULL);
+	}
+	if (!z->open_rc) {
+		zc_llm_close(&z->llm);
+		zc_recall_close(&z->recall);
+		zc_mem_close(&z->mem); /* writes what is still queued */
+	}
+	pthread_cond_destroy(&z->wake);
+	pthread_mutex_destroy(&z->lock);
+	zc_free(z->last.json);
+	zc_free(z->dir);
+	zc_free(z);
+}
+
+int zcor_flush(zcor *z)
+{
+	HOLD(z);
+	int rc = begin(z);
+	if (rc)
+		return rc;
+	return done(z, zc_mem_fts_catch_up(&z->mem, &z->last.err));
+}
+
+void zcor_set_provider(zcor *z, const struct zcor_provider *p) { zc_llm_set_provider(&z->llm, p); }
+
+void zcor_set_fallback_provider(zcor *z, const struct zcor_provider *p)
+{
+	zc_llm_set_fallback(&z->llm, p);
+}
+
+static int64_t system_now(void *ud) { return zc_time_now_ms(); }
+
+void zcor_set_clock(zcor *z, int64_t (*now_ms)(void *ud), void *ud)
+{
+	z->mem.now_ms = now_ms ? now_ms : system_now;
+	z->mem.clock_ud = ud;
+}
+
+/* Conversation keys: group:<id>, private:<qq>, console:<name>. */
+static int conv_check(const char *key, struct zc_err *e)
+{
+	if (!key)
+		return zc_fail(e, ZCOR_EINVAL,
+			       "no conversation key given; use group:<id>, private:<qq> or console:<name>");
+	return zc_conv_check(key, e);
+}
+
+int zcor_check_conversation(zcor *z, const char *key)
+{
+	HOLD(z);
+	int rc = begin(z);
+	if (rc)
+		return rc;
+	return done(z, conv_check(key, &last_of(z)->err));
+}
+
+/* ---- tools ------------------------------------------------------------ */
 
 int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name, const char *args_json,
 		   char **out_json)
 {
 	HOLD(z);
 	static const struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
-	zc_err_clear(&z->err);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
 	if (!ctx)
 		ctx = &host;
-	char *msg = NULL;
-	if (ctx->conversation && zcor_check_conversation(ctx->conversation, &msg)) {
-		zc_fail(&z->err, ZCOR_EINVAL, "%s", msg);
-		zc_free(msg);
-		*out_json = error_json(ZCOR_EINVAL, &z->err);
-		return ZCOR_EINVAL;
-	}
+	if (ctx->conversation && (rc = conv_check(ctx->conversation, &z->last.err)))
+		return done(z, rc);
 	const struct zc_tool *t = zc_tool_find(name);
-	if (!t) {
-		zc_fail(&z->err, ZCOR_ENOTFOUND, "no tool named '%s'; `zcor tools` lists them", ZC_Q(name, 100));
-		*out_json = error_json(ZCOR_ENOTFOUND, &z->err);
-		return ZCOR_ENOTFOUND;
-	}
+	if (!t)
+		return done(z, zc_fail(&z->last.err, ZCOR_ENOTFOUND,
+				       "no tool named '%s'; `zcor tools` lists them", ZC_Q(name, 100)));
 	/* an explicit provider wins, else config.json's, else the fallback,
 	 * else none (memory/search.c then answers no_provider) */
 	const struct zcor_provider *provider = zc_llm_provider(&z->llm);
 	json_t *result = NULL;
-	int rc = zc_tool_call(&z->mem, ctx, t, provider, args_json, &result, &z->err);
+	rc = zc_tool_call(&z->mem, ctx, t, provider, args_json, &result, &z->last.err);
 	return answer(z, rc, result, out_json);
 }
 
-char *zcor_tools_json(zcor *z, unsigned flags)
+int zcor_tools_json(zcor *z, unsigned flags, char **out_json)
 {
 	HOLD(z);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
 	json_t *arr = json_array();
 	const struct zc_config *rel = NULL; /* the settings that decide, or NULL: every tool */
 	if (z && !(flags & ZCOR_TOOLS_ALL)) {
@@ -295,20 +393,20 @@ char *zcor_tools_json(zcor *z, unsigned flags)
 				       "description", (flags & ZCOR_TOOLS_ENGLISH) ? t->desc_en : t->desc_zh,
 				       "descriptionEn", t->desc_en, "inputSchema", schema));
 	}
-	char *s = zc_json_dump(arr);
-	json_decref(arr);
-	return s;
+	return answer(z, ZCOR_OK, arr, out_json);
 }
 
 int zcor_tool_offered(zcor *z, const char *name)
 {
 	HOLD(z);
 	const struct zc_tool *t = zc_tool_find(name);
-	if (!t || !z)
+	if (!t || !z || z->open_rc)
 		return t != NULL;
 	zc_config_refresh(&z->mem.conf);
 	return zc_tool_offered(t, &z->mem.conf.cfg);
 }
+
+/* ---- recall and the prefix -------------------------------------------- */
 
 /* Recall reads nodes_fts: the rows of new nodes are written first. */
 static int recall_now(zcor *z, const json_t *req, json_t **out, struct zc_err *e)
@@ -321,12 +419,15 @@ static int recall_now(zcor *z, const json_t *req, json_t **out, struct zc_err *e
 int zcor_recall(zcor *z, const char *request_json, char **out_json)
 {
 	HOLD(z);
-	zc_err_clear(&z->err);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
 	json_t *req = NULL, *out = NULL;
-	int rc = zc_json_parse(request_json ? request_json : "", request_json ? strlen(request_json) : 0,
-			       "the recall request", &req, &z->err);
+	rc = zc_json_parse(request_json ? request_json : "", request_json ? strlen(request_json) : 0,
+			   "the recall request", &req, &z->last.err);
 	if (!rc)
-		rc = recall_now(z, req, &out, &z->err);
+		rc = recall_now(z, req, &out, &z->last.err);
 	json_decref(req);
 	return answer(z, rc, out, out_json);
 }
@@ -334,120 +435,122 @@ int zcor_recall(zcor *z, const char *request_json, char **out_json)
 int zcor_warm(zcor *z, int budget_mb, char **out_json)
 {
 	HOLD(z);
-	zc_err_clear(&z->err);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
 	json_t *out = NULL;
-	int rc = budget_mb < 1 || budget_mb > ZCOR_WARM_MAX_MB
-			 ? zc_fail(&z->err, ZCOR_EINVAL, "budget_mb: must be 1..%d (megabytes), got %d",
-				   ZCOR_WARM_MAX_MB, budget_mb)
-			 : zc_recall_warm(&z->recall, (size_t)budget_mb << 20, &out, &z->err);
+	rc = budget_mb < 1 || budget_mb > ZCOR_WARM_MAX_MB
+		     ? zc_fail(&z->last.err, ZCOR_EINVAL, "budget_mb: must be 1..%d (megabytes), got %d",
+			       ZCOR_WARM_MAX_MB, budget_mb)
+		     : zc_recall_warm(&z->recall, (size_t)budget_mb << 20, &out, &z->last.err);
 	return answer(z, rc, out, out_json);
 }
 
 int zcor_prefix(zcor *z, const char *conversation, char **out)
 {
 	HOLD(z);
-	zc_err_clear(&z->err);
 	*out = NULL;
-	char *msg = NULL;
-	if (conversation && zcor_check_conversation(conversation, &msg)) {
-		zc_fail(&z->err, ZCOR_EINVAL, "%s", msg);
-		zc_free(msg);
-		return ZCOR_EINVAL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
+	if (conversation && (rc = conv_check(conversation, &z->last.err)))
+		return done(z, rc);
+	rc = zc_prefix(&z->mem, conversation, out, &z->last.err);
+	if (rc) {
+		zc_free(*out);
+		*out = NULL;
 	}
-	return zc_prefix(&z->mem, conversation, out, &z->err);
+	return done(z, rc);
 }
 
-char *zcor_config_json(zcor *z)
+/* ---- settings --------------------------------------------------------- */
+
+int zcor_config_json(zcor *z, char **out_json)
 {
 	HOLD(z);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
 	zc_config_refresh(&z->mem.conf);
-	json_t *j = zc_confile_json(&z->mem.conf);
-	char *s = zc_json_dump(j);
-	json_decref(j);
-	return s;
+	return answer(z, ZCOR_OK, zc_confile_json(&z->mem.conf), out_json);
 }
 
-int zcor_config_set(zcor *z, const char *settings_json, char **errmsg)
+int zcor_config_set(zcor *z, const char *settings_json)
 {
 	HOLD(z);
-	zc_err_clear(&z->err);
+	int rc = begin(z);
+	if (rc)
+		return rc;
 	json_t *patch = NULL;
-	int rc = zc_json_parse(settings_json, strlen(settings_json), "the settings", &patch, &z->err);
+	rc = zc_json_parse(settings_json ? settings_json : "", settings_json ? strlen(settings_json) : 0,
+			   "the settings", &patch, &z->last.err);
 	if (!rc)
-		rc = zc_config_set(&z->mem.conf, patch, &z->err);
+		rc = zc_config_set(&z->mem.conf, patch, &z->last.err);
 	json_decref(patch);
-	if (rc && errmsg)
-		*errmsg = zc_strdup(z->err.msg);
-	return rc;
+	return done(z, rc);
 }
 
 int zcor_reindex(zcor *z, char **out_json)
 {
 	HOLD(z);
-	zc_err_clear(&z->err);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
 	json_t *counts = NULL;
-	int rc = zc_mem_reindex(&z->mem, &counts, &z->err);
+	rc = zc_mem_reindex(&z->mem, &counts, &z->last.err);
 	return answer(z, rc, counts, out_json);
 }
 
-static int host_ctx(zcor *z, const struct zcor_ctx **ctx, char **out_json)
+/* ---- nodes for hosts -------------------------------------------------- */
+
+/* The host plane for a NULL ctx; a bound ctx's key must be one. */
+static int host_ctx(zcor *z, const struct zcor_ctx **ctx)
 {
 	static const struct zcor_ctx host = {ZCOR_ACTOR_UI, NULL};
-	char *msg = NULL;
 	if (!*ctx)
 		*ctx = &host;
-	if ((*ctx)->conversation && zcor_check_conversation((*ctx)->conversation, &msg)) {
-		zc_fail(&z->err, ZCOR_EINVAL, "%s", msg);
-		zc_free(msg);
-		*out_json = error_json(ZCOR_EINVAL, &z->err);
-		return ZCOR_EINVAL;
-	}
+	if ((*ctx)->conversation)
+		return conv_check((*ctx)->conversation, &z->last.err);
 	return ZCOR_OK;
 }
 
 int zcor_node_get(zcor *z, const struct zcor_ctx *ctx, const char *id, char **out_json)
 {
 	HOLD(z);
-	zc_err_clear(&z->err);
-	if (host_ctx(z, &ctx, out_json))
-		return ZCOR_EINVAL;
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc || (rc = host_ctx(z, &ctx)))
+		return done(z, rc);
 	json_t *node = NULL;
-	int rc = zc_node_read(&z->mem, ctx, id, &node, &z->err);
-	if (rc) {
-		*out_json = error_json(rc, &z->err);
-		return rc;
-	}
-	json_t *res = json_pack("{s:o}", "node", node);
-	*out_json = zc_json_dump(res);
-	json_decref(res);
-	return ZCOR_OK;
+	rc = zc_node_read(&z->mem, ctx, id, &node, &z->last.err);
+	return answer(z, rc, rc ? NULL : json_pack("{s:o}", "node", node), out_json);
 }
 
 int zcor_node_list(zcor *z, const struct zcor_ctx *ctx, const char *cursor, int limit,
 		   char **out_json)
 {
 	HOLD(z);
-	zc_err_clear(&z->err);
-	if (host_ctx(z, &ctx, out_json))
-		return ZCOR_EINVAL;
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc || (rc = host_ctx(z, &ctx)))
+		return done(z, rc);
 	long long before = 0;
 	if (cursor && *cursor) {
 		char *end = NULL;
 		before = strtoll(cursor, &end, 10);
-		if (*end || before <= 0) {
-			zc_fail(&z->err, ZCOR_EINVAL, "cursor '%s' was not given by zcor", ZC_Q(cursor, 40));
-			*out_json = error_json(ZCOR_EINVAL, &z->err);
-			return ZCOR_EINVAL;
-		}
+		if (*end || before <= 0)
+			return done(z, zc_fail(&z->last.err, ZCOR_EINVAL, "cursor '%s' was not given by zcor",
+					       ZC_Q(cursor, 40)));
 	}
 	if (limit < 1 || limit > 1000)
 		limit = 100;
 	json_t *page = NULL;
-	int rc = zc_node_page(&z->mem, ctx, before, limit, &page, &z->err);
-	if (rc) {
-		*out_json = error_json(rc, &z->err);
-		return rc;
-	}
+	rc = zc_node_page(&z->mem, ctx, before, limit, &page, &z->last.err);
+	if (rc)
+		return answer(z, rc, NULL, out_json);
 	json_t *next = json_object_get(page, "next");
 	char buf[32];
 	if (json_is_integer(next)) {
@@ -457,64 +560,95 @@ int zcor_node_list(zcor *z, const struct zcor_ctx *ctx, const char *cursor, int 
 		json_object_set_new(page, "nextCursor", json_null());
 	}
 	json_object_del(page, "next");
-	*out_json = zc_json_dump(page);
-	json_decref(page);
-	return ZCOR_OK;
+	return answer(z, ZCOR_OK, page, out_json);
 }
 
-char *zcor_synonyms_list(zcor *z)
+/* ---- synonyms --------------------------------------------------------- */
+
+int zcor_synonyms_list(zcor *z, char **out_json)
 {
 	HOLD(z);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
 	struct zc_err e = {0};
 	zc_syn_refresh(&z->mem.syn, &e);
 	json_t *j = json_pack("{s:O}", "groups", z->mem.syn.groups);
 	if (zc_syn_warning(&z->mem.syn)[0])
 		json_object_set_new(j, "warning", json_string(zc_syn_warning(&z->mem.syn)));
+	/* the file could not be read again: the groups are the last good
+	 * ones, and this says why (data about the list, not the call's
+	 * failure; zcor.h) */
 	if (e.code)
 		json_object_set_new(j, "error", json_string(e.msg));
-	char *s = zc_json_dump(j);
-	json_decref(j);
-	return s;
+	return answer(z, ZCOR_OK, j, out_json);
 }
 
 int zcor_synonyms_expand(zcor *z, const char *word, char **out_json)
 {
 	HOLD(z);
-	zc_err_clear(&z->err);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
 	json_t *out = NULL;
-	int rc = zc_synonyms_expand(&z->mem, word ? word : "", &out, &z->err);
+	rc = zc_synonyms_expand(&z->mem, word ? word : "", &out, &z->last.err);
 	return answer(z, rc, out, out_json);
 }
 
 int zcor_synonyms_edit(zcor *z, const struct zcor_ctx *ctx, const char *args_json, char **out_json)
 {
 	HOLD(z);
-	zc_err_clear(&z->err);
-	if (host_ctx(z, &ctx, out_json))
-		return ZCOR_EINVAL;
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc || (rc = host_ctx(z, &ctx)))
+		return done(z, rc);
 	json_t *args = NULL, *out = NULL;
-	int rc = zc_json_parse(args_json ? args_json : "", args_json ? strlen(args_json) : 0,
-			       "arguments", &args, &z->err);
+	rc = zc_json_parse(args_json ? args_json : "", args_json ? strlen(args_json) : 0, "arguments",
+			   &args, &z->last.err);
 	if (!rc && !json_is_object(args))
-		rc = zc_fail(&z->err, ZCOR_EINVAL, "arguments must be a JSON object");
+		rc = zc_fail(&z->last.err, ZCOR_EINVAL, "arguments must be a JSON object");
 	if (!rc)
-		rc = zc_mem_run(&z->mem, ctx, &zc_op_synonyms_edit, args, &out, &z->err);
+		rc = zc_mem_run(&z->mem, ctx, &zc_op_synonyms_edit, args, &out, &z->last.err);
 	json_decref(args);
 	return answer(z, rc, out, out_json);
 }
 
+/* ---- stickers and media ----------------------------------------------- */
+
 int zcor_check_reply(zcor *z, const char *text)
 {
 	HOLD(z);
-	zc_err_clear(&z->err);
-	return zc_sticker_check_reply(&z->mem, text, &z->err);
+	int rc = begin(z);
+	if (rc)
+		return rc;
+	return done(z, zc_sticker_check_reply(&z->mem, text, &z->last.err));
+}
+
+/* The out values of a read that failed are NULL and 0. */
+static int read_done(zcor *z, int rc, char **data, size_t *len, const char **mime)
+{
+	if (rc) {
+		zc_free(*data);
+		*data = NULL;
+		*len = 0;
+		*mime = NULL;
+	}
+	return done(z, rc);
 }
 
 int zcor_sticker_read(zcor *z, const char *file, char **data, size_t *len, const char **mime)
 {
 	HOLD(z);
-	zc_err_clear(&z->err);
-	return zc_image_read(&z->mem, "stickers", file, data, len, mime, &z->err);
+	*data = NULL;
+	*len = 0;
+	*mime = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
+	rc = zc_image_read(&z->mem, "stickers", file, data, len, mime, &z->last.err);
+	return read_done(z, rc, data, len, mime);
 }
 
 int zcor_media_read(zcor *z, const struct zcor_ctx *ctx, const char *file, char **data, size_t *len,
@@ -522,33 +656,41 @@ int zcor_media_read(zcor *z, const struct zcor_ctx *ctx, const char *file, char 
 {
 	HOLD(z);
 	static const struct zcor_ctx host = {ZCOR_ACTOR_UI, NULL};
-	zc_err_clear(&z->err);
-	return zc_media_read(&z->mem, ctx ? ctx : &host, file, data, len, mime, &z->err);
+	*data = NULL;
+	*len = 0;
+	*mime = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
+	rc = zc_media_read(&z->mem, ctx ? ctx : &host, file, data, len, mime, &z->last.err);
+	return read_done(z, rc, data, len, mime);
 }
 
 int zcor_check_reply_json(zcor *z, const char *request_json, char **out_json)
 {
 	HOLD(z);
-	zc_err_clear(&z->err);
 	*out_json = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
 	json_t *req = NULL, *out = NULL;
-	int rc = zc_json_parse(request_json ? request_json : "", request_json ? strlen(request_json) : 0,
-			       "the request", &req, &z->err);
+	rc = zc_json_parse(request_json ? request_json : "", request_json ? strlen(request_json) : 0,
+			   "the request", &req, &z->last.err);
 	if (!rc && !json_is_object(req))
-		rc = zc_fail(&z->err, ZCOR_EINVAL, "the request must be a JSON object {\"text\": …}");
+		rc = zc_fail(&z->last.err, ZCOR_EINVAL, "the request must be a JSON object {\"text\": …}");
 	const char *k;
 	json_t *v;
 	if (!rc) {
 		json_object_foreach(req, k, v) {
 			if (strcmp(k, "text") != 0) {
-				rc = zc_fail(&z->err, ZCOR_EINVAL,
+				rc = zc_fail(&z->last.err, ZCOR_EINVAL,
 					     "argument '%s': unknown; the request is {\"text\": the reply}", ZC_Q(k, 60));
 				break;
 			}
 		}
 	}
 	if (!rc && !json_is_string(json_object_get(req, "text")))
-		rc = zc_fail(&z->err, ZCOR_EINVAL,
+		rc = zc_fail(&z->last.err, ZCOR_EINVAL,
 			     "argument 'text': %s; give the reply to check as a string",
 			     json_object_get(req, "text") ? "must be a string" : "missing");
 	if (!rc)
@@ -557,59 +699,75 @@ int zcor_check_reply_json(zcor *z, const char *request_json, char **out_json)
 	return answer(z, rc, out, out_json);
 }
 
+/* ---- seed-003 directories, doctor, migrate ---------------------------- */
+
 int zcor_import_qq(zcor *z, const char *dir, void (*progress)(void *ud, const char *path),
 		   void *ud, char **report_json)
 {
 	HOLD(z);
-	zc_err_clear(&z->err);
 	*report_json = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
 	struct zcor_ctx ctx = {ZCOR_ACTOR_CLI, NULL};
 	json_t *r = NULL;
-	int rc = zc_import_qq(&z->mem, &ctx, dir, progress, ud, &r, &z->err);
+	rc = zc_import_qq(&z->mem, &ctx, dir, progress, ud, &r, &z->last.err);
 	return answer(z, rc, r, report_json);
 }
 
 int zcor_export_qq(zcor *z, const char *dir, char **report_json)
 {
 	HOLD(z);
-	zc_err_clear(&z->err);
 	*report_json = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
 	json_t *r = NULL;
-	int rc = zc_export_qq(&z->mem, dir, &r, &z->err);
+	rc = zc_export_qq(&z->mem, dir, &r, &z->last.err);
 	return answer(z, rc, r, report_json);
 }
 
 int zcor_doctor(zcor *z, int rebuild, char **report_json)
 {
 	HOLD(z);
-	zc_err_clear(&z->err);
 	*report_json = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
 	json_t *r = NULL;
-	int rc = zc_doctor(&z->mem, rebuild, &r, &z->err);
+	rc = zc_doctor(&z->mem, rebuild, &r, &z->last.err);
 	return answer(z, rc, r, report_json);
 }
 
-char *zcor_doctor_unopened(const char *dir)
+int zcor_doctor_unopened(zcor *z, const char *dir, char **report_json)
 {
-	pthread_once(&init_once, init_libs);
-	json_t *r = zc_doctor_unopened(dir);
-	char *s = r ? zc_json_dump(r) : NULL;
-	json_decref(r);
-	return s;
+	HOLD(z);
+	*report_json = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
+	json_t *r = dir ? zc_doctor_unopened(dir) : NULL;
+	if (!r)
+		return done(z, zc_fail(&last_of(z)->err, ZCOR_ENOTFOUND,
+				       "memory.db in '%s' is not why it cannot be opened; zcor_open's "
+				       "error says why",
+				       ZC_Q(dir ? dir : "", 200)));
+	return answer(z, ZCOR_OK, r, report_json);
 }
 
 int zcor_migrate_cognition(zcor *z, int apply, char **report_json)
 {
 	HOLD(z);
-	zc_err_clear(&z->err);
 	*report_json = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
 	json_t *r = NULL;
-	int rc = zc_migrate_cognition(&z->mem, apply, &r, &z->err);
+	rc = zc_migrate_cognition(&z->mem, apply, &r, &z->last.err);
 	return answer(z, rc, r, report_json);
 }
 
 /* ---- transcripts ------------------------------------------------------ */
-
 
 /* The recall request of a logged batch: its admitted messages (text and
  * sender) and everyone they @-mention (SPEC Q-QUERY). */
@@ -632,20 +790,20 @@ int zcor_log_messages(zcor *z, const struct zcor_ctx *ctx, const char *conversat
 		      const char *batch_json, char **out_json)
 {
 	HOLD(z);
-	zc_err_clear(&z->err);
-	if (host_ctx(z, &ctx, out_json))
-		return ZCOR_EINVAL;
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc || (rc = host_ctx(z, &ctx)))
+		return done(z, rc);
 	json_t *batch = NULL, *out = NULL, *recall = NULL;
-	int rc = ZCOR_OK;
 	if (ctx->conversation && conversation && strcmp(ctx->conversation, conversation) != 0)
-		rc = zc_fail(&z->err, ZCOR_EFORBIDDEN,
+		rc = zc_fail(&z->last.err, ZCOR_EFORBIDDEN,
 			     "this caller is bound to conversation '%s' and cannot log into '%s'",
 			     ctx->conversation, ZC_Q(conversation, 80));
 	if (!rc)
 		rc = zc_json_parse(batch_json ? batch_json : "", batch_json ? strlen(batch_json) : 0,
-				   "the batch", &batch, &z->err);
+				   "the batch", &batch, &z->last.err);
 	if (!rc)
-		rc = zc_transcript_log(&z->mem, ctx, conversation, batch, &out, &z->err);
+		rc = zc_transcript_log(&z->mem, ctx, conversation, batch, &out, &z->last.err);
 	json_decref(batch);
 	if (rc)
 		return answer(z, rc, NULL, out_json);
@@ -674,58 +832,77 @@ int zcor_log_messages(zcor *z, const struct zcor_ctx *ctx, const char *conversat
 int zcor_conversations(zcor *z, const struct zcor_ctx *ctx, char **out_json)
 {
 	HOLD(z);
-	zc_err_clear(&z->err);
-	if (host_ctx(z, &ctx, out_json))
-		return ZCOR_EINVAL;
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc || (rc = host_ctx(z, &ctx)))
+		return done(z, rc);
 	json_t *out = NULL;
-	int rc = zc_conversations_list(&z->mem, ctx, &out, &z->err);
+	rc = zc_conversations_list(&z->mem, ctx, &out, &z->last.err);
 	return answer(z, rc, out, out_json);
 }
 
 int zcor_conversation_get(zcor *z, const struct zcor_ctx *ctx, const char *key, char **out_json)
 {
 	HOLD(z);
-	zc_err_clear(&z->err);
-	if (host_ctx(z, &ctx, out_json))
-		return ZCOR_EINVAL;
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc || (rc = host_ctx(z, &ctx)))
+		return done(z, rc);
 	json_t *out = NULL;
-	int rc = zc_conversation_get(&z->mem, ctx, key, &out, &z->err);
+	rc = zc_conversation_get(&z->mem, ctx, key, &out, &z->last.err);
 	return answer(z, rc, out, out_json);
 }
 
 int zcor_digest_done(zcor *z, const char *conversation, char **out_json)
 {
 	HOLD(z);
-	zc_err_clear(&z->err);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
 	json_t *out = NULL;
-	int rc = zc_transcript_digest_done(&z->mem, conversation, &out, &z->err);
+	rc = zc_transcript_digest_done(&z->mem, conversation, &out, &z->last.err);
 	return answer(z, rc, out, out_json);
 }
 
 int zcor_transcript_export(zcor *z, const char *conversation, const char *root_dir, char **out_json)
 {
 	HOLD(z);
-	zc_err_clear(&z->err);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
 	json_t *out = NULL;
-	int rc = root_dir && *root_dir
-			 ? zc_transcript_export(&z->mem, conversation, root_dir, &out, &z->err)
-			 : zc_fail(&z->err, ZCOR_EINVAL, "the export needs a directory to write into");
+	rc = root_dir && *root_dir
+		     ? zc_transcript_export(&z->mem, conversation, root_dir, &out, &z->last.err)
+		     : zc_fail(&z->last.err, ZCOR_EINVAL, "the export needs a directory to write into");
 	return answer(z, rc, out, out_json);
 }
 
 int zcor_transcript_import_file(zcor *z, const char *conversation, const char *path, char **out_json)
 {
 	HOLD(z);
-	zc_err_clear(&z->err);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
 	json_t *out = NULL;
-	int rc = path ? zc_transcript_import_file(&z->mem, conversation, path, &out, &z->err)
-		      : zc_fail(&z->err, ZCOR_EINVAL, "the import needs a file");
+	rc = path ? zc_transcript_import_file(&z->mem, conversation, path, &out, &z->last.err)
+		  : zc_fail(&z->last.err, ZCOR_EINVAL, "the import needs a file");
 	return answer(z, rc, out, out_json);
 }
 
 int zcor_media_path(zcor *z, const char *ref, char **out_path)
 {
 	HOLD(z);
-	zc_err_clear(&z->err);
-	return zc_media_path(&z->mem, ref, out_path, &z->err);
+	*out_path = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
+	rc = zc_media_path(&z->mem, ref, out_path, &z->last.err);
+	if (rc) {
+		zc_free(*out_path);
+		*out_path = NULL;
+	}
+	return done(z, rc);
 }

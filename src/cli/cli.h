@@ -31,6 +31,9 @@ extern const struct cli_cmd cli_cmds[];
 
 /* Opens the memory directory; prints the error and returns NULL on failure. */
 zcor *cli_open(struct cli *c);
+/* What a call on z that returned rc prints as JSON: its result out, or
+ * its error as zcor_errjson gives it. */
+const char *cli_answer(zcor *z, int rc, const char *out);
 /* Prints "usage: …" for cmd to stderr and returns CLI_USAGE. */
 int cli_usage(const struct cli_cmd *cmd);
 const struct cli_cmd *cli_find(const char *name);

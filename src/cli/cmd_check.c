@@ -36,8 +36,9 @@ int cmd_check_reply(struct cli *c, int argc, char **argv)
 	char *out = NULL;
 	int rc = zcor_check_reply_json(z, body, &out);
 	zc_free(body);
-	puts(out ? out : "{}");
-	json_t *r = json_loads(out ? out : "", 0, NULL);
+	const char *answer = cli_answer(z, rc, out);
+	puts(answer ? answer : "{}");
+	json_t *r = json_loads(answer ? answer : "", 0, NULL);
 	zcor_free(out);
 	zcor_close(z);
 	int ok = rc == ZCOR_OK && json_is_true(json_object_get(r, "ok"));

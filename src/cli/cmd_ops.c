@@ -55,8 +55,9 @@ int cmd_import(struct cli *c, int argc, char **argv)
 		return CLI_FAILED;
 	long n = 0;
 	char *out = NULL;
-	int rc = zcor_import_qq(z, argv[2], progress, &n, &out) ? CLI_FAILED : CLI_OK;
-	printf("%s\n", out);
+	int r = zcor_import_qq(z, argv[2], progress, &n, &out);
+	int rc = r ? CLI_FAILED : CLI_OK;
+	printf("%s\n", cli_answer(z, r, out));
 	zcor_free(out);
 	zcor_close(z);
 	return rc;
@@ -70,8 +71,9 @@ int cmd_export(struct cli *c, int argc, char **argv)
 	if (!z)
 		return CLI_FAILED;
 	char *out = NULL;
-	int rc = zcor_export_qq(z, argv[2], &out) ? CLI_FAILED : CLI_OK;
-	printf("%s\n", out);
+	int r = zcor_export_qq(z, argv[2], &out);
+	int rc = r ? CLI_FAILED : CLI_OK;
+	printf("%s\n", cli_answer(z, r, out));
 	zcor_free(out);
 	zcor_close(z);
 	return rc;
@@ -85,17 +87,17 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 		return DOCTOR_FAILED;
 	}
 	zcor *z = NULL;
-	char *out = NULL, *err = NULL;
-	if (zcor_open(&z, c->dir, &err) != ZCOR_OK) {
+	char *out = NULL;
+	int rc = zcor_open(&z, c->dir);
+	if (rc != ZCOR_OK) {
 		/* a refused memory.db is a finding; anything else, a failure */
-		out = zcor_doctor_unopened(c->dir);
-		if (!out)
-			fprintf(stderr, "zcor: cannot open memory directory '%s': %s\n", c->dir, err ? err : "");
-		zcor_free(err);
-		if (!out)
+		if (zcor_doctor_unopened(NULL, c->dir, &out)) {
+			fprintf(stderr, "zcor: cannot open memory directory '%s': %s\n", c->dir, zcor_errmsg(z));
+			zcor_close(z);
 			return DOCTOR_FAILED;
-	} else if (zcor_doctor(z, rebuild, &out)) {
-		printf("%s\n", out);
+		}
+	} else if ((rc = zcor_doctor(z, rebuild, &out))) {
+		printf("%s\n", cli_answer(z, rc, out));
 		zcor_free(out);
 		zcor_close(z);
 		return DOCTOR_FAILED;
@@ -141,9 +143,10 @@ int cmd_migrate(struct cli *c, int argc, char **argv)
 	if (!z)
 		return DOCTOR_FAILED;
 	char *out = NULL;
-	if (zcor_migrate_cognition(z, apply, &out)) {
+	int rc = zcor_migrate_cognition(z, apply, &out);
+	if (rc) {
 		if (json)
-			printf("%s\n", out);
+			printf("%s\n", cli_answer(z, rc, out));
 		else
 			fprintf(stderr, "zcor migrate cognition: %s\n", zcor_errmsg(z));
 		zcor_free(out);

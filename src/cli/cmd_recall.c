@@ -57,9 +57,9 @@ int cmd_recall(struct cli *c, int argc, char **argv)
 	char *result = NULL;
 	int r = zcor_recall(z, text, &result);
 	zc_free(text);
-	json_t *res = json_loads(result, 0, NULL);
+	json_t *res = r ? NULL : json_loads(result, 0, NULL);
 	if (r) {
-		puts(result);
+		puts(cli_answer(z, r, result));
 		rc = CLI_FAILED;
 	} else if (as_json || explain) {
 		char *pretty = json_dumps(res, JSON_INDENT(2));
@@ -117,7 +117,7 @@ int cmd_reindex(struct cli *c, int argc, char **argv)
 		return CLI_FAILED;
 	char *out = NULL;
 	int rc = zcor_reindex(z, &out);
-	puts(out);
+	puts(cli_answer(z, rc, out));
 	zcor_free(out);
 	zcor_close(z);
 	return rc ? CLI_FAILED : CLI_OK;

@@ -45,7 +45,11 @@ int cmd_tools(struct cli *c, int argc, char **argv)
 			return cli_usage(cli_find("tools"));
 	}
 	/* the list needs no memory directory */
-	char *s = zcor_tools_json(NULL, ZCOR_TOOLS_ALL | (en ? ZCOR_TOOLS_ENGLISH : 0));
+	char *s = NULL;
+	if (zcor_tools_json(NULL, ZCOR_TOOLS_ALL | (en ? ZCOR_TOOLS_ENGLISH : 0), &s)) {
+		fprintf(stderr, "zcor tools: %s\n", zcor_errmsg(NULL));
+		return CLI_FAILED;
+	}
 	if (as_json) {
 		puts(s);
 		zcor_free(s);

@@ -54,9 +54,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 }
 
 /* Prints a JSON result and maps the code onto an exit status. */
-static int print_result(int rc, char *out)
+static int print_result(zcor *z, int rc, char *out)
 {
-	puts(out ? out : "{}");
+	const char *text = cli_answer(z, rc, out);
+	puts(text ? text : "{}");
 	zcor_free(out);
 	return rc == ZCOR_OK ? CLI_OK : CLI_FAILED;
 }
@@ -96,10 +97,8 @@ int cmd_transcript(struct cli *c, int argc, char **argv)
 		goto out;
 	const char *action = argv[1];
 	const char *conv = o.conversation ? o.conversation : c->conversation;
-	char *err = NULL;
-	if (o.conversation && zcor_check_conversation(o.conversation, &err)) {
-		fprintf(stderr, "zcor transcript: %s\n", err);
-		zcor_free(err);
+	if (o.conversation && zcor_check_conversation(NULL, o.conversation)) {
+		fprintf(stderr, "zcor transcript: %s\n", zcor_errmsg(NULL));
 		goto out;
 	}
 	int needs_conv = !strcmp(action, "read") || !strcmp(action, "search") ||
@@ -130,20 +129,20 @@ int cmd_transcript(struct cli *c, int argc, char **argv)
 		}
 		struct zcor_ctx ctx = {ZCOR_ACTOR_CLI, c->conversation};
 		int r = zcor_log_messages(z, &ctx, conv, batch, &res);
-		rc = print_result(r, res);
+		rc = print_result(z, r, res);
 		zc_free(batch);
 	} else if (!strcmp(action, "export")) {
 		int r = zcor_transcript_export(z, conv, o.out, &res);
-		rc = print_result(r, res);
+		rc = print_result(z, r, res);
 	} else if (!strcmp(action, "digest-done")) {
 		int r = zcor_digest_done(z, conv, &res);
-		rc = print_result(r, res);
+		rc = print_result(z, r, res);
 	} else { /* import FILE… */
 		rc = CLI_OK;
 		for (size_t i = 0; i < nwords; i++) {
 			const char *file = json_string_value(json_array_get(o.words, i));
 			int r = zcor_transcript_import_file(z, conv, file, &res);
-			if (print_result(r, res))
+			if (print_result(z, r, res))
 				rc = CLI_FAILED;
 			res = NULL;
 		}

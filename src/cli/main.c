@@ -188,14 +188,15 @@ int cmd_help(struct cli *c, int argc, char **argv)
 zcor *cli_open(struct cli *c)
 {
 	zcor *z = NULL;
-	char *err = NULL;
-	if (zcor_open(&z, c->dir, &err) != ZCOR_OK) {
-		fprintf(stderr, "zcor: cannot open memory directory '%s': %s\n", c->dir, err ? err : "");
-		zcor_free(err);
+	if (zcor_open(&z, c->dir) != ZCOR_OK) {
+		fprintf(stderr, "zcor: cannot open memory directory '%s': %s\n", c->dir, zcor_errmsg(z));
+		zcor_close(z);
 		return NULL;
 	}
 	return z;
 }
+
+const char *cli_answer(zcor *z, int rc, const char *out) { return rc ? zcor_errjson(z) : out; }
 
 char *cli_read_stdin(void)
 {
@@ -225,7 +226,7 @@ int cli_call_tool(struct cli *c, zcor *z, const char *name, const char *args)
 	struct zcor_ctx ctx = {ZCOR_ACTOR_CLI, c->conversation};
 	char *out = NULL;
 	int rc = zcor_tool_call(z, &ctx, name, args, &out);
-	puts(out);
+	puts(cli_answer(z, rc, out));
 	zcor_free(out);
 	if (rc == ZCOR_ENOTFOUND && strstr(zcor_errmsg(z), "no tool named"))
 		return CLI_USAGE;
@@ -262,10 +263,8 @@ int cli_common_option(struct cli *c, int argc, char **argv, int *i)
 		key = argv[++*i];
 	else
 		return 0;
-	char *err = NULL;
-	if (zcor_check_conversation(key, &err)) {
-		fprintf(stderr, "zcor: --conversation: %s\n", err);
-		zcor_free(err);
+	if (zcor_check_conversation(NULL, key)) {
+		fprintf(stderr, "zcor: --conversation: %s\n", zcor_errmsg(NULL));
 		return -1;
 	}
 	c->conversation = key;
@@ -302,10 +301,8 @@ int main(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	if (c.conversation) {
-		char *err = NULL;
-		if (zcor_check_conversation(c.conversation, &err)) {
-			fprintf(stderr, "zcor: %s\n", err);
-			zcor_free(err);
+		if (zcor_check_conversation(NULL, c.conversation)) {
+			fprintf(stderr, "zcor: %s\n", zcor_errmsg(NULL));
 			return CLI_USAGE;
 		}
 	}

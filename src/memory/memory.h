@@ -257,6 +257,8 @@ const char *zc_scope_words(const struct zcor_ctx *ctx, const char *scope, char *
 /* Is key a conversation key: group:<id>, private:<qq>, console:<name>
  * (letters, digits, _ - . up to 64)? */
 int zc_conv_valid(const char *key);
+/* The same as an error: ZCOR_OK, or ZCOR_EINVAL saying what a key is. */
+int zc_conv_check(const char *key, struct zc_err *e);
 /* The slug of a conversation key, the key with '-' for ':' ("group:1" ->
  * "group-1"): its folder in the seed-003 layout. */
 void zc_conv_slug(const char *key, char *out, size_t cap);

@@ -62,6 +62,16 @@ int zc_conv_valid(const char *key)
 	return ok;
 }
 
+int zc_conv_check(const char *key, struct zc_err *e)
+{
+	if (zc_conv_valid(key))
+		return ZCOR_OK;
+	return zc_fail(e, ZCOR_EINVAL,
+		       "conversation '%s' is not a conversation key; use group:<id>, "
+		       "private:<qq> or console:<name> (letters, digits, _ - . up to 64)",
+		       ZC_Q(key, 80));
+}
+
 void zc_conv_slug(const char *key, char *out, size_t cap)
 {
 	snprintf(out, cap, "%s", key);

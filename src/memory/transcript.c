@@ -323,14 +323,11 @@ int zc_log_conv_add(struct zc_mem *m, const char *key, long long n, int lines, i
 
 int zc_log_check_key(const char *key, const char *field, struct zc_err *e)
 {
-	char *msg = NULL;
 	if (!key)
 		return zc_fail(e, ZCOR_EINVAL, "%s is required (group:<id>, private:<qq> or console:<name>)", field);
-	if (zcor_check_conversation(key, &msg) == ZCOR_OK)
+	if (zc_conv_check(key, e) == ZCOR_OK)
 		return ZCOR_OK;
-	zc_fail(e, ZCOR_EINVAL, "%s: %s", field, msg);
-	zc_free(msg);
-	return ZCOR_EINVAL;
+	return zc_err_prefix(e, "%s", field);
 }
 
 static int parse_batch(struct zc_mem *m, const json_t *batch, int host, struct msg_in **v, size_t *n,

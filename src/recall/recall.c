@@ -129,14 +129,10 @@ static int read_request(const json_t *req, struct zc_buf *text, json_t **people,
 				       ZC_Q(k, 60));
 	}
 	const char *conv = zc_json_str(req, "conversation");
-	char *msg = NULL;
 	if (!conv)
 		return bad(e, "conversation", "is required (group:<id>, private:<qq> or console:<name>)");
-	if (zcor_check_conversation(conv, &msg)) {
-		zc_fail(e, ZCOR_EINVAL, "field 'conversation': %s", msg);
-		zc_free(msg);
-		return ZCOR_EINVAL;
-	}
+	if (zc_conv_check(conv, e))
+		return zc_err_prefix(e, "field 'conversation'");
 	json_t *msgs = json_object_get(req, "messages");
 	if (!json_is_array(msgs) || json_array_size(msgs) == 0 ||
 	    json_array_size(msgs) > ZC_RECALL_MAX_MESSAGES)

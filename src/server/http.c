@@ -145,16 +145,12 @@ enum MHD_Result zc_http_send_error(struct MHD_Connection *c, struct request *r, 
 }
 
 /* A zcor result: {"error":…} picks its status, anything else is 200. */
-enum MHD_Result zc_http_send_result(struct MHD_Connection *c, struct request *r, int rc, char *json,
-				    int ok_status)
+enum MHD_Result zc_http_send_result(struct MHD_Connection *c, struct request *r, zcor *z, int rc,
+				    char *json, int ok_status)
 {
-	int status = ok_status;
-	if (rc) {
-		json_t *j = json_loads(json, 0, NULL);
-		status = zc_http_status_of(json_string_value(json_object_get(json_object_get(j, "error"), "code")));
-		json_decref(j);
-	}
-	enum MHD_Result ret = zc_http_send_json(c, r, status, json);
+	enum MHD_Result ret =
+		rc ? zc_http_send_json(c, r, zc_http_status_of(zcor_code_name(rc)), zcor_errjson(z))
+		   : zc_http_send_json(c, r, ok_status, json);
 	zcor_free(json);
 	return ret;
 }
@@ -372,12 +368,8 @@ static enum MHD_Result admit(struct server *s, struct MHD_Connection *c, struct 
 				  "printed it; it is in serve.token)");
 	/* the host binds the call to a conversation (never the model) */
 	const char *conv = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Zcor-Conversation");
-	char *err = NULL;
-	if (conv && zcor_check_conversation(conv, &err)) {
-		enum MHD_Result ret = zc_http_send_error(c, r, 400, "invalid_argument", err);
-		zcor_free(err);
-		return ret;
-	}
+	if (conv && zcor_check_conversation(NULL, conv))
+		return zc_http_send_error(c, r, 400, "invalid_argument", zcor_errmsg(NULL));
 	/* a body announced over the cap is refused now, not after it came */
 	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
 	if (cl && *cl) {
@@ -967,10 +959,10 @@ int zc_serve(const char *dir, const struct zc_serve_opts *o)
 	/* the directory exists and opens before we listen; that handle is the
 	 * pool's first, read ahead (zcor_warm) for the requests to come */
 	zcor *first = NULL;
-	char *err = NULL;
-	if (zcor_open(&first, dir, &err) != ZCOR_OK) {
-		fprintf(stderr, "zcor serve: cannot open memory directory '%s': %s\n", dir, err ? err : "");
-		zcor_free(err);
+	if (zcor_open(&first, dir) != ZCOR_OK) {
+		fprintf(stderr, "zcor serve: cannot open memory directory '%s': %s\n", dir,
+			zcor_errmsg(first));
+		zcor_close(first);
 		return 1;
 	}
 	if (load_token(s, token)) {

@@ -106,10 +106,11 @@ enum MHD_Result zc_http_send_error_h(struct MHD_Connection *c, struct request *r
 /* json (not taken; NULL → 500 "out of memory") as application/json. */
 enum MHD_Result zc_http_send_json(struct MHD_Connection *c, struct request *r, int status,
 				  const char *json);
-/* A zcor result: {"error":…} picks its status, anything else is
- * ok_status. Takes json (zcor_free). */
-enum MHD_Result zc_http_send_result(struct MHD_Connection *c, struct request *r, int rc, char *json,
-				    int ok_status);
+/* The answer of a zcor call on z that returned rc: its result json with
+ * ok_status, or on failure zcor_errjson(z) with its code's status. Takes
+ * json (zcor_free). */
+enum MHD_Result zc_http_send_result(struct MHD_Connection *c, struct request *r, zcor *z, int rc,
+				    char *json, int ok_status);
 
 /* ---- the token (http.c) ---- */
 

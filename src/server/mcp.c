@@ -117,7 +117,8 @@ static int param_string(struct call *c, const char *key, int required, const cha
 	return 1;
 }
 
-/* The message of a {"error":{"code","message"}} result from libzcor. */
+/* The message of a libzcor error, {"error":{"code","message"}} as
+ * zcor_errjson gives it. */
 static const char *zcor_error_message(json_t *res, zcor *z)
 {
 	const char *m = json_string_value(json_object_get(json_object_get(res, "error"), "message"));
@@ -149,7 +150,8 @@ static const char INSTRUCTIONS_TAIL[] =
 /* Relationship guidance only while relationship memory is on (SPEC §3.1). */
 static int relationships_on(zcor *z)
 {
-	char *cfg = zcor_config_json(z);
+	char *cfg = NULL;
+	zcor_config_json(z, &cfg);
 	json_t *j = json_loads(cfg ? cfg : "", 0, NULL);
 	json_t *rel = json_object_get(j, "relationships");
 	int on = !json_is_false(rel);
@@ -207,7 +209,8 @@ static json_t *m_ping(struct call *c) { return json_object(); }
 /* The registry's tools as offered under config.json, or NULL on failure. */
 static json_t *offered_tools(struct call *c)
 {
-	char *text = zcor_tools_json(c->z, 0);
+	char *text = NULL;
+	zcor_tools_json(c->z, 0, &text);
 	json_t *list = json_loads(text ? text : "", 0, NULL);
 	zcor_free(text);
 	if (!json_is_array(list)) {
@@ -271,7 +274,7 @@ static json_t *m_tools_call(struct call *c)
 	args = a && !json_is_null(a) ? json_dumps(a, JSON_COMPACT) : NULL;
 	struct zcor_ctx ctx = call_ctx(c);
 	int rc = zcor_tool_call(c->z, &ctx, name, args, &text);
-	res = json_loads(text ? text : "", 0, NULL);
+	res = json_loads(rc == ZCOR_OK ? text : zcor_errjson(c->z), 0, NULL);
 	if (!json_is_object(res)) {
 		fail(c, RPC_INTERNAL_ERROR, "tool '%s' answered something that is not a JSON object", ZC_Q(name, 100));
 		goto out;
@@ -395,7 +398,7 @@ static json_t *m_resources_list(struct call *c)
 		return NULL;
 	struct zcor_ctx ctx = call_ctx(c);
 	int rc = zcor_node_list(c->z, &ctx, cursor, RESOURCES_PAGE, &text);
-	page = json_loads(text ? text : "", 0, NULL);
+	page = json_loads(rc == ZCOR_OK ? text : zcor_errjson(c->z), 0, NULL);
 	if (rc != ZCOR_OK) {
 		fail(c, rc == ZCOR_EINVAL ? RPC_INVALID_PARAMS : RPC_INTERNAL_ERROR, "%s",
 		     ZC_Q(zcor_error_message(page, c->z), 400));
@@ -450,7 +453,7 @@ static json_t *m_resources_read(struct call *c)
 		out = json_pack("{s:[{s:s, s:s, s:o}]}", "contents", "uri", uri, "mimeType", "application/json",
 				"text", text_string(text));
 	} else {
-		json_t *res = json_loads(text ? text : "", 0, NULL);
+		json_t *res = json_loads(zcor_errjson(c->z), 0, NULL);
 		int code = rc == ZCOR_ENOTFOUND ? MCP_RESOURCE_NOT_FOUND
 			   : rc == ZCOR_EINVAL	 ? RPC_INVALID_PARAMS
 						 : RPC_INTERNAL_ERROR;

@@ -18,10 +18,9 @@ zcor *zc_pool_take(struct server *s, struct request *r)
 	zcor *z = s->npool > 0 ? s->pool[--s->npool] : NULL;
 	pthread_mutex_unlock(&s->lock);
 	if (!z) {
-		char *err = NULL;
-		if (zcor_open(&z, s->dir, &err) != ZCOR_OK) {
-			fprintf(stderr, "zcor serve: cannot open '%s': %s\n", s->dir, err ? err : "");
-			zcor_free(err);
+		if (zcor_open(&z, s->dir) != ZCOR_OK) {
+			fprintf(stderr, "zcor serve: cannot open '%s': %s\n", s->dir, zcor_errmsg(z));
+			zcor_close(z);
 			return NULL;
 		}
 	}

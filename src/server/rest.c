@@ -228,7 +228,7 @@ static enum MHD_Result call_tool(struct rest_call *k, const char *tool)
 		return out_of_memory(k);
 	int rc = zcor_tool_call(k->z, &ctx, tool, text, &out);
 	zc_free(text);
-	return zc_http_send_result(k->c, k->r, rc, out, k->route->ok);
+	return zc_http_send_result(k->c, k->r, k->z, rc, out, k->route->ok);
 }
 
 /* Sets the route's :param as the tool argument route->param. */
@@ -264,10 +264,9 @@ static enum MHD_Result rest_node_create(struct rest_call *k)
 
 static enum MHD_Result rest_tools_list(struct rest_call *k)
 {
-	char *t = zcor_tools_json(k->z, ZCOR_TOOLS_ALL);
-	enum MHD_Result ret = zc_http_send_json(k->c, k->r, 200, t);
-	zcor_free(t);
-	return ret;
+	char *t = NULL;
+	int rc = zcor_tools_json(k->z, ZCOR_TOOLS_ALL, &t);
+	return zc_http_send_result(k->c, k->r, k->z, rc, t, 200);
 }
 
 static enum MHD_Result rest_node_get(struct rest_call *k)
@@ -275,7 +274,7 @@ static enum MHD_Result rest_node_get(struct rest_call *k)
 	struct zcor_ctx ctx = {ZCOR_ACTOR_UI, k->conversation};
 	char *out = NULL;
 	int rc = zcor_node_get(k->z, &ctx, k->p.v[0], &out);
-	return zc_http_send_result(k->c, k->r, rc, out, 200);
+	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
 }
 
 /* ---- the memory views, stickers and media ----------------------------- */
@@ -297,7 +296,7 @@ static enum MHD_Result rest_views(struct rest_call *k)
 	int rc = zcor_tool_call(k->z, &ctx, "qq_memory", text, &out);
 	zc_free(text);
 	if (rc || !list)
-		return zc_http_send_result(k->c, k->r, rc, out, 200);
+		return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
 	json_t *res = json_loads(out, 0, NULL), *items = json_array();
 	zcor_free(out);
 	size_t i;
@@ -343,17 +342,16 @@ static enum MHD_Result rest_check_reply(struct rest_call *k)
 		return out_of_memory(k);
 	int rc = zcor_check_reply_json(k->z, text, &out);
 	zc_free(text);
-	return zc_http_send_result(k->c, k->r, rc, out, 200);
+	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
 }
 
 /* ---- synonyms ---------------------------------------------------------- */
 
 static enum MHD_Result rest_synonyms_list(struct rest_call *k)
 {
-	char *out = zcor_synonyms_list(k->z);
-	enum MHD_Result ret = zc_http_send_json(k->c, k->r, 200, out);
-	zcor_free(out);
-	return ret;
+	char *out = NULL;
+	int rc = zcor_synonyms_list(k->z, &out);
+	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
 }
 
 static enum MHD_Result rest_synonyms_expand(struct rest_call *k)
@@ -361,7 +359,7 @@ static enum MHD_Result rest_synonyms_expand(struct rest_call *k)
 	const char *word = json_string_value(json_object_get(k->args, "word"));
 	char *out = NULL;
 	int rc = zcor_synonyms_expand(k->z, word, &out);
-	return zc_http_send_result(k->c, k->r, rc, out, 200);
+	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
 }
 
 /* PUT / DELETE synonyms/{n}: group n replaced or deleted. */
@@ -386,17 +384,16 @@ static enum MHD_Result rest_synonyms_edit(struct rest_call *k)
 	struct zcor_ctx ctx = {ZCOR_ACTOR_UI, k->conversation};
 	int rc = zcor_synonyms_edit(k->z, &ctx, text, &out);
 	zc_free(text);
-	return zc_http_send_result(k->c, k->r, rc, out, 200);
+	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
 }
 
 /* ---- config ------------------------------------------------------------ */
 
 static enum MHD_Result rest_config_get(struct rest_call *k)
 {
-	char *cfg = zcor_config_json(k->z);
-	enum MHD_Result ret = zc_http_send_json(k->c, k->r, 200, cfg);
-	zcor_free(cfg);
-	return ret;
+	char *cfg = NULL;
+	int rc = zcor_config_json(k->z, &cfg);
+	return zc_http_send_result(k->c, k->r, k->z, rc, cfg, 200);
 }
 
 static enum MHD_Result rest_config_set(struct rest_call *k)
@@ -408,16 +405,13 @@ static enum MHD_Result rest_config_set(struct rest_call *k)
 		return zc_http_send_error(k->c, k->r, 403, "forbidden",
 					  "a caller bound to a conversation cannot change config.json; only the "
 					  "operator may do it (send no X-Zcor-Conversation)");
-	char *text = json_dumps(k->args, JSON_COMPACT), *err = NULL;
+	char *text = json_dumps(k->args, JSON_COMPACT);
 	if (!text)
 		return out_of_memory(k);
-	int rc = zcor_config_set(k->z, text, &err);
+	int rc = zcor_config_set(k->z, text);
 	zc_free(text);
-	if (rc) { /* a bad value 400, a config.json left invalid by hand 409 */
-		enum MHD_Result ret = send_code(k, rc, err);
-		zcor_free(err);
-		return ret;
-	}
+	if (rc) /* a bad value 400, a config.json left invalid by hand 409 */
+		return send_code(k, rc, zcor_errmsg(k->z));
 	return rest_config_get(k);
 }
 
@@ -433,7 +427,7 @@ static enum MHD_Result rest_conversations(struct rest_call *k)
 	struct zcor_ctx ctx = {ZCOR_ACTOR_UI, k->conversation};
 	char *out = NULL;
 	int rc = zcor_conversations(k->z, &ctx, &out);
-	return zc_http_send_result(k->c, k->r, rc, out, 200);
+	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
 }
 
 static enum MHD_Result rest_conversation_get(struct rest_call *k)
@@ -444,7 +438,7 @@ static enum MHD_Result rest_conversation_get(struct rest_call *k)
 	struct zcor_ctx ctx = {ZCOR_ACTOR_UI, k->conversation};
 	char *out = NULL;
 	int rc = zcor_conversation_get(k->z, &ctx, k->p.v[0], &out);
-	return zc_http_send_result(k->c, k->r, rc, out, 200);
+	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
 }
 
 static enum MHD_Result rest_log_messages(struct rest_call *k)
@@ -458,7 +452,7 @@ static enum MHD_Result rest_log_messages(struct rest_call *k)
 		return out_of_memory(k);
 	int rc = zcor_log_messages(k->z, &ctx, k->p.v[0], text, &out);
 	zc_free(text);
-	return zc_http_send_result(k->c, k->r, rc, out, 200);
+	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
 }
 
 /* A transcript page: read (oldest first), or search with keywords; empty
@@ -488,7 +482,7 @@ static enum MHD_Result rest_digest_done(struct rest_call *k)
 		return ret;
 	char *out = NULL;
 	int rc = zcor_digest_done(k->z, k->p.v[0], &out);
-	return zc_http_send_result(k->c, k->r, rc, out, 200);
+	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
 }
 
 /* ---- recall and prefix ----------------------------------------------- */
@@ -506,7 +500,7 @@ static enum MHD_Result rest_recall(struct rest_call *k)
 		return out_of_memory(k);
 	int rc = zcor_recall(k->z, text, &out);
 	zc_free(text);
-	return zc_http_send_result(k->c, k->r, rc, out, 200);
+	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
 }
 
 static enum MHD_Result rest_prefix(struct rest_call *k)

@@ -197,11 +197,9 @@ static int log_batch(struct pl_run *r, zcor *z, int n, size_t chars, int slot, c
 
 static int config(zcor *z, const char *json, char *msg, size_t cap)
 {
-	char *err = NULL;
-	int rc = zcor_config_set(z, json, &err);
+	int rc = zcor_config_set(z, json);
 	if (rc)
-		snprintf(msg, cap, "zcor_config_set %s: %s", json, err ? err : "");
-	zcor_free(err);
+		snprintf(msg, cap, "zcor_config_set %s: %s", json, zcor_errmsg(z));
 	return rc;
 }
 

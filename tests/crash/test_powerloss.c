@@ -1187,10 +1187,9 @@ out:
 static int check_zcor(const char *dir, int write, char *why, size_t cap)
 {
 	zcor *z = NULL;
-	char *err = NULL;
-	if (zcor_open(&z, dir, &err) != ZCOR_OK) {
-		snprintf(why, cap, "zcor_open: %s", err ? err : "?");
-		zcor_free(err);
+	if (zcor_open(&z, dir) != ZCOR_OK) {
+		snprintf(why, cap, "zcor_open: %s", zcor_errmsg(z));
+		zcor_close(z);
 		return -1;
 	}
 	int rc = 0;

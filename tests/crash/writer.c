@@ -154,10 +154,9 @@ int main(int argc, char **argv)
 	}
 	*(void **)&mark = dlsym(RTLD_DEFAULT, PL_MARK_SYMBOL);
 	zcor *z = NULL;
-	char *err = NULL;
-	int rc = zcor_open(&z, argv[2], &err);
+	int rc = zcor_open(&z, argv[2]);
 	if (rc)
-		fail(rc, err);
+		fail(rc, zcor_errmsg(z));
 	send('A', 0, "open");
 	struct pl_run run;
 	pl_run_init(&run, z, script);

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "fuzz.h"
 
 const char *fz_target = "fuzz_transcript";
@@ -82,6 +83,10 @@ static int log_batch(const struct zcor_ctx *ctx, const char *key, const char *ba
 {
 	char *res = NULL;
 	int rc = zcor_log_messages(z, ctx, key, batch, &res);
+	if (rc != ZCOR_OK && res)
+		fz_bug("a refused batch still answered a result: %.300s", res);
+	if (rc != ZCOR_OK)
+		res = zc_strdup(zcor_errjson(z));
 	*out = json_loads(res ? res : "", 0, NULL);
 	if (!json_is_object(*out))
 		fz_bug("the answer is not a JSON object: %.300s", res ? res : "(null)");

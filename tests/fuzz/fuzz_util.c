@@ -51,10 +51,8 @@ void fz_rmtree(const char *path)
 zcor *fz_open(const char *dir)
 {
 	zcor *z = NULL;
-	char *err = NULL;
-	if (zcor_open(&z, dir, &err) != ZCOR_OK)
-		fz_bug("cannot open %s: %s", dir, err ? err : "");
-	zcor_free(err);
+	if (zcor_open(&z, dir) != ZCOR_OK)
+		fz_bug("cannot open %s: %s", dir, zcor_errmsg(z));
 	return z;
 }
 

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/utf8.h"
 #include "fuzz.h"
 #include "memory/view.h"
@@ -117,6 +118,10 @@ static int call(json_t *args, json_t **out)
 	struct zcor_ctx ctx = {ZCOR_ACTOR_CLI, NULL};
 	char *text = json_dumps(args, JSON_COMPACT), *res = NULL;
 	int rc = zcor_tool_call(z, &ctx, "qq_memory", text, &res);
+	if (rc != ZCOR_OK && res)
+		fz_bug("qq_memory failed and still answered a result: %.300s", res);
+	if (rc != ZCOR_OK)
+		res = zc_strdup(zcor_errjson(z));
 	*out = json_loads(res ? res : "", 0, NULL);
 	if (!json_is_object(*out))
 		fz_bug("qq_memory answered something that is not a JSON object: %.300s", res ? res : "(null)");

@@ -114,9 +114,8 @@ static void tmp_finish(int failed)
 zcor *t_open_dir(const char *dir)
 {
 	zcor *z = NULL;
-	char *err = NULL;
-	if (zcor_open(&z, dir, &err) != ZCOR_OK) {
-		fprintf(stderr, "cannot open %s: %s\n", dir, err);
+	if (zcor_open(&z, dir) != ZCOR_OK) {
+		fprintf(stderr, "cannot open %s: %s\n", dir, zcor_errmsg(z));
 		exit(2);
 	}
 	return z;
@@ -131,12 +130,19 @@ json_t *t_call_raw(zcor *z, const char *conv, int *rc, const char *tool, const c
 	int r = zcor_tool_call(z, &ctx, tool, args, &out);
 	if (rc)
 		*rc = r;
-	json_error_t je;
-	json_t *v = json_loads(out, 0, &je);
-	if (!v) {
-		fprintf(stderr, "tool %s returned invalid JSON: %s\n", tool, out);
+	return t_answer(z, r, out);
+}
+
+json_t *t_answer(zcor *z, int rc, char *out)
+{
+	const char *text = rc ? zcor_errjson(z) : out;
+	json_t *v = text ? json_loads(text, 0, NULL) : NULL;
+	if (!v || (rc && out)) {
+		fprintf(stderr, "a call answered %s: %s%s\n", rc ? "an error" : "ok",
+			text ? text : "(nothing)", rc && out ? " (and a result)" : "");
 		t_failures++;
-		v = json_object();
+		if (!v)
+			v = json_object();
 	}
 	zcor_free(out);
 	return v;

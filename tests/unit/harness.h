@@ -82,6 +82,11 @@ json_t *t_call_ok(zcor *z, const char *conv, const char *tool, const char *fmt, 
 /* Like t_call with a ready JSON argument text. */
 json_t *t_call_raw(zcor *z, const char *conv, int *rc, const char *tool, const char *args);
 
+/* The answer of a call on z that returned rc, parsed: its result out
+ * (zcor_free'd here) or, when it failed, its error as zcor_errjson(z)
+ * gives it; {} when neither parses (a test failure then). */
+json_t *t_answer(zcor *z, int rc, char *out);
+
 /* Looks up a dotted path ("node.id", "items.0.title") in v. */
 json_t *t_get(json_t *v, const char *path);
 const char *t_str(json_t *v, const char *path);

@@ -173,10 +173,8 @@ static void DOCTOR_COGNITION_UNPARSED_names_the_line(void)
 static void DOCTOR_MEMORY_OVER_THRESHOLD(void)
 {
 	zcor *z = store();
-	char *err = NULL;
-	CHECK_INT(zcor_config_set(z, "{\"memoryFileMaxBytes\":1024,\"memoryArchiveRatio\":0.1}", &err),
+	CHECK_INT(zcor_config_set(z, "{\"memoryFileMaxBytes\":1024,\"memoryArchiveRatio\":0.1}"),
 		  ZCOR_OK);
-	zcor_free(err);
 	for (int i = 0; i < 4; i++) {
 		char args[512];
 		snprintf(args, sizeof(args),

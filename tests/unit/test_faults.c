@@ -132,14 +132,14 @@ static int write_memory(zcor *z, const char *title, const char *content, struct 
 	memset(r, 0, sizeof(*r));
 	r->rc = rc;
 	snprintf(r->title, sizeof(r->title), "%s", title);
-	json_t *v = out ? json_loads(out, 0, NULL) : NULL;
+	json_t *v = json_loads(rc == ZCOR_OK ? out : zcor_errjson(z), 0, NULL);
 	if (rc == ZCOR_OK) {
 		r->kind = 'A';
 		snprintf(r->id, sizeof(r->id), "%s", v ? t_str(v, "node.id") ? t_str(v, "node.id") : "" : "");
 	} else {
 		r->kind = 'E';
 		const char *m = v ? t_errmsg(v) : NULL;
-		snprintf(r->msg, sizeof(r->msg), "%s: %s", zcor_code_name(rc), m ? m : (out ? out : ""));
+		snprintf(r->msg, sizeof(r->msg), "%s: %s", zcor_code_name(rc), m ? m : zcor_errmsg(z));
 	}
 	json_decref(v);
 	zcor_free(out);
@@ -163,10 +163,9 @@ static void child_fail(int fd, int rc, const char *what, const char *msg)
 static void crash_child(const char *dir, int round, int fd)
 {
 	zcor *z = NULL;
-	char *err = NULL;
-	int rc = zcor_open(&z, dir, &err);
+	int rc = zcor_open(&z, dir);
 	if (rc)
-		child_fail(fd, rc, "zcor_open", err);
+		child_fail(fd, rc, "zcor_open", zcor_errmsg(z));
 	/* big enough that transactions take a while and the WAL checkpoints */
 	char content[3001];
 	memset(content, 'a' + round % 26, sizeof(content) - 1);
@@ -365,17 +364,15 @@ static void read_only_directory(void)
 			_exit(0);
 		}
 		struct rec r = {.kind = 'O'};
-		char *err = NULL;
 		zcor *zc = NULL;
-		r.rc = zcor_open(&zc, dir, &err);
-		snprintf(r.msg, sizeof(r.msg), "%s", err ? err : "");
-		zcor_free(err);
+		r.rc = zcor_open(&zc, dir);
+		snprintf(r.msg, sizeof(r.msg), "%s", zcor_errmsg(zc));
 		send_rec(p[1], &r);
-		if (zc) {
+		if (r.rc == ZCOR_OK) {
 			write_memory(zc, "nobody was here", "must not be stored", &r);
 			send_rec(p[1], &r);
-			zcor_close(zc);
 		}
+		zcor_close(zc);
 		_exit(0);
 	}
 	close(p[1]);
@@ -468,10 +465,9 @@ static void disk_full(void)
 		if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
 			child_fail(p[1], -1, "setrlimit", strerror(errno));
 		zcor *zc = NULL;
-		char *err = NULL;
-		int rc = zcor_open(&zc, dir, &err);
+		int rc = zcor_open(&zc, dir);
 		if (rc)
-			child_fail(p[1], rc, "zcor_open", err);
+			child_fail(p[1], rc, "zcor_open", zcor_errmsg(zc));
 		char *content = malloc(BIG_CONTENT + 1);
 		for (int n = 0; n < 200; n++) {
 			for (size_t i = 0; i < BIG_CONTENT; i++) /* not compressible, not all one letter */
@@ -561,10 +557,9 @@ static void busy_second_process(void)
 		close(go[1]);
 		close(back[0]);
 		zcor *zc = NULL;
-		char *err = NULL;
-		int rc = zcor_open(&zc, dir, &err);
+		int rc = zcor_open(&zc, dir);
 		if (rc)
-			child_fail(back[1], rc, "zcor_open", err);
+			child_fail(back[1], rc, "zcor_open", zcor_errmsg(zc));
 		/* one harmless call so the first-use work is done before the lock */
 		struct rec r;
 		json_t *pre = t_call(zc, NULL, "zcor_memory_children", "{}");

@@ -58,6 +58,14 @@ static json_t *parse(char *out)
 	return v ? v : json_object();
 }
 
+/* zcor_doctor_unopened's report for dir, parsed ({} when it has none). */
+static json_t *unopened(const char *dir)
+{
+	char *out = NULL;
+	zcor_doctor_unopened(NULL, dir, &out);
+	return parse(out);
+}
+
 /* The finding with this code in a doctor report, or NULL. */
 static json_t *finding(json_t *report, const char *code)
 {
@@ -71,10 +79,8 @@ static json_t *finding(json_t *report, const char *code)
 static int open_fails(const char *dir, char *msg, size_t cap)
 {
 	zcor *z = NULL;
-	char *err = NULL;
-	int rc = zcor_open(&z, dir, &err);
-	snprintf(msg, cap, "%s", err ? err : "");
-	zcor_free(err);
+	int rc = zcor_open(&z, dir);
+	snprintf(msg, cap, "%s", zcor_errmsg(z));
 	zcor_close(z);
 	return rc;
 }
@@ -105,7 +111,7 @@ static void I12_7_empty_db_in_a_used_directory_is_refused(void)
 	CHECK_HAS(msg, "zcor restore");
 	CHECK_INT(file_size(db), 0); /* nothing written: no schema, no new store */
 	CHECK_INT(file_size(backup), backup_size);
-	json_t *r = parse(zcor_doctor_unopened(dir));
+	json_t *r = unopened(dir);
 	json_t *f = finding(r, "MEMORY_DB_EMPTY");
 	CHECK(f != NULL);
 	CHECK_STR(t_str(f, "path"), "memory.db");
@@ -193,7 +199,7 @@ static void I12_7_damaged_db_is_refused_and_left_alone(void)
 	CHECK(f && fread(back, 1, sizeof(back), f) == sizeof(back) && memcmp(back, junk, sizeof(junk)) == 0);
 	if (f)
 		fclose(f);
-	json_t *r = parse(zcor_doctor_unopened(dir));
+	json_t *r = unopened(dir);
 	CHECK(finding(r, "MEMORY_DB_DAMAGED") != NULL);
 	json_decref(r);
 
@@ -211,7 +217,7 @@ static void I12_7_damaged_db_is_refused_and_left_alone(void)
 	CHECK_INT(open_fails(dir2, msg, sizeof(msg)), ZCOR_EIO);
 	CHECK_HAS(msg, "cut off");
 	CHECK_INT(file_size(db2), 2 * 4096);
-	r = parse(zcor_doctor_unopened(dir2));
+	r = unopened(dir2);
 	CHECK(finding(r, "MEMORY_DB_DAMAGED") != NULL);
 	json_decref(r);
 	free(db);
@@ -230,7 +236,7 @@ static json_t *log_file(zcor *z, const char *bound, const char *conv, const char
 		 "{\"messages\":[{\"id\":\"%s\",\"senderId\":\"1\",\"media\":[{\"type\":\"image\",\"file\":\"%s\"}]}]}",
 		 id, file);
 	*rc = zcor_log_messages(z, &ctx, conv, batch, &out);
-	return parse(out);
+	return t_answer(z, *rc, out);
 }
 
 /* The message with every occurrence of path replaced by "<path>". */
@@ -417,7 +423,7 @@ static void I12_12_a_reference_cannot_claim_another_conversations_image(void)
 	char batch[512], *out = NULL;
 	snprintf(batch, sizeof(batch), "{\"messages\":[{\"id\":\"g1\",\"senderId\":\"5\",\"media\":[\"%s\"]}]}", ref);
 	CHECK_INT(zcor_log_messages(z, &bound, "group:222", batch, &out), ZCOR_EINVAL);
-	json_t *r = parse(out);
+	json_t *r = t_answer(z, ZCOR_EINVAL, out);
 	CHECK_HAS(t_errmsg(r), "messages[0].media[0]");
 	json_decref(r);
 	CHECK_INT(t_sql_int(zcor_dir(z), "SELECT count(*) FROM messages WHERE conversation = 'group:222'"), 0);
@@ -497,7 +503,7 @@ static void I12_9_planted_wal_and_shm_are_refused(void)
 			CHECK_HAS(msg, which[i]);
 			CHECK_HAS(msg, fifo ? "a special file" : "a symbolic link");
 			CHECK_INT(file_size(target), 7);
-			json_t *r = parse(zcor_doctor_unopened(dir));
+			json_t *r = unopened(dir);
 			json_t *f = finding(r, "UNSAFE_PATH");
 			CHECK(f != NULL);
 			CHECK_STR(f ? t_str(f, "path") : NULL, which[i]);

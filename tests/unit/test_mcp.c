@@ -191,9 +191,7 @@ static void relationship_tools_follow_the_config(void)
 {
 	zcor *z = t_open();
 	struct zc_mcp_session s;
-	char *err = NULL;
-	CHECK_INT(zcor_config_set(z, "{\"relationships\":false}", &err), ZCOR_OK);
-	zcor_free(err);
+	CHECK_INT(zcor_config_set(z, "{\"relationships\":false}"), ZCOR_OK);
 	zc_mcp_session_init(&s, NULL);
 	json_t *r = rpc(&s, z, INIT);
 	CHECK(strstr(t_str(r, "result.instructions"), "zcor_relationship") == NULL);

@@ -79,10 +79,9 @@ static void issue12_tool_and_argument_names(void)
 	struct zcor_ctx ctx = {ZCOR_ACTOR_CLI, NULL};
 	/* zcor.c: no tool named … */
 	CHECK(zcor_tool_call(z, &ctx, name, "{}", &out) == ZCOR_ENOTFOUND);
-	json_t *r = json_loads(out, 0, NULL);
+	json_t *r = t_answer(z, zcor_errcode(z), out);
 	CHECK_QUOTED(t_errmsg(r));
 	json_decref(r);
-	zcor_free(out);
 	/* schema.c: unknown argument … */
 	CHECK_TOOL(z, NULL, "zcor_memory_write", "{\"title\":\"t\",\"content\":\"c\",\"%s\":1}", name);
 	/* timeutil.c: a time that is not ISO-8601 (64 characters at most: the
@@ -102,10 +101,9 @@ static void issue12_tool_and_argument_names(void)
 	/* search.c: synonym group edit with an unknown argument */
 	a = fmt("{\"index\":0,\"terms\":null,\"%s\":1}", name);
 	CHECK(zcor_synonyms_edit(z, &ctx, a, &out) == ZCOR_EINVAL);
-	r = json_loads(out, 0, NULL);
+	r = t_answer(z, zcor_errcode(z), out);
 	CHECK_QUOTED(t_errmsg(r));
 	json_decref(r);
-	zcor_free(out);
 	free(a);
 	zcor_close(z);
 }
@@ -113,33 +111,29 @@ static void issue12_tool_and_argument_names(void)
 static void issue12_api_arguments(void)
 {
 	zcor *z = t_open();
-	char *out = NULL, *err = NULL;
+	char *out = NULL;
 	json_t *r;
 	/* zcor.c: a conversation key */
-	CHECK(zcor_check_conversation(name, &err) == ZCOR_EINVAL);
-	CHECK_QUOTED(err);
-	zcor_free(err);
+	CHECK(zcor_check_conversation(NULL, name) == ZCOR_EINVAL);
+	CHECK_QUOTED(zcor_errmsg(NULL));
 	/* zcor.c: a cursor zcor never gave */
 	CHECK(zcor_node_list(z, NULL, name, 10, &out) == ZCOR_EINVAL);
-	r = json_loads(out, 0, NULL);
+	r = t_answer(z, zcor_errcode(z), out);
 	CHECK_QUOTED(t_errmsg(r));
 	json_decref(r);
-	zcor_free(out);
 	/* zcor.c: check-reply's request */
 	char *a = fmt("{\"text\":\"hi\",\"%s\":1}", name);
 	CHECK(zcor_check_reply_json(z, a, &out) == ZCOR_EINVAL);
-	r = json_loads(out, 0, NULL);
+	r = t_answer(z, zcor_errcode(z), out);
 	CHECK_QUOTED(t_errmsg(r));
 	json_decref(r);
-	zcor_free(out);
 	free(a);
 	/* recall.c: a recall request's field */
 	a = fmt("{\"conversation\":\"group:1\",\"messages\":[\"hi\"],\"%s\":1}", name);
 	CHECK(zcor_recall(z, a, &out) == ZCOR_EINVAL);
-	r = json_loads(out, 0, NULL);
+	r = t_answer(z, zcor_errcode(z), out);
 	CHECK_QUOTED(t_errmsg(r));
 	json_decref(r);
-	zcor_free(out);
 	free(a);
 	/* media.c: a malformed media reference */
 	a = fmt("media/%s", name);
@@ -166,18 +160,16 @@ static void issue12_transcript_batches(void)
 	for (size_t i = 0; i < sizeof(batches) / sizeof(batches[0]); i++) {
 		char *b = fmt(batches[i], name), *out = NULL;
 		CHECK(zcor_log_messages(z, NULL, "group:1", b, &out) == ZCOR_EINVAL);
-		json_t *r = json_loads(out, 0, NULL);
+		json_t *r = t_answer(z, zcor_errcode(z), out);
 		CHECK_QUOTED(t_errmsg(r));
 		json_decref(r);
-		zcor_free(out);
 		free(b);
 	}
 	char *out = NULL;
 	CHECK(zcor_log_messages(z, &bound, name, "{\"messages\":[]}", &out) == ZCOR_EFORBIDDEN);
-	json_t *r = json_loads(out, 0, NULL);
+	json_t *r = t_answer(z, zcor_errcode(z), out);
 	CHECK_QUOTED(t_errmsg(r));
 	json_decref(r);
-	zcor_free(out);
 	zcor_close(z);
 }
 
@@ -198,12 +190,14 @@ static void issue12_file_warnings(void)
 			fclose(f);
 		}
 	}
-	char *cfg = zcor_config_json(z);
+	char *cfg = NULL;
+	zcor_config_json(z, &cfg);
 	json_t *r = json_loads(cfg, 0, NULL);
 	CHECK_QUOTED(t_str(r, "warning"));
 	json_decref(r);
 	zcor_free(cfg);
-	char *syn = zcor_synonyms_list(z);
+	char *syn = NULL;
+	zcor_synonyms_list(z, &syn);
 	r = json_loads(syn, 0, NULL);
 	CHECK_QUOTED(t_str(r, "warning"));
 	json_decref(r);

@@ -94,13 +94,11 @@ static zcor *open_views(const char *config)
 
 static void set_config(zcor *z, const char *json)
 {
-	char *err = NULL;
-	int rc = zcor_config_set(z, json, &err);
+	int rc = zcor_config_set(z, json);
 	if (rc != ZCOR_OK) {
-		fprintf(stderr, "zcor_config_set(%s) failed: %s\n", json, err ? err : "");
+		fprintf(stderr, "zcor_config_set(%s) failed: %s\n", json, zcor_errmsg(z));
 		t_failures++;
 	}
-	zcor_free(err);
 }
 
 /* qq_memory with a ready argument object (stolen). */
@@ -214,7 +212,7 @@ static char *recall_header(zcor *z, const char *conv, const char *msg, const cha
 	int rc = zcor_recall(z, rs, &out);
 	free(rs);
 	if (rc != ZCOR_OK) {
-		fprintf(stderr, "zcor_recall(%s, %s) failed: %s\n", conv, msg, out ? out : "?");
+		fprintf(stderr, "zcor_recall(%s, %s) failed: %s\n", conv, msg, zcor_errmsg(z));
 		t_failures++;
 	}
 	json_t *v = out ? json_loads(out, 0, NULL) : NULL;
@@ -1912,7 +1910,7 @@ static void log_msg(zcor *z, const char *conv, const char *id, const char *text)
 	int rc = zcor_log_messages(z, NULL, conv, batch, &out);
 	CHECK_INT(rc, ZCOR_OK);
 	if (rc)
-		fprintf(stderr, "log %s: %s\n", id, out ? out : "?");
+		fprintf(stderr, "log %s: %s\n", id, zcor_errmsg(z));
 	zcor_free(out);
 }
 
@@ -2259,7 +2257,7 @@ static void Q_VIEW_write_gate_all_globals_and_digest(void)
 				"{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"私聊梗\",\"meaning\":\"x\"}",
 				&out);
 	CHECK_INT(rc, ZCOR_EFORBIDDEN);
-	CHECK_HAS(out, "conversations/private-200/MEMORY.md");
+	CHECK_HAS(zcor_errjson(z), "conversations/private-200/MEMORY.md");
 	zcor_free(out);
 	out = NULL;
 	rc = zcor_tool_call(z, &ctx, "qq_memory",
