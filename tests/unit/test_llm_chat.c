@@ -559,6 +559,20 @@ static void answers_accepted(void)
 		  ZCOR_OK);
 	CHECK_STR(out.content, "whole");
 	zc_chat_reply_release(&out);
+	/* servers that repeat the id (and name) in every delta */
+	CHECK_INT(parse_whole("data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"k1\","
+			      "\"function\":{\"name\":\"a\",\"arguments\":\"{\\\"x\\\"\"}}]}}]}\n\n"
+			      "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"k1\","
+			      "\"function\":{\"name\":\"a\",\"arguments\":\":2}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
+			      &out, &e),
+		  ZCOR_OK);
+	CHECK_INT(out.n_tool_calls, 1);
+	if (out.n_tool_calls == 1) {
+		CHECK_STR(out.tool_calls[0].id, "k1");
+		CHECK_STR(out.tool_calls[0].name, "a");
+		CHECK_STR(out.tool_calls[0].arguments, "{\"x\":2}");
+	}
+	zc_chat_reply_release(&out);
 	/* after [DONE] nothing counts */
 	CHECK_INT(parse_whole("data: {\"choices\":[{\"delta\":{\"content\":\"c\"}}]}\n\ndata: [DONE]\n\n"
 			      "data: {\"choices\":[{\"delta\":{\"content\":\"late\"}}]}\n\n",
