@@ -801,11 +801,9 @@ static void cut_mid_stream(void)
 /* on_delta returning nonzero stops the call at once. */
 static void cancel_from_delta(void)
 {
-	static const struct step steps[] = {{OK_SSE HALF_EVENT, {0}, 0, 0}};
 	static char raw[4096];
 	snprintf(raw, sizeof(raw), OK_SSE HALF_EVENT "%s", STREAM);
 	struct step st[] = {{raw, {0}, 0, 0}, {TEXT_OK, {0}, 0, 0}};
-	(void)steps;
 	struct srv s;
 	json_t *m = msgs();
 	struct zc_chat_req r = base_req(m, NULL);
