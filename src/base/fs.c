@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/alloc.h"
@@ -312,9 +313,19 @@ int zc_file_changed(const char *path, struct zc_file_id *id)
 	struct stat st;
 	if (stat(path, &st) != 0)
 		return -1;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	/* now - mtime < 1 s (or a clock that went back): a write within the
+	 * same tick would not show */
+	int racy = now.tv_sec - st.st_mtim.tv_sec < 1 ||
+		   (now.tv_sec - st.st_mtim.tv_sec == 1 && now.tv_nsec < st.st_mtim.tv_nsec);
 	if (id->known && st.st_dev == id->dev && st.st_ino == id->ino && st.st_size == id->size &&
-	    st.st_mtim.tv_sec == id->mtime.tv_sec && st.st_mtim.tv_nsec == id->mtime.tv_nsec)
-		return 0;
+	    st.st_mtim.tv_sec == id->mtime.tv_sec && st.st_mtim.tv_nsec == id->mtime.tv_nsec) {
+		int was = id->racy;
+		id->racy = racy;
+		return was ? 2 : 0;
+	}
+	id->racy = racy;
 	id->known = 1;
 	id->dev = st.st_dev;
 	id->ino = st.st_ino;

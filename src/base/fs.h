@@ -81,11 +81,21 @@ struct zc_file_id {
 	ino_t ino;
 	off_t size;
 	struct timespec mtime;
+	int racy; /* the file was seen within RACY_MS of its mtime (below) */
 };
 
 /*
  * Stats path: returns 1 if it differs from *id (and records the new
- * identity), 0 if unchanged, -1 with errno set if stat failed.
+ * identity), 0 if unchanged, -1 with errno set if stat failed — and 2
+ * when the identity is the same but was recorded "racily": within a
+ * second of the file's mtime. File times come from a coarse clock, and a
+ * rewrite by another handle or process in the same tick, through a
+ * rename that reuses the freed inode, with the same size, leaves the same
+ * identity (seen in the power-loss test under load: one handle merged a
+ * setting into a config.json it had not re-read). So a racy identity is
+ * no proof of sameness: the caller compares the content (git's "racily
+ * clean" entries are the same idea). Once a stat is a second past the
+ * mtime, a later write has a later mtime and the identity alone decides.
  */
 int zc_file_changed(const char *path, struct zc_file_id *id);
 

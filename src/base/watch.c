@@ -53,6 +53,15 @@ static void save_copy(const struct zc_watch *w, const char *data, size_t len)
 	zc_free(path);
 }
 
+/* FNV-1a of the bytes: tells a racy rewrite from the same content. */
+static uint64_t content_hash(const char *data, size_t len)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)data[i]) * 1099511628211ull;
+	return h;
+}
+
 /* Reads, parses and checks path; *doc and the bytes on success. */
 static int load(const struct zc_watch *w, const char *path, zc_watch_check_fn check, void *ud,
 		json_t **doc, char **data, size_t *len, struct zc_err *e)
@@ -89,7 +98,17 @@ enum zc_watch_state zc_watch_poll(struct zc_watch *w, zc_watch_check_fn check, v
 		return ZC_WATCH_SAME;
 	char *data = NULL;
 	size_t len = 0;
+	if (changed == 2) { /* same identity, seen racily: the bytes decide */
+		struct zc_err ignored = {0};
+		int same = !zc_read_file_nofollow(w->path, w->max_bytes, &data, &len, &ignored) &&
+			   content_hash(data, len) == w->hash;
+		zc_free(data);
+		data = NULL;
+		if (same)
+			return ZC_WATCH_SAME;
+	}
 	int rc = load(w, w->path, check, ud, doc, &data, &len, e);
+	w->hash = data ? content_hash(data, len) : 0;
 	if (!rc)
 		save_copy(w, data, len);
 	zc_free(data);
@@ -114,5 +133,6 @@ int zc_watch_write(struct zc_watch *w, const char *data, size_t len, struct zc_e
 		return rc;
 	save_copy(w, data, len);
 	zc_file_changed(w->path, &w->seen);
+	w->hash = content_hash(data, len);
 	return ZCOR_OK;
 }

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/err.h"
 #include "base/fs.h"
@@ -29,6 +30,7 @@ struct zc_watch {
 	size_t max_bytes;
 	int keep_copy;       /* keep <path>.last-good on disk */
 	struct zc_file_id seen;
+	uint64_t hash; /* of the bytes last loaded or written (a racy stat compares them) */
 };
 
 /* What zc_watch_poll found. */
