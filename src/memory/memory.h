@@ -180,13 +180,18 @@ void zc_op_file_obsolete(struct zc_op *op, const char *path);
 
 /*
  * History records (op.c writes them, history.c reads them). Their
- * snapshots are stored compactly (history.c; docs/FORMATS.md): zc_hist_pack
+ * snapshots are stored compactly (histform.c; docs/FORMATS.md): zc_hist_pack
  * turns a record's before/after arrays (borrowed; either may be NULL) into
  * the stored text (NULL for NULL), given the call's arguments and the
  * record's time; every reader gets the full snapshots back.
  */
 void zc_hist_pack(const json_t *before, const json_t *after, const json_t *args, int64_t at,
 		  char **before_text, char **after_text);
+/* The full snapshots of a stored before/after array (takes ownership of
+ * stored; returns it as it is when it is not an array). at: the record's
+ * time (ISO); base: the record's expanded after-images, for a before
+ * array's deltas, or NULL when expanding the after-images themselves. */
+json_t *zc_hist_expand(json_t *stored, const json_t *args, const char *at, const json_t *base);
 /* Registers the SQL function the history query matches keywords with. */
 int zc_history_register(struct zc_store *s, struct zc_err *e);
 
@@ -217,7 +222,7 @@ long zc_mem_flush_due(struct zc_mem *m);
 /* fn(ud) is called when a record is queued into an empty queue. */
 void zc_mem_on_deferred(struct zc_mem *m, void (*fn)(void *ud), void *ud);
 
-/* New nodes' full-text rows, in batches of ZC_FTS_BATCH (node.c): inside
+/* New nodes' full-text rows, in batches of ZC_FTS_BATCH (op.c): inside
  * a write transaction, write the missing ones now; whether any are
  * missing (outside a transaction, a cheap lookup). */
 #define ZC_FTS_BATCH 32

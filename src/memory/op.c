@@ -29,6 +29,63 @@
 #include "base/utf8.h"
 #include "memory/memory.h"
 
+/* ---- full-text rows of new nodes (derived data) ------------------- */
+
+/*
+ * The full-text rows of new nodes (schema 10): nodes_fts holds every node
+ * up to meta.fts_upto (the triggers keep those in step as they change);
+ * the ones above it, up to meta.nodes_top (the newest seq inserted), are
+ * written here, together, inside the caller's transaction. Whoever reads
+ * nodes_fts calls this first (zc_mem_fts_catch_up: zcor_recall, queries
+ * and searches, the doctor), so a node is found the moment it is written;
+ * in between, up to ZC_FTS_BATCH new nodes share one FTS5 segment instead
+ * of writing one each.
+ */
+int zc_node_fts_catch_up(struct zc_store *s, struct zc_err *e)
+{
+	long long upto = 0, top = 0;
+	int rc;
+	if ((rc = zc_meta_get_int(s, "fts_upto", &upto, e)) ||
+	    (rc = zc_meta_get_int(s, "nodes_top", &top, e)))
+		return rc;
+	if (top <= upto)
+		return ZCOR_OK;
+	sqlite3_stmt *st = zc_stmt(s,
+				   "INSERT INTO nodes_fts(rowid, title, keywords, content, recall_tag) "
+				   "SELECT seq, title, keywords, content, recall_tag FROM nodes WHERE seq > ?1 "
+				   "ORDER BY seq",
+				   e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_int64(st, 1, upto);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return zc_store_fail(s, rc, e, "writing the full-text index");
+	/* recall keeps its token lookups while nodes_gen stays (recall.c) */
+	/* and some merging: FTS5's automerge does less of it for one batch
+	 * than for its nodes one by one, and every segment left is one more
+	 * page a fresh recall reads per token (test_recall counts them) */
+	if ((rc = zc_exec(s, "INSERT INTO nodes_fts(nodes_fts, rank) VALUES('merge', 16)", e)))
+		return rc;
+	if ((rc = zc_meta_set_int(s, "fts_upto", top, e)) ||
+	    (rc = zc_exec(s, "UPDATE meta SET value = value + 1 WHERE key = 'nodes_gen'", e)))
+		return rc;
+	return ZCOR_OK;
+}
+
+int zc_node_fts_pending(struct zc_store *s)
+{
+	sqlite3_stmt *st = zc_stmt(s,
+				   "SELECT CAST(t.value AS INTEGER) > CAST(u.value AS INTEGER) FROM meta t, "
+				   "meta u WHERE t.key = 'nodes_top' AND u.key = 'fts_upto'",
+				   NULL);
+	int pending = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+	if (st)
+		sqlite3_reset(st);
+	return pending;
+}
+
 /* ---- scope ---------------------------------------------------------- */
 
 int zc_scope_is_private(const struct zcor_ctx *ctx)
