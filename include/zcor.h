@@ -303,6 +303,61 @@ int zcor_transcript_import_file(zcor *z, const char *conversation, const char *p
  */
 int zcor_media_path(zcor *z, const char *ref, char **out_path);
 
+/* ---- the turn: the bot (docs/TURN.md) --------------------------------- */
+
+/*
+ * What a streaming turn tells its caller as it happens, from the calling
+ * thread (any member may be NULL): text, the model's text as it streams
+ * (len bytes, valid UTF-8, not NUL-terminated; a reply the check sends
+ * back to the model streams too, so show the final "reply" once the call
+ * returns); tool_start and tool_end around each tool call the turn runs
+ * (status "ok" or "error"; result: the tool message's JSON text). A call
+ * refused without running is in the result's "toolCalls" only.
+ */
+struct zcor_turn_events {
+	void (*text)(void *ud, const char *text, size_t len);
+	void (*tool_start)(void *ud, const char *name, const char *arguments);
+	void (*tool_end)(void *ud, const char *name, const char *status, const char *result);
+	void *ud;
+};
+
+/*
+ * Runs one turn of `conversation` (SPEC §9): the batch is every message
+ * logged there (zcor_log_messages, the world's part) after the last turn;
+ * recall for it, the system prefix, the stored dialogue, the batch as an
+ * external_event_frame, the model's tool loop within the turn.* limits,
+ * the checked reply, the dialogue and a turn record. One turn at a time
+ * per conversation (across processes too): a second waits up to
+ * turn.waitMs, then ZCOR_EBUSY. Blocks for the model's time; the store is
+ * not locked meanwhile. Needs config.json's "provider".
+ * opts_json: NULL or {"event"?: an internal event's text (no recall),
+ * "check"?: true: only whether a turn could run, {"ready": true}}.
+ * *out_json: {turn (the record's id; null with "idle": true when nothing
+ * was logged since the last turn), conversation, reply (the text to send),
+ * batch: [message ids], recalled: [memory ids], recalledPeople, toolCalls:
+ * [{id, name, arguments, status, ms, error?}], limit (null | "steps" |
+ * "deadline" | "repeat"), modelMs, tokens ({prompt, completion, total} or
+ * null)}. ZCOR_ENOPROVIDER: none configured (nothing changed; the message
+ * says how). ZCOR_EPROVIDER (or another code of the failing part): the
+ * turn failed and is recorded; the batch is not retried; details:
+ * {"turn": id, "apology"?: the world's configured apology to send}.
+ */
+int zcor_turn(zcor *z, const char *conversation, const char *opts_json, char **out_json);
+/* The same, telling ev (may be NULL) as it goes; streams from the model. */
+int zcor_turn_stream(zcor *z, const char *conversation, const char *opts_json,
+		     const struct zcor_turn_events *ev, char **out_json);
+
+/*
+ * Turn records, newest first, without history. query_json: NULL or
+ * {"conversation"?, "limit"? (1..100, default 20), "offset"?}. A ctx bound
+ * to a conversation sees only its own (another is ZCOR_EFORBIDDEN).
+ * *out_json: {items: [{id, conversation, startedAt, endedAt, status ("ok" |
+ * "error"), reply, error ({code, message} | null), batch, pending,
+ * recalled, recalledPeople, toolCalls, limit, requests, modelMs, tokens,
+ * event?, recallError?, replyProblems?, apology?}], total, nextOffset}.
+ */
+int zcor_turns(zcor *z, const struct zcor_ctx *ctx, const char *query_json, char **out_json);
+
 /* ---- settings ------------------------------------------------------- */
 
 /* The settings in effect (config.json with defaults), as JSON, plus

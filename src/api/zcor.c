@@ -18,8 +18,10 @@
 #include "base/json.h"
 #include "base/timeutil.h"
 #include "base/utf8.h"
+#include "agent/turn.h"
 #include "llm/llm.h"
 #include "text/norm.h"
+#include "memory/dialogue.h"
 #include "memory/memory.h"
 #include "memory/media.h"
 #include "memory/transcript.h"
@@ -905,4 +907,77 @@ int zcor_media_path(zcor *z, const char *ref, char **out_path)
 		*out_path = NULL;
 	}
 	return done(z, rc);
+}
+
+/* ---- the turn --------------------------------------------------------- */
+
+int zcor_turn_stream(zcor *z, const char *conversation, const char *opts_json,
+		     const struct zcor_turn_events *ev, char **out_json)
+{
+	HOLD(z);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc || (rc = conv_check(conversation, &z->last.err)))
+		return done(z, rc);
+	json_t *opts = NULL, *out = NULL;
+	if (opts_json && *opts_json)
+		rc = zc_json_parse(opts_json, strlen(opts_json), "the turn's options", &opts,
+				   &z->last.err);
+	if (!rc)
+		rc = zc_turn(&z->mem, &z->recall, conversation, opts, ev, &out, &z->last.err);
+	json_decref(opts);
+	return answer(z, rc, out, out_json);
+}
+
+int zcor_turn(zcor *z, const char *conversation, const char *opts_json, char **out_json)
+{
+	return zcor_turn_stream(z, conversation, opts_json, NULL, out_json);
+}
+
+int zcor_turns(zcor *z, const struct zcor_ctx *ctx, const char *query_json, char **out_json)
+{
+	HOLD(z);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc || (rc = host_ctx(z, &ctx)))
+		return done(z, rc);
+	json_t *q = NULL, *out = NULL;
+	long long limit = 20, offset = 0;
+	if (query_json && *query_json)
+		rc = zc_json_parse(query_json, strlen(query_json), "the query", &q, &z->last.err);
+	if (!rc && q && !json_is_object(q))
+		rc = zc_fail(&z->last.err, ZCOR_EINVAL,
+			     "the query must be a JSON object such as {\"conversation\": \"console:local\"}");
+	const char *conv = NULL;
+	if (!rc && q) {
+		const char *k;
+		json_t *v;
+		json_object_foreach(q, k, v) {
+			if (strcmp(k, "conversation") && strcmp(k, "limit") && strcmp(k, "offset")) {
+				rc = zc_fail(&z->last.err, ZCOR_EINVAL,
+					     "argument '%s': unknown; the query takes conversation, limit and "
+					     "offset",
+					     ZC_Q(k, 60));
+				break;
+			}
+		}
+		json_t *c = json_object_get(q, "conversation");
+		if (!rc && c && !json_is_null(c)) {
+			conv = json_string_value(c);
+			rc = conv ? conv_check(conv, &z->last.err)
+				  : zc_fail(&z->last.err, ZCOR_EINVAL,
+					    "argument 'conversation': must be a conversation key string");
+		}
+		if (!rc)
+			rc = zc_page_args(q, &limit, &offset, &z->last.err);
+	}
+	if (!rc && ctx->conversation && conv && strcmp(conv, ctx->conversation) != 0)
+		rc = zc_fail(&z->last.err, ZCOR_EFORBIDDEN,
+			     "this caller is bound to conversation '%s' and cannot read the turns of '%s'",
+			     ctx->conversation, ZC_Q(conv, 80));
+	if (!rc)
+		rc = zc_turns_list(&z->mem, ctx->conversation ? ctx->conversation : conv, limit, offset,
+				   &out, &z->last.err);
+	json_decref(q);
+	return answer(z, rc, out, out_json);
 }

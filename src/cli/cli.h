@@ -70,5 +70,7 @@ int cmd_doctor(struct cli *c, int argc, char **argv);
 int cmd_migrate(struct cli *c, int argc, char **argv);
 int cmd_transcript(struct cli *c, int argc, char **argv);
 int cmd_check_reply(struct cli *c, int argc, char **argv);
+int cmd_chat(struct cli *c, int argc, char **argv);
+int cmd_turns(struct cli *c, int argc, char **argv);
 
 #endif

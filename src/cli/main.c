@@ -129,6 +129,20 @@ const struct cli_cmd cli_cmds[] = {
 	 "extension. Exit 0: the reply may be sent; 1: it may not (or the check failed);\n"
 	 "2: bad usage. Not recorded in history. The same as POST /api/v1/check-reply.",
 	 cmd_check_reply},
+	{"chat", "zcor [--dir D] chat --once TEXT [--conversation console:NAME] [--json]",
+	 "Talks to the bot (the console world): logs TEXT as the operator's message in the\n"
+	 "conversation (default console:local), runs one turn (recall, the system prefix,\n"
+	 "the dialogue, the model and its tool calls) and prints the reply; each tool call\n"
+	 "shows as a line on standard error. --json prints the turn's result instead\n"
+	 "(reply, turn id, recalled ids, tool calls). Needs \"provider\" in config.json\n"
+	 "(docs/PROVIDERS.md): without one it says how to set it up and exits 2. Exit 1\n"
+	 "when the turn failed (recorded; `zcor turns` shows it). See docs/TURN.md.",
+	 cmd_chat},
+	{"turns", "zcor [--dir D] turns [--conversation KEY] [--limit N] [--json]",
+	 "Lists the turn records, newest first (all conversations, or KEY's): the batch,\n"
+	 "what was recalled, every tool call with its status and time, the reply, model\n"
+	 "time, tokens and the error if any. --json prints {items, total, nextOffset}.",
+	 cmd_turns},
 	{"help", "zcor help [COMMAND]", "Shows the commands, or the help of one command.", cmd_help},
 	{NULL, NULL, NULL, NULL},
 };

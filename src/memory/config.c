@@ -153,6 +153,22 @@ static int check_bot_id(const struct zc_conf_row *row, const json_t *v, struct z
 	return ZCOR_OK;
 }
 
+static int check_apology(const struct zc_conf_row *row, const json_t *v, struct zc_config *out,
+			 struct zc_err *e)
+{
+	(void)row;
+	const char *s = json_string_value(v);
+	if (json_is_null(v))
+		s = "";
+	if (!s || zc_utf8_len(s) > ZC_APOLOGY_CHARS || strlen(s) >= sizeof(out->console_apology))
+		return zc_fail(e, ZCOR_EINVAL,
+			       "'worlds.console.apology' must be a short text (at most %d characters) "
+			       "sent when a turn fails, such as \"抱歉，我这边出了点问题。\", or \"\" for none",
+			       ZC_APOLOGY_CHARS);
+	snprintf(out->console_apology, sizeof(out->console_apology), "%s", s);
+	return ZCOR_OK;
+}
+
 /* ---- the table ---------------------------------------------------------- */
 
 #define F(field) offsetof(struct zc_config, field), sizeof(((struct zc_config *)0)->field)
@@ -216,6 +232,48 @@ const struct zc_conf_row zc_conf_rows[] = {
 	{.name = "mediaCacheMax", .type = ZC_CONF_INT, .layer = "memory", F(media_cache_max), .lo = 1,
 	 .hi = ZC_MEDIA_CACHE_MAX, .def = ZC_MEDIA_CACHE_DEFAULT, .unit = "inbound media files kept",
 	 .flags = ZC_CONF_SAY_DEFAULT, .help = "inbound media files kept (LRU)"},
+	{.name = "dialogueChars", .type = ZC_CONF_INT, .layer = "agent", F(dialogue_chars), .lo = 0,
+	 .hi = 1000000, .def = ZC_DIALOGUE_CHARS_DEFAULT, .unit = "characters",
+	 .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "对话上下文（机器人自己的回复、工具往来、之前投递的消息）每轮最多发送的字符数 / "
+		 "the dialogue a turn sends the model, in characters"},
+	{.name = "ambientMessages", .type = ZC_CONF_INT, .layer = "agent", F(ambient_messages),
+	 .lo = 0, .hi = 1000, .def = ZC_AMBIENT_MESSAGES_DEFAULT, .unit = "messages",
+	 .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "对话上下文里最多带上之前批次的多少条外部消息 / "
+		 "external messages of earlier batches the dialogue carries"},
+	{.name = "turn", .type = ZC_CONF_SECTION, .layer = "agent", NOFIELD,
+	 .example = "'turn' must be an object such as {\"maxSteps\": 8, \"deadlineMs\": 120000}",
+	 .help = "一轮对话的上限 / the limits of one turn"},
+	{.name = "turn.maxSteps", .type = ZC_CONF_INT, .layer = "agent", F(turn.max_steps), .lo = 1,
+	 .hi = 64, .def = ZC_TURN_MAX_STEPS_DEFAULT, .unit = "model requests with tools",
+	 .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "每轮最多几次带工具的模型请求，到达后收回工具、请模型直接回答 / "
+		 "model requests with tools per turn; then the tools are withdrawn"},
+	{.name = "turn.deadlineMs", .type = ZC_CONF_INT, .layer = "agent", F(turn.deadline_ms),
+	 .lo = 1000, .hi = 3600000, .def = ZC_TURN_DEADLINE_DEFAULT, .unit = "milliseconds",
+	 .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "工具循环的总时限 / the time of the tool loop; then the model is asked to answer"},
+	{.name = "turn.toolTimeoutMs", .type = ZC_CONF_INT, .layer = "agent", F(turn.tool_timeout_ms),
+	 .lo = 100, .hi = 600000, .def = ZC_TURN_TOOL_TIMEOUT_DEFAULT, .unit = "milliseconds",
+	 .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "一次工具调用中模型请求部分的时限（记忆操作是事务，不会被中途切断） / the time of a "
+		 "tool call's provider stage (memory operations are transactions, never cut)"},
+	{.name = "turn.waitMs", .type = ZC_CONF_INT, .layer = "agent", F(turn.wait_ms), .lo = 0,
+	 .hi = 3600000, .def = ZC_TURN_WAIT_DEFAULT, .unit = "milliseconds",
+	 .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "同一会话已有一轮在进行时，下一轮最多等待多久（之后返回 busy） / how long a turn "
+		 "waits for the running turn of its conversation, then busy"},
+	{.name = "worlds", .type = ZC_CONF_SECTION, .layer = "world", NOFIELD,
+	 .example = "'worlds' must be an object such as {\"console\": {\"apology\": \"\"}}",
+	 .help = "各个 World 的设置 / the worlds' settings"},
+	{.name = "worlds.console", .type = ZC_CONF_SECTION, .layer = "world", NOFIELD,
+	 .example = "'worlds.console' must be an object such as {\"apology\": \"抱歉，出了点问题。\"}",
+	 .help = "控制台 World / the console world"},
+	{.name = "worlds.console.apology", .type = ZC_CONF_STRING, .layer = "world",
+	 F(console_apology), .check = check_apology,
+	 .help = "一轮失败时发给用户的简短致歉，空为不发 / a short apology sent when a turn fails; "
+		 "\"\" for none"},
 	{.name = "memoryFileMaxBytes", .type = ZC_CONF_INT, .layer = "memory",
 	 F(memory_file_max_bytes), .lo = 1024, .hi = ZC_VIEW_MAX_LIMIT,
 	 .def = ZC_MEMORY_FILE_MAX_DEFAULT, .unit = "bytes", .help = "hard cap of a MEMORY.md view"},
@@ -263,7 +321,7 @@ static long long get_int(const struct zc_conf_row *r, const struct zc_config *c)
  * child of section `sec`? */
 static int in_section(const struct zc_conf_row *r, const char *sec)
 {
-	const char *dot = strchr(r->name, '.');
+	const char *dot = strrchr(r->name, '.'); /* sections nest: "worlds.console.apology" */
 	if (!*sec)
 		return dot == NULL;
 	size_t n = strlen(sec);

@@ -45,6 +45,14 @@ struct zc_provider_config {
 #define ZC_MEDIA_CACHE_DEFAULT 200
 #define ZC_MEDIA_CACHE_MAX 100000
 #define ZC_ADMISSION_LIST_MAX 10000
+#define ZC_APOLOGY_MAX 801 /* bytes, with the NUL (at most 200 characters) */
+#define ZC_APOLOGY_CHARS 200
+#define ZC_DIALOGUE_CHARS_DEFAULT 12000
+#define ZC_AMBIENT_MESSAGES_DEFAULT 40
+#define ZC_TURN_MAX_STEPS_DEFAULT 8
+#define ZC_TURN_DEADLINE_DEFAULT 120000
+#define ZC_TURN_TOOL_TIMEOUT_DEFAULT 30000
+#define ZC_TURN_WAIT_DEFAULT 60000
 
 struct zc_config {
 	long recall_chars;    /* recallChars: auto-recall budget in characters; 0 = off */
@@ -58,6 +66,15 @@ struct zc_config {
 	char bot_id[ZC_BOT_ID_MAX]; /* botId: the bot's own sender id ("" = not set) */
 	int private_chats;    /* admission.privateChats: log private chats at all */
 	long media_cache_max; /* mediaCacheMax: inbound media files kept (LRU) */
+	long dialogue_chars;  /* dialogueChars: the dialogue a turn sends, in characters */
+	long ambient_messages;/* ambientMessages: external messages of earlier batches sent */
+	struct {
+		long max_steps;       /* turn.maxSteps: model requests with tools per turn */
+		long deadline_ms;     /* turn.deadlineMs: the tool loop's time */
+		long tool_timeout_ms; /* turn.toolTimeoutMs: one tool call's provider stage */
+		long wait_ms;         /* turn.waitMs: a second turn of a conversation waits */
+	} turn;
+	char console_apology[ZC_APOLOGY_MAX]; /* worlds.console.apology: "" = none */
 	/* admission.groups / admission.privates (allow-lists of ids) vary in
 	 * length, so they stay in the document: zc_config_allowed reads them. */
 };

@@ -524,6 +524,24 @@ static enum MHD_Result rest_prefix(struct rest_call *k)
 	return ret;
 }
 
+/* ---- turn records ------------------------------------------------------ */
+
+/* GET turns[?conversation=K&limit=N&offset=M]: a bound caller sees its
+ * own conversation's only (libzcor decides; an empty parameter is none). */
+static enum MHD_Result rest_turns(struct rest_call *k)
+{
+	const char *conv = json_string_value(json_object_get(k->args, "conversation"));
+	if (conv && !*conv)
+		json_object_del(k->args, "conversation");
+	struct zcor_ctx ctx = {ZCOR_ACTOR_UI, k->conversation};
+	char *text = json_dumps(k->args, JSON_COMPACT), *out = NULL;
+	if (!text)
+		return out_of_memory(k);
+	int rc = zcor_turns(k->z, &ctx, text, &out);
+	zc_free(text);
+	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
+}
+
 /* ---- the routes --------------------------------------------------------- */
 
 #define GET ZC_HTTP_GET
@@ -573,6 +591,7 @@ const struct zc_rest_route zc_rest_routes[] = {
 	{POST, "conversations/:key/digest-done", rest_digest_done, 200, NULL, NULL},
 	{POST, "recall", rest_recall, 200, NULL, NULL},
 	{GET, "prefix", rest_prefix, 200, NULL, NULL},
+	{GET, "turns", rest_turns, 200, NULL, NULL},
 };
 const size_t zc_rest_nroutes = sizeof(zc_rest_routes) / sizeof(zc_rest_routes[0]);
 

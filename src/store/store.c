@@ -399,6 +399,42 @@ static const char *const migrations[] = {
 	"  INSERT INTO nodes_fts(rowid, title, keywords, content, recall_tag)\n"
 	"  VALUES (new.seq, new.title, new.keywords, new.content, new.recall_tag);\n"
 	"END;\n",
+	/* 10 -> 11 (issue 14: the turn). A conversation's dialogue: what the
+	 * bot said and did (its replies, its tool calls and their results)
+	 * and the external_event_frame of each batch as delivered, never the
+	 * recall header; one OpenAI message per row, in order, grouped by
+	 * turn. The turn records (one per run of the turn, whatever
+	 * happened). Per conversation the turn cursor (the last message seq
+	 * a turn has taken) and the lease that keeps one turn at a time
+	 * across processes (docs/TURN.md). */
+	"CREATE TABLE IF NOT EXISTS dialogue(\n"
+	"  seq          INTEGER PRIMARY KEY,\n"
+	"  conversation TEXT NOT NULL,\n"
+	"  turn_id      INTEGER NOT NULL,\n"
+	"  at           INTEGER NOT NULL,\n"
+	"  role         TEXT NOT NULL,\n"       /* assistant | tool */
+	"  message      TEXT NOT NULL,\n"       /* the OpenAI message as JSON */
+	"  chars        INTEGER NOT NULL,\n"    /* its length in characters */
+	"  messages     INTEGER NOT NULL DEFAULT 0\n" /* external messages a frame holds */
+	") STRICT;\n"
+	"CREATE INDEX IF NOT EXISTS dialogue_conv ON dialogue(conversation, seq);\n"
+	"CREATE TABLE IF NOT EXISTS turns(\n"
+	"  id           INTEGER PRIMARY KEY,\n"
+	"  conversation TEXT NOT NULL,\n"
+	"  started_at   INTEGER NOT NULL,\n"
+	"  ended_at     INTEGER NOT NULL,\n"
+	"  status       TEXT NOT NULL,\n"       /* ok | error */
+	"  reply        TEXT,\n"
+	"  error        TEXT,\n"                /* {code, message} as JSON, or NULL */
+	"  record       TEXT NOT NULL\n"        /* the rest of the record as JSON */
+	") STRICT;\n"
+	"CREATE INDEX IF NOT EXISTS turns_conv ON turns(conversation, id);\n"
+	"CREATE TABLE IF NOT EXISTS turn_state(\n"
+	"  conversation TEXT PRIMARY KEY,\n"
+	"  cursor       INTEGER NOT NULL DEFAULT 0,\n" /* messages.seq of the last message taken */
+	"  lease_owner  TEXT,\n"
+	"  lease_until  INTEGER\n"
+	") WITHOUT ROWID, STRICT;\n",
 };
 
 /*

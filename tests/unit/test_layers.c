@@ -161,7 +161,7 @@ static void config_table_rows(void)
 	char *s = json_dumps(j, JSON_COMPACT);
 	CHECK_STR(s, "{\"recallChars\":6000,\"recall\":{\"profile\":\"scored\"},\"relationships\":true,"
 		     "\"provider\":null,\"botId\":null,\"admission\":{\"privateChats\":true},"
-		     "\"mediaCacheMax\":200,\"memoryFileMaxBytes\":32768,\"memoryArchiveRatio\":0.75,"
+		     "\"mediaCacheMax\":200,\"dialogueChars\":12000,\"ambientMessages\":40,\"turn\":{\"maxSteps\":8,\"deadlineMs\":120000,\"toolTimeoutMs\":30000,\"waitMs\":60000},\"worlds\":{\"console\":{}},\"memoryFileMaxBytes\":32768,\"memoryArchiveRatio\":0.75,"
 		     "\"viewMaxBytes\":262144,\"mirror\":false}");
 	free(s);
 	json_decref(j);
@@ -174,7 +174,7 @@ static void config_table_messages(void)
 		const char *doc, *msg;
 	} cases[] = {
 		{"{\"x\": 1}", "unknown key 'x'; known: recallChars, recall.profile, relationships, "
-			       "provider, botId, admission, mediaCacheMax, memoryFileMaxBytes, "
+			       "provider, botId, admission, mediaCacheMax, dialogueChars, ambientMessages, turn, worlds, memoryFileMaxBytes, "
 			       "memoryArchiveRatio, viewMaxBytes, mirror"},
 		{"{\"recallChars\": -1}", "'recallChars' must be an integer from 0 (auto-recall off) to 200000"},
 		{"{\"recall\": 1}", "'recall' must be an object such as {\"profile\": \"scored\"}"},

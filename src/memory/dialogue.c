@@ -1,0 +1,375 @@
+/*
+ * dialogue.c — the turn's rows in the store (dialogue.h): the dialogue,
+ * the turn records, the turn cursor and its lease.
+ *
+ * Memory layer: SQL over the tables of schema 11, as operations of the
+ * runner without history records (a turn's trace is its turn record; the
+ * tool calls inside it have their own records). It never calls a model
+ * and never decides what a turn does: agent/turn.c does.
+ */
+#include "memory/dialogue.h"
+
+#include <assert.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/json.h"
+#include "base/utf8.h"
+
+/* ---- the lease and the batch ----------------------------------------- */
+
+static int lease_take(struct zc_op *op, const char *conv, const char *owner, long long lease_ms,
+		      long long *cursor, struct zc_err *e)
+{
+	struct zc_store *s = &op->m->store;
+	sqlite3_stmt *st = zc_stmt(s, "INSERT OR IGNORE INTO turn_state(conversation) VALUES (?1)", e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_text(st, 1, conv, -1, SQLITE_STATIC);
+	int step = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (step != SQLITE_DONE)
+		return zc_store_fail(s, step, e, "starting a turn");
+	st = zc_stmt(s, "SELECT cursor, lease_owner, lease_until FROM turn_state WHERE conversation = ?1",
+		     e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_text(st, 1, conv, -1, SQLITE_STATIC);
+	if ((step = sqlite3_step(st)) != SQLITE_ROW) {
+		sqlite3_reset(st);
+		return zc_store_fail(s, step, e, "starting a turn");
+	}
+	*cursor = sqlite3_column_int64(st, 0);
+	const char *held = (const char *)sqlite3_column_text(st, 1);
+	long long until = sqlite3_column_int64(st, 2);
+	int busy = held && strcmp(held, owner) != 0 && until > op->now;
+	sqlite3_reset(st);
+	if (busy)
+		return zc_fail(e, ZCOR_EBUSY,
+			       "a turn of conversation '%s' is running; its next batch waits for it (try "
+			       "again, or raise turn.waitMs)",
+			       ZC_Q(conv, 80));
+	st = zc_stmt(s, "UPDATE turn_state SET lease_owner = ?2, lease_until = ?3 WHERE conversation = ?1",
+		     e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_text(st, 1, conv, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, owner, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, op->now + lease_ms);
+	step = sqlite3_step(st);
+	sqlite3_reset(st);
+	return step == SQLITE_DONE ? ZCOR_OK : zc_store_fail(s, step, e, "starting a turn");
+}
+
+static json_t *message_from_row(sqlite3_stmt *st)
+{
+	json_t *o = json_object();
+	zc_json_set_str(o, "id", (const char *)sqlite3_column_text(st, 1));
+	json_object_set_new(o, "seq", json_integer(sqlite3_column_int64(st, 0)));
+	zc_col_time(o, "time", st, 2);
+	zc_json_set_str(o, "senderId", (const char *)sqlite3_column_text(st, 3));
+	zc_json_set_str(o, "senderName", (const char *)sqlite3_column_text(st, 4));
+	zc_json_set_str(o, "text", (const char *)sqlite3_column_text(st, 5));
+	json_object_set_new(o, "mentions", zc_col_json(st, 6, '['));
+	if (sqlite3_column_type(st, 7) != SQLITE_NULL)
+		zc_json_set_str(o, "replyTo", (const char *)sqlite3_column_text(st, 7));
+	json_object_set_new(o, "media", zc_col_json(st, 8, '['));
+	return o;
+}
+
+static int turn_begin(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	struct zc_store *s = &op->m->store;
+	const char *conv = zc_json_str(args, "conversation"), *owner = zc_json_str(args, "owner");
+	long long lease_ms = json_integer_value(json_object_get(args, "leaseMs"));
+	long long cursor = 0, pending = 0, upto = 0;
+	assert(conv && owner && lease_ms > 0);
+	int rc = lease_take(op, conv, owner, lease_ms, &cursor, e);
+	if (rc)
+		return rc;
+	sqlite3_stmt *st = zc_stmt(s,
+				   "SELECT count(*), coalesce(max(seq), ?2) FROM messages "
+				   "WHERE conversation = ?1 AND seq > ?2",
+				   e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_text(st, 1, conv, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, cursor);
+	int step = sqlite3_step(st);
+	if (step == SQLITE_ROW) {
+		pending = sqlite3_column_int64(st, 0);
+		upto = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_reset(st);
+	if (step != SQLITE_ROW)
+		return zc_store_fail(s, step, e, "reading the batch");
+	/* the newest ZC_TURN_BATCH_MAX, through messages' rowid (seq) */
+	st = zc_stmt(s,
+		     "SELECT * FROM (SELECT seq, message_id, at, sender_id, sender_name, text, mentions, "
+		     "reply_to, media FROM messages WHERE conversation = ?1 AND seq > ?2 "
+		     "ORDER BY seq DESC LIMIT ?3) ORDER BY seq",
+		     e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_text(st, 1, conv, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, cursor);
+	sqlite3_bind_int(st, 3, ZC_TURN_BATCH_MAX);
+	json_t *msgs = json_array();
+	while ((step = sqlite3_step(st)) == SQLITE_ROW)
+		json_array_append_new(msgs, message_from_row(st));
+	sqlite3_reset(st);
+	if (step != SQLITE_DONE) {
+		json_decref(msgs);
+		return zc_store_fail(s, step, e, "reading the batch");
+	}
+	*out = json_pack("{s:I, s:I, s:I, s:o}", "cursor", (json_int_t)cursor, "upto", (json_int_t)upto,
+			 "pending", (json_int_t)pending, "messages", msgs);
+	return ZCOR_OK;
+}
+
+static int lease_release(struct zc_store *s, const char *conv, const char *owner, struct zc_err *e)
+{
+	sqlite3_stmt *st = zc_stmt(s,
+				   "UPDATE turn_state SET lease_owner = NULL, lease_until = NULL "
+				   "WHERE conversation = ?1 AND lease_owner = ?2",
+				   e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_text(st, 1, conv, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, owner, -1, SQLITE_STATIC);
+	int step = sqlite3_step(st);
+	sqlite3_reset(st);
+	return step == SQLITE_DONE ? ZCOR_OK : zc_store_fail(s, step, e, "ending a turn");
+}
+
+static int turn_release(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	int rc = lease_release(&op->m->store, zc_json_str(args, "conversation"),
+			       zc_json_str(args, "owner"), e);
+	if (!rc)
+		*out = json_object();
+	return rc;
+}
+
+/* ---- the end of a turn -------------------------------------------------- */
+
+static int dialogue_append(struct zc_store *s, const char *conv, sqlite3_int64 turn, int64_t at,
+			   json_t *msgs, struct zc_err *e)
+{
+	size_t i;
+	json_t *m;
+	json_array_foreach(msgs, i, m) {
+		long long held = json_integer_value(json_object_get(m, "_messages"));
+		json_t *copy = json_deep_copy(m);
+		json_object_del(copy, "_messages");
+		char *text = zc_json_dump(copy);
+		json_decref(copy);
+		if (!text)
+			return zc_fail(e, ZCOR_EINTERNAL, "out of memory");
+		sqlite3_stmt *st = zc_stmt(s,
+					   "INSERT INTO dialogue(conversation, turn_id, at, role, message, "
+					   "chars, messages) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+					   e);
+		if (!st) {
+			zc_free(text);
+			return e->code;
+		}
+		const char *role = zc_json_str(m, "role");
+		sqlite3_bind_text(st, 1, conv, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, turn);
+		sqlite3_bind_int64(st, 3, at);
+		sqlite3_bind_text(st, 4, role ? role : "assistant", -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 5, text, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 6, (sqlite3_int64)zc_utf8_len(text));
+		sqlite3_bind_int64(st, 7, held);
+		int step = sqlite3_step(st);
+		sqlite3_reset(st);
+		zc_free(text);
+		if (step != SQLITE_DONE)
+			return zc_store_fail(s, step, e, "keeping the dialogue");
+	}
+	return ZCOR_OK;
+}
+
+static int turn_finish(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	struct zc_store *s = &op->m->store;
+	const char *conv = zc_json_str(args, "conversation");
+	json_t *error = json_object_get(args, "error");
+	char *record = zc_json_dump(json_object_get(args, "record"));
+	char *err_text = json_is_object(error) ? zc_json_dump(error) : NULL;
+	int rc = ZCOR_OK;
+	sqlite3_stmt *st = zc_stmt(s,
+				   "INSERT INTO turns(conversation, started_at, ended_at, status, reply, "
+				   "error, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+				   e);
+	if (!st || !record) {
+		rc = st ? zc_fail(e, ZCOR_EINTERNAL, "out of memory") : e->code;
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, conv, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, zc_json_get_time(args, "startedAt", op->now));
+	sqlite3_bind_int64(st, 3, zc_json_get_time(args, "endedAt", op->now));
+	sqlite3_bind_text(st, 4, zc_json_str(args, "status"), -1, SQLITE_STATIC);
+	if (zc_json_str(args, "reply"))
+		sqlite3_bind_text(st, 5, zc_json_str(args, "reply"), -1, SQLITE_STATIC);
+	if (err_text)
+		sqlite3_bind_text(st, 6, err_text, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 7, record, -1, SQLITE_STATIC);
+	int step = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (step != SQLITE_DONE) {
+		rc = zc_store_fail(s, step, e, "writing the turn record");
+		goto out;
+	}
+	sqlite3_int64 id = sqlite3_last_insert_rowid(s->db);
+	if ((rc = dialogue_append(s, conv, id, op->now, json_object_get(args, "dialogue"), e)))
+		goto out;
+	st = zc_stmt(s, "UPDATE turn_state SET cursor = max(cursor, ?2) WHERE conversation = ?1", e);
+	if (!st) {
+		rc = e->code;
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, conv, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, json_integer_value(json_object_get(args, "upto")));
+	step = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (step != SQLITE_DONE) {
+		rc = zc_store_fail(s, step, e, "moving the turn cursor");
+		goto out;
+	}
+	if ((rc = lease_release(s, conv, zc_json_str(args, "owner"), e)))
+		goto out;
+	*out = json_pack("{s:I}", "id", (json_int_t)id);
+out:
+	zc_free(record);
+	zc_free(err_text);
+	return rc;
+}
+
+const struct zc_opdef zc_op_turn_begin = {"turn_begin", NULL, turn_begin, ZC_OP_NO_HISTORY};
+const struct zc_opdef zc_op_turn_finish = {"turn_finish", NULL, turn_finish, ZC_OP_NO_HISTORY};
+const struct zc_opdef zc_op_turn_release = {"turn_release", NULL, turn_release, ZC_OP_NO_HISTORY};
+
+/* ---- reads ------------------------------------------------------------ */
+
+int zc_dialogue_read(struct zc_mem *m, const char *conversation, long max_chars, long max_ambient,
+		     json_t **out, struct zc_err *e)
+{
+	struct zc_store *s = &m->store;
+	json_t *newest_first = json_array(), *turn = json_array();
+	long long chars = 0, ambient = 0, t_chars = 0, t_ambient = 0;
+	sqlite3_int64 cur = -1;
+	int rc = zc_store_begin(s, 0, e);
+	if (rc)
+		goto out;
+	sqlite3_stmt *st = zc_stmt(s,
+				   "SELECT turn_id, message, chars, messages FROM dialogue "
+				   "WHERE conversation = ?1 ORDER BY seq DESC",
+				   e);
+	if (!st) {
+		rc = e->code;
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, conversation, -1, SQLITE_STATIC);
+	int step, full = 0;
+	while (!full && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		sqlite3_int64 id = sqlite3_column_int64(st, 0);
+		if (id != cur && cur != -1) {
+			/* a whole turn read: it goes in if it fits, else the reading ends */
+			if (chars + t_chars > max_chars || ambient + t_ambient > max_ambient) {
+				full = 1;
+				break;
+			}
+			chars += t_chars, ambient += t_ambient;
+			json_array_extend(newest_first, turn);
+			json_array_clear(turn);
+			t_chars = t_ambient = 0;
+		}
+		cur = id;
+		json_t *msg = zc_col_json(st, 1, '{');
+		json_array_append_new(turn, msg);
+		t_chars += sqlite3_column_int64(st, 2);
+		t_ambient += sqlite3_column_int64(st, 3);
+		if (t_chars > max_chars || t_ambient > max_ambient) /* this turn alone is too big */
+			full = 1;
+	}
+	sqlite3_reset(st);
+	if (!full && cur != -1 && chars + t_chars <= max_chars && ambient + t_ambient <= max_ambient)
+		json_array_extend(newest_first, turn);
+out:
+	zc_store_rollback(s);
+	json_decref(turn);
+	if (rc) {
+		json_decref(newest_first);
+		return rc;
+	}
+	json_t *arr = json_array();
+	for (size_t i = json_array_size(newest_first); i-- > 0;)
+		json_array_append(arr, json_array_get(newest_first, i));
+	json_decref(newest_first);
+	*out = arr;
+	return ZCOR_OK;
+}
+
+static json_t *turn_from_row(sqlite3_stmt *st)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "id", json_integer(sqlite3_column_int64(st, 0)));
+	zc_json_set_str(o, "conversation", (const char *)sqlite3_column_text(st, 1));
+	zc_col_time(o, "startedAt", st, 2);
+	zc_col_time(o, "endedAt", st, 3);
+	zc_json_set_str(o, "status", (const char *)sqlite3_column_text(st, 4));
+	json_object_set_new(o, "reply", sqlite3_column_type(st, 5) == SQLITE_NULL
+						 ? json_null()
+						 : json_string((const char *)sqlite3_column_text(st, 5)));
+	json_object_set_new(o, "error", zc_col_json(st, 6, 'n'));
+	json_t *rest = zc_col_json(st, 7, '{');
+	json_object_update_missing(o, rest);
+	json_decref(rest);
+	return o;
+}
+
+int zc_turns_list(struct zc_mem *m, const char *conversation, long long limit, long long offset,
+		  json_t **out, struct zc_err *e)
+{
+	struct zc_store *s = &m->store;
+	json_t *items = json_array();
+	long long total = 0;
+	int rc = zc_store_begin(s, 0, e), step = SQLITE_DONE;
+	sqlite3_stmt *st = NULL;
+	if (rc)
+		goto out;
+	st = zc_stmt(s, "SELECT count(*) FROM turns WHERE ?1 IS NULL OR conversation = ?1", e);
+	if (!st) {
+		rc = e->code;
+		goto out;
+	}
+	if (conversation)
+		sqlite3_bind_text(st, 1, conversation, -1, SQLITE_STATIC);
+	total = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_reset(st);
+	st = zc_stmt(s,
+		     "SELECT id, conversation, started_at, ended_at, status, reply, error, record "
+		     "FROM turns WHERE ?1 IS NULL OR conversation = ?1 ORDER BY id DESC LIMIT ?2 OFFSET ?3",
+		     e);
+	if (!st) {
+		rc = e->code;
+		goto out;
+	}
+	if (conversation)
+		sqlite3_bind_text(st, 1, conversation, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, limit);
+	sqlite3_bind_int64(st, 3, offset);
+	while ((step = sqlite3_step(st)) == SQLITE_ROW)
+		json_array_append_new(items, turn_from_row(st));
+	sqlite3_reset(st);
+	if (step != SQLITE_DONE)
+		rc = zc_store_fail(s, step, e, "listing turn records");
+out:
+	zc_store_rollback(s);
+	if (!rc)
+		*out = zc_page_result(items, total, offset);
+	json_decref(items);
+	return rc;
+}

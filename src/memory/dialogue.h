@@ -1,0 +1,64 @@
+/*
+ * dialogue.h — what the turn (agent/) keeps in the store (docs/TURN.md):
+ * a conversation's dialogue (the bot's replies and tool exchanges and the
+ * external_event_frame of each batch as delivered; never the recall
+ * header), the turn records, and per conversation the turn cursor (the
+ * last logged message a turn has taken) with the lease that keeps one
+ * turn at a time, across processes too.
+ *
+ * Memory layer. The writes are operations of the runner (op.c) without a
+ * history record (ZC_OP_NO_HISTORY): a turn's own trace is its turn
+ * record, and each tool call the model made inside it has its history
+ * record already (actor model). The reads are bounded.
+ */
+#ifndef ZC_DIALOGUE_H
+#define ZC_DIALOGUE_H
+
+#include <jansson.h>
+
+#include "memory/memory.h"
+
+#define ZC_TURN_BATCH_MAX 100 /* external messages in one batch (recall's limit) */
+#define ZC_TURN_OWNER_MAX 96  /* a lease owner's name, with the NUL */
+
+/*
+ * Run with zc_mem_run (args borrowed; ZC_OP_NO_HISTORY).
+ *
+ * zc_op_turn_begin  {conversation, owner, leaseMs}: takes the turn lease
+ *   of the conversation (ZCOR_EBUSY while another owner's lease runs; an
+ *   expired lease is taken over) and reads the batch: the messages logged
+ *   in it after its cursor, the newest ZC_TURN_BATCH_MAX of them, oldest
+ *   first. *out: {cursor, upto (the seq the cursor moves to when the turn
+ *   ends), pending (how many were after the cursor), messages: [{id, seq,
+ *   time, senderId, senderName, text, mentions, replyTo, media}]}.
+ * zc_op_turn_finish {conversation, owner, upto, startedAt, endedAt (ms),
+ *   status "ok"|"error", reply (string|null), error ({code, message}|null),
+ *   record (object: the rest of the turn record), dialogue (array of
+ *   OpenAI messages, each {role, …}, plus "_messages": external messages
+ *   a frame holds, removed before storing)}: in one transaction writes the
+ *   turn record, appends the dialogue, moves the cursor to upto (never
+ *   back) and releases the lease. *out: {id}.
+ * zc_op_turn_release {conversation, owner}: releases the lease only (a
+ *   turn that could not finish).
+ */
+extern const struct zc_opdef zc_op_turn_begin, zc_op_turn_finish, zc_op_turn_release;
+
+/*
+ * The stored dialogue of conversation, as OpenAI messages oldest first
+ * (*out, a new array): whole turns, the newest first, for as long as they
+ * fit both max_chars characters (the messages' JSON text) and max_ambient
+ * external messages in their frames; a turn is never cut in half, so a
+ * tool call always comes with its result. A read, no history.
+ */
+int zc_dialogue_read(struct zc_mem *m, const char *conversation, long max_chars, long max_ambient,
+		     json_t **out, struct zc_err *e);
+
+/*
+ * Turn records, newest first: conversation NULL for every conversation.
+ * *out: {items: [{id, conversation, startedAt, endedAt, status, reply,
+ * error, …the record}], total, nextOffset}. limit 1..100, offset ≥ 0.
+ */
+int zc_turns_list(struct zc_mem *m, const char *conversation, long long limit, long long offset,
+		  json_t **out, struct zc_err *e);
+
+#endif
