@@ -7,7 +7,7 @@
  * field and say what it must be. Text layer (it counts characters with
  * text/norm.h), so that every layer above can check its input with it.
  *
- * Two keywords of our own say how a schema's errors read:
+ * A keyword of our own (JSON Schema ignores it) says how errors read:
  *   "x-error": "why"    any failure of this value or below it reads
  *                       "<word> '<path>': why" (just "why" at the root)
  *   "x-error": {kw: "why", …}
@@ -17,8 +17,9 @@
  *                       why it is missing; "additionalProperties" is the
  *                       whole message, "{key}" standing for the unknown
  *                       key's path
- * "format" names a rule the schema cannot say (a conversation key's
- * grammar, a time); the style's table checks it, on every value but null.
+ * The standard "format" names a rule the schema cannot say (a
+ * conversation key's grammar, a time); the caller's style holds the
+ * table that checks it, on every value but null.
  */
 #ifndef ZC_SCHEMA_H
 #define ZC_SCHEMA_H
