@@ -1,7 +1,13 @@
 /*
- * node.c — memory nodes: the tree, importance, merge and supersede
- * (seed 000, SPEC §3.1). Memory layer: every rule about a node lives here;
- * callers get JSON in and JSON out.
+ * node.c — memory nodes: rows and their JSON, writing, reading the tree,
+ * delete and importance (seed 000, SPEC §3.1); the query is
+ * node_query.c, merge and supersede node_merge.c, what they share
+ * node_int.h. Memory layer: every rule about a node lives in these files;
+ * callers get JSON in and JSON out. Its operations run inside the
+ * runner's transaction (op.c) and never begin or commit one of their own;
+ * the hosts' reads at the end only read, in a read transaction. It never
+ * writes mirror/ files (the commit hook does) and never calls up into
+ * recall/ or above.
  */
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +17,7 @@
 #include "base/json.h"
 #include "base/timeutil.h"
 #include "memory/memory.h"
+#include "memory/node_int.h"
 #include "text/norm.h"
 #include "text/tokens.h"
 
@@ -86,7 +93,7 @@ int zc_node_load(struct zc_op *op, const char *id, json_t **node, struct zc_err 
 }
 
 /* Loads a node op->ctx may change. */
-static int load_writable(struct zc_op *op, const char *id, json_t **node, struct zc_err *e)
+int zc_node_load_writable(struct zc_op *op, const char *id, json_t **node, struct zc_err *e)
 {
 	int rc = zc_node_load(op, id, node, e);
 	if (rc)
@@ -374,7 +381,7 @@ static int memory_write(struct zc_op *op, json_t *args, json_t **out, struct zc_
 	json_t *node = NULL;
 	int rc, created = id == NULL;
 	if (id) {
-		if ((rc = load_writable(op, id, &node, e)))
+		if ((rc = zc_node_load_writable(op, id, &node, e)))
 			goto out;
 		zc_op_before(op, json_deep_copy(node));
 	} else {
@@ -436,7 +443,7 @@ static int memory_read(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 }
 
 /* Runs st (already bound) and collects visible nodes into an array. */
-static int collect_nodes(struct zc_op *op, sqlite3_stmt *st, json_t *arr, struct zc_err *e)
+int zc_node_collect(struct zc_op *op, sqlite3_stmt *st, json_t *arr, struct zc_err *e)
 {
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
@@ -471,7 +478,7 @@ static int children_of(struct zc_op *op, const char *parent, json_t *arr, struct
 	if (parent)
 		sqlite3_bind_text(st, 1, parent, -1, SQLITE_TRANSIENT);
 	zc_bind_scope(op, st);
-	return collect_nodes(op, st, arr, e);
+	return zc_node_collect(op, st, arr, e);
 }
 
 static int memory_children(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
@@ -674,7 +681,7 @@ static int memory_delete(struct zc_op *op, json_t *args, json_t **out, struct zc
 {
 	const char *id = zc_json_str(args, "id");
 	json_t *node = NULL;
-	int rc = load_writable(op, id, &node, e);
+	int rc = zc_node_load_writable(op, id, &node, e);
 	if (rc)
 		return rc;
 	if ((rc = zc_node_delete(op, node, e)) == ZCOR_OK)
@@ -695,7 +702,7 @@ static int important_list(struct zc_op *op, json_t **arr, struct zc_err *e)
 				   e);
 	if (!st)
 		return e->code;
-	return collect_nodes(op, st, *arr, e);
+	return zc_node_collect(op, st, *arr, e);
 }
 
 static int memory_important(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
@@ -703,7 +710,7 @@ static int memory_important(struct zc_op *op, json_t *args, json_t **out, struct
 	const char *id = zc_json_str(args, "id");
 	int want = json_is_true(json_object_get(args, "important"));
 	json_t *node = NULL, *marked = NULL;
-	int rc = load_writable(op, id, &node, e);
+	int rc = zc_node_load_writable(op, id, &node, e);
 	if (rc)
 		return rc;
 	int was = json_is_true(json_object_get(node, "important"));
@@ -764,311 +771,12 @@ out:
 	return rc;
 }
 
-/* ---- query ---------------------------------------------------------- */
-
-/* Parses from/to (optional ISO-8601 with zone) into *ms (-1 if absent). */
-int zc_time_arg(json_t *args, const char *key, int64_t *ms, struct zc_err *e)
-{
-	*ms = -1;
-	const char *s = zc_json_str(args, key);
-	return s ? zc_time_parse(s, key, ms, e) : ZCOR_OK;
-}
-
-char *zc_norm_keywords(json_t *kw)
-{
-	json_t *arr = json_array();
-	size_t i;
-	json_t *k;
-	json_array_foreach(kw, i, k) json_array_append_new(arr, zc_json_string_own(zc_norm(json_string_value(k))));
-	char *s = zc_json_dump(arr);
-	json_decref(arr);
-	return s;
-}
-
-json_t *zc_page_result(json_t *items, long long total, long long offset)
-{
-	long long next = offset + (long long)json_array_size(items);
-	return json_pack("{s:O, s:I, s:o}", "items", items, "total", (json_int_t)total, "nextOffset",
-			 next < total ? json_integer(next) : json_null());
-}
-
-int zc_page_args(json_t *args, long long *limit, long long *offset, struct zc_err *e)
-{
-	json_t *l = json_object_get(args, "limit"), *o = json_object_get(args, "offset");
-	*limit = l ? json_integer_value(l) : ZC_QUERY_LIMIT_DEFAULT;
-	*offset = o ? json_integer_value(o) : 0;
-	if (*limit < 1 || *limit > ZC_QUERY_LIMIT_MAX)
-		return zc_fail(e, ZCOR_EINVAL, "argument 'limit': must be between 1 and %d",
-			       ZC_QUERY_LIMIT_MAX);
-	if (*offset < 0)
-		return zc_fail(e, ZCOR_EINVAL, "argument 'offset': must be 0 or more");
-	return ZCOR_OK;
-}
-
-#define QUERY_WHERE                                                                       \
-	" FROM nodes WHERE (?1 OR superseded_by IS NULL) AND " ZC_SCOPE_VISIBLE_SQL           \
-	" AND (?2 IS NULL OR updated_at >= ?2) AND (?3 IS NULL OR updated_at <= ?3)"        \
-	" AND NOT EXISTS (SELECT 1 FROM json_each(?4) k WHERE instr(title_norm, k.value) = 0" \
-	" AND instr(content_norm, k.value) = 0)"
-
-#define PREFILTER " AND seq IN (SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?7)"
-
-static void bind_query(struct zc_op *op, sqlite3_stmt *st, int superseded, int64_t from, int64_t to,
-		       const char *kw)
-{
-	sqlite3_bind_int(st, 1, superseded);
-	if (from >= 0)
-		sqlite3_bind_int64(st, 2, from);
-	if (to >= 0)
-		sqlite3_bind_int64(st, 3, to);
-	sqlite3_bind_text(st, 4, kw, -1, SQLITE_TRANSIENT);
-	zc_bind_scope(op, st);
-}
-
-/*
- * An FTS5 expression that every record matching the keywords also
- * matches, or NULL. A keyword that is one run of CJK characters (two or
- * more) is a substring of a text exactly when its bigrams follow each
- * other there, so its phrase query finds every candidate; other keywords
- * (Latin, mixed) are checked by the exact substring test only. Caller
- * frees.
- */
-char *zc_fts_keywords_prefilter(json_t *keywords, const char *columns)
-{
-	struct zc_buf q = ZC_BUF_INIT;
-	size_t i;
-	json_t *k;
-	json_array_foreach(keywords, i, k) {
-		char *n = zc_norm(json_string_value(k));
-		if (zc_is_cjk_run(n, 2))
-			zc_buf_addf(&q, "%s%s : \"%s\"", q.len ? " AND " : "", columns, n);
-		zc_free(n);
-	}
-	return q.len ? zc_buf_detach(&q) : NULL;
-}
-
-static int memory_query(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
-{
-	int64_t from, to;
-	long long limit, offset;
-	int rc;
-	if ((rc = zc_time_arg(args, "from", &from, e)) || (rc = zc_time_arg(args, "to", &to, e)) ||
-	    (rc = zc_page_args(args, &limit, &offset, e)))
-		return rc;
-	int superseded = json_is_true(json_object_get(args, "includeSuperseded"));
-	json_t *kwj = json_object_get(args, "keywords");
-	char *kw = kwj ? zc_norm_keywords(kwj) : zc_strdup("[]");
-	json_t *items = json_array();
-	long long total = 0;
-	/* with a CJK keyword the full-text index narrows the records to test;
-	 * the test itself (QUERY_WHERE) is the same either way */
-	char *pre = kwj ? zc_fts_keywords_prefilter(kwj, "{title content}") : NULL;
-	sqlite3_stmt *st = pre ? zc_stmt(&op->m->store, "SELECT count(*)" QUERY_WHERE PREFILTER, e)
-			       : zc_stmt(&op->m->store, "SELECT count(*)" QUERY_WHERE, e);
-	if (!st) {
-		rc = e->code;
-		goto out;
-	}
-	bind_query(op, st, superseded, from, to, kw);
-	if (pre)
-		sqlite3_bind_text(st, 7, pre, -1, SQLITE_TRANSIENT);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		total = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
-	st = pre ? zc_stmt(&op->m->store,
-			   "SELECT " ZC_NODE_COLS QUERY_WHERE PREFILTER
-			   " ORDER BY updated_at DESC, seq DESC LIMIT ?5 OFFSET ?6",
-			   e)
-		 : zc_stmt(&op->m->store,
-			   "SELECT " ZC_NODE_COLS QUERY_WHERE " ORDER BY updated_at DESC, seq DESC "
-			   "LIMIT ?5 OFFSET ?6",
-			   e);
-	if (!st) {
-		rc = e->code;
-		goto out;
-	}
-	bind_query(op, st, superseded, from, to, kw);
-	if (pre)
-		sqlite3_bind_text(st, 7, pre, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 5, limit);
-	sqlite3_bind_int64(st, 6, offset);
-	if ((rc = collect_nodes(op, st, items, e)))
-		goto out;
-	*out = zc_page_result(items, total, offset);
-out:
-	zc_free(kw);
-	zc_free(pre);
-	json_decref(items);
-	return rc;
-}
-
-/* ---- merge and supersede -------------------------------------------- */
-
-/* Loads every id as a current (not superseded) node ctx may change. */
-static int load_sources(struct zc_op *op, json_t *ids, json_t **nodes, struct zc_err *e)
-{
-	*nodes = json_array();
-	json_t *seen = json_object();
-	size_t i;
-	json_t *v;
-	int rc = ZCOR_OK;
-	json_array_foreach(ids, i, v) {
-		const char *id = json_string_value(v);
-		if (json_object_get(seen, id)) {
-			rc = zc_fail(e, ZCOR_EINVAL, "argument 'ids': '%s' is listed twice", id);
-			break;
-		}
-		json_object_set_new(seen, id, json_true());
-		json_t *n = NULL;
-		if ((rc = load_writable(op, id, &n, e))) {
-			zc_err_prefix(e, "argument 'ids'");
-			break;
-		}
-		json_array_append_new(*nodes, n);
-		if (json_is_string(json_object_get(n, "supersededBy"))) {
-			rc = zc_fail(e, ZCOR_ECONFLICT,
-				     "argument 'ids': memory '%s' is already superseded by '%s'", id,
-				     zc_json_str(n, "supersededBy"));
-			break;
-		}
-	}
-	json_decref(seen);
-	if (rc) {
-		json_decref(*nodes);
-		*nodes = NULL;
-	}
-	return rc;
-}
-
-/* Marks each source superseded by `by` and moves its important mark. */
-static int supersede_all(struct zc_op *op, json_t *sources, const char *by, const char *reason,
-			 struct zc_err *e)
-{
-	size_t i;
-	json_t *n;
-	int rc;
-	json_array_foreach(sources, i, n) {
-		const char *id = zc_json_str(n, "id");
-		zc_op_before(op, json_deep_copy(n));
-		json_object_set_new(n, "supersededBy", json_string(by));
-		json_object_set_new(n, "supersededReason", json_string(reason));
-		zc_json_set_time(n, "updatedAt", op->now);
-		if ((rc = zc_node_save(op, n, e)) || (rc = zc_node_move_important(op, id, by, e)))
-			return rc;
-		json_object_set_new(n, "important", json_false());
-		zc_op_after(op, json_deep_copy(n));
-	}
-	return ZCOR_OK;
-}
-
-/* Q-SCOPE: every source must be allowed to be superseded by a record of
- * `scope` (zc_scope_may_link); names only records ctx may change. */
-static int check_supersede_scope(struct zc_op *op, json_t *sources, const char *by,
-				 const char *scope, struct zc_err *e)
-{
-	size_t i;
-	json_t *n;
-	json_array_foreach(sources, i, n) {
-		const char *s = zc_json_str(n, "scope");
-		if (zc_scope_may_link(s, scope))
-			continue;
-		char b1[96], b2[96];
-		return zc_fail(e, ZCOR_ECONFLICT,
-			       "argument 'ids': memory '%s' is %s and '%s' is %s; a memory can only be "
-			       "merged with or superseded by memories of its own scope (Q-SCOPE)",
-			       zc_json_str(n, "id"), zc_scope_words(op->ctx, s, b1, sizeof(b1)), by,
-			       zc_scope_words(op->ctx, scope, b2, sizeof(b2)));
-	}
-	return ZCOR_OK;
-}
-
-static int memory_merge(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
-{
-	json_t *sources = NULL, *node = NULL;
-	const char *reason = zc_json_str(args, "reason"), *scope = NULL;
-	char id[16];
-	int rc;
-	if ((rc = load_sources(op, json_object_get(args, "ids"), &sources, e)))
-		goto out;
-	/* the merged record has its sources' scope, so they must share one */
-	scope = zc_json_str(json_array_get(sources, 0), "scope");
-	if ((rc = check_supersede_scope(op, sources, zc_json_str(json_array_get(sources, 0), "id"),
-					scope, e)) ||
-	    (rc = zc_node_new_id(op, id, e)))
-		goto out;
-	/* the merged record stays where its sources were when they agree */
-	json_t *parent = json_object_get(json_array_get(sources, 0), "parentId");
-	size_t i;
-	json_t *n;
-	json_array_foreach(sources, i, n) {
-		if (!json_equal(json_object_get(n, "parentId"), parent))
-			parent = json_null();
-	}
-	json_t *kw = json_object_get(args, "keywords");
-	node = json_pack("{s:s, s:O, s:O, s:o, s:O, s:s, s:s, s:O, s:s}", "id", id, "title",
-			 json_object_get(args, "title"), "content", json_object_get(args, "content"),
-			 "keywords", kw ? json_incref(kw) : json_array(), "parentId", parent, "scope",
-			 scope, "kind", "memory", "mergedFrom", json_object_get(args, "ids"),
-			 "mergedReason", reason);
-	if ((rc = zc_node_save(op, node, e)) || (rc = supersede_all(op, sources, id, reason, e)))
-		goto out;
-	json_decref(node);
-	if ((rc = zc_node_load(op, id, &node, e)))
-		goto out;
-	zc_op_after(op, json_deep_copy(node));
-	*out = json_pack("{s:O, s:O}", "node", node, "superseded", json_object_get(args, "ids"));
-out:
-	json_decref(sources);
-	json_decref(node);
-	return rc;
-}
-
-static int memory_supersede(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
-{
-	const char *by = zc_json_str(args, "replacementId");
-	const char *reason = zc_json_str(args, "reason");
-	json_t *sources = NULL, *repl = NULL;
-	int rc;
-	if ((rc = zc_node_load(op, by, &repl, e))) {
-		zc_err_prefix(e, "argument 'replacementId'");
-		goto out;
-	}
-	if (json_is_string(json_object_get(repl, "supersededBy"))) {
-		rc = zc_fail(e, ZCOR_ECONFLICT,
-			     "argument 'replacementId': '%s' is itself superseded by '%s'; use that one",
-			     by, zc_json_str(repl, "supersededBy"));
-		goto out;
-	}
-	size_t i;
-	json_t *v;
-	json_array_foreach(json_object_get(args, "ids"), i, v) {
-		if (strcmp(json_string_value(v), by) == 0) {
-			rc = zc_fail(e, ZCOR_EINVAL,
-				     "argument 'ids': '%s' cannot supersede itself", by);
-			goto out;
-		}
-	}
-	if ((rc = load_sources(op, json_object_get(args, "ids"), &sources, e)) ||
-	    (rc = check_supersede_scope(op, sources, by, zc_json_str(repl, "scope"), e)) ||
-	    (rc = supersede_all(op, sources, by, reason, e)))
-		goto out;
-	*out = json_pack("{s:O, s:s}", "superseded", json_object_get(args, "ids"), "replacementId", by);
-out:
-	json_decref(sources);
-	json_decref(repl);
-	return rc;
-}
-
 const struct zc_opdef zc_op_memory_write = {"zcor_memory_write", NULL, memory_write, 0};
 const struct zc_opdef zc_op_memory_read = {"zcor_memory_read", NULL, memory_read, 1};
 const struct zc_opdef zc_op_memory_delete = {"zcor_memory_delete", NULL, memory_delete, 0};
 const struct zc_opdef zc_op_memory_children = {"zcor_memory_children", NULL, memory_children, 1};
 const struct zc_opdef zc_op_memory_trace = {"zcor_memory_trace", NULL, memory_trace, 1};
 const struct zc_opdef zc_op_memory_important = {"zcor_memory_important", NULL, memory_important, 0};
-const struct zc_opdef zc_op_memory_query = {"zcor_memory_query", NULL, memory_query,
-					       ZC_OP_READ | ZC_OP_FTS};
-const struct zc_opdef zc_op_memory_merge = {"zcor_memory_merge", NULL, memory_merge, 0};
-const struct zc_opdef zc_op_memory_supersede = {"zcor_memory_supersede", NULL, memory_supersede, 0};
 
 /* ---- reads for hosts (not operations: no history) -------------------- */
 

@@ -31,6 +31,7 @@
 #include "base/json.h"
 #include "base/timeutil.h"
 #include "text/norm.h"
+#include "text/schema.h"
 #include "text/tokens.h"
 
 /* ---- small helpers --------------------------------------------------- */
@@ -80,11 +81,6 @@ int zc_log_is_self(struct zc_mem *m, const char *sender, int self_flag)
 	return self_flag || (m->conf.cfg.bot_id[0] && strcmp(m->conf.cfg.bot_id, sender) == 0);
 }
 
-static int bad_field(struct zc_err *e, const char *field, const char *why)
-{
-	return zc_fail(e, ZCOR_EINVAL, "field '%s': %s", field, why);
-}
-
 /* ---- messages -------------------------------------------------------- */
 
 struct msg_in {
@@ -121,134 +117,164 @@ json_t *zc_log_msg_from_row(sqlite3_stmt *st)
 	return o;
 }
 
-/* Checks one message of a batch and fills *mi. field: "messages[i]". */
-static int parse_message(struct zc_mem *m, json_t *v, size_t i, int host, struct msg_in *mi,
-			 struct zc_err *e)
+/* ---- the batch's schema ----------------------------------------------- */
+
+#define ID_WHY "is required: the message id (string or integer, 1 to 128 bytes)"
+#define SENDER_WHY "is required: the sender's id (string or integer, 1 to 64 bytes)"
+#define MENTIONS_WHY "must be an array of at most 50 person ids"
+#define BATCH_WHY "must be an array of 1 to 100 messages"
+
+/* A logged batch (FORMATS.md), checked by text/schema.c; its messages are
+ * checked one by one (message_schema), each with its media (media.c),
+ * so the first mistake named is the first message's. */
+static struct zc_schema_text batch_schema = ZC_SCHEMA_TEXT(
+	"{\"type\": \"object\", \"additionalProperties\": false, \"required\": [\"messages\"],"
+	" \"x-error\": {\"type\": \"the batch must be a JSON object {\\\"messages\\\": […]}\","
+	"  \"additionalProperties\": \"field '{key}': unknown; a batch has only 'messages'\"},"
+	" \"properties\": {\"messages\": {\"type\": \"array\", \"minItems\": 1, \"maxItems\": 100,"
+	"  \"x-error\": \"" BATCH_WHY "\"}}}");
+
+/* One message: the fields in the order they are checked; null is "not
+ * given" for every optional one. */
+static struct zc_schema_text message_schema = ZC_SCHEMA_TEXT(
+	"{\"type\": \"object\", \"additionalProperties\": false, \"required\": [\"id\", \"senderId\"],"
+	" \"x-error\": {\"type\": \"must be an object {id, time, senderId, senderName, text, …}\","
+	"  \"additionalProperties\": \"field '{key}': unknown; a message has id, time, senderId, "
+	"senderName, text, mentions, replyTo, media, self\"},"
+	" \"properties\": {"
+	"  \"self\": {\"type\": \"boolean\", \"x-error\": \"must be true or false\"},"
+	"  \"id\": {\"type\": [\"string\", \"integer\"], \"format\": \"message-id\", \"x-error\": \"" ID_WHY "\"},"
+	"  \"senderId\": {\"type\": [\"string\", \"integer\"], \"format\": \"person-id\","
+	"   \"x-error\": \"" SENDER_WHY "\"},"
+	"  \"time\": {\"type\": [\"string\", \"null\"], \"format\": \"date-time\","
+	"   \"x-error\": {\"type\": \"must be an ISO-8601 time with a zone, such as "
+	"\\\"2026-11-29T20:00:00+08:00\\\"\"}},"
+	"  \"senderName\": {\"type\": [\"string\", \"null\"], \"maxLength\": 200,"
+	"   \"x-error\": \"must be a string of at most 200 characters\"},"
+	"  \"text\": {\"type\": [\"string\", \"null\"], \"maxLength\": 20000,"
+	"   \"x-error\": \"must be a string of at most 20000 characters\"},"
+	"  \"mentions\": {\"type\": [\"array\", \"null\"], \"maxItems\": 50,"
+	"   \"items\": {\"type\": [\"string\", \"integer\"], \"format\": \"person-id\"},"
+	"   \"x-error\": {\"type\": \"" MENTIONS_WHY "\", \"maxItems\": \"" MENTIONS_WHY "\","
+	"    \"items\": \"each mention is a person id (string or integer)\"}},"
+	"  \"replyTo\": {\"type\": [\"string\", \"integer\", \"null\"], \"format\": \"message-id\","
+	"   \"x-error\": \"must be the id of the message replied to, or null\"},"
+	"  \"media\": {\"type\": [\"array\", \"null\"], \"maxItems\": 10,"
+	"   \"x-error\": \"must be an array of at most 10 media items\"}}}");
+
+_Static_assert(ZC_BATCH_MAX == 100 && ZC_MSG_TEXT_MAX == 20000 && ZC_MSG_ID_MAX == 128 &&
+		       ZC_MSG_MENTIONS_MAX == 50 && ZC_MSG_MEDIA_MAX == 10,
+	       "the batch's schema says these limits");
+
+/* The rules the schema cannot say: an id's bytes (zc_log_id_text), a
+ * time's format. An id's failure reads as the schema's reason for it. */
+static int id_ok(const json_t *v, size_t max)
 {
-	static const char *const keys[] = {"id", "time", "senderId", "senderName", "text",
-					   "mentions", "replyTo", "media", "self"};
-	char f[64];
-	char *id = NULL, *sender = NULL, *reply = NULL;
-	int rc = ZCOR_OK;
-	snprintf(f, sizeof(f), "messages[%zu]", i);
-	if (!json_is_object(v))
-		return bad_field(e, f, "must be an object {id, time, senderId, senderName, text, …}");
-	const char *k;
-	json_t *x;
-	json_object_foreach(v, k, x) {
-		size_t j = 0;
-		while (j < sizeof(keys) / sizeof(keys[0]) && strcmp(k, keys[j]))
-			j++;
-		if (j == sizeof(keys) / sizeof(keys[0]))
-			return zc_fail(e, ZCOR_EINVAL,
-				       "field '%s.%s': unknown; a message has id, time, senderId, "
-				       "senderName, text, mentions, replyTo, media, self",
-				       f, ZC_Q(k, 40));
-	}
-	json_t *selfv = json_object_get(v, "self");
-	if (selfv && !json_is_boolean(selfv)) {
-		snprintf(f, sizeof(f), "messages[%zu].self", i);
-		return bad_field(e, f, "must be true or false");
-	}
-	if (!(id = zc_log_id_text(json_object_get(v, "id"), ZC_MSG_ID_MAX))) {
-		snprintf(f, sizeof(f), "messages[%zu].id", i);
-		rc = bad_field(e, f, "is required: the message id (string or integer, 1 to 128 bytes)");
-		goto out;
-	}
-	if (!(sender = zc_log_id_text(json_object_get(v, "senderId"), 64))) {
-		snprintf(f, sizeof(f), "messages[%zu].senderId", i);
-		rc = bad_field(e, f, "is required: the sender's id (string or integer, 1 to 64 bytes)");
-		goto out;
-	}
-	mi->at = -1;
-	json_t *t = json_object_get(v, "time");
-	if (t && !json_is_null(t)) {
-		snprintf(f, sizeof(f), "messages[%zu].time", i);
-		if (!json_is_string(t)) {
-			rc = bad_field(e, f, "must be an ISO-8601 time with a zone, such as "
-					     "\"2026-11-29T20:00:00+08:00\"");
-			goto out;
-		}
-		if ((rc = zc_time_parse(json_string_value(t), f, &mi->at, e)))
-			goto out;
-	} else {
-		mi->at = zc_mem_now(m);
-	}
-	json_t *name = json_object_get(v, "senderName"), *text = json_object_get(v, "text");
-	if (name && !json_is_null(name) &&
-	    (!json_is_string(name) || zc_utf8_len(json_string_value(name)) > 200)) {
-		snprintf(f, sizeof(f), "messages[%zu].senderName", i);
-		rc = bad_field(e, f, "must be a string of at most 200 characters");
-		goto out;
-	}
-	if (text && !json_is_null(text) &&
-	    (!json_is_string(text) || zc_utf8_len(json_string_value(text)) > ZC_MSG_TEXT_MAX)) {
-		snprintf(f, sizeof(f), "messages[%zu].text", i);
-		rc = bad_field(e, f, "must be a string of at most 20000 characters");
-		goto out;
-	}
-	json_t *mentions = json_array(), *mn = json_object_get(v, "mentions");
-	mi->msg = json_object();
-	json_object_set_new(mi->msg, "mentions", mentions);
-	if (mn && !json_is_null(mn)) {
-		snprintf(f, sizeof(f), "messages[%zu].mentions", i);
-		if (!json_is_array(mn) || json_array_size(mn) > ZC_MSG_MENTIONS_MAX) {
-			rc = bad_field(e, f, "must be an array of at most 50 person ids");
-			goto out;
-		}
-		size_t j;
-		json_array_foreach(mn, j, x) {
-			char *p = zc_log_id_text(x, 64);
-			if (!p) {
-				rc = bad_field(e, f, "each mention is a person id (string or integer)");
-				goto out;
-			}
-			json_array_append_new(mentions, zc_json_string_own(p));
-		}
-	}
-	json_t *rt = json_object_get(v, "replyTo");
-	if (rt && !json_is_null(rt) && !(reply = zc_log_id_text(rt, ZC_MSG_ID_MAX))) {
-		snprintf(f, sizeof(f), "messages[%zu].replyTo", i);
-		rc = bad_field(e, f, "must be the id of the message replied to, or null");
-		goto out;
-	}
-	json_t *media = json_object_get(v, "media");
-	if (media && !json_is_null(media)) {
-		snprintf(f, sizeof(f), "messages[%zu].media", i);
-		if (!json_is_array(media) || json_array_size(media) > ZC_MSG_MEDIA_MAX) {
-			rc = bad_field(e, f, "must be an array of at most 10 media items");
-			goto out;
-		}
-		mi->media = zc_calloc(json_array_size(media) + 1, sizeof(*mi->media));
-		size_t j;
-		json_array_foreach(media, j, x) {
-			snprintf(f, sizeof(f), "messages[%zu].media[%zu]", i, j);
-			mi->nmedia = j + 1;
-			if ((rc = zc_media_parse(x, f, host, &mi->media[j], e)))
-				goto out;
-		}
-	}
+	char *id = zc_log_id_text(v, max);
+	zc_free(id);
+	return id != NULL;
+}
+
+static int check_message_id(const json_t *v, const char *path, struct zc_err *e)
+{
+	return id_ok(v, ZC_MSG_ID_MAX) ? ZCOR_OK : zc_fail(e, ZCOR_EINVAL, "%s: not a message id", path);
+}
+
+static int check_person_id(const json_t *v, const char *path, struct zc_err *e)
+{
+	return id_ok(v, 64) ? ZCOR_OK : zc_fail(e, ZCOR_EINVAL, "%s: not a person id", path);
+}
+
+static int check_time(const json_t *v, const char *path, struct zc_err *e)
+{
+	int64_t at;
+	return zc_time_parse(json_string_value(v), path, &at, e);
+}
+
+static const struct zc_schema_format batch_formats[] = {
+	{"message-id", check_message_id},
+	{"person-id", check_person_id},
+	{"date-time", check_time},
+	{NULL, NULL},
+};
+
+/* Text read up to a NUL, as it always was. */
+static const struct zc_schema_style batch_style = {"field", 40, 1, 1, batch_formats};
+
+/* ---- a message's output shape ------------------------------------------ */
+
+/* The refs "media/<hash>.<ext>" of mi's media. */
+static json_t *media_refs(const struct msg_in *mi)
+{
 	json_t *refs = json_array();
 	for (size_t j = 0; j < mi->nmedia; j++) {
 		struct zc_buf r = ZC_BUF_INIT;
 		zc_buf_addf(&r, "media/%s.%s", mi->media[j].hash, mi->media[j].ext);
 		json_array_append_new(refs, zc_json_string_own(zc_buf_detach(&r)));
 	}
-	json_object_set_new(mi->msg, "id", json_string(id));
+	return refs;
+}
+
+/* The media items of message i (checked by media.c), into mi. */
+static int parse_media(json_t *media, size_t i, int host, struct msg_in *mi, struct zc_err *e)
+{
+	if (!json_is_array(media))
+		return ZCOR_OK;
+	mi->media = zc_calloc(json_array_size(media) + 1, sizeof(*mi->media));
+	size_t j;
+	json_t *x;
+	json_array_foreach(media, j, x) {
+		char f[64];
+		snprintf(f, sizeof(f), "messages[%zu].media[%zu]", i, j);
+		mi->nmedia = j + 1;
+		int rc = zc_media_parse(x, f, host, &mi->media[j], e);
+		if (rc)
+			return rc;
+	}
+	return ZCOR_OK;
+}
+
+/* Checks message i of a batch (v) and fills *mi: the schema, then its
+ * media; then the output shape from what was checked. */
+static int parse_message(struct zc_mem *m, json_t *v, size_t i, int host, struct msg_in *mi,
+			 struct zc_err *e)
+{
+	char f[64];
+	snprintf(f, sizeof(f), "messages[%zu]", i);
+	int rc = zc_schema_check_as(zc_schema_of(&message_schema), v, f, &batch_style, e);
+	if (rc)
+		return rc;
+	json_t *t = json_object_get(v, "time");
+	mi->at = zc_mem_now(m);
+	snprintf(f, sizeof(f), "messages[%zu].time", i);
+	if (json_is_string(t) && (rc = zc_time_parse(json_string_value(t), f, &mi->at, e)))
+		return rc; /* the schema checked it: not reached */
+	json_t *mentions = json_array(), *x;
+	size_t j;
+	mi->msg = json_object();
+	json_object_set_new(mi->msg, "mentions", mentions);
+	json_array_foreach(json_object_get(v, "mentions"), j, x)
+		json_array_append_new(mentions, zc_json_string_own(zc_log_id_text(x, 64)));
+	if ((rc = parse_media(json_object_get(v, "media"), i, host, mi, e)))
+		return rc;
+	json_t *name = json_object_get(v, "senderName"), *text = json_object_get(v, "text");
+	json_t *rt = json_object_get(v, "replyTo");
+	char *sender = zc_log_id_text(json_object_get(v, "senderId"), 64);
+	json_object_set_new(mi->msg, "id",
+			    zc_json_string_own(zc_log_id_text(json_object_get(v, "id"), ZC_MSG_ID_MAX)));
 	json_object_set_new(mi->msg, "senderId", json_string(sender));
 	json_object_set_new(mi->msg, "senderName",
 			    json_string(json_is_string(name) ? json_string_value(name) : ""));
 	json_object_set_new(mi->msg, "text", json_string(json_is_string(text) ? json_string_value(text) : ""));
-	json_object_set_new(mi->msg, "replyTo", reply ? json_string(reply) : json_null());
-	json_object_set_new(mi->msg, "media", refs);
+	json_object_set_new(mi->msg, "replyTo",
+			    !rt || json_is_null(rt) ? json_null()
+						: zc_json_string_own(zc_log_id_text(rt, ZC_MSG_ID_MAX)));
+	json_object_set_new(mi->msg, "media", media_refs(mi));
 	zc_json_set_time(mi->msg, "time", mi->at);
-	if (zc_log_is_self(m, sender, json_is_true(selfv)))
+	if (zc_log_is_self(m, sender, json_is_true(json_object_get(v, "self"))))
 		mi->skip = "self";
-out:
-	zc_free(id);
 	zc_free(sender);
-	zc_free(reply);
-	return rc;
+	return ZCOR_OK;
 }
 
 /* Inserts one message unless its id is already logged (*inserted 0). */
@@ -335,23 +361,15 @@ static int parse_batch(struct zc_mem *m, const json_t *batch, int host, struct m
 {
 	*v = NULL;
 	*n = 0;
-	if (!json_is_object(batch))
-		return zc_fail(e, ZCOR_EINVAL, "the batch must be a JSON object {\"messages\": […]}");
-	const char *k;
-	json_t *x;
-	json_object_foreach((json_t *)batch, k, x) {
-		if (strcmp(k, "messages"))
-			return zc_fail(e, ZCOR_EINVAL, "field '%s': unknown; a batch has only 'messages'", ZC_Q(k, 40));
-	}
-	json_t *msgs = json_object_get(batch, "messages");
-	if (!json_is_array(msgs) || json_array_size(msgs) < 1 || json_array_size(msgs) > ZC_BATCH_MAX)
-		return bad_field(e, "messages", "must be an array of 1 to 100 messages");
+	int rc = zc_schema_check_as(zc_schema_of(&batch_schema), batch, "", &batch_style, e);
+	if (rc)
+		return rc;
+	json_t *msgs = json_object_get(batch, "messages"), *x;
 	*v = zc_calloc(json_array_size(msgs), sizeof(**v));
 	size_t i;
 	json_array_foreach(msgs, i, x) {
 		*n = i + 1;
-		int rc = parse_message(m, x, i, host, &(*v)[i], e);
-		if (rc)
+		if ((rc = parse_message(m, x, i, host, &(*v)[i], e)))
 			return rc;
 	}
 	return ZCOR_OK;

@@ -36,47 +36,76 @@
 #include "memory/sticker.h"
 #include "recall/recall_int.h"
 #include "text/norm.h"
+#include "text/schema.h"
 #include "text/tokens.h"
 
 /* ---- request -------------------------------------------------------- */
 
-static int bad(struct zc_err *e, const char *field, const char *why)
+#define RECALL_EACH                                                                                \
+	"each message is a string or {text, senderId?, senderName?} with a text of at most 20000 " \
+	"characters"
+#define RECALL_MESSAGES "must be an array of 1 to 100 messages"
+#define RECALL_CONV "is required (group:<id>, private:<qq> or console:<name>)"
+
+/* The recall request (SPEC §4), checked by text/schema.c: the fields in
+ * the order they are checked, each one's reason as the request's readers
+ * know it. A message's senderId and senderName are read when they are
+ * strings and ignored otherwise; so is a speaker's name. */
+static struct zc_schema_text request_schema = ZC_SCHEMA_TEXT(
+	"{\"type\": \"object\", \"additionalProperties\": false,"
+	" \"required\": [\"conversation\", \"messages\"],"
+	" \"x-error\": {\"type\": \"the recall request must be a JSON object\","
+	"  \"additionalProperties\": \"unknown field '{key}'; a recall request has conversation, "
+	"messages, speakers, mentions, explain\"},"
+	" \"properties\": {"
+	"  \"conversation\": {\"type\": \"string\", \"format\": \"conversation\","
+	"   \"x-error\": {\"required\": \"" RECALL_CONV "\", \"type\": \"" RECALL_CONV "\"}},"
+	"  \"messages\": {\"type\": \"array\", \"minItems\": 1, \"maxItems\": 100,"
+	"   \"items\": {\"type\": [\"string\", \"object\"], \"maxLength\": 20000, \"required\": [\"text\"],"
+	"    \"properties\": {\"text\": {\"type\": \"string\", \"maxLength\": 20000}}},"
+	"   \"x-error\": {\"required\": \"" RECALL_MESSAGES "\", \"type\": \"" RECALL_MESSAGES "\","
+	"    \"minItems\": \"" RECALL_MESSAGES "\", \"maxItems\": \"" RECALL_MESSAGES "\","
+	"    \"items\": \"" RECALL_EACH "\"}},"
+	"  \"speakers\": {\"type\": \"array\","
+	"   \"items\": {\"type\": \"object\", \"required\": [\"id\"], \"properties\": {\"id\": {\"type\": \"string\"}}},"
+	"   \"x-error\": {\"type\": \"must be an array of {id, name?}\","
+	"    \"items\": \"each speaker needs a string 'id'\"}},"
+	"  \"mentions\": {\"type\": \"array\", \"items\": {\"type\": \"string\"},"
+	"   \"x-error\": {\"type\": \"must be an array of person ids\","
+	"    \"items\": \"must be an array of person ids (strings)\"}},"
+	"  \"explain\": {\"type\": \"boolean\", \"x-error\": \"must be true or false\"}}}");
+
+_Static_assert(ZC_RECALL_MAX_MESSAGES == 100 && ZC_RECALL_MAX_TEXT == 20000,
+	       "the request's schema says 100 messages of 20000 characters");
+
+/* A conversation key's grammar (the schema cannot say it). */
+static int check_conversation(const json_t *v, const char *path, struct zc_err *e)
 {
-	return zc_fail(e, ZCOR_EINVAL, "field '%s': %s", field, why);
+	if (zc_conv_check(json_string_value(v), e))
+		return zc_err_prefix(e, "field '%s'", path);
+	return ZCOR_OK;
 }
+
+static const struct zc_schema_format request_formats[] = {
+	{"conversation", check_conversation},
+	{NULL, NULL},
+};
+
+/* Strings read up to a NUL, as they always were. */
+static const struct zc_schema_style request_style = {"field", 60, 1, 1, request_formats};
 
 /* Checks the request; builds the query text (messages and speakers). */
 static int read_request(const json_t *req, struct zc_buf *text, json_t **people, int *explain,
 			struct zc_err *e)
 {
-	if (!json_is_object(req))
-		return zc_fail(e, ZCOR_EINVAL, "the recall request must be a JSON object");
-	const char *k;
-	json_t *v;
-	json_object_foreach((json_t *)req, k, v) {
-		if (strcmp(k, "conversation") && strcmp(k, "messages") && strcmp(k, "speakers") &&
-		    strcmp(k, "mentions") && strcmp(k, "explain"))
-			return zc_fail(e, ZCOR_EINVAL,
-				       "unknown field '%s'; a recall request has conversation, messages, "
-				       "speakers, mentions, explain",
-				       ZC_Q(k, 60));
-	}
-	const char *conv = zc_json_str(req, "conversation");
-	if (!conv)
-		return bad(e, "conversation", "is required (group:<id>, private:<qq> or console:<name>)");
-	if (zc_conv_check(conv, e))
-		return zc_err_prefix(e, "field 'conversation'");
-	json_t *msgs = json_object_get(req, "messages");
-	if (!json_is_array(msgs) || json_array_size(msgs) == 0 ||
-	    json_array_size(msgs) > ZC_RECALL_MAX_MESSAGES)
-		return bad(e, "messages", "must be an array of 1 to 100 messages");
+	int rc = zc_schema_check_as(zc_schema_of(&request_schema), req, "", &request_style, e);
+	if (rc)
+		return rc;
 	*people = json_array();
 	size_t i;
-	json_array_foreach(msgs, i, v) {
+	json_t *v;
+	json_array_foreach(json_object_get(req, "messages"), i, v) {
 		json_t *t = json_is_string(v) ? v : json_object_get(v, "text");
-		if (!json_is_string(t) || zc_utf8_len(json_string_value(t)) > ZC_RECALL_MAX_TEXT)
-			return bad(e, "messages", "each message is a string or {text, senderId?, senderName?} "
-						  "with a text of at most 20000 characters");
 		zc_buf_adds(text, json_string_value(t));
 		zc_buf_addc(text, '\n');
 		const char *sid = json_is_object(v) ? zc_json_str(v, "senderId") : NULL;
@@ -88,31 +117,16 @@ static int read_request(const json_t *req, struct zc_buf *text, json_t **people,
 			zc_buf_addc(text, '\n');
 		}
 	}
-	json_t *sp = json_object_get(req, "speakers");
-	if (sp && !json_is_array(sp))
-		return bad(e, "speakers", "must be an array of {id, name?}");
-	json_array_foreach(sp, i, v) {
-		const char *id = zc_json_str(v, "id");
-		if (!id)
-			return bad(e, "speakers", "each speaker needs a string 'id'");
-		json_array_append_new(*people, json_string(id));
+	json_array_foreach(json_object_get(req, "speakers"), i, v) {
+		json_array_append_new(*people, json_string(zc_json_str(v, "id")));
 		if (zc_json_str(v, "name")) {
 			zc_buf_adds(text, zc_json_str(v, "name"));
 			zc_buf_addc(text, '\n');
 		}
 	}
-	json_t *mn = json_object_get(req, "mentions");
-	if (mn && !json_is_array(mn))
-		return bad(e, "mentions", "must be an array of person ids");
-	json_array_foreach(mn, i, v) {
-		if (!json_is_string(v))
-			return bad(e, "mentions", "must be an array of person ids (strings)");
+	json_array_foreach(json_object_get(req, "mentions"), i, v)
 		json_array_append(*people, v);
-	}
-	json_t *ex = json_object_get(req, "explain");
-	if (ex && !json_is_boolean(ex))
-		return bad(e, "explain", "must be true or false");
-	*explain = json_is_true(ex);
+	*explain = json_is_true(json_object_get(req, "explain"));
 	return ZCOR_OK;
 }
 

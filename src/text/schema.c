@@ -4,7 +4,9 @@
  */
 #include "text/schema.h"
 
+#include <assert.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,10 +41,52 @@ static const char *article(const char *t)
 	return t[0] == 'a' || t[0] == 'i' || t[0] == 'o' ? "an" : "a";
 }
 
-static int check(const json_t *s, const json_t *v, const char *path, struct zc_err *e);
+/* One check's caller: how its errors read, where they go. */
+struct ctx {
+	const struct zc_schema_style *st;
+	struct zc_err *e;
+};
 
-static int check_type(const json_t *s, const json_t *v, const char *path, struct zc_err *e)
+static const struct zc_schema_style tool_style = {"argument", 100, 0, 0, NULL};
+
+/* The schema's own reason for a failure of keyword kw, or NULL. */
+static const char *xerror(const json_t *s, const char *kw)
 {
+	json_t *x = json_object_get(s, "x-error");
+	return json_is_object(x) ? json_string_value(json_object_get(x, kw)) : NULL;
+}
+
+/* "<word> '<path>': why", or why alone for the value itself. */
+static int why_at(const struct ctx *c, const char *path, const char *why)
+{
+	if (!*path)
+		return zc_fail(c->e, ZCOR_EINVAL, "%s", why);
+	return zc_fail(c->e, ZCOR_EINVAL, "%s '%s': %s", c->st->word, path, why);
+}
+
+/* A failure of keyword kw at path: the schema's reason when it gives one,
+ * else the message fmt makes. */
+static int fail(const struct ctx *c, const json_t *s, const char *kw, const char *path,
+		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int fail(const struct ctx *c, const json_t *s, const char *kw, const char *path,
+		const char *fmt, ...)
+{
+	const char *why = xerror(s, kw);
+	if (why)
+		return why_at(c, path, why);
+	char msg[sizeof(c->e->msg)];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return zc_fail(c->e, ZCOR_EINVAL, "%s", msg);
+}
+
+static int check(const struct ctx *c, const json_t *s, const json_t *v, const char *path);
+
+static int check_type(const struct ctx *c, const json_t *s, const json_t *v, const char *path)
+{
+	const char *w = c->st->word;
 	json_t *t = json_object_get(s, "type");
 	if (!t)
 		return ZCOR_OK;
@@ -51,8 +95,8 @@ static int check_type(const json_t *s, const json_t *v, const char *path, struct
 			return ZCOR_OK;
 		const char *name = json_string_value(t);
 		if (!*path)
-			return zc_fail(e, ZCOR_EINVAL, "arguments must be %s %s", article(name), name);
-		return zc_fail(e, ZCOR_EINVAL, "argument '%s': must be %s %s", path, article(name), name);
+			return fail(c, s, "type", path, "%ss must be %s %s", w, article(name), name);
+		return fail(c, s, "type", path, "%s '%s': must be %s %s", w, path, article(name), name);
 	}
 	struct zc_buf names = ZC_BUF_INIT;
 	size_t i;
@@ -64,24 +108,106 @@ static int check_type(const json_t *s, const json_t *v, const char *path, struct
 		}
 		zc_buf_addf(&names, "%s%s", i ? " or " : "", json_string_value(x));
 	}
-	int rc = zc_fail(e, ZCOR_EINVAL, "argument '%s': must be %s", path, zc_buf_str(&names));
+	int rc = fail(c, s, "type", path, "%s '%s': must be %s", w, path, zc_buf_str(&names));
 	zc_buf_release(&names);
 	return rc;
 }
 
-static int check_object(const json_t *s, const json_t *v, const char *path, struct zc_err *e)
+/* Property k of the object at path is missing: its own schema (ps) may
+ * say why it is required. */
+static int missing(const struct ctx *c, const json_t *ps, const char *path, const char *k)
 {
+	json_t *x = json_object_get(ps, "x-error");
+	const char *why = json_is_string(x) ? json_string_value(x) : xerror(ps, "required");
+	if (why) {
+		char sub[256];
+		snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", k);
+		return why_at(c, sub, why);
+	}
+	if (*path)
+		return zc_fail(c->e, ZCOR_EINVAL, "%s '%s.%s' is missing", c->st->word, path, k);
+	return zc_fail(c->e, ZCOR_EINVAL, "%s '%s' is missing; it is required", c->st->word, k);
+}
+
+/* Key k of the object at path is not one of its properties. */
+static int unknown(const struct ctx *c, const json_t *s, const char *path, const char *k)
+{
+	char q[4 * 100 + 8];
+	zc_utf8_quote(q, sizeof(q), k, (size_t)c->st->key_chars);
+	const char *tmpl = xerror(s, "additionalProperties");
+	const char *at = tmpl ? strstr(tmpl, "{key}") : NULL;
+	struct zc_buf m = ZC_BUF_INIT;
+	if (at) {
+		zc_buf_addf(&m, "%.*s%s%s%s%s", (int)(at - tmpl), tmpl, path, *path ? "." : "", q,
+			    at + strlen("{key}"));
+	} else {
+		const char *pk;
+		json_t *pv;
+		struct zc_buf known = ZC_BUF_INIT;
+		json_object_foreach(json_object_get(s, "properties"), pk, pv)
+			zc_buf_addf(&known, "%s%s", known.len ? ", " : "", pk);
+		zc_buf_addf(&m, "unknown %s '%s%s%s'; this tool takes: %s", c->st->word, path,
+			    *path ? "." : "", q, known.len ? zc_buf_str(&known) : "no arguments");
+		zc_buf_release(&known);
+	}
+	int rc = zc_fail(c->e, ZCOR_EINVAL, "%s", zc_buf_str(&m));
+	zc_buf_release(&m);
+	return rc;
+}
+
+static int is_required(const json_t *s, const char *k)
+{
+	size_t i;
+	json_t *x;
+	json_array_foreach(json_object_get(s, "required"), i, x)
+		if (json_is_string(x) && strcmp(json_string_value(x), k) == 0)
+			return 1;
+	return 0;
+}
+
+/* The unknown keys, then each property in the schema's order. */
+static int check_object_in_schema_order(const struct ctx *c, const json_t *s, const json_t *v,
+					const char *path)
+{
+	json_t *props = json_object_get(s, "properties");
+	const char *k;
+	json_t *x, *ps;
+	int rc;
+	if (json_is_false(json_object_get(s, "additionalProperties")))
+		json_object_foreach((json_t *)v, k, x)
+			if (!json_object_get(props, k))
+				return unknown(c, s, path, k);
+	json_object_foreach(props, k, ps) {
+		char sub[256];
+		snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", k);
+		if (!(x = json_object_get(v, k))) {
+			if (is_required(s, k))
+				return missing(c, ps, path, k);
+		} else if ((rc = check(c, ps, x, sub))) {
+			return rc;
+		}
+	}
+	size_t i;
+	json_array_foreach(json_object_get(s, "required"), i, x) {
+		k = json_string_value(x);
+		if (!json_object_get(props, k) && !json_object_get(v, k))
+			return missing(c, NULL, path, k);
+	}
+	return ZCOR_OK;
+}
+
+static int check_object(const struct ctx *c, const json_t *s, const json_t *v, const char *path)
+{
+	if (c->st->schema_order)
+		return check_object_in_schema_order(c, s, v, path);
 	json_t *props = json_object_get(s, "properties");
 	json_t *req = json_object_get(s, "required");
 	size_t i;
 	json_t *x;
 	json_array_foreach(req, i, x) {
 		const char *k = json_string_value(x);
-		if (!json_object_get(v, k)) {
-			if (*path)
-				return zc_fail(e, ZCOR_EINVAL, "argument '%s.%s' is missing", path, k);
-			return zc_fail(e, ZCOR_EINVAL, "argument '%s' is missing; it is required", k);
-		}
+		if (!json_object_get(v, k))
+			return missing(c, json_object_get(props, k), path, k);
 	}
 	const char *k;
 	json_object_foreach((json_t *)v, k, x) {
@@ -89,30 +215,97 @@ static int check_object(const json_t *s, const json_t *v, const char *path, stru
 		char sub[256];
 		snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", k);
 		if (!ps) {
-			if (json_is_false(json_object_get(s, "additionalProperties"))) {
-				struct zc_buf known = ZC_BUF_INIT;
-				const char *pk;
-				json_t *pv;
-				json_object_foreach(props, pk, pv) zc_buf_addf(&known, "%s%s", known.len ? ", " : "", pk);
-				int rc = zc_fail(e, ZCOR_EINVAL,
-						 "unknown argument '%s%s%s'; this tool takes: %s", path,
-						 *path ? "." : "", ZC_Q(k, 100),
-						 known.len ? zc_buf_str(&known) : "no arguments");
-				zc_buf_release(&known);
-				return rc;
-			}
+			if (json_is_false(json_object_get(s, "additionalProperties")))
+				return unknown(c, s, path, k);
 			continue;
 		}
-		int rc = check(ps, x, sub, e);
+		int rc = check(c, ps, x, sub);
 		if (rc)
 			return rc;
 	}
 	return ZCOR_OK;
 }
 
-static int check(const json_t *s, const json_t *v, const char *path, struct zc_err *e)
+static int check_string(const struct ctx *c, const json_t *s, const json_t *v, const char *path)
 {
-	int rc = check_type(s, v, path, e);
+	const char *w = c->st->word;
+	long long n = (long long)zc_utf8_len(json_string_value(v));
+	json_t *mn = json_object_get(s, "minLength"), *mx = json_object_get(s, "maxLength");
+	if (!c->st->nul_ok && json_string_length(v) != strlen(json_string_value(v)))
+		return zc_fail(c->e, ZCOR_EINVAL, "%s '%s': must not contain NUL characters", w, path);
+	if (mn && n < json_integer_value(mn))
+		return fail(c, s, "minLength", path, "%s '%s': must have at least %lld characters", w,
+			    path, (long long)json_integer_value(mn));
+	if (mx && n > json_integer_value(mx))
+		return fail(c, s, "maxLength", path,
+			    "%s '%s': has %lld characters, more than the limit of %lld", w, path, n,
+			    (long long)json_integer_value(mx));
+	return ZCOR_OK;
+}
+
+static int check_number(const struct ctx *c, const json_t *s, const json_t *v, const char *path)
+{
+	double d = json_number_value(v);
+	json_t *mn = json_object_get(s, "minimum"), *mx = json_object_get(s, "maximum");
+	if ((mn && d < json_number_value(mn)) || (mx && d > json_number_value(mx))) {
+		const char *kw = mn && d < json_number_value(mn) ? "minimum" : "maximum";
+		if (mn && mx)
+			return fail(c, s, kw, path, "%s '%s': must be between %g and %g", c->st->word,
+				    path, json_number_value(mn), json_number_value(mx));
+		return fail(c, s, kw, path, "%s '%s': must be %s %g", c->st->word, path,
+			    mn ? "at least" : "at most", json_number_value(mn ? mn : mx));
+	}
+	return ZCOR_OK;
+}
+
+static int check_array(const struct ctx *c, const json_t *s, const json_t *v, const char *path)
+{
+	const char *w = c->st->word;
+	json_t *mn = json_object_get(s, "minItems"), *mx = json_object_get(s, "maxItems");
+	json_int_t n = (json_int_t)json_array_size(v);
+	int rc;
+	if (mn && n < json_integer_value(mn))
+		return fail(c, s, "minItems", path, "%s '%s': needs at least %lld items", w, path,
+			    (long long)json_integer_value(mn));
+	if (mx && n > json_integer_value(mx))
+		return fail(c, s, "maxItems", path, "%s '%s': takes at most %lld items", w, path,
+			    (long long)json_integer_value(mx));
+	json_t *items = json_object_get(s, "items");
+	size_t i, j;
+	json_t *x;
+	json_array_foreach(v, i, x) {
+		char sub[256];
+		snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
+		if (items && (rc = check(c, items, x, sub)))
+			return xerror(s, "items") ? why_at(c, path, xerror(s, "items")) : rc;
+		if (json_is_true(json_object_get(s, "uniqueItems")))
+			for (j = 0; j < i; j++)
+				if (json_equal(json_array_get(v, j), x))
+					return fail(c, s, "uniqueItems", path,
+						    "%s '%s': item %zu repeats item %zu", w, path, i, j);
+	}
+	return ZCOR_OK;
+}
+
+/* The style's rule for "format" (a value that is not null). */
+static int check_format(const struct ctx *c, const json_t *s, const json_t *v, const char *path)
+{
+	const char *name = json_string_value(json_object_get(s, "format"));
+	if (!name || json_is_null(v))
+		return ZCOR_OK;
+	const struct zc_schema_format *f = c->st->formats;
+	while (f && f->name && strcmp(f->name, name))
+		f++;
+	assert(f && f->name && "a schema names a format its caller checks");
+	int rc = f->check(v, path, c->e);
+	if (rc && xerror(s, "format"))
+		return why_at(c, path, xerror(s, "format"));
+	return rc;
+}
+
+static int check_here(const struct ctx *c, const json_t *s, const json_t *v, const char *path)
+{
+	int rc = check_type(c, s, v, path);
 	if (rc)
 		return rc;
 	json_t *en = json_object_get(s, "enum");
@@ -123,70 +316,62 @@ static int check(const json_t *s, const json_t *v, const char *path, struct zc_e
 		json_array_foreach(en, i, x) found |= json_equal(x, v);
 		if (!found) {
 			char *list = json_dumps(en, JSON_COMPACT);
-			rc = zc_fail(e, ZCOR_EINVAL, "argument '%s': must be one of %s", path, list);
+			rc = fail(c, s, "enum", path, "%s '%s': must be one of %s", c->st->word, path, list);
 			zc_free(list); /* json_dumps allocates through zc_malloc (zcor.c) */
 			return rc;
 		}
 	}
-	if (json_is_string(v)) {
-		long long n = (long long)zc_utf8_len(json_string_value(v));
-		json_t *mn = json_object_get(s, "minLength"), *mx = json_object_get(s, "maxLength");
-		if (json_string_length(v) != strlen(json_string_value(v)))
-			return zc_fail(e, ZCOR_EINVAL, "argument '%s': must not contain NUL characters", path);
-		if (mn && n < json_integer_value(mn))
-			return zc_fail(e, ZCOR_EINVAL, "argument '%s': must have at least %lld characters",
-				       path, (long long)json_integer_value(mn));
-		if (mx && n > json_integer_value(mx))
-			return zc_fail(e, ZCOR_EINVAL,
-				       "argument '%s': has %lld characters, more than the limit of %lld",
-				       path, n, (long long)json_integer_value(mx));
-	}
-	if (json_is_number(v)) {
-		double d = json_number_value(v);
-		json_t *mn = json_object_get(s, "minimum"), *mx = json_object_get(s, "maximum");
-		if ((mn && d < json_number_value(mn)) || (mx && d > json_number_value(mx))) {
-			if (mn && mx)
-				return zc_fail(e, ZCOR_EINVAL, "argument '%s': must be between %g and %g",
-					       path, json_number_value(mn), json_number_value(mx));
-			return zc_fail(e, ZCOR_EINVAL, "argument '%s': must be %s %g", path,
-				       mn ? "at least" : "at most", json_number_value(mn ? mn : mx));
-		}
-	}
-	if (json_is_array(v)) {
-		json_t *mn = json_object_get(s, "minItems"), *mx = json_object_get(s, "maxItems");
-		json_int_t n = (json_int_t)json_array_size(v);
-		if (mn && n < json_integer_value(mn))
-			return zc_fail(e, ZCOR_EINVAL, "argument '%s': needs at least %lld items", path,
-				       (long long)json_integer_value(mn));
-		if (mx && n > json_integer_value(mx))
-			return zc_fail(e, ZCOR_EINVAL, "argument '%s': takes at most %lld items", path,
-				       (long long)json_integer_value(mx));
-		json_t *items = json_object_get(s, "items");
-		size_t i, j;
-		json_t *x;
-		json_array_foreach(v, i, x) {
-			char sub[256];
-			snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
-			if (items && (rc = check(items, x, sub, e)))
-				return rc;
-			if (json_is_true(json_object_get(s, "uniqueItems")))
-				for (j = 0; j < i; j++)
-					if (json_equal(json_array_get(v, j), x))
-						return zc_fail(e, ZCOR_EINVAL,
-							       "argument '%s': item %zu repeats item %zu",
-							       path, i, j);
-		}
-	}
+	if (json_is_string(v) && (rc = check_string(c, s, v, path)))
+		return rc;
+	if (json_is_number(v) && (rc = check_number(c, s, v, path)))
+		return rc;
+	if ((rc = check_format(c, s, v, path)))
+		return rc;
+	if (json_is_array(v))
+		return check_array(c, s, v, path);
 	if (json_is_object(v))
-		return check_object(s, v, path, e);
+		return check_object(c, s, v, path);
 	return ZCOR_OK;
+}
+
+/* A value against its schema; the schema's "x-error" string, when it has
+ * one, is the reason for any failure of the value or below it. */
+static int check(const struct ctx *c, const json_t *s, const json_t *v, const char *path)
+{
+	int rc = check_here(c, s, v, path);
+	json_t *x = json_object_get(s, "x-error");
+	if (rc && json_is_string(x))
+		return why_at(c, path, json_string_value(x));
+	return rc;
 }
 
 int zc_schema_check(const json_t *schema, const json_t *value, struct zc_err *e)
 {
 	if (!json_is_object(value))
 		return zc_fail(e, ZCOR_EINVAL, "arguments must be a JSON object");
-	return check(schema, value, "", e);
+	struct ctx c = {&tool_style, e};
+	return check(&c, schema, value, "");
+}
+
+int zc_schema_check_as(const json_t *schema, const json_t *value, const char *path,
+		       const struct zc_schema_style *st, struct zc_err *e)
+{
+	assert(st->key_chars > 0 && st->key_chars <= 100);
+	struct ctx c = {st, e};
+	return check(&c, schema, value, path);
+}
+
+const json_t *zc_schema_of(struct zc_schema_text *t)
+{
+	pthread_mutex_lock(&t->mu);
+	if (!t->parsed) {
+		json_error_t je;
+		t->parsed = json_loads(t->text, JSON_REJECT_DUPLICATES, &je);
+		/* our own text: one that does not parse is a bug, not the world's mistake */
+		assert(t->parsed && "a schema declared in zcor parses");
+	}
+	pthread_mutex_unlock(&t->mu);
+	return t->parsed;
 }
 
 void zc_schema_coerce(const json_t *schema, json_t *args)

@@ -1,0 +1,159 @@
+/*
+ * node_query.c — zcor_memory_query (seed 000, SPEC §3.1) and the argument
+ * helpers the listing operations share: pages, times, keywords and the
+ * full-text prefilter. Memory layer, a read operation of the runner: it
+ * never writes a row, never begins a transaction of its own, and shows
+ * only what the caller's conversation may see.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/json.h"
+#include "base/timeutil.h"
+#include "memory/memory.h"
+#include "memory/node_int.h"
+#include "text/norm.h"
+#include "text/tokens.h"
+
+/* ---- query ---------------------------------------------------------- */
+
+/* Parses from/to (optional ISO-8601 with zone) into *ms (-1 if absent). */
+int zc_time_arg(json_t *args, const char *key, int64_t *ms, struct zc_err *e)
+{
+	*ms = -1;
+	const char *s = zc_json_str(args, key);
+	return s ? zc_time_parse(s, key, ms, e) : ZCOR_OK;
+}
+
+char *zc_norm_keywords(json_t *kw)
+{
+	json_t *arr = json_array();
+	size_t i;
+	json_t *k;
+	json_array_foreach(kw, i, k) json_array_append_new(arr, zc_json_string_own(zc_norm(json_string_value(k))));
+	char *s = zc_json_dump(arr);
+	json_decref(arr);
+	return s;
+}
+
+json_t *zc_page_result(json_t *items, long long total, long long offset)
+{
+	long long next = offset + (long long)json_array_size(items);
+	return json_pack("{s:O, s:I, s:o}", "items", items, "total", (json_int_t)total, "nextOffset",
+			 next < total ? json_integer(next) : json_null());
+}
+
+int zc_page_args(json_t *args, long long *limit, long long *offset, struct zc_err *e)
+{
+	json_t *l = json_object_get(args, "limit"), *o = json_object_get(args, "offset");
+	*limit = l ? json_integer_value(l) : ZC_QUERY_LIMIT_DEFAULT;
+	*offset = o ? json_integer_value(o) : 0;
+	if (*limit < 1 || *limit > ZC_QUERY_LIMIT_MAX)
+		return zc_fail(e, ZCOR_EINVAL, "argument 'limit': must be between 1 and %d",
+			       ZC_QUERY_LIMIT_MAX);
+	if (*offset < 0)
+		return zc_fail(e, ZCOR_EINVAL, "argument 'offset': must be 0 or more");
+	return ZCOR_OK;
+}
+
+#define QUERY_WHERE                                                                       \
+	" FROM nodes WHERE (?1 OR superseded_by IS NULL) AND " ZC_SCOPE_VISIBLE_SQL           \
+	" AND (?2 IS NULL OR updated_at >= ?2) AND (?3 IS NULL OR updated_at <= ?3)"        \
+	" AND NOT EXISTS (SELECT 1 FROM json_each(?4) k WHERE instr(title_norm, k.value) = 0" \
+	" AND instr(content_norm, k.value) = 0)"
+
+#define PREFILTER " AND seq IN (SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?7)"
+
+static void bind_query(struct zc_op *op, sqlite3_stmt *st, int superseded, int64_t from, int64_t to,
+		       const char *kw)
+{
+	sqlite3_bind_int(st, 1, superseded);
+	if (from >= 0)
+		sqlite3_bind_int64(st, 2, from);
+	if (to >= 0)
+		sqlite3_bind_int64(st, 3, to);
+	sqlite3_bind_text(st, 4, kw, -1, SQLITE_TRANSIENT);
+	zc_bind_scope(op, st);
+}
+
+/*
+ * An FTS5 expression that every record matching the keywords also
+ * matches, or NULL. A keyword that is one run of CJK characters (two or
+ * more) is a substring of a text exactly when its bigrams follow each
+ * other there, so its phrase query finds every candidate; other keywords
+ * (Latin, mixed) are checked by the exact substring test only. Caller
+ * frees.
+ */
+char *zc_fts_keywords_prefilter(json_t *keywords, const char *columns)
+{
+	struct zc_buf q = ZC_BUF_INIT;
+	size_t i;
+	json_t *k;
+	json_array_foreach(keywords, i, k) {
+		char *n = zc_norm(json_string_value(k));
+		if (zc_is_cjk_run(n, 2))
+			zc_buf_addf(&q, "%s%s : \"%s\"", q.len ? " AND " : "", columns, n);
+		zc_free(n);
+	}
+	return q.len ? zc_buf_detach(&q) : NULL;
+}
+
+static int memory_query(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	int64_t from, to;
+	long long limit, offset;
+	int rc;
+	if ((rc = zc_time_arg(args, "from", &from, e)) || (rc = zc_time_arg(args, "to", &to, e)) ||
+	    (rc = zc_page_args(args, &limit, &offset, e)))
+		return rc;
+	int superseded = json_is_true(json_object_get(args, "includeSuperseded"));
+	json_t *kwj = json_object_get(args, "keywords");
+	char *kw = kwj ? zc_norm_keywords(kwj) : zc_strdup("[]");
+	json_t *items = json_array();
+	long long total = 0;
+	/* with a CJK keyword the full-text index narrows the records to test;
+	 * the test itself (QUERY_WHERE) is the same either way */
+	char *pre = kwj ? zc_fts_keywords_prefilter(kwj, "{title content}") : NULL;
+	sqlite3_stmt *st = pre ? zc_stmt(&op->m->store, "SELECT count(*)" QUERY_WHERE PREFILTER, e)
+			       : zc_stmt(&op->m->store, "SELECT count(*)" QUERY_WHERE, e);
+	if (!st) {
+		rc = e->code;
+		goto out;
+	}
+	bind_query(op, st, superseded, from, to, kw);
+	if (pre)
+		sqlite3_bind_text(st, 7, pre, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		total = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	st = pre ? zc_stmt(&op->m->store,
+			   "SELECT " ZC_NODE_COLS QUERY_WHERE PREFILTER
+			   " ORDER BY updated_at DESC, seq DESC LIMIT ?5 OFFSET ?6",
+			   e)
+		 : zc_stmt(&op->m->store,
+			   "SELECT " ZC_NODE_COLS QUERY_WHERE " ORDER BY updated_at DESC, seq DESC "
+			   "LIMIT ?5 OFFSET ?6",
+			   e);
+	if (!st) {
+		rc = e->code;
+		goto out;
+	}
+	bind_query(op, st, superseded, from, to, kw);
+	if (pre)
+		sqlite3_bind_text(st, 7, pre, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 5, limit);
+	sqlite3_bind_int64(st, 6, offset);
+	if ((rc = zc_node_collect(op, st, items, e)))
+		goto out;
+	*out = zc_page_result(items, total, offset);
+out:
+	zc_free(kw);
+	zc_free(pre);
+	json_decref(items);
+	return rc;
+}
+
+const struct zc_opdef zc_op_memory_query = {"zcor_memory_query", NULL, memory_query,
+					       ZC_OP_READ | ZC_OP_FTS};
