@@ -1,6 +1,9 @@
 /*
  * alloc.c — allocation wrappers: abort on out-of-memory (see alloc.h).
- * The only place zcor calls malloc/realloc/free directly.
+ * Base layer, the bottom of everything: the only place zcor calls
+ * malloc/realloc/free directly, and jansson's allocations come here too.
+ * It never returns NULL to a caller and never allocates on a caller's
+ * behalf without a count (the OOM test's hook, zc_alloc_fail_after).
  */
 #include "base/alloc.h"
 

@@ -1,6 +1,7 @@
 /*
- * buf.c — growable NUL-terminated byte buffer. Bounded only by memory;
- * callers that read from the world cap the size themselves.
+ * buf.c — growable NUL-terminated byte buffer. Base layer. Bounded only
+ * by memory: it never decides a limit (callers that read from the world
+ * cap the size themselves) and never leaves the buffer without its NUL.
  */
 #include "base/buf.h"
 

@@ -1,5 +1,7 @@
 /*
- * err.c — filling and naming errors (see err.h).
+ * err.c — filling and naming errors (see err.h). Base layer: it never
+ * prints, never logs and never lets a message out that is not valid
+ * UTF-8 or longer than its buffer (a cut falls on a character boundary).
  */
 #include "base/err.h"
 

@@ -1,6 +1,9 @@
 /*
  * fs.c — bounded reads and atomic writes (see fs.h). Base layer: knows
- * nothing of memories.
+ * nothing of memories. It never follows a link where a caller asked it
+ * not to, never opens anything but a regular file for reading, and never
+ * leaves a half-written file under a name (temporary, fsync, rename,
+ * fsync of the directory).
  */
 #include "base/fs.h"
 

@@ -1,8 +1,9 @@
 /*
- * timeutil.c — ISO-8601 instants without the C library's time zone state
+ * timeutil.c — base layer: ISO-8601 instants without the C library's time zone state
  * (timegm and friends are not thread-safe everywhere and read TZ). The
  * one exception is zc_time_local_date: a local day needs the zone rules,
- * so it asks localtime_r (thread-safe).
+ * so it asks localtime_r (thread-safe). It never reads the clock for a
+ * rule: the caller's clock (injectable, zcor_set_clock) is passed in.
  */
 #include "base/timeutil.h"
 

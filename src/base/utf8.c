@@ -1,5 +1,6 @@
 /*
- * utf8.c — byte-level UTF-8 (see utf8.h). Base layer: pure functions.
+ * utf8.c — byte-level UTF-8 (see utf8.h). Base layer: pure functions;
+ * never cuts inside a character, never passes an invalid byte on as text.
  */
 #include "base/utf8.h"
 

@@ -1,5 +1,8 @@
 /*
- * hits.c — recall's hit counts (derived statistics, not history).
+ * hits.c — recall's hit counts (derived statistics, not history). Memory
+ * layer, an operation of the runner (no history record, synchronous
+ * NORMAL: losing the last few counts in a crash loses nothing a person
+ * wrote); it never changes what a memory says.
  *
  * Recall hands over the node seqs it injected. The handle keeps them and
  * every ZC_HIT_BATCH hits appends them to hit_batch as one row (one JSON

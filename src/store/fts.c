@@ -3,7 +3,9 @@
  * tokens of text/tokens.h (CJK bigrams, words), and the same normalisation
  * as the SQL function zc_norm(). Registered on every connection before the
  * schema is touched, because the triggers that keep nodes_fts and terms in
- * step with nodes and people run through them. Store layer.
+ * step with nodes and people run through them. Store layer: it never
+ * reads or writes a table itself, and it tokenises exactly as recall's
+ * queries do (the same text/ functions), or a search would miss.
  */
 #include <sqlite3.h>
 #include <string.h>

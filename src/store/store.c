@@ -1,7 +1,9 @@
 /*
  * store.c — the SQLite side of memory.db (see store.h): pragmas, forward
  * schema migrations keyed on PRAGMA user_version, transactions, and the
- * statement cache. Never holds a rule of the seeds.
+ * statement cache. Store layer, under memory/: it never holds a rule of
+ * the seeds, never edits a released migration (a store of that version
+ * exists somewhere), and never evicts a statement in use.
  */
 #include "store/store.h"
 

@@ -1,5 +1,8 @@
 /*
- * tokens.c — bigram index tokens and ICU words (see tokens.h).
+ * tokens.c — bigram index tokens and ICU words (see tokens.h). Text
+ * layer: pure functions of normalised text; it never touches the store,
+ * and the index (store/fts.c) and the queries (recall/) both use it, so
+ * a change here is a reindex (zcor doctor --rebuild).
  */
 #include "text/tokens.h"
 
