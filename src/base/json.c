@@ -1,6 +1,6 @@
 /*
- * json.c — jansson helpers (see json.h). Base layer: parsing with limits
- * (size, depth) and dumping; it never knows what a document means.
+ * json.c — jansson helpers (see json.h). Base layer: parsing with clear
+ * messages, nesting depth, dumping; it never knows what a document means.
  */
 #include "base/json.h"
 

@@ -2,7 +2,7 @@
  * registry.c — the table of model-facing tools (tools.h). Names and
  * arguments are exactly seed 000's. Descriptions are what the model
  * reads: Chinese first, English beside it. Tools layer: a row per tool
- * (schema, audience, the operation it runs); it never holds a rule of the
+ * (schema, when it is offered, the operation it runs); it never holds a rule of the
  * seeds (memory/ does) and never runs anything a row does not name.
  */
 #include "tools/tools.h"
