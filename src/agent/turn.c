@@ -104,6 +104,17 @@ struct turn {
 	long long model_ms, tok_prompt, tok_completion, tok_total;
 	int tokens_reported;
 	struct zcor_provider search;   /* the provider a tool (search) gets */
+	/* the turn's own state, from the batch to the record */
+	struct zc_recall *rs;
+	const char *event;             /* an internal event's text, or NULL */
+	char owner[ZC_TURN_OWNER_MAX]; /* the lease's owner */
+	json_t *batch;                 /* {messages, upto, pending} as taken */
+	json_t *ids, *recalled, *people; /* the batch's ids; what recall injected */
+	char *header, *recall_failure, *prefix, *reply;
+	json_t *reply_problems;
+	int64_t started;
+	struct zc_err fail;            /* the turn's own failure, recorded */
+	int failed;
 };
 
 static double left_ms(const struct turn *t) { return t->deadline - zc_time_mono_ms(); }
@@ -471,23 +482,239 @@ static void recall_batch(struct zc_recall *rs, const char *conv, const json_t *b
 	json_decref(out);
 }
 
+/* Gives the lease back without a record: nothing arrived, or the record
+ * could not be written (the next turn takes the batch again). */
+static int give_back(struct turn *t, struct zc_err *e)
+{
+	static const struct zcor_ctx agent = {ZCOR_ACTOR_MODEL, NULL};
+	json_t *a = json_pack("{s:s, s:s}", "conversation", t->conv, "owner", t->owner), *r = NULL;
+	int rc = zc_mem_run(t->m, &agent, &zc_op_turn_release, a, &r, e);
+	json_decref(a);
+	json_decref(r);
+	return rc;
+}
+
+/* 1-4: the header (never stored), the prefix, the dialogue and the frame,
+ * as sent (with the header) and as kept (without). A failure here is the
+ * turn's own (t->failed): it is recorded. */
+static void prepare(struct turn *t)
+{
+	json_t *taken = json_object_get(t->batch, "messages");
+	json_t *delivered = frame_messages(taken, t->ids);
+	if (json_array_size(taken))
+		recall_batch(t->rs, t->conv, taken, &t->header, t->recalled, t->people,
+			     &t->recall_failure);
+	t->search = (struct zcor_provider){search_complete, t};
+	t->messages = json_array();
+	t->dialogue = json_array();
+	t->calls = json_array();
+	t->seen = json_array();
+	tools_build(t);
+	json_t *earlier = NULL;
+	if (zc_prefix(t->m, t->conv, &t->prefix, &t->fail) ||
+	    zc_dialogue_read(t->m, t->conv, t->cfg.dialogue_chars, t->cfg.ambient_messages, &earlier,
+			     &t->fail)) {
+		t->failed = 1;
+		json_decref(delivered);
+		return;
+	}
+	json_array_append_new(t->messages,
+			      json_pack("{s:s, s:s}", "role", "system", "content", t->prefix));
+	json_array_extend(t->messages, earlier);
+	json_decref(earlier);
+	char frame_id[48];
+	snprintf(frame_id, sizeof(frame_id), "frame_%lld",
+		 (long long)json_integer_value(json_object_get(t->batch, "upto")));
+	zc_turn_frame(t->messages, frame_id, delivered, t->event, t->header);
+	zc_turn_frame(t->dialogue, frame_id, delivered, t->event, NULL);
+	json_object_set_new(json_array_get(t->dialogue, json_array_size(t->dialogue) - 1), "_messages",
+			    json_integer((json_int_t)json_array_size(delivered)));
+	json_decref(delivered);
+}
+
+/* 7: the answer's image paths. 1: it is the reply (t->reply); 0: a bad
+ * path went back to the model once, ask again. After the second wrong
+ * answer the wrong markers are removed and the record keeps them. */
+static int take_reply(struct turn *t, const char *content, int *checked)
+{
+	json_t *report = zc_sticker_reply_report(t->m, content ? content : "");
+	int ok = json_is_true(json_object_get(report, "ok"));
+	if (!ok && !*checked) {
+		*checked = 1;
+		char *problems = zc_json_dump(json_object_get(report, "problems"));
+		struct zc_buf note = ZC_BUF_INIT;
+		zc_buf_addf(&note,
+			    "【系统】这条回复没有发出：图片路径不对，只能用已收藏的 stickers/ 路径（含扩展名）。"
+			    "改正后重新给出完整回复。 / [system] this reply was not sent: an image "
+			    "path is wrong. Problems: %s",
+			    problems ? problems : "[]");
+		zc_free(problems);
+		add_msg(t, json_pack("{s:s, s:s}", "role", "assistant", "content", content), 0);
+		add_msg(t, json_pack("{s:s, s:s}", "role", "user", "content", zc_buf_str(&note)), 0);
+		zc_buf_release(&note);
+		json_decref(report);
+		return 0;
+	}
+	if (!ok) {
+		t->reply_problems = json_incref(json_object_get(report, "problems"));
+		t->reply = strip_images(content, t->reply_problems);
+	} else {
+		t->reply = zc_strdup(content);
+	}
+	json_decref(report);
+	json_array_append_new(t->dialogue,
+			      json_pack("{s:s, s:s}", "role", "assistant", "content", t->reply));
+	return 1;
+}
+
+/* 5-7: the tool loop, until a reply or the turn's failure. At a limit
+ * (steps, deadline, a repeated call) the tools are withdrawn and the model
+ * is asked once to answer. */
+static void tool_loop(struct turn *t)
+{
+	int steps = 0, reply_checked = 0, asked = 0;
+	for (;;) {
+		if (!t->limit && left_ms(t) <= 0)
+			t->limit = "deadline";
+		int final = t->limit != NULL;
+		if (final && !asked++)
+			ask_to_answer(t);
+		struct zc_chat_reply r;
+		struct zc_err ce = {0};
+		if (ask(t, final, &r, &ce)) {
+			zc_chat_reply_release(&r);
+			if (!final && left_ms(t) <= 0) { /* cut by the turn's deadline */
+				t->limit = "deadline";
+				continue;
+			}
+			t->fail = ce;
+			t->failed = 1;
+			return;
+		}
+		if (r.n_tool_calls && final && (!r.content || !*r.content)) {
+			/* tools withdrawn, and still calls: its text is the answer if any */
+			zc_fail(&t->fail, ZCOR_EPROVIDER,
+				"the model called tools again after they were withdrawn (%s) and gave no "
+				"answer",
+				t->limit);
+			t->failed = 1;
+			zc_chat_reply_release(&r);
+			return;
+		}
+		if (r.n_tool_calls && !final) {
+			steps++;
+			add_msg(t, assistant_calls(&r), 1);
+			for (size_t i = 0; i < r.n_tool_calls; i++)
+				run_call(t, &r.tool_calls[i]);
+			zc_chat_reply_release(&r);
+			if (!t->limit && steps >= t->cfg.turn.max_steps)
+				t->limit = "steps";
+			continue;
+		}
+		int done = take_reply(t, r.content, &reply_checked);
+		zc_chat_reply_release(&r);
+		if (done)
+			return;
+	}
+}
+
+/* 8: the record, whatever happened, in one transaction with the dialogue,
+ * the cursor past the batch and the lease released. */
+static int record(struct turn *t, json_t **out, struct zc_err *e)
+{
+	static const struct zcor_ctx agent = {ZCOR_ACTOR_MODEL, NULL};
+	const char *apology = NULL;
+	if (t->failed && strncmp(t->conv, "console:", 8) == 0 && t->cfg.console_apology[0])
+		apology = t->cfg.console_apology;
+	if (t->failed && apology) {
+		t->reply = zc_strdup(apology);
+		json_array_append_new(t->dialogue,
+				      json_pack("{s:s, s:s}", "role", "assistant", "content", t->reply));
+	}
+	json_t *tokens = t->tokens_reported
+				 ? json_pack("{s:I, s:I, s:I}", "prompt", (json_int_t)t->tok_prompt,
+					     "completion", (json_int_t)t->tok_completion, "total",
+					     (json_int_t)t->tok_total)
+				 : json_null();
+	json_t *rec = json_pack("{s:O, s:O, s:O, s:O, s:O, s:s?, s:I, s:I, s:O}", "batch", t->ids,
+				"pending", json_object_get(t->batch, "pending"), "recalled", t->recalled,
+				"recalledPeople", t->people, "toolCalls", t->calls, "limit", t->limit,
+				"requests", (json_int_t)t->requests, "modelMs", (json_int_t)t->model_ms,
+				"tokens", tokens);
+	if (t->event)
+		json_object_set_new(rec, "event", json_string(t->event));
+	if (t->recall_failure)
+		json_object_set_new(rec, "recallError", json_string(t->recall_failure));
+	if (t->reply_problems)
+		json_object_set(rec, "replyProblems", t->reply_problems);
+	if (apology)
+		json_object_set_new(rec, "apology", json_string(apology));
+	json_t *errj = t->failed ? json_pack("{s:s, s:o}", "code", zcor_code_name(t->fail.code),
+					     "message", zc_json_string_own(zc_utf8_lossy(t->fail.msg)))
+				 : json_null();
+	json_t *fin = json_pack("{s:s, s:s, s:O, s:I, s:I, s:s, s:o, s:o, s:O, s:O}", "conversation",
+				t->conv, "owner", t->owner, "upto", json_object_get(t->batch, "upto"),
+				"startedAt", (json_int_t)t->started, "endedAt", (json_int_t)zc_mem_now(t->m),
+				"status", t->failed ? "error" : "ok", "reply",
+				t->reply ? json_string(t->reply) : json_null(), "error", errj, "record",
+				rec, "dialogue", t->dialogue);
+	json_t *done = NULL;
+	int rc = zc_mem_run(t->m, &agent, &zc_op_turn_finish, fin, &done, e);
+	json_decref(fin);
+	if (rc) {
+		struct zc_err ignored = {0};
+		give_back(t, &ignored);
+		zc_err_prefix(e, "the turn's record could not be written");
+	} else if (t->failed) {
+		json_int_t id = json_integer_value(json_object_get(done, "id"));
+		rc = zc_fail(e, t->fail.code == ZCOR_OK ? ZCOR_EPROVIDER : t->fail.code,
+			     "the turn failed (recorded as turn %lld; its batch will not be retried): %s",
+			     (long long)id, t->fail.msg);
+		json_t *d = json_pack("{s:I, s:s?}", "turn", id, "apology", apology);
+		zc_json_err_detail(e, d);
+		json_decref(d);
+	} else {
+		*out = json_pack("{s:O, s:s, s:s?, s:O, s:O, s:O, s:O, s:O, s:I, s:O}", "turn",
+				 json_object_get(done, "id"), "conversation", t->conv, "reply", t->reply,
+				 "batch", t->ids, "recalled", t->recalled, "recalledPeople", t->people,
+				 "toolCalls", t->calls, "limit", json_object_get(rec, "limit"), "modelMs",
+				 (json_int_t)t->model_ms, "tokens", tokens);
+	}
+	json_decref(rec);
+	json_decref(done);
+	json_decref(tokens);
+	return rc;
+}
+
+static void turn_release(struct turn *t)
+{
+	json_decref(t->batch);
+	json_decref(t->ids);
+	json_decref(t->recalled);
+	json_decref(t->people);
+	json_decref(t->messages);
+	json_decref(t->dialogue);
+	json_decref(t->tools);
+	json_decref(t->declared);
+	json_decref(t->calls);
+	json_decref(t->seen);
+	json_decref(t->reply_problems);
+	zc_free(t->header);
+	zc_free(t->recall_failure);
+	zc_free(t->prefix);
+	zc_free(t->reply);
+}
+
 int zc_turn(struct zc_mem *m, struct zc_recall *rs, const char *conversation, const json_t *opts,
 	    const struct zcor_turn_events *ev, json_t **out, struct zc_err *e)
 {
-	static const struct zcor_ctx agent = {ZCOR_ACTOR_MODEL, NULL};
-	struct turn t = {.m = m, .conv = conversation, .ev = ev};
-	const char *event = NULL;
+	struct turn t = {.m = m, .rs = rs, .conv = conversation, .ev = ev};
+	t.ids = json_array();
+	t.recalled = json_array();
+	t.people = json_array();
 	int check = 0, rc;
-	json_t *batch = NULL, *ids = json_array(), *recalled = json_array(), *people = json_array();
-	char *header = NULL, *recall_failure = NULL, *prefix = NULL, *reply = NULL;
-	json_t *reply_problems = NULL, *tokens = NULL, *record = NULL, *done = NULL;
-	const char *apology = NULL;
-	struct zc_err fail = {0}; /* the turn's own failure, recorded */
-	int failed = 0;
-	char owner[ZC_TURN_OWNER_MAX];
 	*out = NULL;
-
-	if ((rc = check_opts(opts, &event, &check, e)))
+	if ((rc = check_opts(opts, &t.event, &check, e)))
 		goto out;
 	zc_config_refresh(&m->conf);
 	t.cfg = m->conf.cfg;
@@ -499,214 +726,24 @@ int zc_turn(struct zc_mem *m, struct zc_recall *rs, const char *conversation, co
 		*out = json_pack("{s:b}", "ready", 1);
 		goto out;
 	}
-	owner_name(owner, sizeof(owner), m);
-	if ((rc = take_batch(&t, owner, &batch, e)))
+	owner_name(t.owner, sizeof(t.owner), m);
+	if ((rc = take_batch(&t, t.owner, &t.batch, e)))
 		goto out;
-	int64_t started = zc_mem_now(m);
+	t.started = zc_mem_now(m);
 	t.t0 = zc_time_mono_ms();
 	t.deadline = t.t0 + (double)t.cfg.turn.deadline_ms;
-	json_t *taken = json_object_get(batch, "messages");
-	if (json_array_size(taken) == 0 && !event) {
+	if (json_array_size(json_object_get(t.batch, "messages")) == 0 && !t.event) {
 		/* nothing arrived: no turn, the lease goes back */
-		json_t *a = json_pack("{s:s, s:s}", "conversation", conversation, "owner", owner), *r = NULL;
-		rc = zc_mem_run(m, &agent, &zc_op_turn_release, a, &r, e);
-		json_decref(a);
-		json_decref(r);
-		if (!rc)
-			*out = json_pack("{s:n, s:s, s:b, s:n}", "turn", "conversation", conversation, "idle",
-					 1, "reply");
+		if (!(rc = give_back(&t, e)))
+			*out = json_pack("{s:n, s:s, s:b, s:n}", "turn", "conversation", conversation,
+					 "idle", 1, "reply");
 		goto out;
 	}
-
-	/* 1-3: the header (never stored), the prefix, the dialogue */
-	json_t *delivered = frame_messages(taken, ids);
-	if (json_array_size(taken))
-		recall_batch(rs, conversation, taken, &header, recalled, people, &recall_failure);
-	t.search = (struct zcor_provider){search_complete, &t};
-	t.messages = json_array();
-	t.dialogue = json_array();
-	t.calls = json_array();
-	t.seen = json_array();
-	tools_build(&t);
-	struct zc_err pe = {0};
-	json_t *earlier = NULL;
-	if (zc_prefix(m, conversation, &prefix, &pe) ||
-	    zc_dialogue_read(m, conversation, t.cfg.dialogue_chars, t.cfg.ambient_messages, &earlier,
-			     &pe)) {
-		fail = pe;
-		failed = 1;
-		json_decref(delivered);
-		goto record;
-	}
-	json_array_append_new(t.messages, json_pack("{s:s, s:s}", "role", "system", "content", prefix));
-	json_array_extend(t.messages, earlier);
-	json_decref(earlier);
-
-	/* 4: the frame, as sent (with the header) and as kept (without) */
-	char frame_id[48];
-	snprintf(frame_id, sizeof(frame_id), "frame_%lld", (long long)json_integer_value(
-							 json_object_get(batch, "upto")));
-	zc_turn_frame(t.messages, frame_id, delivered, event, header);
-	zc_turn_frame(t.dialogue, frame_id, delivered, event, NULL);
-	json_object_set_new(json_array_get(t.dialogue, json_array_size(t.dialogue) - 1), "_messages",
-			    json_integer((json_int_t)json_array_size(delivered)));
-	json_decref(delivered);
-
-	/* 5-6: the tool loop */
-	int steps = 0, reply_checked = 0, asked = 0;
-	for (;;) {
-		if (!t.limit && left_ms(&t) <= 0)
-			t.limit = "deadline";
-		int final = t.limit != NULL;
-		if (final && !asked++)
-			ask_to_answer(&t);
-		struct zc_chat_reply r;
-		struct zc_err ce = {0};
-		rc = ask(&t, final, &r, &ce);
-		if (rc) {
-			zc_chat_reply_release(&r);
-			if (!final && left_ms(&t) <= 0) { /* cut by the turn's deadline */
-				t.limit = "deadline";
-				continue;
-			}
-			fail = ce;
-			failed = 1;
-			break;
-		}
-		if (r.n_tool_calls && final) {
-			/* tools withdrawn, and still calls: its text is the answer if any */
-			if (!r.content || !*r.content) {
-				zc_fail(&fail, ZCOR_EPROVIDER,
-					"the model called tools again after they were withdrawn (%s) and gave "
-					"no answer",
-					t.limit);
-				failed = 1;
-				zc_chat_reply_release(&r);
-				break;
-			}
-		} else if (r.n_tool_calls) {
-			steps++;
-			add_msg(&t, assistant_calls(&r), 1);
-			for (size_t i = 0; i < r.n_tool_calls; i++)
-				run_call(&t, &r.tool_calls[i]);
-			zc_chat_reply_release(&r);
-			if (!t.limit && steps >= t.cfg.turn.max_steps)
-				t.limit = "steps";
-			continue;
-		}
-		/* 7: the reply, checked once more after a bad image path */
-		json_t *report = zc_sticker_reply_report(m, r.content ? r.content : "");
-		if (!json_is_true(json_object_get(report, "ok")) && !reply_checked) {
-			reply_checked = 1;
-			char *problems = zc_json_dump(json_object_get(report, "problems"));
-			struct zc_buf note = ZC_BUF_INIT;
-			zc_buf_addf(&note,
-				    "【系统】这条回复没有发出：图片路径不对，只能用已收藏的 stickers/ 路径（含扩展名）。"
-				    "改正后重新给出完整回复。 / [system] this reply was not sent: an image "
-				    "path is wrong. Problems: %s",
-				    problems ? problems : "[]");
-			zc_free(problems);
-			add_msg(&t, json_pack("{s:s, s:s}", "role", "assistant", "content", r.content), 0);
-			add_msg(&t, json_pack("{s:s, s:s}", "role", "user", "content", zc_buf_str(&note)),
-				0);
-			zc_buf_release(&note);
-			json_decref(report);
-			zc_chat_reply_release(&r);
-			continue;
-		}
-		if (!json_is_true(json_object_get(report, "ok"))) {
-			reply_problems = json_incref(json_object_get(report, "problems"));
-			reply = strip_images(r.content, reply_problems);
-		} else {
-			reply = zc_strdup(r.content);
-		}
-		json_decref(report);
-		zc_chat_reply_release(&r);
-		json_array_append_new(t.dialogue,
-				      json_pack("{s:s, s:s}", "role", "assistant", "content", reply));
-		break;
-	}
-
-record:
-	/* 8: the record, whatever happened; the cursor moves past the batch */
-	if (failed && strncmp(conversation, "console:", 8) == 0 && t.cfg.console_apology[0])
-		apology = t.cfg.console_apology;
-	if (failed && apology) {
-		reply = zc_strdup(apology);
-		json_array_append_new(t.dialogue,
-				      json_pack("{s:s, s:s}", "role", "assistant", "content", reply));
-	}
-	tokens = t.tokens_reported
-				 ? json_pack("{s:I, s:I, s:I}", "prompt", (json_int_t)t.tok_prompt,
-					     "completion", (json_int_t)t.tok_completion, "total",
-					     (json_int_t)t.tok_total)
-				 : json_null();
-	record = json_pack("{s:O, s:O, s:O, s:O, s:O, s:s?, s:I, s:I, s:O}", "batch", ids,
-				   "pending", json_object_get(batch, "pending"), "recalled", recalled,
-				   "recalledPeople", people, "toolCalls", t.calls ? t.calls : json_array(),
-				   "limit", t.limit, "requests", (json_int_t)t.requests, "modelMs",
-				   (json_int_t)t.model_ms, "tokens", tokens);
-	if (event)
-		json_object_set_new(record, "event", json_string(event));
-	if (recall_failure)
-		json_object_set_new(record, "recallError", json_string(recall_failure));
-	if (reply_problems)
-		json_object_set(record, "replyProblems", reply_problems);
-	if (apology)
-		json_object_set_new(record, "apology", json_string(apology));
-	json_t *errj = failed ? json_pack("{s:s, s:o}", "code", zcor_code_name(fail.code), "message",
-					  zc_json_string_own(zc_utf8_lossy(fail.msg)))
-			      : json_null();
-	json_t *fin = json_pack("{s:s, s:s, s:O, s:I, s:I, s:s, s:o, s:O, s:O, s:O}", "conversation",
-				conversation, "owner", owner, "upto", json_object_get(batch, "upto"),
-				"startedAt", (json_int_t)started, "endedAt", (json_int_t)zc_mem_now(m),
-				"status", failed ? "error" : "ok", "reply",
-				reply ? json_string(reply) : json_null(), "error", errj, "record", record,
-				"dialogue", t.dialogue ? t.dialogue : json_array());
-	rc = zc_mem_run(m, &agent, &zc_op_turn_finish, fin, &done, e);
-	json_decref(fin);
-	if (rc) {
-		/* the record could not be written: give the lease back, the
-		 * batch is taken again by the next turn */
-		json_t *a = json_pack("{s:s, s:s}", "conversation", conversation, "owner", owner), *r = NULL;
-		struct zc_err ignored = {0};
-		zc_mem_run(m, &agent, &zc_op_turn_release, a, &r, &ignored);
-		json_decref(a);
-		json_decref(r);
-		zc_err_prefix(e, "the turn's record could not be written");
-	} else if (failed) {
-		json_int_t id = json_integer_value(json_object_get(done, "id"));
-		rc = zc_fail(e, fail.code == ZCOR_OK ? ZCOR_EPROVIDER : fail.code,
-			     "the turn failed (recorded as turn %lld; its batch will not be retried): %s",
-			     (long long)id, fail.msg);
-		json_t *d = json_pack("{s:I, s:s?}", "turn", id, "apology", apology);
-		zc_json_err_detail(e, d);
-		json_decref(d);
-	} else {
-		*out = json_pack("{s:O, s:s, s:s?, s:O, s:O, s:O, s:O, s:O, s:I, s:O}", "turn",
-				 json_object_get(done, "id"), "conversation", conversation, "reply", reply,
-				 "batch", ids, "recalled", recalled, "recalledPeople", people, "toolCalls",
-				 t.calls, "limit", json_object_get(record, "limit"), "modelMs",
-				 (json_int_t)t.model_ms, "tokens", tokens);
-	}
+	prepare(&t);
+	if (!t.failed)
+		tool_loop(&t);
+	rc = record(&t, out, e);
 out:
-	json_decref(record);
-	json_decref(done);
-	json_decref(tokens);
-	json_decref(batch);
-	json_decref(ids);
-	json_decref(recalled);
-	json_decref(people);
-	json_decref(t.messages);
-	json_decref(t.dialogue);
-	json_decref(t.tools);
-	json_decref(t.declared);
-	json_decref(t.calls);
-	json_decref(t.seen);
-	json_decref(reply_problems);
-	zc_free(header);
-	zc_free(recall_failure);
-	zc_free(prefix);
-	zc_free(reply);
+	turn_release(&t);
 	return rc;
 }
