@@ -640,12 +640,91 @@ out:
 
 const struct zc_opdef zc_op_qq_save_sticker = {"qq_save_sticker", NULL, save_sticker, 0};
 
+/* The catalog entry named from_name (its id in *id, borrowed from
+ * entries): ENOTFOUND without one, ECONFLICT when another is named to. */
+static int find_renamed(const json_t *entries, const char *from_name, const char *to, const char **id,
+			struct zc_err *e)
+{
+	char *want = zc_norm(from_name), *want_to = zc_norm(to);
+	size_t i;
+	json_t *x;
+	int clash = 0;
+	*id = NULL;
+	json_array_foreach(entries, i, x) {
+		char *nn = zc_norm(zc_json_str(x, "name"));
+		if (strcmp(nn, want) == 0)
+			*id = zc_json_str(x, "id");
+		else if (strcmp(nn, want_to) == 0)
+			clash = 1;
+		zc_free(nn);
+	}
+	zc_free(want);
+	zc_free(want_to);
+	if (!*id)
+		return zc_fail(e, ZCOR_ENOTFOUND,
+			       "STICKERS.md has no sticker named '%s'; read it to see the names",
+			       ZC_Q(from_name, 60));
+	if (clash)
+		return zc_fail(e, ZCOR_ECONFLICT,
+			       "STICKERS.md already has a sticker named '%s'; pick another name", ZC_Q(to, 60));
+	return ZCOR_OK;
+}
+
+/* Links the sticker's image img under stickers/<to><ext>: the new name
+ * appears now and the old one goes only after the commit (the runner's
+ * obsolete files), so a failure anywhere leaves the old file and entry.
+ * *rel is the new path on success. */
+static int link_renamed(struct zc_op *op, const char *img, const char *to, struct zc_buf *rel,
+			struct zc_err *e)
+{
+	char *old_full = NULL, *new_full = NULL;
+	int rc;
+	zc_buf_addf(rel, "stickers/%s%s", to, zc_file_ext(img + 9));
+	if ((rc = zc_sticker_path_check("to", rel->p, e)))
+		return rc;
+	old_full = zc_path_join(op->m->dir, img);
+	new_full = zc_path_join(op->m->dir, rel->p);
+	enum zc_file_kind ok = zc_file_kind(old_full);
+	if ((rc = zc_dir_inside(op->m->dir, "stickers", 0, e)))
+		goto out;
+	if (ok != ZC_FILE_NONE && ok != ZC_FILE_REGULAR) {
+		/* link() would copy the planted link under the new name */
+		rc = zc_fail(e, ZCOR_ECONFLICT,
+			     "'%s' is not a regular file (a link or special file was put there, which "
+			     "zcor does not follow); have the operator replace it with the image",
+			     ZC_Q(img, 100));
+		goto out;
+	}
+	if (zc_file_kind(new_full) != ZC_FILE_NONE) {
+		rc = zc_fail(e, ZCOR_ECONFLICT, "a file '%s' already exists; pick another name", rel->p);
+		goto out;
+	}
+	if (link(old_full, new_full) != 0) {
+		rc = zc_fail(e, errno == ENOENT ? ZCOR_ENOTFOUND : zc_errno_code(errno),
+			     "cannot rename '%s' to '%s': %s", img, rel->p, strerror(errno));
+		goto out;
+	}
+	zc_op_file_created(op, new_full);
+	/* the store will name it: the name must survive a power cut */
+	if (zc_fsync_parent(new_full) != 0) {
+		rc = zc_fail(e, zc_errno_code(errno), "cannot rename '%s' to '%s': %s", img, rel->p,
+			     strerror(errno));
+		goto out;
+	}
+	zc_op_file_obsolete(op, old_full);
+	op->side_effect = 1;
+out:
+	zc_free(old_full);
+	zc_free(new_full);
+	return rc;
+}
+
 static int rename_sticker(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
 {
 	struct zc_view v = {.kind = ZC_VIEW_STICKERS};
 	snprintf(v.path, sizeof(v.path), "STICKERS.md");
 	const char *from = zc_json_str(args, "from"), *to = zc_json_str(args, "to");
-	char *old_full = NULL, *new_full = NULL, *from_name = NULL;
+	char *from_name = NULL;
 	json_t *entries = NULL, *node = NULL;
 	char *text = NULL;
 	int rc;
@@ -664,32 +743,8 @@ static int rename_sticker(struct zc_op *op, json_t *args, json_t **out, struct z
 	}
 	if ((rc = zc_view_render(op->m, &v, &text, &entries, NULL, e)))
 		goto out;
-	char *want = zc_norm(from_name), *want_to = zc_norm(to);
-	const char *id = NULL;
-	size_t i;
-	json_t *x;
-	int clash = 0;
-	json_array_foreach(entries, i, x) {
-		char *nn = zc_norm(zc_json_str(x, "name"));
-		if (strcmp(nn, want) == 0)
-			id = zc_json_str(x, "id");
-		else if (strcmp(nn, want_to) == 0)
-			clash = 1;
-		zc_free(nn);
-	}
-	zc_free(want);
-	zc_free(want_to);
-	if (!id) {
-		rc = zc_fail(e, ZCOR_ENOTFOUND, "STICKERS.md has no sticker named '%s'; read it to see the names",
-			     ZC_Q(from_name, 60));
-		goto out;
-	}
-	if (clash) {
-		rc = zc_fail(e, ZCOR_ECONFLICT, "STICKERS.md already has a sticker named '%s'; pick another name",
-			     ZC_Q(to, 60));
-		goto out;
-	}
-	if ((rc = zc_node_load(op, id, &node, e)))
+	const char *id;
+	if ((rc = find_renamed(entries, from_name, to, &id, e)) || (rc = zc_node_load(op, id, &node, e)))
 		goto out;
 	json_t *attrs = json_object_get(node, "attrs");
 	const char *img = zc_json_str(attrs, "image");
@@ -707,50 +762,10 @@ static int rename_sticker(struct zc_op *op, json_t *args, json_t **out, struct z
 	json_object_set_new(node, "title", json_string(to));
 	if (img) {
 		struct zc_buf rel = ZC_BUF_INIT;
-		zc_buf_addf(&rel, "stickers/%s%s", to, zc_file_ext(img + 9));
-		if ((rc = zc_sticker_path_check("to", rel.p, e))) {
+		if ((rc = link_renamed(op, img, to, &rel, e))) {
 			zc_buf_release(&rel);
 			goto out;
 		}
-		old_full = zc_path_join(op->m->dir, img);
-		new_full = zc_path_join(op->m->dir, rel.p);
-		enum zc_file_kind ok = zc_file_kind(old_full);
-		if ((rc = zc_dir_inside(op->m->dir, "stickers", 0, e))) {
-			zc_buf_release(&rel);
-			goto out;
-		}
-		if (ok != ZC_FILE_NONE && ok != ZC_FILE_REGULAR) {
-			/* link() would copy the planted link under the new name */
-			rc = zc_fail(e, ZCOR_ECONFLICT,
-				     "'%s' is not a regular file (a link or special file was put there, which "
-				     "zcor does not follow); have the operator replace it with the image",
-				     ZC_Q(img, 100));
-			zc_buf_release(&rel);
-			goto out;
-		}
-		if (zc_file_kind(new_full) != ZC_FILE_NONE) {
-			rc = zc_fail(e, ZCOR_ECONFLICT, "a file '%s' already exists; pick another name", rel.p);
-			zc_buf_release(&rel);
-			goto out;
-		}
-		/* the new name appears now and the old one goes only after the
-		 * commit, so a failure anywhere leaves the old file and entry */
-		if (link(old_full, new_full) != 0) {
-			rc = zc_fail(e, errno == ENOENT ? ZCOR_ENOTFOUND : zc_errno_code(errno),
-				     "cannot rename '%s' to '%s': %s", img, rel.p, strerror(errno));
-			zc_buf_release(&rel);
-			goto out;
-		}
-		zc_op_file_created(op, new_full);
-		/* the store will name it: the name must survive a power cut */
-		if (zc_fsync_parent(new_full) != 0) {
-			rc = zc_fail(e, zc_errno_code(errno), "cannot rename '%s' to '%s': %s", img, rel.p,
-				     strerror(errno));
-			zc_buf_release(&rel);
-			goto out;
-		}
-		zc_op_file_obsolete(op, old_full);
-		op->side_effect = 1;
 		json_object_set_new(attrs, "image", zc_json_string_own(zc_buf_detach(&rel)));
 	}
 	zc_json_set_time(node, "updatedAt", op->now);
@@ -761,8 +776,6 @@ static int rename_sticker(struct zc_op *op, json_t *args, json_t **out, struct z
 		json_object_set(*out, "image", json_object_get(attrs, "image"));
 	rc = after_change(op, &v, *out, to, 0, e);
 out:
-	zc_free(old_full);
-	zc_free(new_full);
 	zc_free(from_name);
 	zc_free(text);
 	json_decref(entries);
