@@ -318,13 +318,14 @@ static int row_scopes(struct recall *r, json_t *scopes, const sqlite3_int64 *row
  * the store. The best ZC_LEXICAL_KEEP go on to the scope filter in
  * zc_recall_load_items.
  */
-int zc_recall_lexical_candidates(struct recall *r, const char *norm, int short_message)
+/* The message's lexical tokens: those of words and terms first, then the
+ * rest of the text's, newest first — the end of a batch is what is being
+ * talked about. */
+static json_t *lexical_tokens(struct recall *r, const char *norm)
 {
-	/* the tokens of words and terms first, then the rest of the text's,
-	 * newest first: the end of a batch is what is being talked about */
 	json_t *toks = json_array(), *seen = json_object(), *text = json_array();
 	json_t *pair[2] = {toks, seen};
-	size_t i, probed = 0;
+	size_t i;
 	json_t *t;
 	json_array_foreach(r->expanded, i, t) {
 		const char *w = json_string_value(t);
@@ -338,9 +339,67 @@ int zc_recall_lexical_candidates(struct recall *r, const char *norm, int short_m
 			      json_string_length(json_array_get(text, i)), 0, 0);
 	json_decref(text);
 	json_decref(seen);
+	return toks;
+}
+
+/* The rows of nodes_fts holding tok (newest first, at most
+ * ZC_LEXICAL_MAX_DF + 1: *df past the limit means "too common") and their
+ * scopes, kept in the token's cache slot when there is one. */
+static int lookup_token(struct recall *r, json_t *scopes, struct tokslot *slot, const char *tok,
+			int short_message, sqlite3_int64 *rows, int *sid, int *df)
+{
+	struct zc_store *s = &r->m->store;
+	int rc = ZCOR_OK, step;
+	*df = 0;
+	/* no column filter: recall_tag holds only 's…'/'z…' tags, and a
+	 * filter makes FTS5 decode every position list */
+	struct zc_buf q = ZC_BUF_INIT;
+	fts_quote(&q, tok);
+	if (short_message && zc_utf8_len(tok) == 1)
+		zc_buf_adds(&q, " *"); /* a lone character anywhere in the text */
+	sqlite3_stmt *st = zc_stmt(s,
+				   "SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?1 ORDER BY rowid DESC "
+				   "LIMIT ?2",
+				   r->e);
+	if (!st) {
+		zc_buf_release(&q);
+		return r->e->code;
+	}
+	sqlite3_bind_text(st, 1, q.p, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(st, 2, ZC_LEXICAL_MAX_DF + 1);
+	while ((step = sqlite3_step(st)) == SQLITE_ROW)
+		rows[(*df)++] = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	zc_buf_release(&q);
+	if (step != SQLITE_DONE)
+		return zc_store_fail(s, step, r->e, "recall (lexical)");
+	if (*df <= ZC_LEXICAL_MAX_DF && (rc = row_scopes(r, scopes, rows, *df, sid)))
+		return rc;
+	if (slot) {
+		zc_free(slot->rows);
+		zc_free(slot->sid);
+		snprintf(slot->tok, sizeof(slot->tok), "%s", tok);
+		slot->n = *df > ZC_LEXICAL_MAX_DF ? -1 : *df;
+		slot->rows = NULL;
+		slot->sid = NULL;
+		if (*df > 0 && *df <= ZC_LEXICAL_MAX_DF) {
+			slot->rows = zc_malloc((size_t)*df * sizeof(*slot->rows));
+			memcpy(slot->rows, rows, (size_t)*df * sizeof(*rows));
+			slot->sid = zc_malloc((size_t)*df * sizeof(*slot->sid));
+			memcpy(slot->sid, sid, (size_t)*df * sizeof(*sid));
+		}
+	}
+	return ZCOR_OK;
+}
+
+int zc_recall_lexical_candidates(struct recall *r, const char *norm, int short_message)
+{
+	json_t *toks = lexical_tokens(r, norm);
+	size_t i, probed = 0;
+	json_t *t;
 	struct zc_store *s = &r->m->store;
 	struct zc_recall_cache *cache = token_cache(r);
-	int rc = ZCOR_OK, step;
+	int rc = ZCOR_OK;
 	double total = 1;
 	struct seqmap map = {0}; /* rowid -> 1 + index in hits */
 	struct lexhit *hits = NULL;
@@ -380,47 +439,8 @@ int zc_recall_lexical_candidates(struct recall *r, const char *norm, int short_m
 			rp = slot->rows;
 			sp = slot->sid;
 		} else {
-			/* no column filter: recall_tag holds only 's…'/'z…' tags, and a
-			 * filter makes FTS5 decode every position list */
-			struct zc_buf q = ZC_BUF_INIT;
-			fts_quote(&q, tok);
-			if (short_message && zc_utf8_len(tok) == 1)
-				zc_buf_adds(&q, " *"); /* a lone character anywhere in the text */
-			st = zc_stmt(s,
-				     "SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?1 ORDER BY rowid DESC "
-				     "LIMIT ?2",
-				     r->e);
-			if (!st) {
-				zc_buf_release(&q);
-				rc = r->e->code;
+			if ((rc = lookup_token(r, scopes, slot, tok, short_message, rows, sid, &df)))
 				break;
-			}
-			sqlite3_bind_text(st, 1, q.p, -1, SQLITE_TRANSIENT);
-			sqlite3_bind_int(st, 2, ZC_LEXICAL_MAX_DF + 1);
-			while ((step = sqlite3_step(st)) == SQLITE_ROW)
-				rows[df++] = sqlite3_column_int64(st, 0);
-			sqlite3_reset(st);
-			zc_buf_release(&q);
-			if (step != SQLITE_DONE) {
-				rc = zc_store_fail(s, step, r->e, "recall (lexical)");
-				break;
-			}
-			if (df <= ZC_LEXICAL_MAX_DF && (rc = row_scopes(r, scopes, rows, df, sid)))
-				break;
-			if (slot) {
-				zc_free(slot->rows);
-				zc_free(slot->sid);
-				snprintf(slot->tok, sizeof(slot->tok), "%s", tok);
-				slot->n = df > ZC_LEXICAL_MAX_DF ? -1 : df;
-				slot->rows = NULL;
-				slot->sid = NULL;
-				if (df > 0 && df <= ZC_LEXICAL_MAX_DF) {
-					slot->rows = zc_malloc((size_t)df * sizeof(*slot->rows));
-					memcpy(slot->rows, rows, (size_t)df * sizeof(*rows));
-					slot->sid = zc_malloc((size_t)df * sizeof(*slot->sid));
-					memcpy(slot->sid, sid, (size_t)df * sizeof(*sid));
-				}
-			}
 			if (df > ZC_LEXICAL_MAX_DF)
 				continue;
 		}
