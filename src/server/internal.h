@@ -128,6 +128,8 @@ const char *zc_http_cookie_token(struct MHD_Connection *c);
 zcor *zc_pool_take(struct server *s, struct request *r);
 /* Gives a request's handle back (after dispatch, or on completion). */
 void zc_pool_give(struct server *s, struct request *r);
+/* Gives a handle back that a request handed on (z may be NULL). */
+void zc_pool_put(struct server *s, zcor *z);
 /* Closes the idle handles; they write what they still hold (hit counts). */
 void zc_pool_close(struct server *s);
 
@@ -143,5 +145,14 @@ enum MHD_Result zc_assets_serve(struct server *s, struct MHD_Connection *c, stru
  * match r->target), admitted, its body whole. */
 enum MHD_Result zc_rest_handle(struct server *s, struct MHD_Connection *c, struct request *r,
 			       const char *url, const char *method, const char *conversation);
+
+/* ---- the chat stream (chat.c) ---- */
+
+/* Answers with the turn of `conversation` as server-sent events, run on a
+ * thread of the request's own; takes the request's handle (r->z), which
+ * goes back to the pool when the answer is freed. The operator's message
+ * is logged already. */
+enum MHD_Result zc_chat_stream(struct server *s, struct MHD_Connection *c, struct request *r,
+			       const char *conversation);
 
 #endif

@@ -31,6 +31,11 @@ void zc_pool_give(struct server *s, struct request *r)
 {
 	zcor *z = r->z;
 	r->z = NULL;
+	zc_pool_put(s, z);
+}
+
+void zc_pool_put(struct server *s, zcor *z)
+{
 	if (!z)
 		return;
 	pthread_mutex_lock(&s->lock);

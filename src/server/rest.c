@@ -17,8 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/alloc.h"
+#include "base/utf8.h"
 #include "server/internal.h"
 
 /* One request on its way through a route: what the handlers share. */
@@ -542,6 +544,91 @@ static enum MHD_Result rest_turns(struct rest_call *k)
 	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
 }
 
+/* ---- the chat (the console world in the page) ------------------------------ */
+
+/* The page chats in console:* conversations only. A group's or a private
+ * chat's turn belongs to its world: it would take the batch of messages
+ * real people sent and are waiting for the bot to answer there, move the
+ * conversation's cursor past them and "answer" them into this page, where
+ * nobody of that chat sees it — while the dialogue the bot keeps there
+ * would hold a reply never sent and an operator's line nobody wrote. */
+static const char chat_body[] = "the body is {\"conversation\"?: \"console:NAME\" (default "
+				"\"console:web\"), \"text\": \"the operator's message\"}";
+
+static enum MHD_Result chat_bad(struct rest_call *k, const char *field, const char *why)
+{
+	char msg[600];
+	snprintf(msg, sizeof(msg), "field '%s': %s; %s", field, why, chat_body);
+	return zc_http_send_error(k->c, k->r, 400, "invalid_argument", msg);
+}
+
+/* POST chat {conversation?, text}: logs text as the operator's message
+ * and answers with the turn as server-sent events (chat.c). Checked
+ * first, in this order, each refusal changing nothing: the body, the
+ * conversation (console:* only, a bound caller's own), the provider. */
+static enum MHD_Result rest_chat(struct rest_call *k)
+{
+	const char *key;
+	json_t *v;
+	json_object_foreach(k->args, key, v) {
+		if (strcmp(key, "conversation") && strcmp(key, "text"))
+			return chat_bad(k, ZC_Q(key, 60), "unknown field");
+	}
+	json_t *jc = json_object_get(k->args, "conversation"), *jt = json_object_get(k->args, "text");
+	if (jc && !json_is_null(jc) && !json_is_string(jc))
+		return chat_bad(k, "conversation", "must be a string such as \"console:web\"");
+	if (!json_is_string(jt) || !json_string_length(jt))
+		return chat_bad(k, "text", "is required: a non-empty string");
+	const char *conv = json_string_value(jc);
+	if (!conv)
+		conv = k->conversation ? k->conversation : "console:web";
+	enum MHD_Result ret;
+	if (other_conversation(k, conv, bound_elsewhere, &ret))
+		return ret;
+	if (zcor_check_conversation(k->z, conv))
+		return chat_bad(k, "conversation", zcor_errmsg(k->z));
+	if (strncmp(conv, "console:", 8) != 0) {
+		char why[300];
+		snprintf(why, sizeof(why),
+			 "'%s' is not a console conversation: the page chats as the operator in "
+			 "console:NAME only; a group's or private chat's turn is its world's",
+			 ZC_Q(conv, 100));
+		return chat_bad(k, "conversation", why);
+	}
+	/* no provider: nothing is logged, the message says how to set one up */
+	char *out = NULL;
+	int rc = zcor_turn(k->z, conv, "{\"check\":true}", &out);
+	zcor_free(out);
+	out = NULL;
+	if (rc)
+		return send_code(k, rc, zcor_errmsg(k->z));
+	static unsigned seq;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	char id[80];
+	snprintf(id, sizeof(id), "web-%lld-%09ld-%u", (long long)ts.tv_sec, ts.tv_nsec,
+		 __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
+	json_t *batch = json_pack("{s:[{s:s, s:s, s:s, s:O}]}", "messages", "id", id, "senderId", "operator",
+				  "senderName", "operator", "text", jt);
+	char *text = batch ? json_dumps(batch, JSON_COMPACT) : NULL;
+	json_decref(batch);
+	if (!text)
+		return out_of_memory(k);
+	struct zcor_ctx ctx = {ZCOR_ACTOR_UI, k->conversation};
+	rc = zcor_log_messages(k->z, &ctx, conv, text, &out);
+	zc_free(text);
+	zcor_free(out);
+	if (rc) {
+		/* the only field of the batch the caller chose is the text */
+		static const char mine[] = "field 'messages[0].text': ";
+		const char *msg = zcor_errmsg(k->z);
+		if (rc == ZCOR_EINVAL && !strncmp(msg, mine, sizeof(mine) - 1))
+			return chat_bad(k, "text", msg + sizeof(mine) - 1);
+		return send_code(k, rc, msg);
+	}
+	return zc_chat_stream(k->s, k->c, k->r, conv);
+}
+
 /* ---- the routes --------------------------------------------------------- */
 
 #define GET ZC_HTTP_GET
@@ -592,6 +679,7 @@ const struct zc_rest_route zc_rest_routes[] = {
 	{POST, "recall", rest_recall, 200, NULL, NULL},
 	{GET, "prefix", rest_prefix, 200, NULL, NULL},
 	{GET, "turns", rest_turns, 200, NULL, NULL},
+	{POST, "chat", rest_chat, 200, NULL, NULL},
 };
 const size_t zc_rest_nroutes = sizeof(zc_rest_routes) / sizeof(zc_rest_routes[0]);
 

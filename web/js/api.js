@@ -51,3 +51,49 @@ export function qs(params) {
   const s = u.toString();
   return s ? `?${s}` : '';
 }
+
+// POST path with body, its answer an event stream (text/event-stream:
+// "event: name" and "data: JSON" lines, a blank line after each event);
+// onEvent(name, data) for each as it comes. An answer that is not a
+// stream (a refusal before the turn began) throws its ApiError.
+export async function stream(path, body, onEvent) {
+  let res;
+  try {
+    res = await fetch(`/api/v1/${path}`, {
+      method: 'POST', credentials: 'omit',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  } catch (e) {
+    throw new ApiError(0, 'network', String(e.message || e));
+  }
+  if (!(res.headers.get('content-type') || '').startsWith('text/event-stream')) {
+    const text = await res.text();
+    let data = null;
+    try { data = JSON.parse(text); } catch { data = null; }
+    const err = data && data.error;
+    throw new ApiError(res.status, err?.code, err?.message || text.slice(0, 300), err?.details);
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += value;
+    let cut;
+    while ((cut = buf.indexOf('\n\n')) >= 0) {
+      const block = buf.slice(0, cut);
+      buf = buf.slice(cut + 2);
+      let name = 'message';
+      const data = [];
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event:')) name = line.slice(6).trim();
+        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+      }
+      if (!data.length) continue; // a keep-alive comment
+      let parsed = null;
+      try { parsed = JSON.parse(data.join('\n')); } catch { continue; }
+      onEvent(name, parsed);
+    }
+  }
+}

@@ -9,8 +9,9 @@ import * as people from './people.js';
 import * as synonyms from './synonyms.js';
 import * as config from './config.js';
 import * as conversations from './conversations.js';
+import * as chat from './chat.js';
 
-const panels = { memory, history, people, synonyms, config, conversations };
+const panels = { memory, history, people, synonyms, config, conversations, chat };
 const main = document.getElementById('panel');
 const statusEl = document.getElementById('status');
 const tabs = document.getElementById('tabs');
