@@ -141,22 +141,26 @@ int zcor_check_conversation(zcor *z, const char *key);
  * NULL and zcor_errjson(z) is {"error":{"code":"…","message":"…"}}, plus
  * "details" (an object) where the failing rule names what a program may
  * act on, e.g. a refused zcor_memory_delete: {"reason": "has_children",
- * "count": 2, "ids": […]} (docs/API.md lists them). Every call, failed
- * ones included, is recorded in history.
+ * "count": 2, "ids": […]} (docs/API.md lists them). A caller outside the
+ * tool's audience (ctx's actor: model, digest, or the host plane) gets
+ * ZCOR_EFORBIDDEN and nothing runs. Every call, failed ones included, is
+ * recorded in history.
  */
 int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name,
 		   const char *args_json, char **out_json);
 
 /* Flags for zcor_tools_json. */
-#define ZCOR_TOOLS_ALL      0x1  /* include tools the config hides from models */
+#define ZCOR_TOOLS_ALL      0x1  /* the host plane's list: every tool, whatever the config */
 #define ZCOR_TOOLS_ENGLISH  0x2  /* English descriptions instead of Chinese */
 
 /*
  * The tool list as a JSON array of {name, title, description,
- * descriptionEn, inputSchema} in a deterministic order: the tools offered
- * to models under the handle's config.json (relationship tools only while
- * relationship memory is on), or every tool with ZCOR_TOOLS_ALL or a NULL
- * handle. *out_json: the caller frees.
+ * descriptionEn, inputSchema} in a deterministic order, from the
+ * registry's one list per audience (docs/API.md, "Who sees which
+ * tools"): the tools offered to models under the handle's config.json
+ * (relationship tools only while relationship memory is on; with a NULL
+ * handle every model tool), or the host plane's, every tool, with
+ * ZCOR_TOOLS_ALL. *out_json: the caller frees.
  */
 int zcor_tools_json(zcor *z, unsigned flags, char **out_json);
 

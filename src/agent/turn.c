@@ -140,14 +140,15 @@ static int search_complete(void *ud, const char *system, const char *user, char 
 }
 
 /* The tools offered to the model in this conversation: the registry's
- * rows as the config offers them (zcor_tools_json's rule). */
+ * list for the model's audience under the turn's config. */
 static void tools_build(struct turn *t)
 {
+	struct zc_tool_list l;
+	zc_tools_for(ZC_AUD_MODEL, &t->cfg, t->conv, &l);
 	t->tools = json_array();
 	t->declared = json_array();
-	for (const struct zc_tool *x = zc_tools; x->name; x++) {
-		if (!zc_tool_offered(x, &t->cfg))
-			continue;
+	for (size_t i = 0; i < l.n; i++) {
+		const struct zc_tool *x = l.v[i];
 		json_array_append_new(
 			t->tools, json_pack("{s:s, s:{s:s, s:s, s:O}}", "type", "function", "function",
 					    "name", x->name, "description", x->desc_zh, "parameters",

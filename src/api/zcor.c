@@ -380,15 +380,19 @@ int zcor_tools_json(zcor *z, unsigned flags, char **out_json)
 	int rc = begin(z);
 	if (rc)
 		return rc;
-	json_t *arr = json_array();
-	const struct zc_config *rel = NULL; /* the settings that decide, or NULL: every tool */
-	if (z && !(flags & ZCOR_TOOLS_ALL)) {
+	/* ZCOR_TOOLS_ALL: the host plane's list; else the model's, under the
+	 * handle's config (none without a handle: every row of it) */
+	unsigned audience = (flags & ZCOR_TOOLS_ALL) ? ZC_AUD_HOST : ZC_AUD_MODEL;
+	const struct zc_config *cfg = NULL;
+	if (z && audience == ZC_AUD_MODEL) {
 		zc_config_refresh(&z->mem.conf);
-		rel = &z->mem.conf.cfg;
+		cfg = &z->mem.conf.cfg;
 	}
-	for (const struct zc_tool *t = zc_tools; t->name; t++) {
-		if (rel && !zc_tool_offered(t, rel))
-			continue;
+	struct zc_tool_list l;
+	zc_tools_for(audience, cfg, NULL, &l);
+	json_t *arr = json_array();
+	for (size_t i = 0; i < l.n; i++) {
+		const struct zc_tool *t = l.v[i];
 		json_t *schema = json_deep_copy(zc_tool_schema(t));
 		json_array_append_new(
 			arr, json_pack("{s:s, s:s, s:s, s:s, s:o}", "name", t->name, "title", t->title,
@@ -403,9 +407,9 @@ int zcor_tool_offered(zcor *z, const char *name)
 	HOLD(z);
 	const struct zc_tool *t = zc_tool_find(name);
 	if (!t || !z || z->open_rc)
-		return t != NULL;
+		return t != NULL && (t->audience & ZC_AUD_MODEL);
 	zc_config_refresh(&z->mem.conf);
-	return zc_tool_offered(t, &z->mem.conf.cfg);
+	return zc_tool_visible(t, ZC_AUD_MODEL, &z->mem.conf.cfg, NULL);
 }
 
 /* ---- recall and the prefix -------------------------------------------- */

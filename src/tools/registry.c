@@ -1,17 +1,21 @@
 /*
- * registry.c — the table of model-facing tools (tools.h). Names and
- * arguments are exactly seed 000's. Descriptions are what the model
+ * registry.c — the table of tools (tools.h). Names and arguments are
+ * exactly seed 000's and seed 003's. Descriptions are what the model
  * reads: Chinese first, English beside it. Tools layer: a row per tool
- * (schema, when it is offered, the operation it runs); it never holds a rule of the
+ * (family, audience, schema, when it is offered, its handler: an
+ * operation or a plain function), the one answer to which rows a caller
+ * sees, and the dispatch by handler kind; it never holds a rule of the
  * seeds (memory/ does) and never runs anything a row does not name.
  */
 #include "tools/tools.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/json.h"
 #include "memory/transcript.h"
 #include "text/schema.h"
@@ -30,8 +34,16 @@
 #define REASON_PROP "\"reason\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":2000,\"description\":\"原因 / why\"}"
 #define IDS_PROP(min) "\"ids\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64},\"minItems\":" min ",\"maxItems\":50,\"uniqueItems\":true,\"description\":\"记忆 id 列表 / memory ids\"}"
 
+/* The audiences of the rows. The digest agent's tools are seed 003's
+ * (its session has qq_memory, qq_transcript and the skill). */
+#define FOR_MODEL_HOST (ZC_AUD_MODEL | ZC_AUD_HOST)
+#define FOR_DIGEST_TOO (ZC_AUD_MODEL | ZC_AUD_DIGEST | ZC_AUD_HOST)
+/* The handler kinds: the two last members of a row. */
+#define OP(def) &def, NULL
+#define FN(fn) NULL, fn
+
 const struct zc_tool zc_tools[] = {
-	{"zcor_memory_write", "写入记忆 / Write a memory",
+	{"zcor_memory_write", "zcor", "写入记忆 / Write a memory",
 	 "新增或更新一条记忆节点。不给 id 时新建；给已有 id 时更新（未知 id 报错）。新节点省略 parentId 为根节点；"
 	 "更新时省略 parentId 保留原父节点，传 null 移到根。sourceMessage 保存确有来源的原始消息文本（最多 20000 字符），传 null 清除。",
 	 "Create a memory node (no id) or update one (an existing id; an unknown id is an error). A new node without parentId is a root; "
@@ -42,33 +54,36 @@ const struct zc_tool zc_tools[] = {
 	     "\"parentId\":{\"type\":[\"string\",\"null\"],\"maxLength\":64,\"description\":\"父节点 id，null 为根；须是本记忆同一范围的记忆，或全局记忆（私聊中只能是本私聊的） / parent id, null for root; a memory of the same scope, or a global one (in a private chat: only its own)\"},"
 	     "\"sourceMessage\":{\"type\":[\"string\",\"null\"],\"maxLength\":20000,\"description\":\"原始消息文本 / raw source message\"}",
 	     "\"title\",\"content\""),
-	 &zc_op_memory_write, ZC_OFFER_ALWAYS},
-	{"zcor_memory_read", "读取记忆 / Read a memory",
+	 FOR_MODEL_HOST, ZC_OFFER_ALWAYS, OP(zc_op_memory_write)},
+	{"zcor_memory_read", "zcor", "读取记忆 / Read a memory",
 	 "按 id 读取一条记忆的当前内容（被替代的记录也能读取）。",
 	 "Read the current content of one memory by id (superseded records are readable too).",
-	 OBJ(ID_PROP("id", "记忆 id / memory id"), "\"id\""), &zc_op_memory_read, ZC_OFFER_ALWAYS},
-	{"zcor_memory_delete", "删除记忆 / Delete a memory",
+	 OBJ(ID_PROP("id", "记忆 id / memory id"), "\"id\""),
+	 FOR_MODEL_HOST, ZC_OFFER_ALWAYS, OP(zc_op_memory_read)},
+	{"zcor_memory_delete", "zcor", "删除记忆 / Delete a memory",
 	 "删除一条记忆；历史保留删除前内容，并同步取消重要标记。有子节点、被人物关系关联或是替代目标时拒绝删除，需先处理这些引用。",
 	 "Delete a memory; history keeps its content and its important mark is removed. Refused while it has children, a person "
 	 "links to it, or it is a supersede target: deal with those first.",
-	 OBJ(ID_PROP("id", "记忆 id / memory id"), "\"id\""), &zc_op_memory_delete, ZC_OFFER_ALWAYS},
-	{"zcor_memory_children", "子节点 / Children",
+	 OBJ(ID_PROP("id", "记忆 id / memory id"), "\"id\""),
+	 FOR_MODEL_HOST, ZC_OFFER_ALWAYS, OP(zc_op_memory_delete)},
+	{"zcor_memory_children", "zcor", "子节点 / Children",
 	 "读取根节点（省略 parentId）或指定节点的直属子节点。",
 	 "List the root nodes (no parentId) or the direct children of a node.",
 	 OBJ(ID_PROP("parentId", "父节点 id；省略则列根节点 / parent id; omit for roots"), ""),
-	 &zc_op_memory_children, ZC_OFFER_ALWAYS},
-	{"zcor_memory_trace", "路径 / Trace",
+	 FOR_MODEL_HOST, ZC_OFFER_ALWAYS, OP(zc_op_memory_children)},
+	{"zcor_memory_trace", "zcor", "路径 / Trace",
 	 "读取从根到目标节点的路径，以及目标节点的直属子节点。",
 	 "Read the path from the root to a node, and the node's direct children.",
-	 OBJ(ID_PROP("id", "记忆 id / memory id"), "\"id\""), &zc_op_memory_trace, ZC_OFFER_ALWAYS},
-	{"zcor_memory_important", "重要记忆 / Important",
+	 OBJ(ID_PROP("id", "记忆 id / memory id"), "\"id\""),
+	 FOR_MODEL_HOST, ZC_OFFER_ALWAYS, OP(zc_op_memory_trace)},
+	{"zcor_memory_important", "zcor", "重要记忆 / Important",
 	 "标记或取消重要记忆。重要记忆最多 5 条，按首次标记顺序排列并进入每次的系统提示；第 6 条会取消最早一条的标记，回执写明被替换的 id 和标题。",
 	 "Mark or unmark a memory as important. At most 5, in the order first marked, all in every system prompt; a 6th unmarks "
 	 "the earliest, and the receipt names the replaced id and title.",
 	 OBJ(ID_PROP("id", "记忆 id / memory id") ",\"important\":{\"type\":\"boolean\",\"description\":\"true 标记，false 取消 / true to mark, false to unmark\"}",
 	     "\"id\",\"important\""),
-	 &zc_op_memory_important, ZC_OFFER_ALWAYS},
-	{"zcor_memory_query", "查询记忆 / Query memories",
+	 FOR_MODEL_HOST, ZC_OFFER_ALWAYS, OP(zc_op_memory_important)},
+	{"zcor_memory_query", "zcor", "查询记忆 / Query memories",
 	 "本地查询当前记忆，不调用 LLM、不扩展同义词：每个关键词（NFKC 和大小写归一化后）都要出现在标题或正文中；from/to 为带时区的 ISO 时间（含端点），按更新时间筛选。"
 	 "结果按更新时间倒序，返回 items、total、nextOffset。",
 	 "Local query over current memories, no LLM and no synonyms: every keyword (NFKC + case folded) must be a substring of the "
@@ -79,37 +94,38 @@ const struct zc_tool zc_tools[] = {
 	     TIME_PROP("to", "结束时间（带时区）/ to, ISO-8601 with zone") "," PAGE_PROPS ","
 	     "\"includeSuperseded\":{\"type\":\"boolean\",\"description\":\"包括被替代的记录 / include superseded records\"}",
 	     ""),
-	 &zc_op_memory_query, ZC_OFFER_ALWAYS},
-	{"zcor_memory_merge", "合并记忆 / Merge memories",
+	 FOR_MODEL_HOST, ZC_OFFER_ALWAYS, OP(zc_op_memory_query)},
+	{"zcor_memory_merge", "zcor", "合并记忆 / Merge memories",
 	 "把几条记忆合并成一条新记录：来源记录被标记为被替代并保留，重要标记转移到新记录。",
 	 "Merge memories into a new record: the sources are marked superseded by it and kept; important marks move to it.",
 	 OBJ(IDS_PROP("2") "," TITLE_PROP "," CONTENT_PROP "," KEYWORDS_PROP("检索词 / search words") "," REASON_PROP,
 	     "\"ids\",\"title\",\"content\",\"reason\""),
-	 &zc_op_memory_merge, ZC_OFFER_ALWAYS},
-	{"zcor_memory_supersede", "替代记忆 / Supersede",
+	 FOR_MODEL_HOST, ZC_OFFER_ALWAYS, OP(zc_op_memory_merge)},
+	{"zcor_memory_supersede", "zcor", "替代记忆 / Supersede",
 	 "把已有记忆标记为被另一条现有记录替代。被替代的记录保留、可按 id 读取，但不再参与自动回忆、检索和默认查询。",
 	 "Mark memories as superseded by an existing record. They stay readable by id but leave auto-recall, search and default "
 	 "queries.",
 	 OBJ(IDS_PROP("1") "," ID_PROP("replacementId", "替代它们的记忆 id / the replacing memory") "," REASON_PROP,
 	     "\"ids\",\"replacementId\",\"reason\""),
-	 &zc_op_memory_supersede, ZC_OFFER_ALWAYS},
-	{"zcor_memory_history", "操作历史 / History",
+	 FOR_MODEL_HOST, ZC_OFFER_ALWAYS, OP(zc_op_memory_supersede)},
+	{"zcor_memory_history", "zcor", "操作历史 / History",
 	 "本地查询操作历史：关键词匹配整条记录，from/to 按操作时间筛选（带时区 ISO 时间，含端点），按时间倒序。",
 	 "Query the operation history: keywords match the whole record; from/to filter on the operation time (ISO-8601 with zone, "
 	 "inclusive); newest first.",
 	 OBJ(KEYWORDS_PROP("关键词 / keywords") "," TIME_PROP("from", "起始时间 / from") "," TIME_PROP("to", "结束时间 / to") "," PAGE_PROPS, ""),
-	 &zc_op_memory_history, ZC_OFFER_ALWAYS},
-	{"zcor_memory_backup", "备份 / Backup",
+	 FOR_MODEL_HOST, ZC_OFFER_ALWAYS, OP(zc_op_memory_history)},
+	{"zcor_memory_backup", "zcor", "备份 / Backup",
 	 "把当前 Memory 状态备份为 backups/ 下带时间戳的文件。",
 	 "Back up the current memory state to a timestamped file in backups/.",
-	 OBJ("", ""), &zc_op_memory_backup, ZC_OFFER_ALWAYS},
-	{"zcor_memory_restore", "恢复 / Restore",
+	 OBJ("", ""),
+	 FOR_MODEL_HOST, ZC_OFFER_ALWAYS, OP(zc_op_memory_backup)},
+	{"zcor_memory_restore", "zcor", "恢复 / Restore",
 	 "从 backups/ 下的备份恢复 Memory 状态（接受版本 1、2、3）；恢复前会先备份当前状态。",
 	 "Restore the memory state from a file in backups/ (format 1, 2 or 3); the current state is backed up first.",
 	 OBJ("\"backupFile\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":255,\"description\":\"backups/ 下的文件名 / file name in backups/\"}",
 	     "\"backupFile\""),
-	 &zc_op_memory_restore, ZC_OFFER_ALWAYS},
-	{"zcor_memory_search", "检索记忆 / Search memories",
+	 FOR_MODEL_HOST, ZC_OFFER_ALWAYS, OP(zc_op_memory_restore)},
+	{"zcor_memory_search", "zcor", "检索记忆 / Search memories",
 	 "关键词数组检索：关键词经 NFKC 和大小写归一化，并通过同义词组双向、传递扩展；按标题命中的不同扩展词数取最多 20 条候选，再由 LLM 按相关性挑出最多 5 条。"
 	 "正文不参与第一阶段匹配；没有标题命中时返回空结果。",
 	 "Keyword search: keywords are NFKC + case folded and expanded through synonym groups (both ways, transitively); up to 20 "
@@ -117,18 +133,18 @@ const struct zc_tool zc_tools[] = {
 	 "not matched in the first stage; no title hit gives an empty result.",
 	 OBJ("\"keywords\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200},\"minItems\":1,\"maxItems\":50,\"description\":\"关键词 / keywords\"}",
 	     "\"keywords\""),
-	 &zc_op_memory_search, ZC_OFFER_ALWAYS},
-	{"zcor_relationship_read", "读取人物关系 / Read a relationship",
+	 FOR_MODEL_HOST, ZC_OFFER_ALWAYS, OP(zc_op_memory_search)},
+	{"zcor_relationship_read", "zcor", "读取人物关系 / Read a relationship",
 	 "按 personId 读取人物关系：姓名、别名、关系描述、好感度（-100 到 100，0 为中立）和判断原因。",
 	 "Read a person's relationship by personId: name, aliases, relationship, affinity (-100 to 100, 0 neutral) and reason.",
 	 OBJ(ID_PROP("personId", "人物 id（QQ 上为 QQ 号）/ person id (the QQ number on QQ)"), "\"personId\""),
-	 &zc_op_relationship_read, ZC_OFFER_RELATIONSHIPS},
-	{"zcor_relationship_query", "查询人物关系 / Query relationships",
+	 FOR_MODEL_HOST, ZC_OFFER_RELATIONSHIPS, OP(zc_op_relationship_read)},
+	{"zcor_relationship_query", "zcor", "查询人物关系 / Query relationships",
 	 "按关键词查询人物关系（匹配 id、姓名、别名、关系和原因）。",
 	 "Query relationships by keywords (matched against id, name, aliases, relationship and reason).",
-	 OBJ(KEYWORDS_PROP("关键词 / keywords") "," PAGE_PROPS, ""), &zc_op_relationship_query,
-	 ZC_OFFER_RELATIONSHIPS},
-	{"zcor_relationship_write", "保存人物关系 / Write a relationship",
+	 OBJ(KEYWORDS_PROP("关键词 / keywords") "," PAGE_PROPS, ""),
+	 FOR_MODEL_HOST, ZC_OFFER_RELATIONSHIPS, OP(zc_op_relationship_query)},
+	{"zcor_relationship_write", "zcor", "保存人物关系 / Write a relationship",
 	 "保存人物关系和好感度（-100 到 100），写明判断原因；可用 memoryNodeId 关联人物节点。对话涉及某人时先查询，取得新的互动依据后再更新。",
 	 "Save a person's relationship and affinity (-100 to 100) with the reason; memoryNodeId links a person node. Look a person "
 	 "up when they come up; update after new evidence.",
@@ -140,19 +156,19 @@ const struct zc_tool zc_tools[] = {
 	     "\"aliases\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200},\"maxItems\":50,\"description\":\"别名 / aliases\"},"
 	     "\"memoryNodeId\":{\"type\":[\"string\",\"null\"],\"maxLength\":64,\"description\":\"关联的人物节点 id，null 取消 / linked node, null to unlink\"}",
 	     "\"personId\",\"name\",\"relationship\",\"affinity\",\"reason\""),
-	 &zc_op_relationship_write, ZC_OFFER_RELATIONSHIPS},
-	{"zcor_relationship_delete", "删除人物关系 / Delete a relationship",
+	 FOR_MODEL_HOST, ZC_OFFER_RELATIONSHIPS, OP(zc_op_relationship_write)},
+	{"zcor_relationship_delete", "zcor", "删除人物关系 / Delete a relationship",
 	 "删除人物关系；历史保留删除前内容。",
 	 "Delete a relationship; history keeps its content.",
-	 OBJ(ID_PROP("personId", "人物 id / person id"), "\"personId\""), &zc_op_relationship_delete,
-	 ZC_OFFER_RELATIONSHIPS},
-	{"zcor_synonyms_add", "添加同义词 / Add synonyms",
+	 OBJ(ID_PROP("personId", "人物 id / person id"), "\"personId\""),
+	 FOR_MODEL_HOST, ZC_OFFER_RELATIONSHIPS, OP(zc_op_relationship_delete)},
+	{"zcor_synonyms_add", "zcor", "添加同义词 / Add synonyms",
 	 "添加一组同义词（至少两个词）；检索时双向、传递扩展。",
 	 "Add a group of synonyms (at least two words); search expands them both ways and transitively.",
 	 OBJ("\"terms\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64},\"minItems\":2,\"maxItems\":50,\"description\":\"同义的词 / words that mean the same\"}",
 	     "\"terms\""),
-	 &zc_op_synonyms_add, ZC_OFFER_ALWAYS},
-	{"qq_memory", "记忆文件 / Memory views",
+	 FOR_MODEL_HOST, ZC_OFFER_ALWAYS, OP(zc_op_synonyms_add)},
+	{"qq_memory", "qq", "记忆文件 / Memory views",
 	 "读写长期记忆的各个视图。path：INDEX.md（短索引）、PEOPLE.md（全局人物表，QQ 号为主键）、COGNITION.md（全局语言梗/黑话，只有文字）、"
 	 "STICKERS.md（表情包目录）、conversations/<slug>/MEMORY.md（本会话热层，slug 为会话 key 把冒号换成短横线，如 group-100000001）、"
 	 "conversations/<slug>/archive/YYYY-MM.md（冷层，只读可搜）。action：read（带行号引用与未解析行提示；version=N 读第 N 个旧版本）、"
@@ -192,8 +208,8 @@ const struct zc_tool zc_tools[] = {
 	     "\"pinned\":{\"type\":\"boolean\",\"description\":\"置顶：不滚入冷层 / pinned: never archived\"},"
 	     "\"confidence\":{\"type\":\"string\",\"enum\":[\"确认\",\"存疑\"],\"description\":\"置信；存疑的条目不进提示词 / doubtful entries are never injected\"}",
 	     "\"action\""),
-	 &zc_op_qq_memory, ZC_OFFER_ALWAYS},
-	{"qq_save_sticker", "收藏表情包 / Save a sticker",
+	 FOR_DIGEST_TOO, ZC_OFFER_ALWAYS, OP(zc_op_qq_memory)},
+	{"qq_save_sticker", "qq", "收藏表情包 / Save a sticker",
 	 "把别人发来的图片（消息里的 media/<哈希>.<扩展名> 路径）收藏为 stickers/<name>.<扩展名>，并写进 STICKERS.md 的已收藏区。"
 	 "收藏后发送用返回的 send 字段，路径原样带扩展名：[[图片: stickers/名字.gif]]。",
 	 "Collect an image someone sent (its media/<hash>.<ext> path from the message) as stickers/<name>.<ext> and catalog it in "
@@ -203,15 +219,15 @@ const struct zc_tool zc_tools[] = {
 	     "\"meaning\":{\"type\":\"string\",\"maxLength\":2000,\"description\":\"含义 / meaning\"},"
 	     "\"scene\":{\"type\":\"string\",\"maxLength\":2000,\"description\":\"使用场景 / when to use it\"}",
 	     "\"media\",\"name\""),
-	 &zc_op_qq_save_sticker, ZC_OFFER_ALWAYS},
-	{"qq_rename_sticker", "重命名表情包 / Rename a sticker",
+	 FOR_MODEL_HOST, ZC_OFFER_ALWAYS, OP(zc_op_qq_save_sticker)},
+	{"qq_rename_sticker", "qq", "重命名表情包 / Rename a sticker",
 	 "给已收藏的表情包改名：文件与 STICKERS.md 条目一起搬，失败时两者都保持原样。",
 	 "Rename a collected sticker: the file and its STICKERS.md entry move together; on failure both stay as they were.",
 	 OBJ("\"from\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":300,\"description\":\"原名字或 stickers/ 路径 / current name or path\"},"
 	     "\"to\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64,\"description\":\"新名字（不带扩展名）/ new name, no extension\"}",
 	     "\"from\",\"to\""),
-	 &zc_op_qq_rename_sticker, ZC_OFFER_ALWAYS},
-	{"qq_transcript", "聊天转录 / Transcript",
+	 FOR_MODEL_HOST, ZC_OFFER_ALWAYS, OP(zc_op_qq_rename_sticker)},
+	{"qq_transcript", "qq", "聊天转录 / Transcript",
 	 "查聊天原话（转录）。action=list 列出有转录的会话及计数；read 按时间正序读一个会话（可给 from/to 带时区 ISO 时间）；"
 	 "search 按关键词找原话（每个关键词经 NFKC 和大小写归一化后都要出现在消息正文里，单字也行），按时间倒序。"
 	 "在会话里调用时只能看到本会话的转录，conversation 可省略；宿主平面可看所有会话。分页：limit 默认 20、最多 100，offset，返回 total 和 nextOffset。",
@@ -227,11 +243,12 @@ const struct zc_tool zc_tools[] = {
 	     KEYWORDS_PROP("search 时全部需要出现在原话里的关键词 / for search: keywords that must all occur in the text") ","
 	     PAGE_PROPS,
 	     "\"action\""),
-	 &zc_op_qq_transcript, ZC_OFFER_ALWAYS},
-	{NULL, NULL, NULL, NULL, NULL, NULL, 0},
+	 FOR_DIGEST_TOO, ZC_OFFER_ALWAYS, OP(zc_op_qq_transcript)},
+	{0},
 };
 
 #define NTOOLS (sizeof(zc_tools) / sizeof(zc_tools[0]) - 1)
+_Static_assert(NTOOLS <= ZC_TOOLS_MAX, "ZC_TOOLS_MAX is below the table's rows");
 
 static json_t *schemas[NTOOLS];
 static pthread_once_t schemas_once = PTHREAD_ONCE_INIT;
@@ -257,8 +274,22 @@ const struct zc_tool *zc_tool_find(const char *name)
 	return NULL;
 }
 
-int zc_tool_offered(const struct zc_tool *t, const struct zc_config *cfg)
+unsigned zc_tool_audience_of(const struct zcor_ctx *ctx)
 {
+	switch (ctx->actor) {
+	case ZCOR_ACTOR_MODEL:
+		return ZC_AUD_MODEL;
+	case ZCOR_ACTOR_DIGEST:
+		return ZC_AUD_DIGEST;
+	default: /* ui, cli: the operator */
+		return ZC_AUD_HOST;
+	}
+}
+
+/* The row's "offered when" (the model's and the digest agent's). */
+static int offered(const struct zc_tool *t, const struct zc_config *cfg, const char *conversation)
+{
+	(void)conversation; /* no rule reads it yet (tools.h) */
 	switch (t->offer) {
 	case ZC_OFFER_RELATIONSHIPS:
 		return cfg->relationships;
@@ -267,10 +298,112 @@ int zc_tool_offered(const struct zc_tool *t, const struct zc_config *cfg)
 	}
 }
 
+int zc_tool_visible(const struct zc_tool *t, unsigned audience, const struct zc_config *cfg,
+		    const char *conversation)
+{
+	assert(audience == ZC_AUD_MODEL || audience == ZC_AUD_DIGEST || audience == ZC_AUD_HOST);
+	if (!(t->audience & audience))
+		return 0;
+	return audience == ZC_AUD_HOST || !cfg || offered(t, cfg, conversation);
+}
+
+size_t zc_tools_for(unsigned audience, const struct zc_config *cfg, const char *conversation,
+		    struct zc_tool_list *out)
+{
+	out->n = 0;
+	for (size_t i = 0; i < NTOOLS; i++)
+		if (zc_tool_visible(&zc_tools[i], audience, cfg, conversation))
+			out->v[out->n++] = &zc_tools[i];
+	return out->n;
+}
+
 const json_t *zc_tool_schema(const struct zc_tool *t)
 {
+	assert(t >= zc_tools && t < zc_tools + NTOOLS);
 	pthread_once(&schemas_once, parse_schemas);
 	return schemas[t - zc_tools];
+}
+
+/* ---- refusing a caller outside the audience --------------------------- */
+
+static const char *audience_name(unsigned audience)
+{
+	switch (audience) {
+	case ZC_AUD_MODEL:
+		return "a model in a conversation";
+	case ZC_AUD_DIGEST:
+		return "the digest agent";
+	default:
+		return "the host plane (CLI, REST, the page)";
+	}
+}
+
+/* ZCOR_EFORBIDDEN for a caller that does not see t, saying why and what
+ * to do; the call is recorded as failed. */
+static int refuse(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
+		  unsigned audience, json_t *args, struct zc_err *e)
+{
+	int rc;
+	if (t->audience & audience) { /* in the audience, but not offered now */
+		rc = zc_fail(e, ZCOR_EFORBIDDEN,
+			     "relationship memory is switched off in config.json, so '%s' is not "
+			     "offered; the operator can switch it on (\"relationships\": true)",
+			     t->name);
+	} else {
+		struct zc_tool_list l;
+		struct zc_buf names = ZC_BUF_INIT;
+		zc_tools_for(audience, &m->conf.cfg, ctx->conversation, &l);
+		for (size_t i = 0; i < l.n; i++)
+			zc_buf_addf(&names, "%s%s", i ? ", " : "", l.v[i]->name);
+		rc = zc_fail(e, ZCOR_EFORBIDDEN,
+			     "'%s' is not offered to %s; its tools are: %s", t->name,
+			     audience_name(audience), names.len ? zc_buf_str(&names) : "none");
+		zc_buf_release(&names);
+	}
+	zc_mem_record_failure(m, ctx, t->name, args, NULL, e);
+	return rc;
+}
+
+/* ---- calls ------------------------------------------------------------ */
+
+/* An fn row's call, run as a read's `pre` (tools.h): outside any
+ * transaction, and answering alone, so the runner never begins one. */
+struct fn_call {
+	const struct zc_tool *t;
+	struct zc_tool_env env;
+};
+
+static int fn_pre(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	const struct fn_call *c = op->ud;
+	int rc = c->t->fn(&c->env, args, out, e);
+	if (rc) {
+		json_decref(*out);
+		*out = NULL;
+		return rc;
+	}
+	if (!*out)
+		*out = json_object();
+	return ZCOR_OK;
+}
+
+static int fn_body(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	/* fn_pre always answers: reaching here is our own bug */
+	assert(0);
+	return zc_fail(e, ZCOR_EINTERNAL, "'%s' has no body to run", op->name);
+}
+
+int zc_tool_run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
+		const struct zcor_provider *provider, json_t *args, json_t **out,
+		struct zc_err *e)
+{
+	assert((t->op != NULL) != (t->fn != NULL));
+	if (t->op)
+		return zc_mem_run_ud(m, ctx, t->op, args, (void *)provider, out, e);
+	struct fn_call c = {t, {m, ctx, provider}};
+	const struct zc_opdef def = {t->name, fn_pre, fn_body, ZC_OP_READ};
+	return zc_mem_run_ud(m, ctx, &def, args, &c, out, e);
 }
 
 int zc_tool_call(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
@@ -293,16 +426,11 @@ int zc_tool_call(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_t
 	}
 	zc_schema_coerce(zc_tool_schema(t), args);
 	zc_config_refresh(&m->conf);
-	if (ctx->actor == ZCOR_ACTOR_MODEL && !zc_tool_offered(t, &m->conf.cfg)) {
-		rc = zc_fail(e, ZCOR_EFORBIDDEN,
-			     "relationship memory is switched off in config.json, so '%s' is not "
-			     "offered; the operator can switch it on (\"relationships\": true)",
-			     t->name);
-		zc_mem_record_failure(m, ctx, t->name, args, NULL, e);
-		json_decref(args);
-		return rc;
-	}
-	rc = zc_mem_run_ud(m, ctx, t->op, args, (void *)provider, out, e);
+	unsigned audience = zc_tool_audience_of(ctx);
+	if (!zc_tool_visible(t, audience, &m->conf.cfg, ctx->conversation))
+		rc = refuse(m, ctx, t, audience, args, e);
+	else
+		rc = zc_tool_run(m, ctx, t, provider, args, out, e);
 	json_decref(args);
 	return rc;
 }

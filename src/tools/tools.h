@@ -1,9 +1,11 @@
 /*
- * tools.h — the tool registry: one row per model-facing tool (name,
- * descriptions in Chinese and English, JSON Schema, the memory operation
- * that does the work, when it is offered). MCP tools/list, the LLM
- * request's tools, REST and `zcor tool` are all generated from it.
- * Tools layer: validation and dispatch only; the rules are in memory/.
+ * tools.h — the tool registry: one row per tool (name, family, audience,
+ * descriptions in Chinese and English, JSON Schema, "offered when", and
+ * the handler: a memory operation or a plain function). MCP tools/list,
+ * the model's tools in a turn, REST and `zcor tools` all take their lists
+ * from zc_tools_for, and every call goes through zc_tool_call, which asks
+ * the same rule. Tools layer: validation and dispatch only; the rules are
+ * in memory/.
  */
 #ifndef ZC_TOOLS_H
 #define ZC_TOOLS_H
@@ -12,42 +14,112 @@
 
 #include "memory/memory.h"
 
+/*
+ * Who a tool is for (zc_tool.audience, a bit set). A caller is exactly
+ * one of them (zc_tool_audience_of): the model in a conversation (also an
+ * MCP client, whose actor is the model, with or without a conversation),
+ * the digest agent (seed 003: qq_memory and qq_transcript, and its skill),
+ * or the host plane (the operator: CLI, REST, the page).
+ */
+#define ZC_AUD_MODEL  0x1u
+#define ZC_AUD_DIGEST 0x2u
+#define ZC_AUD_HOST   0x4u
+#define ZC_AUD_EVERY  (ZC_AUD_MODEL | ZC_AUD_DIGEST | ZC_AUD_HOST)
+
+/* "Offered when": applies to the model and the digest agent, never to the
+ * host plane, which sees every row of its audience. */
 enum zc_offer {
 	ZC_OFFER_ALWAYS = 0,
 	ZC_OFFER_RELATIONSHIPS, /* only while relationship memory is on */
 };
 
+/* What a plain-function handler gets (all borrowed; provider may be NULL). */
+struct zc_tool_env {
+	struct zc_mem *m;
+	const struct zcor_ctx *ctx;
+	const struct zcor_provider *provider;
+};
+
+/*
+ * A plain-function handler (a skill, a wiki lookup): not a transaction of
+ * memory.db. args is checked against the schema already; on success *out
+ * is the result (a new reference; NULL stands for {}). It is still a call:
+ * zc_tool_run gives it a read record in history (the runner's read path,
+ * the function run as the operation's `pre`, outside any transaction), or
+ * a failure record when it fails.
+ */
+typedef int (*zc_tool_fn)(const struct zc_tool_env *env, json_t *args, json_t **out,
+			  struct zc_err *e);
+
 struct zc_tool {
 	const char *name;
+	const char *family; /* "zcor" (seed 000), "qq" (seed 003) */
 	const char *title;
 	const char *desc_zh;
 	const char *desc_en;
 	const char *schema; /* JSON Schema (2020-12 subset), as text */
-	const struct zc_opdef *op;
+	unsigned audience;  /* ZC_AUD_* bits, at least one */
 	enum zc_offer offer;
+	/* The handler kind: exactly one of the two is set. */
+	const struct zc_opdef *op; /* a memory operation: the runner, a transaction, history */
+	zc_tool_fn fn;             /* a plain function (zc_tool_fn) */
 };
 
-/* The table, in its deterministic order, ending with a zeroed row. */
+/* The table, in its deterministic order, ending with a zeroed row. Only
+ * the registry walks it; callers ask zc_tools_for. */
 extern const struct zc_tool zc_tools[];
 
+#define ZC_TOOLS_MAX 64 /* rows the table may hold (registry.c checks) */
+
+/* A caller's list: rows of the table in its order (borrowed). */
+struct zc_tool_list {
+	size_t n;
+	const struct zc_tool *v[ZC_TOOLS_MAX];
+};
+
 const struct zc_tool *zc_tool_find(const char *name);
+/* The audience a call's context belongs to (one ZC_AUD_* bit). */
+unsigned zc_tool_audience_of(const struct zcor_ctx *ctx);
 /*
- * Whether models are offered t under cfg (the row's "offered when"): a
- * lookup in the table, cheap enough for every call. MCP tools/call, the
- * tool list and zc_tool_call all ask this, so the rule is written once.
+ * Whether a caller of audience (one ZC_AUD_* bit) sees t: t's audience
+ * holds it and, for the model and the digest agent, t is offered under
+ * cfg ("offered when"; a NULL cfg: no config to ask, every row of the
+ * audience). conversation (NULL: none) is handed to the "offered when"
+ * rule; no rule reads it yet. A lookup in the row, cheap enough for every
+ * call.
  */
-int zc_tool_offered(const struct zc_tool *t, const struct zc_config *cfg);
-/* Parsed schema of a tool (borrowed; parsed once, kept for the process). */
+int zc_tool_visible(const struct zc_tool *t, unsigned audience, const struct zc_config *cfg,
+		    const char *conversation);
+/*
+ * The one answer to "which tools does this caller see": every row
+ * zc_tool_visible admits, in table order, into *out. Returns out->n.
+ */
+size_t zc_tools_for(unsigned audience, const struct zc_config *cfg, const char *conversation,
+		    struct zc_tool_list *out);
+/* Parsed schema of a tool of the table (borrowed; parsed once, kept for
+ * the process). */
 const json_t *zc_tool_schema(const struct zc_tool *t);
 
 /*
- * Validates args_text against the tool's schema and runs it. On failure
- * the call is still recorded in history. *out is the result (new ref).
- * provider (borrowed, may be NULL: none) is what an operation that asks
- * a model (zcor_memory_search) calls; the operation gets it as op->ud.
+ * Validates args_text against the tool's schema, checks that the caller
+ * (ctx's audience, under the config) sees the tool, and runs it
+ * (zc_tool_run). A caller outside the audience gets ZCOR_EFORBIDDEN and
+ * nothing runs. On failure the call is still recorded in history. *out is
+ * the result (new ref). provider (borrowed, may be NULL: none) is what an
+ * operation that asks a model (zcor_memory_search) calls; the operation
+ * gets it as op->ud, a function as env->provider.
  */
 int zc_tool_call(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
 		 const struct zcor_provider *provider, const char *args_text, json_t **out,
 		 struct zc_err *e);
+/*
+ * The dispatch by handler kind, for arguments already checked: an `op`
+ * row through the runner (a transaction, its history record), an `fn`
+ * row as a read through the runner (no transaction; a read record, or a
+ * failure record). t need not be a row of the table.
+ */
+int zc_tool_run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
+		const struct zcor_provider *provider, json_t *args, json_t **out,
+		struct zc_err *e);
 
 #endif
