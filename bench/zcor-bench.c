@@ -22,6 +22,8 @@
  * timed writes, so its times are not the ones to quote. Generated text is
  * deterministic (a fixed seed), so runs are comparable.
  */
+/* memmem, and RTLD_NEXT for turn_bench.inc's curl_easy_perform wrapper */
+#define _GNU_SOURCE 1
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdint.h>
@@ -439,6 +441,7 @@ static int cmd_write(int argc, char **argv)
 
 #include "recall_bench.inc"
 #include "quality_bench.inc"
+#include "turn_bench.inc"
 
 int main(int argc, char **argv)
 {
@@ -450,11 +453,15 @@ int main(int argc, char **argv)
 		return cmd_recall_run(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "quality"))
 		return cmd_quality(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "turn"))
+		return cmd_turn(argc - 1, argv + 1);
 	fprintf(stderr, "usage: zcor-bench write [--nodes N[,N…]] [--samples K] [--json] [--explain]\n"
 			"       zcor-bench recall [--nodes N[,N…]] [--messages K] [--warmup W] [--warm MB] [--json] "
 			"[--keep DIR]\n"
 			"       zcor-bench recall-run --dir D [--mode zcor|scan] [--messages K] [--warmup W] [--warm MB] "
 			"[--idle S]\n"
-			"       zcor-bench quality --data FILE [--json] [--conversation KEY] [--trace]\n");
+			"       zcor-bench quality --data FILE [--json] [--conversation KEY] [--trace]\n"
+			"       zcor-bench turn [--memories N[,N…]] [--conversations C] [--turns K] [--warmup W] "
+			"[--dir D] [--json] [--callgrind]\n");
 	return 2;
 }

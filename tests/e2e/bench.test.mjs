@@ -72,3 +72,56 @@ test('bench quality: an unreadable time is an error naming the pool, the item an
   assert.equal(r.status, 3, r.stdout);
   assert.match(r.stderr, /pool 'p3', item 'a': 'time' must be a string/);
 });
+
+// `zcor-bench turn` (issue 14): the turn's own cost against a zero-latency
+// scripted model inside the bench. Its times are not checked (a benchmark,
+// never a timed test); its JSON's shape is, and that the scripted model did
+// what it says: half the turns with one zcor_memory_write call (two
+// requests), half answered directly (one), every turn recorded.
+const STATS = ['ownUs', 'ownCpuUs', 'totalUs', 'logUs', 'turnOwnUs', 'httpUs', 'serverUs', 'pagesRead', 'pagesWritten', 'fdatasync4kUs'];
+
+test('[issue 14] bench turn --json: the shape of its results', { skip: !existsSync(BENCH) && 'no zcor-bench' }, () => {
+  const tmp = mkTmp('zcor-bench-turn-');
+  const r = spawnSync(BENCH, ['turn', '--memories', '200', '--turns', '20', '--warmup', '2', '--json'],
+    { encoding: 'utf8', timeout: 60000, env: { ...process.env, TMPDIR: tmp } });
+  if (r.error) throw r.error;
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.equal(out.benchmark, 'turn');
+  assert.equal(out.conversations, 100);
+  assert.equal(out.turns, 20);
+  assert.equal(typeof out.machine, 'string');
+  assert.match(out.goal, /2000/);
+  assert.equal(out.results.length, 1);
+  const x = out.results[0];
+  assert.equal(x.memories, 200);
+  assert.equal(x.turns, 20);
+  assert.equal(x.reused, false);
+  assert.equal(x.turnsWithToolCall, 10);
+  assert.equal(x.requestsPerTurn, 1.5);
+  assert.ok(Number.isInteger(x.modelMsSum) && x.modelMsSum >= 0, r.stdout);
+  assert.ok(x.requestBytesMean > 1000, r.stdout);
+  for (const k of STATS) {
+    const s = x[k];
+    assert.ok(s, `${k} missing: ${r.stdout}`);
+    for (const f of ['p50', 'p99', 'max', 'mean']) assert.equal(typeof s[f], 'number', `${k}.${f}`);
+    assert.ok(s.p50 >= 0 && s.p50 <= s.p99 && s.p99 <= s.max, `${k}: ${JSON.stringify(s)}`);
+  }
+  assert.ok(x.httpUs.mean > 0, 'the provider calls were timed');
+  assert.ok(x.ownUs.p50 <= x.totalUs.p50, 'own cost is the total minus the HTTP calls');
+  assert.deepEqual(Object.keys(x.vsFirst).sort(), ['memories', 'ownP50', 'ownP99']);
+  assert.equal(x.vsFirst.memories, 200);
+  assert.equal(x.vsFirst.ownP99, 1);
+});
+
+test('[issue 14] bench turn: bad options are refused with the option named', { skip: !existsSync(BENCH) && 'no zcor-bench' }, () => {
+  for (const [args, re] of [[['--turns', '0'], /--turns: give a whole number from 1/],
+    [['--conversations', '999'], /--conversations: give a whole number from 1 to 240/],
+    [['--memories', '1k'], /--memories: give whole numbers/],
+    [['--frobnicate'], /usage: zcor-bench turn/]]) {
+    const r = spawnSync(BENCH, ['turn', ...args], { encoding: 'utf8', timeout: 10000 });
+    assert.equal(r.status, 2, `${args}: ${r.stderr}`);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, re);
+  }
+});
