@@ -155,11 +155,13 @@ static void say(struct session *s, const char *text)
 		fprintf(c->err, "消息太长，没有发送 (the message is longer than %d bytes, not sent): "
 				"split it into shorter lines\n",
 			ZC_CONSOLE_LINE_MAX);
+		s->failed = 1;
 		return;
 	}
 	int rc = zc_console_log(c->z, c->conversation, text, msg, sizeof(msg));
 	if (rc) {
 		fprintf(c->err, "没有发送 (not sent): %s\n", msg);
+		s->failed = 1;
 		return;
 	}
 	zc_free(s->last_text);
