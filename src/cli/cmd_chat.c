@@ -1,19 +1,23 @@
 /*
- * cmd_chat.c — `zcor chat --once TEXT` (one turn of the console world for
- * scripts: the text is logged as the operator's console message, one turn
- * runs, the reply is printed) and `zcor turns` (the turn records).
+ * cmd_chat.c — `zcor chat` (the console world, src/world/console.c: a
+ * terminal chat, or one turn per line of a script), `zcor chat --once
+ * TEXT` (one turn: the text is logged as the operator's console message,
+ * the reply is printed) and `zcor turns` (the turn records).
  * CLI layer: parses and prints; the turn is libzcor's (zcor_turn).
  */
 #include <jansson.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "base/fs.h"
 #include "cli/cli.h"
+#include "world/console.h"
 
 #define CHAT_DEFAULT_CONVERSATION "console:local"
+#define CHAT_HISTORY_FILE "chat_history"
 
 /* Tool lines on standard error while the turn runs (standard output is
  * the reply alone, for scripts). */
@@ -45,24 +49,10 @@ static int chat_once(struct cli *c, const char *conv, const char *text, int as_j
 		status = rc == ZCOR_ENOPROVIDER ? CLI_USAGE : CLI_FAILED;
 		goto done;
 	}
-	char id[64];
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	snprintf(id, sizeof(id), "cli-%lld-%09ld-%ld", (long long)ts.tv_sec, ts.tv_nsec, (long)getpid());
-	json_t *batch = json_pack("{s:[{s:s, s:s, s:s, s:s}]}", "messages", "id", id, "senderId",
-				  "operator", "senderName", "operator", "text", text);
-	char *body = batch ? json_dumps(batch, JSON_COMPACT) : NULL;
-	json_decref(batch);
-	if (!body) {
-		fprintf(stderr, "zcor chat: the text is not UTF-8\n");
-		goto done;
-	}
-	rc = zcor_log_messages(z, NULL, conv, body, &out);
-	zc_free(body);
-	zcor_free(out);
-	out = NULL;
+	char msg[512];
+	rc = zc_console_log(z, conv, text, msg, sizeof(msg));
 	if (rc) {
-		fprintf(stderr, "zcor chat: %s\n", zcor_errmsg(z));
+		fprintf(stderr, "zcor chat: %s\n", msg);
 		goto done;
 	}
 	struct zcor_turn_events ev = {.tool_start = tool_start, .tool_end = tool_end};
@@ -95,6 +85,32 @@ done:
 	return status;
 }
 
+/* libedit reads and shows multibyte characters only under a UTF-8
+ * LC_CTYPE; a terminal left at "C" still gets Chinese right. */
+static void chat_locale(void)
+{
+	const char *set = setlocale(LC_CTYPE, "");
+	if (!set || strcmp(nl_langinfo(CODESET), "UTF-8") != 0)
+		setlocale(LC_CTYPE, "C.UTF-8");
+}
+
+static int chat_console(struct cli *c, const char *conv)
+{
+	chat_locale();
+	zcor *z = cli_open(c);
+	if (!z)
+		return CLI_FAILED;
+	/* the history lives with the conversation it holds lines of
+	 * (docs/TURN.md, "The console") */
+	char *hist = zc_path_join(c->dir, CHAT_HISTORY_FILE);
+	struct zc_console con = {.z = z, .conversation = conv, .history_path = hist,
+				 .out = stdout, .err = stderr};
+	int status = zc_console_run(&con);
+	zc_free(hist);
+	zcor_close(z);
+	return status;
+}
+
 int cmd_chat(struct cli *c, int argc, char **argv)
 {
 	const char *once = NULL;
@@ -112,17 +128,19 @@ int cmd_chat(struct cli *c, int argc, char **argv)
 		else
 			return cli_usage(cli_find("chat"));
 	}
+	const char *conv = c->conversation ? c->conversation : CHAT_DEFAULT_CONVERSATION;
 	if (!once) {
-		fprintf(stderr, "zcor chat: only --once TEXT is available in this version; the "
-				"interactive chat comes later\n");
-		return cli_usage(cli_find("chat"));
+		if (as_json) {
+			fprintf(stderr, "zcor chat: --json goes with --once TEXT\n");
+			return CLI_USAGE;
+		}
+		return chat_console(c, conv);
 	}
 	if (!*once) {
 		fprintf(stderr, "zcor chat: --once needs the text of a message\n");
 		return CLI_USAGE;
 	}
-	return chat_once(c, c->conversation ? c->conversation : CHAT_DEFAULT_CONVERSATION, once,
-			 as_json);
+	return chat_once(c, conv, once, as_json);
 }
 
 int cmd_turns(struct cli *c, int argc, char **argv)

@@ -129,14 +129,20 @@ const struct cli_cmd cli_cmds[] = {
 	 "extension. Exit 0: the reply may be sent; 1: it may not (or the check failed);\n"
 	 "2: bad usage. Not recorded in history. The same as POST /api/v1/check-reply.",
 	 cmd_check_reply},
-	{"chat", "zcor [--dir D] chat --once TEXT [--conversation console:NAME] [--json]",
-	 "Talks to the bot (the console world): logs TEXT as the operator's message in the\n"
-	 "conversation (default console:local), runs one turn (recall, the system prefix,\n"
-	 "the dialogue, the model and its tool calls) and prints the reply; each tool call\n"
-	 "shows as a line on standard error. --json prints the turn's result instead\n"
-	 "(reply, turn id, recalled ids, tool calls). Needs \"provider\" in config.json\n"
-	 "(docs/PROVIDERS.md): without one it says how to set it up and exits 2. Exit 1\n"
-	 "when the turn failed (recorded; `zcor turns` shows it). See docs/TURN.md.",
+	{"chat", "zcor [--dir D] chat [--once TEXT [--json]] [--conversation console:NAME]",
+	 "Talks to the bot (the console world) in the conversation (default console:local).\n"
+	 "In a terminal: a chat with line editing and history (kept in the memory\n"
+	 "directory's chat_history); each tool call shows as a dim line while it runs, the\n"
+	 "reply as it streams; /recall (what the last batch recalled, and why), /prefix,\n"
+	 "/turn (the last turn record), /help, /quit or Ctrl-D. From a script (standard\n"
+	 "input not a terminal) each line is one message and one turn: the reply on\n"
+	 "standard output, tool calls on standard error; exit 1 if a turn failed.\n"
+	 "--once TEXT logs TEXT as the operator's message, runs one turn (recall, the\n"
+	 "system prefix, the dialogue, the model and its tool calls) and prints the reply;\n"
+	 "--json prints the turn's result instead (reply, turn id, recalled ids, tool\n"
+	 "calls); exit 1 when the turn failed (recorded; `zcor turns` shows it).\n"
+	 "Needs \"provider\" in config.json (docs/PROVIDERS.md): without one it says how to\n"
+	 "set it up and exits 2. See docs/TURN.md.",
 	 cmd_chat},
 	{"turns", "zcor [--dir D] turns [--conversation KEY] [--limit N] [--json]",
 	 "Lists the turn records, newest first (all conversations, or KEY's): the batch,\n"
