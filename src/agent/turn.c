@@ -182,7 +182,7 @@ static int ask(struct turn *t, int final, struct zc_chat_reply *r, struct zc_err
 	if (cfg.timeout_ms > window)
 		cfg.timeout_ms = window;
 	struct zc_chat_req req = {.messages = t->messages, .tools = final ? NULL : t->tools,
-				  .temperature = NAN};
+				  .temperature = t->cfg.provider.temperature};
 	if (t->ev && t->ev->text) {
 		req.stream = req.stream_usage = 1;
 		req.on_delta = streamed;

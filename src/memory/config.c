@@ -215,6 +215,11 @@ const struct zc_conf_row zc_conf_rows[] = {
 	 F(provider.max_response_bytes), .lo = 1024, .hi = 64L << 20,
 	 .def = (double)ZC_PROVIDER_RESPONSE_DEFAULT, .unit = "1 KiB to 64 MiB",
 	 .help = "the largest answer read"},
+	{.name = "provider.temperature", .type = ZC_CONF_REAL, .layer = "llm", F(provider.temperature),
+	 .dlo = 0, .dhi = 2, .def = ZC_PROVIDER_TEMPERATURE_DEFAULT,
+	 .unit = "0 to 2; 0 is the most deterministic",
+	 .help = "对话回合的采样温度（记忆搜索的筛选总是 0） / the turn's sampling temperature (the "
+		 "search filter always uses 0)"},
 	{.name = "botId", .type = ZC_CONF_STRING, .layer = "memory", F(bot_id), .check = check_bot_id,
 	 .flags = ZC_CONF_EMPTY_NULL, .help = "the bot's own sender id, or null"},
 	{.name = "admission", .type = ZC_CONF_SECTION, .layer = "memory", NOFIELD,

@@ -34,12 +34,14 @@ struct zc_provider_config {
 	long timeout_ms;                        /* timeoutMs: per request, retries included */
 	int max_retries;                        /* maxRetries */
 	long max_response_bytes;                /* maxResponseBytes */
+	double temperature;                     /* temperature: the turn's sampling */
 };
 
 #define ZC_PROVIDER_CONNECT_TIMEOUT_DEFAULT 10000
 #define ZC_PROVIDER_TIMEOUT_DEFAULT 60000
 #define ZC_PROVIDER_RETRIES_DEFAULT 3
 #define ZC_PROVIDER_RESPONSE_DEFAULT (4L << 20)
+#define ZC_PROVIDER_TEMPERATURE_DEFAULT 0.7
 
 #define ZC_BOT_ID_MAX 65
 #define ZC_MEDIA_CACHE_DEFAULT 200

@@ -138,6 +138,22 @@ test('[issue 14] a full turn: the model writes a memory and answers; the next ba
   }
 });
 
+// provider.temperature (config.json) is the turn's: 0.7 unless set.
+test('[issue 14] provider.temperature reaches every request of a turn; 0.7 by default', async () => {
+  const fake = await startFakeOpenAI([{ content: '好' }, { content: '好' }]);
+  try {
+    let dir = setup(fake);
+    assert.equal((await chat(dir, '你好')).code, 0);
+    dir = setup(fake);
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ provider: { baseUrl: fake.baseUrl,
+      model: 'fake', maxRetries: 0, temperature: 0.2 } }));
+    assert.equal((await chat(dir, '你好')).code, 0);
+    assert.deepEqual(fake.requests.map((q) => q.body.temperature), [0.7, 0.2]);
+  } finally {
+    await fake.close();
+  }
+});
+
 test('[issue 14] a call of external_event_frame, of an undeclared tool, or with arguments that are no object is refused and runs nothing', async () => {
   const fake = await startFakeOpenAI([
     { toolCalls: [

@@ -195,7 +195,9 @@ static void config_table_messages(void)
 		{"{\"provider\": {\"y\": 1}}",
 		 "unknown key 'provider.y'; known: provider.baseUrl, provider.model, provider.apiKeyEnv, "
 		 "provider.connectTimeoutMs, provider.timeoutMs, provider.maxRetries, "
-		 "provider.maxResponseBytes"},
+		 "provider.maxResponseBytes, provider.temperature"},
+		{"{\"provider\": {\"baseUrl\": \"http://a\", \"model\": \"m\", \"temperature\": 3}}",
+		 "'provider.temperature' must be a number from 0 to 2 (0 to 2; 0 is the most deterministic)"},
 		{"{\"provider\": {\"timeoutMs\": 1}}",
 		 "'provider.timeoutMs' must be an integer from 1000 to 600000 (milliseconds, retries included)"},
 		{"{\"provider\": {\"maxRetries\": 11}}", "'provider.maxRetries' must be an integer from 0 to 10"},
