@@ -31,7 +31,6 @@
 #include <errno.h>
 #include <jansson.h>
 #include <microhttpd.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -52,16 +51,6 @@
 #include "server/internal.h"
 
 #define JSON_DEPTH_MAX 64
-#define MAX_CONNECTIONS 256 /* each has its own thread */
-/* From one client address: a browser opens 6 per host, an MCP client one
- * or two; a client holding more only keeps others out. */
-#define PER_CLIENT_CONNECTIONS 32
-/* Past this many connections, each new one closes the oldest connection
- * still waiting for its headers from the client that holds the most: a
- * handful of addresses of slow senders (8 × 32 fill 256) cannot keep out
- * a client that sends its request at once, whose connection never waits
- * long enough to be the oldest. IPv6 addresses count by their /64. */
-#define EVICT_AT (MAX_CONNECTIONS - 32)
 #define IDLE_TIMEOUT_S 60 /* MHD's: no byte moved either way for this long */
 
 /* ---- answers and small helpers ------------------------------------------ */
@@ -503,218 +492,6 @@ static const char *malformed(struct MHD_Connection *c, const struct request *r, 
 	return f->why[0] ? f->why : NULL;
 }
 
-/* ---- connections: deadlines ------------------------------------------------ */
-
-/* MHD's own timeout is an idle one: a client sending a header line every
- * few seconds never trips it, and 256 such connections once kept every
- * client out without a token (issue 12, defect 5). So each connection has
- * a deadline for the phase it is in — the request's line and headers
- * within header_ms of connecting or of the previous answer (which also
- * ends an idle keep-alive connection), the body within body_ms of the
- * headers — and the watchdog shuts the socket down past it. MHD then sees
- * the connection end and cleans it up on its own thread; the descriptor
- * stays MHD's, valid until on_connection(CLOSED) has unlinked the entry
- * under conn_lock, so a shutdown never reaches a reused descriptor. */
-
-static void log_time(char *ts, size_t n)
-{
-	time_t now = time(NULL);
-	struct tm tm;
-	gmtime_r(&now, &tm);
-	strftime(ts, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-static struct conn *conn_of(struct MHD_Connection *c)
-{
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	return ci ? ci->socket_context : NULL;
-}
-
-static void conn_phase(struct server *s, struct MHD_Connection *c, enum conn_phase phase)
-{
-	struct conn *x = conn_of(c);
-	if (!x)
-		return;
-	pthread_mutex_lock(&s->conn_lock);
-	x->phase = phase;
-	x->since = zc_time_mono_ms();
-	pthread_mutex_unlock(&s->conn_lock);
-}
-
-static void client_addr(const struct sockaddr *sa, char *out, size_t n, char *client, size_t cn)
-{
-	snprintf(out, n, "?");
-	snprintf(client, cn, "?");
-	if (sa && sa->sa_family == AF_INET) {
-		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, (socklen_t)n);
-		snprintf(client, cn, "%s", out);
-	} else if (sa && sa->sa_family == AF_INET6) {
-		struct in6_addr a = ((const struct sockaddr_in6 *)sa)->sin6_addr;
-		inet_ntop(AF_INET6, &a, out, (socklen_t)n);
-		memset(a.s6_addr + 8, 0, 8);
-		inet_ntop(AF_INET6, &a, client, (socklen_t)cn);
-	}
-}
-
-/* The oldest connection still waiting for its headers, of the client
- * holding the most connections (conn_lock held); NULL when none waits. */
-static struct conn *eviction_victim(struct server *s)
-{
-	struct conn *victim = NULL;
-	int most = 0;
-	for (struct conn *x = s->conns; x; x = x->next) {
-		if (x->cut || x->phase != CONN_HEADERS)
-			continue;
-		int n = 0;
-		for (struct conn *y = s->conns; y; y = y->next)
-			n += !y->cut && strcmp(y->client, x->client) == 0;
-		if (n > most || (n == most && x->since < victim->since)) {
-			most = n;
-			victim = x;
-		}
-	}
-	return victim;
-}
-
-/* Lingering close. A refusal sent before the body was read leaves the
- * client still sending it; closing a socket with unread data makes the
- * kernel answer with a reset, and a reset that overtakes the answer makes
- * the client report "EPIPE" or "connection reset" instead of the 413
- * (seen in CI). So the connection's own thread, as MHD closes it, shuts
- * the sending side (the client sees the answer, then end of stream) and
- * reads and drops what still comes — until the client closes, at most
- * LINGER_MS and LINGER_BYTES — as nginx and Apache do. */
-#define LINGER_MS 2000
-#define LINGER_BYTES (4 * BODY_MAX)
-static void linger_close(int fd)
-{
-	shutdown(fd, SHUT_WR);
-	char sink[16384];
-	size_t total = 0;
-	double end = zc_time_mono_ms() + LINGER_MS;
-	while (total < LINGER_BYTES) {
-		double left = end - zc_time_mono_ms();
-		if (left <= 0)
-			break;
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int n = poll(&p, 1, (int)left);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		ssize_t got = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
-		if (got < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
-			continue;
-		if (got <= 0)
-			break;
-		total += (size_t)got;
-	}
-}
-
-/* The request says a body follows (which a refusal leaves unread). */
-static int announces_body(struct MHD_Connection *c)
-{
-	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-	if (cl && *cl && strcmp(cl, "0"))
-		return 1;
-	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding") != NULL;
-}
-
-static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
-			  enum MHD_ConnectionNotificationCode code)
-{
-	struct server *s = cls;
-	struct conn *x = *socket_context;
-	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-		const union MHD_ConnectionInfo *fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-		const union MHD_ConnectionInfo *ad = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-		x = zc_calloc(1, sizeof(*x));
-		if (!x || !fd) { /* untracked: MHD's idle timeout still applies */
-			zc_free(x);
-			return;
-		}
-		x->fd = fd->connect_fd;
-		x->phase = CONN_HEADERS;
-		x->since = zc_time_mono_ms();
-		client_addr(ad ? ad->client_addr : NULL, x->addr, sizeof(x->addr), x->client, sizeof(x->client));
-		pthread_mutex_lock(&s->conn_lock);
-		x->next = s->conns;
-		if (s->conns)
-			s->conns->prev = x;
-		s->conns = x;
-		int live = 0;
-		for (struct conn *y = s->conns; y; y = y->next)
-			live += !y->cut;
-		struct conn *v = live > EVICT_AT ? eviction_victim(s) : NULL;
-		if (v) {
-			shutdown(v->fd, SHUT_RDWR);
-			v->cut = 1;
-			char ts[32];
-			log_time(ts, sizeof(ts));
-			fprintf(stderr, "{\"t\":\"%s\",\"client\":\"%s\",\"event\":\"evicted\",\"connections\":%d}\n",
-				ts, v->addr, live);
-		}
-		pthread_mutex_unlock(&s->conn_lock);
-		*socket_context = x;
-		return;
-	}
-	if (!x)
-		return;
-	if (x->linger && !x->cut)
-		linger_close(x->fd);
-	pthread_mutex_lock(&s->conn_lock);
-	if (x->prev)
-		x->prev->next = x->next;
-	else
-		s->conns = x->next;
-	if (x->next)
-		x->next->prev = x->prev;
-	pthread_mutex_unlock(&s->conn_lock);
-	zc_free(x);
-	*socket_context = NULL;
-}
-
-/* The watchdog: wakes at the earliest deadline (at least once a second,
- * and a new connection's deadline is never nearer than that) and shuts
- * down the connections past theirs. */
-static void *watchdog(void *arg)
-{
-	struct server *s = arg;
-	pthread_mutex_lock(&s->conn_lock);
-	while (!s->stopping) {
-		double now = zc_time_mono_ms(), next = now + 1000;
-		for (struct conn *x = s->conns; x; x = x->next) {
-			if (x->cut || x->phase == CONN_HANDLING)
-				continue;
-			double limit = x->phase == CONN_HEADERS ? s->header_ms : s->body_ms;
-			if (now - x->since < limit) {
-				if (x->since + limit < next)
-					next = x->since + limit;
-				continue;
-			}
-			shutdown(x->fd, SHUT_RDWR);
-			x->cut = 1;
-			char ts[32];
-			log_time(ts, sizeof(ts));
-			fprintf(stderr,
-				"{\"t\":\"%s\",\"client\":\"%s\",\"event\":\"deadline\",\"phase\":\"%s\","
-				"\"seconds\":%.0f}\n",
-				ts, x->addr, x->phase == CONN_HEADERS ? "headers" : "body", limit / 1000);
-		}
-		/* conn_wake runs on CLOCK_MONOTONIC, as zc_time_mono_ms */
-		struct timespec until;
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		long long ns = (long long)until.tv_sec * 1000000000LL + until.tv_nsec +
-			       (long long)((next - now + 1) * 1e6);
-		until.tv_sec = (time_t)(ns / 1000000000LL);
-		until.tv_nsec = (long)(ns % 1000000000LL);
-		pthread_cond_timedwait(&s->conn_wake, &s->conn_lock, &until);
-	}
-	pthread_mutex_unlock(&s->conn_lock);
-	return NULL;
-}
-
 /* ---- requests --------------------------------------------------------------- */
 
 /* A copy of src for the log's JSON: up to the query (it may carry the
@@ -773,15 +550,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		s->in_flight++;
 		pthread_mutex_unlock(&s->lock);
 		log_copy(r->method, sizeof(r->method), method);
-		conn_phase(s, c, CONN_BODY);
+		zc_conn_phase(s, c, CONN_BODY);
 		/* a refusal is answered now: the body (if any) is never read,
 		 * and MHD closes the connection after the answer */
 		struct form f;
 		const char *why = malformed(c, r, url, &f);
 		enum MHD_Result ret = why ? zc_http_send_error(c, r, 400, "invalid_argument", why)
 					  : admit(s, c, r, url, method);
-		if (r->status && announces_body(c)) {
-			struct conn *x = conn_of(c);
+		if (r->status && zc_conn_announces_body(c)) {
+			struct conn *x = zc_conn_of(c);
 			if (x)
 				x->linger = 1;
 		}
@@ -811,7 +588,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	conn_phase(s, c, CONN_HANDLING);
+	zc_conn_phase(s, c, CONN_HANDLING);
 	enum MHD_Result ret = dispatch(s, c, r, url, method);
 	/* every answer is queued by now (MHD copies or owns its body): the
 	 * handle goes back at once, so the next request finds it warm */
@@ -826,7 +603,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 {
 	struct server *s = cls;
 	struct request *r = *con_cls;
-	conn_phase(s, c, CONN_HEADERS);
+	zc_conn_phase(s, c, CONN_HEADERS);
 	if (!r)
 		return;
 	zc_pool_give(s, r); /* (given back after dispatch; here if it was not) */
@@ -842,9 +619,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		    (double)(end.tv_nsec - r->start.tv_nsec) / 1e6;
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	char addr[INET6_ADDRSTRLEN], who[INET6_ADDRSTRLEN];
-	client_addr(ci ? ci->client_addr : NULL, addr, sizeof(addr), who, sizeof(who));
+	zc_http_client_addr(ci ? ci->client_addr : NULL, addr, sizeof(addr), who, sizeof(who));
 	char ts[32];
-	log_time(ts, sizeof(ts));
+	zc_http_log_time(ts, sizeof(ts));
 	fprintf(stderr,
 		"{\"t\":\"%s\",\"client\":\"%s\",\"method\":\"%s\",\"path\":\"%s\",\"status\":%d,"
 		"\"bytesIn\":%zu,\"ms\":%.1f,\"completed\":%s}\n",
@@ -992,7 +769,7 @@ int zc_serve(const char *dir, const struct zc_serve_opts *o)
 	signal(SIGPIPE, SIG_IGN);
 
 	pthread_t dog;
-	if (pthread_create(&dog, NULL, watchdog, s) != 0) {
+	if (pthread_create(&dog, NULL, zc_conn_watchdog, s) != 0) {
 		fprintf(stderr, "zcor serve: cannot start a thread: %s\n", strerror(errno));
 		zc_pool_close(s);
 		return 1;
@@ -1005,10 +782,10 @@ int zc_serve(const char *dir, const struct zc_serve_opts *o)
 			MHD_USE_ITC,
 		(uint16_t)s->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
 		(struct sockaddr *)&sa, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)PER_CLIENT_CONNECTIONS,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)ZC_MAX_CONNECTIONS,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)ZC_PER_CLIENT_CONNECTIONS,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_NOTIFY_COMPLETED,
-		on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+		on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, zc_conn_notify, s,
 		MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_END);
 	if (!d) {
 		fprintf(stderr, "zcor serve: cannot listen on %s:%d: %s\n", s->listen_host, s->port,

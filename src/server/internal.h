@@ -146,6 +146,32 @@ enum MHD_Result zc_assets_serve(struct server *s, struct MHD_Connection *c, stru
 enum MHD_Result zc_rest_handle(struct server *s, struct MHD_Connection *c, struct request *r,
 			       const char *url, const char *method, const char *conversation);
 
+/* ---- connections (conn.c) ---- */
+
+/* The limits of connections MHD is started with (http.c). */
+#define ZC_MAX_CONNECTIONS 256      /* each has its own thread */
+/* From one client address: a browser opens 6 per host, an MCP client one
+ * or two; a client holding more only keeps others out. */
+#define ZC_PER_CLIENT_CONNECTIONS 32
+
+/* "2026-12-01T12:00:00Z", for the structured log lines. */
+void zc_http_log_time(char *ts, size_t n);
+/* The connection's deadline entry (MHD's socket context), or NULL. */
+struct conn *zc_conn_of(struct MHD_Connection *c);
+/* The connection enters phase: its deadline starts now. */
+void zc_conn_phase(struct server *s, struct MHD_Connection *c, enum conn_phase phase);
+/* The address for the log (out) and the one limits count by (client: an
+ * IPv6 address by its /64). */
+void zc_http_client_addr(const struct sockaddr *sa, char *out, size_t n, char *client, size_t cn);
+/* The request says a body follows (which a refusal leaves unread). */
+int zc_conn_announces_body(struct MHD_Connection *c);
+/* MHD_OPTION_NOTIFY_CONNECTION: tracks the connection from STARTED (and
+ * evicts past EVICT_AT) to CLOSED (lingering close when marked). */
+void zc_conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+		    enum MHD_ConnectionNotificationCode code);
+/* The watchdog thread: shuts down connections past their deadline. */
+void *zc_conn_watchdog(void *arg);
+
 /* ---- the chat stream (chat.c) ---- */
 
 /* Answers with the turn of `conversation` as server-sent events, run on a
