@@ -2,10 +2,10 @@
  * http.c — `zcor serve`: HTTP on libmicrohttpd, a thread per connection. The
  * REST API under /api/v1/, MCP Streamable HTTP at /mcp, the web page at /.
  *
- * This file is MHD's setup, the connections (deadlines, eviction,
- * lingering close), the form checks, auth and dispatch; the handle pool
- * is pool.c, the page's files assets.c, the REST routes rest.c (what
- * they share: internal.h).
+ * This file is MHD's setup, the form checks, auth and dispatch; the
+ * connections (deadlines, eviction, lingering close) are conn.c, the
+ * handle pool pool.c, the page's files assets.c, the REST routes rest.c,
+ * the chat stream chat.c (what they share: internal.h).
  *
  * Server layer: speaks only include/zcor.h (a request holds one zcor
  * handle from a pool, used by one thread at a time), mcp.h, and of base/
