@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "base/json.h"
 #include "llm/chat.h"
 
@@ -308,7 +309,15 @@ static void request_sent(void)
 	r.temperature = NAN;
 	r.stream = 1;
 	r.stream_usage = 1;
+	/* issue 14: tools_text is sent as it is, not a new dump of tools (a
+	 * marker only the text has shows which was sent) */
+	char *tt = json_dumps(t, JSON_COMPACT);
+	CHECK(tt && tt[0] == '[');
+	struct zc_buf marked = ZC_BUF_INIT;
+	zc_buf_addf(&marked, "[{\"type\":\"function\",\"function\":{\"name\":\"spliced\"}},%s", tt + 1);
+	r.tools_text = marked.p;
 	CHECK_INT(zc_llm_chat(&cfg, &r, &out, &e), ZCOR_OK);
+	r.tools_text = NULL;
 	CHECK_STR(out.content, "好");
 	CHECK_INT(out.prompt_tokens, -1);
 	zc_chat_reply_release(&out);
@@ -337,6 +346,16 @@ static void request_sent(void)
 	CHECK(json_object_get(b, "stream_options") == NULL);
 	json_decref(b);
 	b = json_loads(s.reqs[1].body, 0, NULL);
+	CHECK(b != NULL);
+	json_t *sent_tools = json_object_get(b, "tools");
+	CHECK_INT(json_array_size(sent_tools), json_array_size(t) + 1);
+	CHECK_STR(zc_json_str(json_object_get(json_array_get(sent_tools, 0), "function"), "name"), "spliced");
+	json_t *rest = json_deep_copy(sent_tools);
+	json_array_remove(rest, 0);
+	CHECK(json_equal(rest, t));
+	json_decref(rest);
+	zc_buf_release(&marked);
+	free(tt);
 	CHECK(json_equal(json_object_get(b, "tool_choice"), named));
 	CHECK(json_object_get(b, "temperature") == NULL);
 	CHECK(json_is_true(json_object_get(b, "stream")));
