@@ -40,6 +40,10 @@ struct step {
 	int hang_ms;          /* pause before answering */
 };
 
+/* The first keep_first answers have a Content-Length: the connection is
+ * kept for the next request (connection_reused); the others close it. */
+static int keep_first;
+
 struct seen {
 	char method[16], path[256];
 	char headers[4096];
@@ -54,6 +58,7 @@ struct srv {
 	size_t nsteps;
 	struct seen reqs[8];
 	int nreqs;
+	int nconns; /* connections accepted */
 	volatile int stop;
 };
 
@@ -128,10 +133,13 @@ static void *serve(void *ud)
 		int c = accept(s->fd, NULL, NULL);
 		if (c < 0)
 			continue;
-		int one = 1;
+		int one = 1, keep = 1;
+		s->nconns++;
 		setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		if (read_request(c, &s->reqs[s->nreqs]) == 0)
+		while (keep && (size_t)s->nreqs < s->nsteps && read_request(c, &s->reqs[s->nreqs]) == 0) {
+			keep = s->nreqs < keep_first;
 			answer(c, &s->steps[s->nreqs++]);
+		}
 		shutdown(c, SHUT_WR);
 		nap(20); /* let the client read to the end before the close */
 		close(c);
@@ -949,7 +957,56 @@ static void request_refused(void)
 	setenv(KEY_ENV, KEY, 1);
 }
 
+/* Issue 14: the provider's connection is kept and reused — three
+ * requests of this thread over one keep-alive connection, the second a
+ * stream; a server that closes (Connection: close) gets a new one. */
+#define KEEP_BODY "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}"
+#define KEEP_SSE "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+static void connection_reused(void)
+{
+	char len[32], len_sse[32];
+	snprintf(len, sizeof(len), "%zu", strlen(KEEP_BODY));
+	snprintf(len_sse, sizeof(len_sse), "%zu", strlen(KEEP_SSE));
+	char *keep_json = NULL, *keep_sse = NULL;
+	CHECK(asprintf(&keep_json, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+				   "%s\r\n\r\n" KEEP_BODY, len) > 0);
+	CHECK(asprintf(&keep_sse, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: "
+				  "%s\r\n\r\n" KEEP_SSE, len_sse) > 0);
+	const struct step steps[] = {
+		{keep_json, {0}, 0, 0},
+		{keep_sse, {0}, 0, 0},
+		{keep_json, {0}, 0, 0}, /* the server closes after this one */
+		{OK_JSON "\r\n" KEEP_BODY, {0}, 0, 0},
+	};
+	struct srv s;
+	keep_first = 2;
+	srv_start(&s, steps, 4);
+	setenv(KEY_ENV, KEY, 1);
+	struct zc_provider_config cfg = provider(&s);
+	json_t *m = msgs();
+	struct zc_chat_req r = base_req(m, NULL);
+	struct zc_chat_reply out;
+	struct zc_err e = {0};
+	for (int i = 0; i < 4; i++) {
+		r.stream = i == 1;
+		CHECK_INT(zc_llm_chat(&cfg, &r, &out, &e), ZCOR_OK);
+		check_msg(&e);
+		CHECK_STR(out.content, "ok");
+		zc_chat_reply_release(&out);
+		if (i == 2)
+			nap(50); /* the server's close reaches the client first */
+	}
+	srv_stop(&s);
+	keep_first = 0;
+	CHECK_INT(s.nreqs, 4);
+	CHECK_INT(s.nconns, 2);
+	json_decref(m);
+	free(keep_json);
+	free(keep_sse);
+}
+
 const struct t_case t_cases[] = {
+	{"connection_reused", connection_reused},
 	{"request_sent", request_sent},
 	{"stream_split_on_wire", stream_split_on_wire},
 	{"stream_every_split", stream_every_split},
