@@ -263,7 +263,10 @@ int zcor_reindex(zcor *z, char **out_json);
  * zcor_recall gives it ("" when nothing was admitted; "recallError" when
  * recall failed after logging). A ctx bound to another conversation is
  * ZCOR_EFORBIDDEN. ctx NULL: the host plane. "recallError" is data: the
- * messages were logged, the call succeeded.
+ * messages were logged, the call succeeded. A batch with "recall": false
+ * is logged the same but its answer's "header" is "" and "items" []:
+ * what a world sends when it runs zcor_turn next (the turn recalls for
+ * the batch itself).
  */
 int zcor_log_messages(zcor *z, const struct zcor_ctx *ctx, const char *conversation,
 		      const char *batch_json, char **out_json);

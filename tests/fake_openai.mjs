@@ -98,7 +98,9 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // Starts the server on 127.0.0.1 (a free port); resolves with { baseUrl,
 // port, requests, remaining(), close() }. Each request is recorded as
-// { method, url, headers, body (parsed JSON, or the text), at }.
+// { method, url, headers, body (parsed JSON, or the text), at, conn (the
+// number of the TCP connection it came on, from 1) }; connections() is how
+// many were accepted.
 export async function startFakeOpenAI(script = []) {
   const queue = [...script];
   const requests = [];
@@ -109,7 +111,7 @@ export async function startFakeOpenAI(script = []) {
     req.on('end', async () => {
       let body = data;
       try { body = JSON.parse(data); } catch { /* recorded as text */ }
-      const rec = { method: req.method, url: req.url, headers: req.headers, body, at: Date.now() };
+      const rec = { method: req.method, url: req.url, headers: req.headers, body, at: Date.now(), conn: req.socket.fakeConn };
       requests.push(rec);
       if (req.method !== 'POST' || !req.url.endsWith('/chat/completions')) {
         res.writeHead(404, { 'content-type': 'application/json' });
@@ -151,6 +153,8 @@ export async function startFakeOpenAI(script = []) {
       res.end();
     });
   });
+  let conns = 0;
+  server.on('connection', (sock) => { sock.fakeConn = ++conns; });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address();
   return {
@@ -158,6 +162,7 @@ export async function startFakeOpenAI(script = []) {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
     remaining: () => queue.length,
+    connections: () => conns,
     close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }),
   };
 }

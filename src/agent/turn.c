@@ -13,6 +13,8 @@
 #include "agent/turn.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -96,7 +98,8 @@ struct turn {
 	double t0, deadline;           /* monotonic ms */
 	json_t *messages;              /* what the next request sends */
 	json_t *dialogue;              /* what the turn adds to the stored dialogue */
-	json_t *tools, *declared;      /* this request's tools and their names */
+	json_t *tools, *declared;      /* this request's tools and their names (shared: read only) */
+	json_t *tools_text;            /* tools as JSON text, a JSON string (shared) */
 	json_t *calls;                 /* the record's toolCalls */
 	json_t *seen;                  /* name + arguments of every call, for the guard */
 	const char *limit;             /* NULL, "steps", "deadline", "repeat" */
@@ -140,11 +143,40 @@ static int search_complete(void *ud, const char *system, const char *user, char 
 }
 
 /* The tools offered to the model in this conversation: the registry's
- * list for the model's audience under the turn's config. */
+ * list for the model's audience under the turn's config. The request's
+ * array and its JSON text depend only on which rows the list holds (a
+ * row's name, description and schema are constant), so both are built
+ * once per distinct list and kept for the process (at most TOOLS_CACHE
+ * lists; a list beyond them is built for its turn alone): a turn takes
+ * references, and its requests splice the text (zc_chat_req.tools_text). */
+#define TOOLS_CACHE 32
+static struct {
+	uint64_t rows;  /* bit i: zc_tools[i] */
+	json_t *tools;  /* the array */
+	json_t *text;   /* its compact dump, as a JSON string */
+	json_t *names;  /* the rows' names */
+} tools_cache[TOOLS_CACHE];
+static size_t tools_cached;
+static pthread_mutex_t tools_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static void tools_build(struct turn *t)
 {
 	struct zc_tool_list l;
 	zc_tools_for(ZC_AUD_MODEL, &t->cfg, t->conv, &l);
+	uint64_t rows = 0;
+	for (size_t i = 0; i < l.n; i++)
+		rows |= (uint64_t)1 << (l.v[i] - zc_tools);
+	pthread_mutex_lock(&tools_mu);
+	for (size_t i = 0; i < tools_cached; i++)
+		if (tools_cache[i].rows == rows) {
+			t->tools = json_incref(tools_cache[i].tools);
+			t->tools_text = json_incref(tools_cache[i].text);
+			t->declared = json_incref(tools_cache[i].names);
+			break;
+		}
+	pthread_mutex_unlock(&tools_mu);
+	if (t->tools)
+		return;
 	t->tools = json_array();
 	t->declared = json_array();
 	for (size_t i = 0; i < l.n; i++) {
@@ -155,6 +187,21 @@ static void tools_build(struct turn *t)
 					    zc_tool_schema(x)));
 		json_array_append_new(t->declared, json_string(x->name));
 	}
+	char *text = zc_json_dump(t->tools);
+	t->tools_text = json_string(text);
+	zc_free(text);
+	pthread_mutex_lock(&tools_mu);
+	int known = 0;
+	for (size_t i = 0; i < tools_cached; i++)
+		known |= tools_cache[i].rows == rows;
+	if (!known && tools_cached < TOOLS_CACHE) {
+		tools_cache[tools_cached].rows = rows;
+		tools_cache[tools_cached].tools = json_incref(t->tools);
+		tools_cache[tools_cached].text = json_incref(t->tools_text);
+		tools_cache[tools_cached].names = json_incref(t->declared);
+		tools_cached++;
+	}
+	pthread_mutex_unlock(&tools_mu);
 }
 
 static void add_msg(struct turn *t, json_t *msg, int keep)
@@ -182,6 +229,7 @@ static int ask(struct turn *t, int final, struct zc_chat_reply *r, struct zc_err
 	if (cfg.timeout_ms > window)
 		cfg.timeout_ms = window;
 	struct zc_chat_req req = {.messages = t->messages, .tools = final ? NULL : t->tools,
+				  .tools_text = final ? NULL : json_string_value(t->tools_text),
 				  .temperature = t->cfg.provider.temperature};
 	if (t->ev && t->ev->text) {
 		req.stream = req.stream_usage = 1;
@@ -696,6 +744,7 @@ static void turn_release(struct turn *t)
 	json_decref(t->messages);
 	json_decref(t->dialogue);
 	json_decref(t->tools);
+	json_decref(t->tools_text);
 	json_decref(t->declared);
 	json_decref(t->calls);
 	json_decref(t->seen);

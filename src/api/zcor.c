@@ -808,6 +808,9 @@ int zcor_log_messages(zcor *z, const struct zcor_ctx *ctx, const char *conversat
 	if (!rc)
 		rc = zc_json_parse(batch_json ? batch_json : "", batch_json ? strlen(batch_json) : 0,
 				   "the batch", &batch, &z->last.err);
+	/* "recall": false — a world whose turn follows (zc_turn recalls for
+	 * the batch itself): the header would be computed only to be dropped */
+	int want_recall = !json_is_false(json_object_get(batch, "recall"));
 	if (!rc)
 		rc = zc_transcript_log(&z->mem, ctx, conversation, batch, &out, &z->last.err);
 	json_decref(batch);
@@ -815,7 +818,7 @@ int zcor_log_messages(zcor *z, const struct zcor_ctx *ctx, const char *conversat
 		return answer(z, rc, NULL, out_json);
 	json_t *admitted = json_incref(json_object_get(out, "admitted"));
 	json_object_del(out, "admitted");
-	if (json_array_size(admitted) > 0) {
+	if (want_recall && json_array_size(admitted) > 0) {
 		struct zc_err re = {0};
 		json_t *req = batch_recall_request(conversation, admitted);
 		if (recall_now(z, req, &recall, &re) == ZCOR_OK) {

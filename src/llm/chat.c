@@ -11,6 +11,7 @@
  */
 #include "llm/chat.h"
 
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -188,7 +189,8 @@ static char *build_payload(const struct zc_provider_config *cfg, const struct zc
 	json_object_set_new(p, "model", json_string(cfg->model));
 	/* borrowed: the payload only lives until it is dumped */
 	json_object_set(p, "messages", (json_t *)r->messages);
-	if (r->tools && json_array_size(r->tools))
+	int splice = r->tools && json_array_size(r->tools) && r->tools_text;
+	if (r->tools && json_array_size(r->tools) && !splice)
 		json_object_set(p, "tools", (json_t *)r->tools);
 	if (r->tool_choice)
 		json_object_set(p, "tool_choice", (json_t *)r->tool_choice);
@@ -199,7 +201,18 @@ static char *build_payload(const struct zc_provider_config *cfg, const struct zc
 		json_object_set_new(p, "stream_options", json_pack("{s:b}", "include_usage", 1));
 	char *s = zc_json_dump(p);
 	json_decref(p);
-	return s;
+	if (!splice)
+		return s;
+	/* "tools" last: the object's closing brace becomes ,"tools":TEXT} */
+	size_t n = strlen(s);
+	assert(n >= 2 && s[n - 1] == '}');
+	struct zc_buf b = ZC_BUF_INIT;
+	zc_buf_add(&b, s, n - 1);
+	zc_buf_add(&b, ",\"tools\":", 9);
+	zc_buf_add(&b, r->tools_text, strlen(r->tools_text));
+	zc_buf_add(&b, "}", 1);
+	zc_free(s);
+	return zc_buf_detach(&b);
 }
 
 /* ---- reading the answer ----------------------------------------------- */

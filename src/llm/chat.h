@@ -53,6 +53,10 @@ struct zc_chat_req {
 	/* NULL, or [{type: "function", function: {name, description?,
 	 * parameters?}}]. Borrowed. */
 	const json_t *tools;
+	/* NULL, or tools already as compact JSON text (zc_json_dump of the
+	 * same array): spliced into the request instead of dumping tools
+	 * again. Borrowed. */
+	const char *tools_text;
 	/* NULL (not sent), "auto", "none", "required", or {type: "function",
 	 * function: {name}} naming one of tools. Borrowed. */
 	const json_t *tool_choice;

@@ -1,8 +1,8 @@
 /*
  * transport.c — the LLM layer's one HTTP path (see transport.h).
  *
- * LLM layer. One call is one libcurl easy handle, reused across its
- * retries. Everything is bounded: the whole call (retries and their waits
+ * LLM layer. A call uses its thread's libcurl easy handle, kept across
+ * calls so that the provider's connection is reused (handle_take). Everything is bounded: the whole call (retries and their waits
  * included) ends by timeoutMs, connecting by connectTimeoutMs, the body by
  * maxResponseBytes; a Retry-After that would end past the deadline ends
  * the call at once instead. A 2xx body goes to the caller's sink as it
@@ -37,7 +37,50 @@
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_rc = CURLE_FAILED_INIT;
 
-static void curl_init(void) { curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT); }
+/* One curl handle per thread, kept between requests (curl_easy_reset
+ * clears its options, not its connection cache): the provider's
+ * connection — keep-alive, TLS session — is reused across a turn's
+ * requests and across turns. curl wants a handle used by one thread at a
+ * time: each thread has its own; a request made while the thread's handle
+ * is busy (from inside a callback) gets a handle of its own. Freed when
+ * its thread ends. */
+static pthread_key_t handle_key;
+static __thread CURL *thread_handle;
+static __thread int thread_handle_busy;
+
+static void handle_free(void *h) { curl_easy_cleanup(h); }
+
+static void curl_init(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+	if (curl_init_rc == CURLE_OK && pthread_key_create(&handle_key, handle_free) != 0)
+		curl_init_rc = CURLE_FAILED_INIT;
+}
+
+static CURL *handle_take(void)
+{
+	if (thread_handle_busy)
+		return curl_easy_init();
+	if (!thread_handle) {
+		if (!(thread_handle = curl_easy_init()))
+			return NULL;
+		pthread_setspecific(handle_key, thread_handle);
+	}
+	thread_handle_busy = 1;
+	return thread_handle;
+}
+
+static void handle_give_back(CURL *h)
+{
+	if (!h)
+		return;
+	if (h == thread_handle) {
+		curl_easy_reset(h); /* drops the pointers into this call's frame */
+		thread_handle_busy = 0;
+	}
+	else
+		curl_easy_cleanup(h);
+}
 
 static long long mono_ms(void) { return (long long)zc_time_mono_ms(); }
 
@@ -363,7 +406,7 @@ int zc_llm_post(const struct zc_provider_config *cfg, const char *payload, int s
 
 	if ((rc = make_headers(cfg, stream, &headers, e)))
 		goto out;
-	if (!(x.h = curl_easy_init())) {
+	if (!(x.h = handle_take())) {
 		rc = zc_fail(e, ZCOR_EINTERNAL, "libcurl could not create a request");
 		goto out;
 	}
@@ -392,7 +435,7 @@ int zc_llm_post(const struct zc_provider_config *cfg, const char *payload, int s
 		info->answer_ms = answer_ms;
 	}
 out:
-	curl_easy_cleanup(x.h);
+	handle_give_back(x.h);
 	curl_slist_free_all(headers);
 	zc_buf_release(&x.body);
 	zc_buf_release(&url);

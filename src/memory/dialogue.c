@@ -247,7 +247,15 @@ out:
 	return rc;
 }
 
-const struct zc_opdef zc_op_turn_begin = {"turn_begin", NULL, turn_begin, ZC_OP_NO_HISTORY};
+/* turn_begin commits without an fsync (docs/TURN.md, "Durability"): it
+ * changes only the lease (and creates the conversation's turn_state row
+ * with cursor 0); the cursor moves in turn_finish alone. Its loss in a
+ * power cut loses a lease whose process died with it — the lease would
+ * only have held others off until it expired. The WAL is appended in
+ * order, so the next synced commit (a tool's write, the record) makes it
+ * durable too, and other handles see it at once either way. */
+const struct zc_opdef zc_op_turn_begin = {"turn_begin", NULL, turn_begin,
+					  ZC_OP_NO_HISTORY | ZC_OP_NOSYNC};
 const struct zc_opdef zc_op_turn_finish = {"turn_finish", NULL, turn_finish, ZC_OP_NO_HISTORY};
 const struct zc_opdef zc_op_turn_release = {"turn_release", NULL, turn_release, ZC_OP_NO_HISTORY};
 

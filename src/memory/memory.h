@@ -86,7 +86,8 @@ typedef int (*zc_op_fn)(struct zc_op *op, json_t *args, json_t **out, struct zc_
  * caller's commit hooks. Outside one it runs on its own. */
 #define ZC_OP_JOIN 16
 /* Commits without an fsync (synchronous=NORMAL for it alone): derived
- * statistics, whose loss in a crash loses no memory. */
+ * statistics, whose loss in a crash loses no memory; a turn's lease
+ * (zc_op_turn_begin, which moves no cursor). */
 #define ZC_OP_NOSYNC 32
 
 struct zc_opdef {

@@ -130,9 +130,11 @@ json_t *zc_log_msg_from_row(sqlite3_stmt *st)
 static struct zc_schema_text batch_schema = ZC_SCHEMA_TEXT(
 	"{\"type\": \"object\", \"additionalProperties\": false, \"required\": [\"messages\"],"
 	" \"x-error\": {\"type\": \"the batch must be a JSON object {\\\"messages\\\": […]}\","
-	"  \"additionalProperties\": \"field '{key}': unknown; a batch has only 'messages'\"},"
+	"  \"additionalProperties\": \"field '{key}': unknown; a batch has only 'messages' and 'recall'\"},"
 	" \"properties\": {\"messages\": {\"type\": \"array\", \"minItems\": 1, \"maxItems\": 100,"
-	"  \"x-error\": \"" BATCH_WHY "\"}}}");
+	"  \"x-error\": \"" BATCH_WHY "\"},"
+	"  \"recall\": {\"type\": \"boolean\", \"x-error\": \"must be true or false: false logs "
+	"without computing the recall header (a world whose turn follows recalls there)\"}}}");
 
 /* One message: the fields in the order they are checked; null is "not
  * given" for every optional one. */

@@ -608,8 +608,8 @@ static enum MHD_Result rest_chat(struct rest_call *k)
 	char id[80];
 	snprintf(id, sizeof(id), "web-%lld-%09ld-%u", (long long)ts.tv_sec, ts.tv_nsec,
 		 __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
-	json_t *batch = json_pack("{s:[{s:s, s:s, s:s, s:O}]}", "messages", "id", id, "senderId", "operator",
-				  "senderName", "operator", "text", jt);
+	json_t *batch = json_pack("{s:[{s:s, s:s, s:s, s:O}], s:b}", "messages", "id", id, "senderId", "operator",
+				  "senderName", "operator", "text", jt, "recall", 0);
 	char *text = batch ? json_dumps(batch, JSON_COMPACT) : NULL;
 	json_decref(batch);
 	if (!text)

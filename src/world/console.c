@@ -58,8 +58,8 @@ int zc_console_log(zcor *z, const char *conversation, const char *text, char *ms
 		snprintf(msg, cap, "the text is not UTF-8: type it in a UTF-8 terminal (LANG=C.UTF-8)");
 		return ZCOR_EINVAL;
 	}
-	json_t *batch = json_pack("{s:[{s:s, s:s, s:s, s:s}]}", "messages", "id", id, "senderId",
-				  "operator", "senderName", "operator", "text", text);
+	json_t *batch = json_pack("{s:[{s:s, s:s, s:s, s:s}], s:b}", "messages", "id", id, "senderId",
+				  "operator", "senderName", "operator", "text", text, "recall", 0);
 	char *body = batch ? json_dumps(batch, JSON_COMPACT) : NULL;
 	json_decref(batch);
 	if (!body) {

@@ -50,6 +50,32 @@ const CONV_KEYS = ['key', 'slug', 'createdAt', 'lastMessageAt', 'messages', 'lin
   'lastDigestAt', 'lastDigestDate'];
 const MSG_KEYS = ['id', 'time', 'senderId', 'senderName', 'text', 'mentions', 'replyTo', 'media'];
 
+// Issue 14 (turn cost): a world whose turn follows logs with "recall": false —
+// the turn recalls for the batch itself, so the log's header would be thrown away.
+test('issue 14: "recall": false logs the batch without its recall header; a bad value is refused and logs nothing', async () => {
+  const dir = tmp();
+  await withServe(dir, async (srv) => {
+    ok(await req(srv, '/api/v1/tools/zcor_memory_write', {
+      method: 'POST', body: { title: 'kaguya是群主', content: 'kaguya是群主，每周六带大家打本', keywords: ['kaguya'] },
+    }));
+    const url = '/api/v1/conversations/group%3A100000001/messages';
+    const msg = (id) => ({ id, senderId: '111', senderName: 'Alice', text: 'kaguya 这周六还打本吗' });
+    const bad = await req(srv, url, { method: 'POST', body: { messages: [msg('r0')], recall: 'no' } });
+    assert.equal(bad.status, 400, bad.text);
+    assert.match(bad.json.error.message, /field 'recall': must be true or false/);
+    const off = ok(await req(srv, url, { method: 'POST', body: { messages: [msg('r1')], recall: false } }));
+    assert.equal(off.logged, 1);
+    assert.equal(off.header, '');
+    assert.deepEqual(off.items, []);
+    const on = ok(await req(srv, url, { method: 'POST', body: { messages: [msg('r2')], recall: true } }));
+    assert.ok(on.header.includes('kaguya是群主'), on.header);
+    const dflt = ok(await req(srv, url, { method: 'POST', body: { messages: [msg('r3')] } }));
+    assert.ok(dflt.header.includes('kaguya是群主'), dflt.header);
+    const page = ok(await req(srv, url));
+    assert.deepEqual(page.items.map((m) => m.id), ['r1', 'r2', 'r3'], 'the refused batch logged nothing');
+  });
+});
+
 test('Q-LOG: a batch over HTTP is logged and answered with the recall header; the bot is not logged', async () => {
   const dir = tmp();
   await withServe(dir, async (srv) => {

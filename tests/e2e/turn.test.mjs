@@ -82,6 +82,9 @@ test('[issue 14] a full turn: the model writes a memory and answers; the next ba
     assert.match(r.stderr, /· zcor_memory_write/);
     // the first request: the system prefix, then the frame holding the batch as data
     const [q0, q1] = fake.requests;
+    // issue 14: the turn's two requests come over one kept connection
+    assert.equal(q1.conn, q0.conn, 'the second request reuses the first one\'s connection');
+    assert.equal(fake.connections(), 1);
     assert.equal(q0.body.messages[0].role, 'system');
     assert.match(q0.body.messages[0].content, /external_event_frame/);
     assert.ok(toolNames(q0).includes('zcor_memory_write'));

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "base/json.h"
 #include "llm/chat.h"
 
@@ -39,6 +40,10 @@ struct step {
 	int hang_ms;          /* pause before answering */
 };
 
+/* The first keep_first answers have a Content-Length: the connection is
+ * kept for the next request (connection_reused); the others close it. */
+static int keep_first;
+
 struct seen {
 	char method[16], path[256];
 	char headers[4096];
@@ -53,6 +58,7 @@ struct srv {
 	size_t nsteps;
 	struct seen reqs[8];
 	int nreqs;
+	int nconns; /* connections accepted */
 	volatile int stop;
 };
 
@@ -127,10 +133,13 @@ static void *serve(void *ud)
 		int c = accept(s->fd, NULL, NULL);
 		if (c < 0)
 			continue;
-		int one = 1;
+		int one = 1, keep = 1;
+		s->nconns++;
 		setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		if (read_request(c, &s->reqs[s->nreqs]) == 0)
+		while (keep && (size_t)s->nreqs < s->nsteps && read_request(c, &s->reqs[s->nreqs]) == 0) {
+			keep = s->nreqs < keep_first;
 			answer(c, &s->steps[s->nreqs++]);
+		}
 		shutdown(c, SHUT_WR);
 		nap(20); /* let the client read to the end before the close */
 		close(c);
@@ -308,7 +317,15 @@ static void request_sent(void)
 	r.temperature = NAN;
 	r.stream = 1;
 	r.stream_usage = 1;
+	/* issue 14: tools_text is sent as it is, not a new dump of tools (a
+	 * marker only the text has shows which was sent) */
+	char *tt = json_dumps(t, JSON_COMPACT);
+	CHECK(tt && tt[0] == '[');
+	struct zc_buf marked = ZC_BUF_INIT;
+	zc_buf_addf(&marked, "[{\"type\":\"function\",\"function\":{\"name\":\"spliced\"}},%s", tt + 1);
+	r.tools_text = marked.p;
 	CHECK_INT(zc_llm_chat(&cfg, &r, &out, &e), ZCOR_OK);
+	r.tools_text = NULL;
 	CHECK_STR(out.content, "好");
 	CHECK_INT(out.prompt_tokens, -1);
 	zc_chat_reply_release(&out);
@@ -337,6 +354,16 @@ static void request_sent(void)
 	CHECK(json_object_get(b, "stream_options") == NULL);
 	json_decref(b);
 	b = json_loads(s.reqs[1].body, 0, NULL);
+	CHECK(b != NULL);
+	json_t *sent_tools = json_object_get(b, "tools");
+	CHECK_INT(json_array_size(sent_tools), json_array_size(t) + 1);
+	CHECK_STR(zc_json_str(json_object_get(json_array_get(sent_tools, 0), "function"), "name"), "spliced");
+	json_t *rest = json_deep_copy(sent_tools);
+	json_array_remove(rest, 0);
+	CHECK(json_equal(rest, t));
+	json_decref(rest);
+	zc_buf_release(&marked);
+	free(tt);
 	CHECK(json_equal(json_object_get(b, "tool_choice"), named));
 	CHECK(json_object_get(b, "temperature") == NULL);
 	CHECK(json_is_true(json_object_get(b, "stream")));
@@ -930,7 +957,56 @@ static void request_refused(void)
 	setenv(KEY_ENV, KEY, 1);
 }
 
+/* Issue 14: the provider's connection is kept and reused — three
+ * requests of this thread over one keep-alive connection, the second a
+ * stream; a server that closes (Connection: close) gets a new one. */
+#define KEEP_BODY "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}"
+#define KEEP_SSE "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+static void connection_reused(void)
+{
+	char len[32], len_sse[32];
+	snprintf(len, sizeof(len), "%zu", strlen(KEEP_BODY));
+	snprintf(len_sse, sizeof(len_sse), "%zu", strlen(KEEP_SSE));
+	char *keep_json = NULL, *keep_sse = NULL;
+	CHECK(asprintf(&keep_json, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+				   "%s\r\n\r\n" KEEP_BODY, len) > 0);
+	CHECK(asprintf(&keep_sse, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: "
+				  "%s\r\n\r\n" KEEP_SSE, len_sse) > 0);
+	const struct step steps[] = {
+		{keep_json, {0}, 0, 0},
+		{keep_sse, {0}, 0, 0},
+		{keep_json, {0}, 0, 0}, /* the server closes after this one */
+		{OK_JSON "\r\n" KEEP_BODY, {0}, 0, 0},
+	};
+	struct srv s;
+	keep_first = 2;
+	srv_start(&s, steps, 4);
+	setenv(KEY_ENV, KEY, 1);
+	struct zc_provider_config cfg = provider(&s);
+	json_t *m = msgs();
+	struct zc_chat_req r = base_req(m, NULL);
+	struct zc_chat_reply out;
+	struct zc_err e = {0};
+	for (int i = 0; i < 4; i++) {
+		r.stream = i == 1;
+		CHECK_INT(zc_llm_chat(&cfg, &r, &out, &e), ZCOR_OK);
+		check_msg(&e);
+		CHECK_STR(out.content, "ok");
+		zc_chat_reply_release(&out);
+		if (i == 2)
+			nap(50); /* the server's close reaches the client first */
+	}
+	srv_stop(&s);
+	keep_first = 0;
+	CHECK_INT(s.nreqs, 4);
+	CHECK_INT(s.nconns, 2);
+	json_decref(m);
+	free(keep_json);
+	free(keep_sse);
+}
+
 const struct t_case t_cases[] = {
+	{"connection_reused", connection_reused},
 	{"request_sent", request_sent},
 	{"stream_split_on_wire", stream_split_on_wire},
 	{"stream_every_split", stream_every_split},

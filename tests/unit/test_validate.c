@@ -98,8 +98,10 @@ static const struct golden recall_golden[] = {
 
 static const struct golden log_golden[] = {
 	{"[]", "the batch must be a JSON object {\"messages\": […]}"},
-	{"{\"x\":1}", "field 'x': unknown; a batch has only 'messages'"},
-	{"{\"messages\":[1],\"x\":1}", "field 'x': unknown; a batch has only 'messages'"},
+	{"{\"x\":1}", "field 'x': unknown; a batch has only 'messages' and 'recall'"},
+	{"{\"messages\":[1],\"x\":1}", "field 'x': unknown; a batch has only 'messages' and 'recall'"},
+	{"{\"messages\":[{" MSG "}],\"recall\":0}", "field 'recall': must be true or false: false logs "
+	 "without computing the recall header (a world whose turn follows recalls there)"},
 	{"{}", "field 'messages': must be an array of 1 to 100 messages"},
 	{"{\"messages\":[]}", "field 'messages': must be an array of 1 to 100 messages"},
 	{"{\"messages\":{}}", "field 'messages': must be an array of 1 to 100 messages"},
