@@ -214,7 +214,7 @@ static void config_provider_invalid(void)
 	} bad[] = {
 		{"{\"provider\": {\"baseUrl\": \"http://x/v1\", \"model\": \"m\", \"apiKey\": \"sk-1\"}}",
 		 "apiKeyEnv"},
-		{"{\"provider\": {\"baseUrl\": \"http://x/v1\", \"model\": \"m\", \"temperature\": 1}}",
+		{"{\"provider\": {\"baseUrl\": \"http://x/v1\", \"model\": \"m\", \"temperature\": 2.5}}",
 		 "'provider.temperature'"},
 		{"{\"provider\": {\"baseUrl\": \"http://x/v1\"}}", "'provider.model' is required"},
 		{"{\"provider\": {\"model\": \"m\"}}", "'provider.baseUrl' is required"},
