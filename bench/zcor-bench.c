@@ -455,6 +455,7 @@ int main(int argc, char **argv)
 			"[--keep DIR]\n"
 			"       zcor-bench recall-run --dir D [--mode zcor|scan] [--messages K] [--warmup W] [--warm MB] "
 			"[--idle S]\n"
-			"       zcor-bench quality --data FILE [--json] [--conversation KEY] [--trace]\n");
+			"       zcor-bench quality --data FILE [--json] [--conversation KEY] [--trace] [--keep]\n"
+			"                          [--weights PRESET|JSON] [--shape NAME=V,…]\n");
 	return 2;
 }
