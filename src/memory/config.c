@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/file.h>
@@ -499,7 +500,7 @@ static int check_value(const struct zc_conf_row *r, const json_t *v, struct zc_c
 		set_int(r, out, json_integer_value(v));
 		return ZCOR_OK;
 	case ZC_CONF_REAL: {
-		double d = json_is_number(v) ? json_number_value(v) : -1;
+		double d = json_is_number(v) ? json_number_value(v) : NAN; /* NAN: outside any range */
 		if (!(d >= r->dlo && d <= r->dhi))
 			return zc_fail(e, ZCOR_EINVAL, "'%s' must be a number from %g to %g (%s)", r->name,
 				       r->dlo, r->dhi, r->unit);

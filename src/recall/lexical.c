@@ -94,11 +94,11 @@ struct zc_lex_cache {
 	struct zc_lex_shape shape;
 };
 
-static struct zc_lex_cache *cache_of(struct zc_recall *rs)
+static struct zc_lex_cache *cache_of(struct zc_lex_cache **cp)
 {
-	if (!rs->lex)
-		rs->lex = zc_calloc(1, sizeof(*rs->lex));
-	return rs->lex;
+	if (!*cp)
+		*cp = zc_calloc(1, sizeof(**cp));
+	return *cp;
 }
 
 static void cache_clear(struct zc_lex_cache *c)
@@ -110,24 +110,23 @@ static void cache_clear(struct zc_lex_cache *c)
 	memset(c->len, 0, sizeof(c->len));
 }
 
-void zc_lex_release(struct zc_recall *rs)
+void zc_lex_release(struct zc_lex_cache **cp)
 {
-	if (!rs->lex)
+	if (!*cp)
 		return;
-	cache_clear(rs->lex);
-	zc_free(rs->lex);
-	rs->lex = NULL;
+	cache_clear(*cp);
+	zc_free(*cp);
+	*cp = NULL;
 }
 
-const struct zc_lex_shape *zc_lex_shape_of(const struct zc_recall *rs)
+const struct zc_lex_shape *zc_lex_shape_of(const struct zc_lex_cache *c)
 {
-	const struct zc_lex_cache *c = rs->lex;
 	return c && c->has_shape ? &c->shape : &zc_lex_shape_default;
 }
 
-void zc_lex_set_shape(struct zc_recall *rs, const struct zc_lex_shape *shape)
+void zc_lex_set_shape(struct zc_lex_cache **cp, const struct zc_lex_shape *shape)
 {
-	struct zc_lex_cache *c = cache_of(rs);
+	struct zc_lex_cache *c = cache_of(cp);
 	c->has_shape = shape != NULL;
 	if (shape)
 		c->shape = *shape;
@@ -135,13 +134,14 @@ void zc_lex_set_shape(struct zc_recall *rs, const struct zc_lex_shape *shape)
 }
 
 /* The cache, emptied if any connection changed the nodes since. */
-static int cache_fresh(struct zc_recall *rs, struct zc_lex_cache **out, struct zc_err *e)
+static int cache_fresh(struct zc_mem *m, struct zc_lex_cache **cp, struct zc_lex_cache **out,
+		       struct zc_err *e)
 {
 	long long gen = 0;
-	int rc = zc_meta_get_int(&rs->m->store, "nodes_gen", &gen, e);
+	int rc = zc_meta_get_int(&m->store, "nodes_gen", &gen, e);
 	if (rc)
 		return rc;
-	struct zc_lex_cache *c = cache_of(rs);
+	struct zc_lex_cache *c = cache_of(cp);
 	if (c->gen != gen) {
 		cache_clear(c);
 		c->gen = gen;
@@ -904,11 +904,10 @@ static int by_total(const void *a, const void *b)
 	return x->seq < y->seq ? 1 : x->seq > y->seq ? -1 : 0;
 }
 
-int zc_lex_run(struct zc_recall *rs, const struct zc_lex_query *in, const struct zc_lex_shape *sh,
-	       double w_feedback, double w_context, struct zc_lex_hit **hits, size_t *nhits,
-	       struct zc_lex_stats *stats, struct zc_err *e)
+int zc_lex_run(struct zc_mem *m, struct zc_lex_cache **cache, const struct zc_lex_query *in,
+	       const struct zc_lex_shape *sh, double w_feedback, double w_context,
+	       struct zc_lex_hit **hits, size_t *nhits, struct zc_lex_stats *stats, struct zc_err *e)
 {
-	struct zc_mem *m = rs->m;
 	struct run r = {.m = m, .sh = sh, .e = e};
 	struct zc_lex_cache *c = NULL;
 	int rc, step;
@@ -943,7 +942,7 @@ int zc_lex_run(struct zc_recall *rs, const struct zc_lex_query *in, const struct
 		rc = ZCOR_OK;
 		goto out;
 	}
-	if ((rc = cache_fresh(rs, &c, e)))
+	if ((rc = cache_fresh(m, cache, &c, e)))
 		goto out;
 	r.cache = c;
 	/* every token's df in one lookup; the postings only of those scored */

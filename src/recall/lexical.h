@@ -35,7 +35,6 @@
 #include <sqlite3.h>
 
 #include "memory/memory.h"
-#include "recall/recall.h"
 
 /* The shape of the lexical score: chosen by measurement on the dev sets
  * (docs/PERFORMANCE.md); zc_lex_shape_default holds the values in use.
@@ -101,16 +100,20 @@ struct zc_lex_stats {
 
 /* Runs the stage: *hits (caller frees) gets every record found, best
  * first by bm25 + feedback + context, *n their count. */
-int zc_lex_run(struct zc_recall *rs, const struct zc_lex_query *q, const struct zc_lex_shape *shape,
+/* The cache lives in *cache (struct zc_recall's lex: made on first use). */
+struct zc_lex_cache;
+int zc_lex_run(struct zc_mem *m, struct zc_lex_cache **cache, const struct zc_lex_query *q,
+	       const struct zc_lex_shape *shape,
 	       double w_feedback, double w_context, struct zc_lex_hit **hits, size_t *n,
 	       struct zc_lex_stats *stats, struct zc_err *e);
 
-/* The shape in use on rs (the default unless a benchmark set one). */
-const struct zc_lex_shape *zc_lex_shape_of(const struct zc_recall *rs);
-/* Sets the shape of rs (NULL: back to the default). For benchmarks. */
-void zc_lex_set_shape(struct zc_recall *rs, const struct zc_lex_shape *shape);
+/* The shape in use with this cache (the default unless a benchmark set
+ * one; NULL: the default). */
+const struct zc_lex_shape *zc_lex_shape_of(const struct zc_lex_cache *c);
+/* Sets the shape kept in *cache (NULL: back to the default). For benchmarks. */
+void zc_lex_set_shape(struct zc_lex_cache **cache, const struct zc_lex_shape *shape);
 
-/* Frees the cache kept on rs (zc_recall_close). */
-void zc_lex_release(struct zc_recall *rs);
+/* Frees *cache (zc_recall_close) and sets it NULL. */
+void zc_lex_release(struct zc_lex_cache **cache);
 
 #endif

@@ -212,7 +212,7 @@ void zc_recall_close(struct zc_recall *rs)
 {
 	if (!rs)
 		return;
-	zc_lex_release(rs);
+	zc_lex_release(&rs->lex);
 	zc_wordbreak_release(&rs->words);
 	memset(rs, 0, sizeof(*rs));
 }
@@ -256,7 +256,7 @@ static json_t *formula_json(struct recall *r)
 				 "records whose title or keywords contain an expanded term, by distinct terms "
 				 "hit desc, updatedAt desc, id asc; at most 10 for the batch (seed 000)");
 	const struct zc_recall_weights *w = &r->m->conf.cfg.weights;
-	const struct zc_lex_shape *sh = zc_lex_shape_of(r->rs);
+	const struct zc_lex_shape *sh = zc_lex_shape_of(r->rs->lex);
 	struct zc_buf f = ZC_BUF_INIT;
 	zc_buf_addf(&f,
 		    "score = %g·entity + %g·lexical + %g·feedback + %g·context + %g·recency + %g·salience + "

@@ -128,7 +128,7 @@ int zc_recall_lexical_candidates(struct recall *r)
 	struct zc_lex_hit *hits = NULL;
 	size_t n = 0;
 	const struct zc_recall_weights *w = &r->m->conf.cfg.weights;
-	int rc = zc_lex_run(r->rs, &q, zc_lex_shape_of(r->rs), w->feedback, w->context, &hits, &n,
+	int rc = zc_lex_run(r->m, &r->rs->lex, &q, zc_lex_shape_of(r->rs->lex), w->feedback, w->context, &hits, &n,
 			    &r->lex, r->e);
 	for (size_t k = 0; !rc && k < n && k < ZC_LEXICAL_KEEP; k++) {
 		struct item *x = zc_recall_item_of(r, 'n', hits[k].seq);
