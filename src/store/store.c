@@ -501,6 +501,13 @@ static const char *const migrations[] = {
 	 * memory/op.c's zc_node_fts_catch_up): the triggers keep only the
 	 * records up to meta.fts_upto in step. Derived: zcor reindex rebuilds
 	 * all three. */
+	/* (run again on a store that has them, it builds them anew) */
+	"DROP TRIGGER IF EXISTS recall_fts_ai;\n"
+	"DROP TRIGGER IF EXISTS recall_fts_ad;\n"
+	"DROP TRIGGER IF EXISTS recall_fts_au;\n"
+	"DROP TABLE IF EXISTS recall_fts;\n"
+	"DROP TABLE IF EXISTS recall_stats;\n"
+	"DROP TABLE IF EXISTS recall_df;\n"
 	"CREATE VIRTUAL TABLE recall_fts USING fts5(body, content='', tokenize='zcor_scoped');\n"
 	"CREATE TABLE recall_stats(\n"
 	"  scope  TEXT PRIMARY KEY,\n"
