@@ -91,8 +91,9 @@ struct zc_file_id {
  * second of the file's mtime. File times come from a coarse clock, and a
  * rewrite by another handle or process in the same tick, through a
  * rename that reuses the freed inode, with the same size, leaves the same
- * identity (seen in the power-loss test under load: one handle merged a
- * setting into a config.json it had not re-read). So a racy identity is
+ * identity, and a handle would merge a setting into a config.json it had
+ * not re-read (found while chasing a power-loss flake; not its cause). So
+ * a racy identity is
  * no proof of sameness: the caller compares the content (git's "racily
  * clean" entries are the same idea). Once a stat is a second past the
  * mtime, a later write has a later mtime and the identity alone decides.

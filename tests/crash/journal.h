@@ -19,7 +19,9 @@
 /* Environment of a process run under the shim. */
 #define PL_ENV_DIR "ZCOR_POWERLOSS_DIR"         /* the watched directory (absolute) */
 #define PL_ENV_JOURNAL "ZCOR_POWERLOSS_JOURNAL" /* where the records go (outside it) */
-#define PL_ENV_CRASH_AT "ZCOR_POWERLOSS_CRASH_AT" /* cut power before operation N; 0: never */
+#define PL_ENV_CRASH_AT "ZCOR_POWERLOSS_CRASH_AT" /* cut power before operation N; 0: never;
+						    * "mN": before the first operation after
+						    * the Nth acknowledgment (PL_MARK) */
 
 enum pl_kind {
 	PL_INIT_DIR = 1, /* a directory there when the process started: fid, dir (parent; 0 for the root), name */

@@ -536,6 +536,8 @@ static const char *need_env(const char *name)
 
 /* Runs powerloss_writer MODE DIR under the shim, journal at `journal`,
  * the power cut before operation crash_at (0: never). */
+static int cut_at_mark; /* the point's "op" is the acknowledgment after which to cut */
+
 static void run_writer(const char *mode, const char *dir, const char *journal, uint64_t crash_at,
 		       struct run *out)
 {
@@ -553,7 +555,7 @@ static void run_writer(const char *mode, const char *dir, const char *journal, u
 	if (asprintf(&vars[0], "LD_PRELOAD=%s", shim) < 0 ||
 	    asprintf(&vars[1], "%s=%s", PL_ENV_DIR, dir) < 0 ||
 	    asprintf(&vars[2], "%s=%s", PL_ENV_JOURNAL, journal) < 0 ||
-	    asprintf(&vars[3], "%s=%llu", PL_ENV_CRASH_AT, (unsigned long long)crash_at) < 0)
+	    asprintf(&vars[3], "%s=%s%llu", PL_ENV_CRASH_AT, cut_at_mark ? "m" : "", (unsigned long long)crash_at) < 0)
 		exit(2);
 	for (int i = 0; i < 4; i++)
 		env[k++] = vars[i];
@@ -1274,7 +1276,9 @@ static void report(struct stream *st, uint64_t op, enum keep keep, int acks, con
 	if (asprintf(&keepdir, "%s/failed-%llu-%d", st->work, (unsigned long long)op, (int)keep) < 0)
 		exit(2);
 	copy_tree(st->run, keepdir);
-	if (op)
+	if (op && cut_at_mark)
+		snprintf(when, sizeof(when), "just after acknowledgment %llu", (unsigned long long)op);
+	else if (op)
 		snprintf(when, sizeof(when), "before operation %llu of %llu", (unsigned long long)op,
 			 (unsigned long long)st->ops);
 	else
@@ -1282,7 +1286,7 @@ static void report(struct stream *st, uint64_t op, enum keep keep, int acks, con
 	fprintf(stderr, "power cut in stream '%s' %s (%s survived, %d acknowledged): %s: %s\n"
 			"  the rebooted directory is kept in %s",
 		stream_names[st->script], when, keep_names[keep], acks, what, why, keepdir);
-	if (op)
+	if (op && !cut_at_mark)
 		fprintf(stderr, "; repeat with ZCOR_POWERLOSS_SEED=%llu ZCOR_POWERLOSS_ONLY=%s:%llu%s",
 			(unsigned long long)env_u64("ZCOR_POWERLOSS_SEED", 20261130), stream_names[st->script],
 			(unsigned long long)op, cut_twice ? " ZCOR_POWERLOSS_TWICE=1" : "");
@@ -1359,6 +1363,7 @@ static int one_point(struct stream *st, uint64_t op, int strict, int twice, int 
 	if (strict)
 		keep = KEEP_NONE;
 	cut_twice = twice;
+	cut_at_mark = strict;
 	char why[1600] = "";
 	long long t = now_ms();
 	fresh_dir(st->run);
@@ -1559,7 +1564,7 @@ static void acknowledged_is_durable(int script)
 	int in_flight = 0, second = 0, failed = 0;
 	for (int c = 1; c <= st->nmarks && failed < 3; c++)
 		if (st->marks[c - 1] < st->ops)
-			failed += one_point(st, st->marks[c - 1] + 1, 1, 0, &in_flight, &second) != 0;
+			failed += one_point(st, (uint64_t)c, 1, 0, &in_flight, &second) != 0;
 	/* and after the whole stream */
 	struct journal j;
 	char why[1600] = "";

@@ -74,9 +74,8 @@ static void watch_states(void)
 /* A rewrite that keeps the file's identity — same inode, same size, the
  * same mtime, as a rename reusing the freed inode within one tick of the
  * coarse file clock does — is still seen while the stat is racy (within a
- * second of the mtime): the bytes decide. Without it a handle merged a
- * setting into a config.json it had not re-read (power-loss test under
- * load: "config.json is torn"). */
+ * second of the mtime): the bytes decide. Without it a handle would merge
+ * a setting into a config.json it had not re-read. */
 static void issue13_watch_racy_rewrite_same_identity(void)
 {
 	char *path = zc_path_join(t_tmpdir(), "racy.json");
