@@ -460,7 +460,8 @@ int main(int argc, char **argv)
 			"[--keep DIR]\n"
 			"       zcor-bench recall-run --dir D [--mode zcor|scan] [--messages K] [--warmup W] [--warm MB] "
 			"[--idle S]\n"
-			"       zcor-bench quality --data FILE [--json] [--conversation KEY] [--trace]\n"
+			"       zcor-bench quality --data FILE [--json] [--conversation KEY] [--trace] [--keep]\n"
+			"                          [--weights PRESET|JSON] [--shape NAME=V,…]\n"
 			"       zcor-bench turn [--memories N[,N…]] [--conversations C] [--turns K] [--warmup W] "
 			"[--dir D] [--json] [--callgrind]\n");
 	return 2;

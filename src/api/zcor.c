@@ -246,6 +246,8 @@ const char *zcor_dir(zcor *z) { return z->dir; }
  * the cold-cache tail that the machine's timing noise does not blur. */
 struct zc_mem *zc_bench_mem(zcor *z);
 struct zc_mem *zc_bench_mem(zcor *z) { return &z->mem; }
+struct zc_recall *zc_bench_recall(zcor *z);
+struct zc_recall *zc_bench_recall(zcor *z) { return &z->recall; }
 
 int zcor_open(zcor **out, const char *dir)
 {

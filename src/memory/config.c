@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/file.h>
@@ -169,6 +170,82 @@ static int check_apology(const struct zc_conf_row *row, const json_t *v, struct 
 	return ZCOR_OK;
 }
 
+/* ---- recall.weights ------------------------------------------------------ */
+
+/* Measured on the dev sets (docs/PERFORMANCE.md, "Recall quality"):
+ * relevance first, recency and the rest breaking ties. */
+const struct zc_recall_weights zc_recall_weights_default = {
+	.entity = 0.3,
+	.lexical = 1.0,
+	.recency = 0.02,
+	.salience = 0.05,
+	.prior = 0.02,
+	.expired = -5,
+	.feedback = 0.5,
+	.context = 0.2,
+};
+
+/* Seed 003: 实体命中 3、词汇命中 2、最近性 1、命中次数与置顶 0.8、节先验 0.5、过期 −5. */
+const struct zc_recall_weights zc_recall_weights_seed003 = {
+	.entity = 3,
+	.lexical = 2,
+	.recency = 1,
+	.salience = 0.8,
+	.prior = 0.5,
+	.expired = -5,
+	.feedback = 0,
+	.context = 0,
+};
+
+#define WEIGHT_KEYS "entity, lexical, recency, salience, sectionPrior, expired, feedback, context"
+
+static const struct zc_conf_row *find(const char *sec, const char *key);
+static int check_value(const struct zc_conf_row *r, const json_t *v, struct zc_config *out,
+		       struct zc_err *e);
+
+/* A preset's name, or an object of some of the rows "recall.weights.<key>"
+ * (the rest from "default"). */
+static int check_weights(const struct zc_conf_row *row, const json_t *v, struct zc_config *out,
+			 struct zc_err *e)
+{
+	(void)row;
+	const char *name = json_string_value(v);
+	if (name && (strcmp(name, "default") == 0 || strcmp(name, "seed003") == 0)) {
+		out->weights = name[0] == 'd' ? zc_recall_weights_default : zc_recall_weights_seed003;
+		snprintf(out->weights_name, sizeof(out->weights_name), "%s", name);
+		return ZCOR_OK;
+	}
+	if (!json_is_object(v))
+		return zc_fail(e, ZCOR_EINVAL,
+			       "'recall.weights' must be \"default\", \"seed003\" (seed 003's 3 / 2 / 1 / 0.8 / "
+			       "0.5 / -5) or an object of numbers with some of the keys " WEIGHT_KEYS);
+	out->weights = zc_recall_weights_default;
+	const char *k;
+	json_t *x;
+	json_object_foreach((json_t *)v, k, x) {
+		const struct zc_conf_row *r = find("recall.weights", k);
+		if (!r)
+			return zc_fail(e, ZCOR_EINVAL, "unknown key 'recall.weights.%s'; known: " WEIGHT_KEYS,
+				       ZC_Q(k, 40));
+		int rc = check_value(r, x, out, e);
+		if (rc)
+			return rc;
+	}
+	snprintf(out->weights_name, sizeof(out->weights_name), "custom");
+	return ZCOR_OK;
+}
+
+/* The preset's name, or the object of every weight in effect. */
+static json_t *weights_json(const struct zc_config *cfg)
+{
+	if (strcmp(cfg->weights_name, "custom"))
+		return json_string(cfg->weights_name[0] ? cfg->weights_name : "default");
+	const struct zc_recall_weights *w = &cfg->weights;
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "entity", w->entity, "lexical",
+			 w->lexical, "recency", w->recency, "salience", w->salience, "sectionPrior",
+			 w->prior, "expired", w->expired, "feedback", w->feedback, "context", w->context);
+}
+
 /* ---- the table ---------------------------------------------------------- */
 
 #define F(field) offsetof(struct zc_config, field), sizeof(((struct zc_config *)0)->field)
@@ -187,6 +264,22 @@ const struct zc_conf_row zc_conf_rows[] = {
 	{.name = "recall.profile", .type = ZC_CONF_ENUM, .layer = "recall", F(profile),
 	 .values = profiles, .def = ZC_PROFILE_SCORED,
 	 .help = "\"scored\" (seed 003) or \"zcor\" (seed 000)"},
+	{.name = "recall.weights", .type = ZC_CONF_STRING, .layer = "recall", F(weights_name),
+	 .check = check_weights, .json = weights_json,
+	 .help = "the scored profile's weights: \"default\", \"seed003\" or an object of " WEIGHT_KEYS},
+#define WEIGHT(key, field, what)                                                                   \
+	{.name = "recall.weights." key, .type = ZC_CONF_REAL, .layer = "recall", F(weights.field),     \
+	 .dlo = -ZC_RECALL_WEIGHT_MAX, .dhi = ZC_RECALL_WEIGHT_MAX,                                     \
+	 .def = 0, .unit = "0 turns the feature off", .flags = ZC_CONF_HIDDEN, .help = what}
+	WEIGHT("entity", entity, "a name, alias or term of the record in the batch"),
+	WEIGHT("lexical", lexical, "BM25 of the batch's tokens"),
+	WEIGHT("recency", recency, "exp(-age / 30 days)"),
+	WEIGHT("salience", salience, "hits and pinned"),
+	WEIGHT("sectionPrior", prior, "the section prior"),
+	WEIGHT("expired", expired, "past its expiry date"),
+	WEIGHT("feedback", feedback, "pseudo-relevance feedback"),
+	WEIGHT("context", context, "dialogue context"),
+#undef WEIGHT
 	{.name = "relationships", .type = ZC_CONF_BOOL, .layer = "tools", F(relationships), .def = 1,
 	 .help = "offer the relationship tools and their guidance"},
 	{.name = "provider", .type = ZC_CONF_SECTION, .layer = "llm", F(provider.enabled),
@@ -371,6 +464,9 @@ static void defaults(struct zc_config *c)
 		else if (r->type == ZC_CONF_REAL)
 			*(double *)field(r, c) = r->def;
 	}
+	/* (the weight rows' own defaults are those of the preset) */
+	c->weights = zc_recall_weights_default;
+	snprintf(c->weights_name, sizeof(c->weights_name), "default");
 }
 
 static int bad_int(const struct zc_conf_row *r, struct zc_err *e)
@@ -409,7 +505,7 @@ static int check_value(const struct zc_conf_row *r, const json_t *v, struct zc_c
 		set_int(r, out, json_integer_value(v));
 		return ZCOR_OK;
 	case ZC_CONF_REAL: {
-		double d = json_is_number(v) ? json_number_value(v) : -1;
+		double d = json_is_number(v) ? json_number_value(v) : NAN; /* NAN: outside any range */
 		if (!(d >= r->dlo && d <= r->dhi))
 			return zc_fail(e, ZCOR_EINVAL, "'%s' must be a number from %g to %g (%s)", r->name,
 				       r->dlo, r->dhi, r->unit);
@@ -521,6 +617,8 @@ static json_t *section_json(const struct zc_conf_row *sec, const struct zc_confi
 /* NULL: left out. */
 static json_t *value_json(const struct zc_conf_row *r, const struct zc_config *cfg)
 {
+	if (r->json)
+		return r->json(cfg);
 	switch (r->type) {
 	case ZC_CONF_SECTION:
 		return section_json(r, cfg);

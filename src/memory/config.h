@@ -56,9 +56,33 @@ struct zc_provider_config {
 #define ZC_TURN_TOOL_TIMEOUT_DEFAULT 30000
 #define ZC_TURN_WAIT_DEFAULT 60000
 
+/*
+ * recall.weights: what each feature of the scored profile counts for
+ * (recall_score.c, zc_recall_score_items; docs/FORMATS.md). A preset by
+ * name — "default" (chosen by measurement, docs/PERFORMANCE.md) or
+ * "seed003" (seed 003's 3 / 2 / 1 / 0.8 / 0.5 / −5, without the two
+ * features it does not have) — or an object of some of the keys, the rest
+ * taken from "default". The keys are rows "recall.weights.<key>" of the
+ * table (config.c), hidden: only the object form names them.
+ */
+struct zc_recall_weights {
+	double entity;   /* a name, alias, QQ number or slang spelling of it in the batch */
+	double lexical;  /* BM25 of the batch's tokens (recall/lexical.h) */
+	double recency;  /* exp(−age / 30 days), 0..1 */
+	double salience; /* hits and pinned, 0..1 */
+	double prior;    /* section prior (sectionPrior), 0..1 */
+	double expired;  /* 1 when past its expiry date */
+	double feedback; /* BM25 of the pseudo-relevance feedback tokens */
+	double context;  /* carried over from a strong hit written right before or after */
+};
+#define ZC_RECALL_WEIGHT_MAX 100.0
+extern const struct zc_recall_weights zc_recall_weights_default, zc_recall_weights_seed003;
+
 struct zc_config {
 	long recall_chars;    /* recallChars: auto-recall budget in characters; 0 = off */
 	enum zc_profile profile; /* recall.profile: "scored" (seed 003) or "zcor" (seed 000) */
+	struct zc_recall_weights weights; /* recall.weights */
+	char weights_name[16];   /* "default", "seed003" or "custom" (an object) */
 	int relationships;    /* relationships: offer relationship tools and guidance */
 	struct zc_provider_config provider; /* provider: the LLM endpoint, if any */
 	long memory_file_max_bytes; /* memoryFileMaxBytes: hard cap of a MEMORY.md view */
@@ -137,6 +161,7 @@ struct zc_conf_row {
 	const char *example; /* SECTION: the message when it is not an object */
 	unsigned flags;      /* ZC_CONF_* */
 	const char *help;
+	json_t *(*json)(const struct zc_config *cfg); /* the value as JSON, if not by type */
 };
 
 /* The table, ending with a row whose name is NULL. */

@@ -32,7 +32,8 @@
 /* ---- full-text rows of new nodes (derived data) ------------------- */
 
 /*
- * The full-text rows of new nodes (schema 10): nodes_fts holds every node
+ * The full-text rows of new nodes (schema 10; recall_fts and its counts:
+ * schema 12): nodes_fts holds every node
  * up to meta.fts_upto (the triggers keep those in step as they change);
  * the ones above it, up to meta.nodes_top (the newest seq inserted), are
  * written here, together, inside the caller's transaction. Whoever reads
@@ -62,11 +63,15 @@ int zc_node_fts_catch_up(struct zc_store *s, struct zc_err *e)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return zc_store_fail(s, rc, e, "writing the full-text index");
+	/* recall's lexical index waits for the same batch (schema 12) */
+	if ((rc = zc_store_recall_catch_up(s, upto, e)))
+		return rc;
 	/* recall keeps its token lookups while nodes_gen stays (recall.c) */
 	/* and some merging: FTS5's automerge does less of it for one batch
 	 * than for its nodes one by one, and every segment left is one more
 	 * page a fresh recall reads per token (test_recall counts them) */
-	if ((rc = zc_exec(s, "INSERT INTO nodes_fts(nodes_fts, rank) VALUES('merge', 16)", e)))
+	if ((rc = zc_exec(s, "INSERT INTO nodes_fts(nodes_fts, rank) VALUES('merge', 16)", e)) ||
+	    (rc = zc_exec(s, "INSERT INTO recall_fts(recall_fts, rank) VALUES('merge', 16)", e)))
 		return rc;
 	if ((rc = zc_meta_set_int(s, "fts_upto", top, e)) ||
 	    (rc = zc_exec(s, "UPDATE meta SET value = value + 1 WHERE key = 'nodes_gen'", e)))

@@ -1,6 +1,7 @@
 /*
  * reindex.c — rebuilding the derived data (zcor reindex, zcor doctor
- * --rebuild): nodes_fts, the term dictionary, messages_fts and the views'
+ * --rebuild): nodes_fts, recall's lexical index (recall_fts, recall_stats,
+ * recall_df), the term dictionary, messages_fts and the views'
  * citations, from nodes, people, the message log and the views.
  *
  * Memory layer, above the runner, the log and the views, whose rebuild
@@ -22,6 +23,7 @@ static int reindex_op(struct zc_op *op, json_t *args, json_t **out, struct zc_er
 	    (rc = zc_exec(s, "UPDATE meta SET value = (SELECT value FROM meta WHERE key = "
 			     "'nodes_top') WHERE key = 'fts_upto'", e)) ||
 	    (rc = zc_exec(s, "INSERT INTO nodes_fts(nodes_fts) VALUES('optimize')", e)) ||
+	    (rc = zc_store_rebuild_recall(s, e)) ||
 	    (rc = zc_exec(s, "DELETE FROM terms", e)) ||
 	    (rc = zc_exec(s, "DELETE FROM term_prefix", e)) ||
 	    (rc = zc_transcript_reindex(s, &messages, e)))

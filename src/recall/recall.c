@@ -8,12 +8,16 @@
  *   candidates only records the conversation may see (global + its own),
  *              current, hot and not 存疑 — filtered before anything is
  *              scored, so other conversations' records are never candidates:
- *              entity hits (terms table), character-bigram IDF over
- *              nodes_fts (scored) or title/keyword phrase hits (zcor), the
- *              speakers and @-mentioned people. Each stage reads at most a
- *              bounded number of index entries, whatever the store's size.
- *   score      profile zcor (seed 000) or scored (seed 003).
- *   pack       into recallChars, ids kept when text is cut.
+ *              entity hits (terms table), the lexical stage's BM25 over
+ *              recall_fts with the visible records' statistics, feedback
+ *              and dialogue context (scored: lexical.c) or title/keyword
+ *              phrase hits (zcor), the speakers and @-mentioned people.
+ *              Each stage reads at most a bounded number of index entries,
+ *              whatever the store's size.
+ *   score      profile zcor (seed 000), or scored (seed 003's features,
+ *              weighted by recall.weights: recall_score.c).
+ *   pack       into recallChars, ids kept when text is cut; a record
+ *              enters only with an entity hit or a word of the batch.
  *
  * Recall layer (above memory/, below tools/): reads the store inside one
  * read transaction, through indexes only; it never writes a record and
@@ -95,8 +99,8 @@ static const struct zc_schema_format request_formats[] = {
 static const struct zc_schema_style request_style = {"field", 60, 1, 1, request_formats};
 
 /* Checks the request; builds the query text (messages and speakers). */
-static int read_request(const json_t *req, struct zc_buf *text, json_t **people, int *explain,
-			struct zc_err *e)
+static int read_request(const json_t *req, struct zc_buf *text, json_t **people, json_t *msg_texts,
+			json_t *extra_texts, int *explain, struct zc_err *e)
 {
 	int rc = zc_schema_check_as(zc_schema_of(&request_schema), req, "", &request_style, e);
 	if (rc)
@@ -108,6 +112,7 @@ static int read_request(const json_t *req, struct zc_buf *text, json_t **people,
 		json_t *t = json_is_string(v) ? v : json_object_get(v, "text");
 		zc_buf_adds(text, json_string_value(t));
 		zc_buf_addc(text, '\n');
+		json_array_append(msg_texts, t);
 		const char *sid = json_is_object(v) ? zc_json_str(v, "senderId") : NULL;
 		const char *sname = json_is_object(v) ? zc_json_str(v, "senderName") : NULL;
 		if (sid)
@@ -115,6 +120,7 @@ static int read_request(const json_t *req, struct zc_buf *text, json_t **people,
 		if (sname) {
 			zc_buf_adds(text, sname);
 			zc_buf_addc(text, '\n');
+			json_array_append_new(extra_texts, json_string(sname));
 		}
 	}
 	json_array_foreach(json_object_get(req, "speakers"), i, v) {
@@ -122,6 +128,7 @@ static int read_request(const json_t *req, struct zc_buf *text, json_t **people,
 		if (zc_json_str(v, "name")) {
 			zc_buf_adds(text, zc_json_str(v, "name"));
 			zc_buf_addc(text, '\n');
+			json_array_append_new(extra_texts, json_string(zc_json_str(v, "name")));
 		}
 	}
 	json_array_foreach(json_object_get(req, "mentions"), i, v)
@@ -135,15 +142,17 @@ static int read_request(const json_t *req, struct zc_buf *text, json_t **people,
  * What recall reads, in the order zc_recall_warm takes it (lookups per
  * megabyte, measured: pages read per message by b-tree at 100k): the
  * small tables and ranges every message probes; the scoring index and the terms;
- * the lengths; the rows of what gets injected; the full-text index's
- * blocks. The big ones newest first: a budget that holds only part of
- * them keeps the records recall ranks up by recency.
+ * the lengths; the rows of what gets injected; the lexical index's
+ * blocks; last the title index only profile zcor reads. The big ones
+ * newest first: a budget that holds only part of them keeps the records
+ * recall ranks up by recency.
  */
 static const char *const warm_sql[] = {
 	"SELECT value FROM meta ORDER BY key",
 	"SELECT maxlen FROM term_prefix",
-	"SELECT v FROM nodes_fts_config",
-	"SELECT pgno FROM nodes_fts_idx",
+	"SELECT v FROM recall_fts_config",
+	"SELECT pgno FROM recall_fts_idx",
+	"SELECT docs FROM recall_stats",
 	/* the header's extras: INDEX.md, the slang vocabulary, the stickers */
 	"SELECT seq FROM nodes WHERE kind IN ('document', 'cognition', 'sticker')",
 	"SELECT seq FROM nodes INDEXED BY nodes_view WHERE scope = 'global' AND kind = 'sticker'",
@@ -159,8 +168,13 @@ static const char *const warm_sql[] = {
 	"SELECT seq FROM nodes INDEXED BY nodes_recall ORDER BY seq DESC",
 	/* (ORDER BY the key: a WITHOUT ROWID table's own b-tree, not an index) */
 	"SELECT ref FROM terms ORDER BY term, scope, kind, ref",
-	"SELECT id FROM nodes_fts_docsize ORDER BY id DESC",
+	"SELECT df FROM recall_df ORDER BY token, scope",
+	"SELECT id FROM recall_fts_docsize ORDER BY id", /* (-seq: newest first) */
 	"SELECT seq FROM nodes NOT INDEXED ORDER BY seq DESC",
+	"SELECT block FROM recall_fts_data ORDER BY id DESC",
+	/* profile zcor's title and keyword phrases */
+	"SELECT v FROM nodes_fts_config",
+	"SELECT pgno FROM nodes_fts_idx",
 	"SELECT block FROM nodes_fts_data ORDER BY id DESC",
 };
 
@@ -198,15 +212,7 @@ void zc_recall_close(struct zc_recall *rs)
 {
 	if (!rs)
 		return;
-	struct zc_recall_cache *c = rs->cache;
-	if (c) {
-		for (size_t i = 0; i < TOKCACHE_SLOTS; i++) {
-			zc_free(c->slot[i].rows);
-			zc_free(c->slot[i].sid);
-		}
-		json_decref(c->scopes);
-		zc_free(c);
-	}
+	zc_lex_release(&rs->lex);
 	zc_wordbreak_release(&rs->words);
 	memset(rs, 0, sizeof(*rs));
 }
@@ -231,14 +237,70 @@ static json_t *explain_json(struct recall *r)
 		json_object_set_new(j, "included", json_boolean(x->picked));
 		json_object_set_new(j, "why", json_string(x->why ? x->why : ""));
 		json_object_set_new(j, "features",
-				    json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:i}", "entity", x->entity,
-					      "lexical", x->lexical, "recency", x->recency, "salience",
-					      x->salience, "sectionPrior", x->prior, "expired", x->expired,
-					      "zcorTermsHit", x->zhits));
+				    json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:i}", "entity",
+					      x->entity, "lexical", x->lexical, "feedback", x->feedback, "context",
+					      x->context, "recency", x->recency, "salience", x->salience,
+					      "sectionPrior", x->prior, "expired", x->expired, "tokensMatched",
+					      x->matched, "wordsMatched", x->words, "zcorTermsHit", x->zhits));
 		json_array_append_new(arr, j);
 	}
 	return arr;
 }
+
+/* How the order came about, for --explain: the formula with the weights
+ * in effect, the lexical shape and the statistics it used. */
+static json_t *formula_json(struct recall *r)
+{
+	if (r->profile == ZC_PROFILE_ZCOR)
+		return json_pack("{s:s, s:s}", "profile", "zcor", "order",
+				 "records whose title or keywords contain an expanded term, by distinct terms "
+				 "hit desc, updatedAt desc, id asc; at most 10 for the batch (seed 000)");
+	const struct zc_recall_weights *w = &r->m->conf.cfg.weights;
+	const struct zc_lex_shape *sh = zc_lex_shape_of(r->rs->lex);
+	struct zc_buf f = ZC_BUF_INIT;
+	zc_buf_addf(&f,
+		    "score = %g·entity + %g·lexical + %g·feedback + %g·context + %g·recency + %g·salience + "
+		    "%g·sectionPrior + %g·expired",
+		    w->entity, w->lexical, w->feedback, w->context, w->recency, w->salience, w->prior,
+		    w->expired);
+	struct zc_buf l = ZC_BUF_INIT;
+	zc_buf_addf(&l,
+		    "lexical = Σ_t qw(t)·idf(t)·g(t)·tf·(k1+1)/(tf + k1·(1 − b + b·dl/avgdl)) / Σ_t qw(t)·idf(t); "
+		    "idf(t) = ln(1 + (N − df + 0.5)/(df + 0.5)); k1 = %g, b = %g; qw = c·(k3+1)/(k3+c), k3 = %g, "
+		    "c = occurrences, one in an earlier message counting %g; × %g for a single CJK character; "
+		    "a token only a synonym brought: qw = %g; g = %g for a bigram continuing the previous one of "
+		    "its run, else 1; tokens in more than %g of the visible records left out",
+		    sh->k1, sh->b, sh->k3, sh->older, sh->unigram, sh->synonym, sh->continuation,
+		    sh->skip_fraction);
+	json_t *weights = json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "preset",
+				    r->m->conf.cfg.weights_name, "entity", w->entity, "lexical", w->lexical,
+				    "feedback", w->feedback, "context", w->context, "recency", w->recency,
+				    "salience", w->salience, "sectionPrior", w->prior, "expired", w->expired);
+	struct zc_buf fb = ZC_BUF_INIT, cx = ZC_BUF_INIT;
+	zc_buf_addf(&fb,
+		    "BM25 (the same shape and query mass) of at most %d tokens the query lacks and at least 2 "
+		    "of its best %d records hold, each weighted by the share of them holding it",
+		    sh->feedback_terms, sh->feedback_docs);
+	zc_buf_addf(&cx,
+		    "the lexical + feedback score of a strong hit (at least half the best), given to the record "
+		    "written right before and right after it in its scope within %g minutes",
+		    sh->context_ms / 60000.0);
+	json_t *o = json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:{s:I, s:f, s:i, s:i, s:i, s:i, s:f}}",
+			      "profile", "scored", "score", zc_buf_str(&f), "weights", weights, "lexical",
+			      zc_buf_str(&l), "feedback", zc_buf_str(&fb), "context", zc_buf_str(&cx),
+			      "recency", "exp(-age in days / 30), the age from the fact's date, else updatedAt",
+			      "statistics", "visibleRecords", (json_int_t)r->lex.docs, "meanLength", r->lex.avgdl,
+			      "queryTokens", r->lex.tokens, "tokensUsed", r->lex.used, "tokensTooCommon",
+			      r->lex.skipped_common, "tokensDropped", r->lex.dropped, "queryMass", r->lex.mass);
+	if (r->lex.feedback)
+		json_object_set(json_object_get(o, "statistics"), "feedbackTokens", r->lex.feedback);
+	zc_buf_release(&fb);
+	zc_buf_release(&cx);
+	zc_buf_release(&f);
+	zc_buf_release(&l);
+	return o;
+}
+
 
 int zc_recall(struct zc_recall *rs, const json_t *req, json_t **out, struct zc_err *e)
 {
@@ -251,8 +313,10 @@ int zc_recall(struct zc_recall *rs, const json_t *req, json_t **out, struct zc_e
 	r.terms = json_array();
 	r.expanded = json_array();
 	r.seen = json_object();
+	r.msg_texts = json_array();
+	r.extra_texts = json_array();
 	*out = NULL;
-	if ((rc = read_request(req, &text, &people, &explain, e)))
+	if ((rc = read_request(req, &text, &people, r.msg_texts, r.extra_texts, &explain, e)))
 		goto out;
 	r.ctx.actor = ZCOR_ACTOR_MODEL;
 	r.ctx.conversation = zc_json_str(req, "conversation");
@@ -275,7 +339,8 @@ int zc_recall(struct zc_recall *rs, const json_t *req, json_t **out, struct zc_e
 	if (!rc)
 		rc = zc_recall_entity_candidates(&r);
 	if (!rc && r.profile == ZC_PROFILE_SCORED) {
-		rc = zc_recall_lexical_candidates(&r, norm, zc_recall_short_message(norm));
+		r.short_msg = zc_recall_short_message(norm);
+		rc = zc_recall_lexical_candidates(&r);
 		if (!rc)
 			rc = zc_recall_speaker_candidates(&r, people);
 	}
@@ -306,8 +371,10 @@ int zc_recall(struct zc_recall *rs, const json_t *req, json_t **out, struct zc_e
 			 items, "profile", r.profile == ZC_PROFILE_ZCOR ? "zcor" : "scored", "budget",
 			 (json_int_t)p.budget, "used", (json_int_t)p.used, "terms", r.terms,
 			 "expandedTerms", r.expanded);
-	if (explain)
+	if (explain) {
 		json_object_set_new(*out, "explain", explain_json(&r));
+		json_object_set_new(*out, "formula", formula_json(&r));
+	}
 	if (m->conf.warning[0])
 		json_object_set_new(*out, "warning", json_string(m->conf.warning));
 out:
@@ -317,7 +384,10 @@ out:
 	json_decref(r.terms);
 	json_decref(r.expanded);
 	json_decref(r.seen);
-	zc_recall_seqmap_clear(&r.where);
+	json_decref(r.msg_texts);
+	json_decref(r.extra_texts);
+	json_decref(r.lex.feedback);
+	zc_seqmap_clear(&r.where);
 	json_decref(people);
 	json_decref(items);
 	zc_buf_release(&text);

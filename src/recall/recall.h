@@ -3,7 +3,8 @@
  * batch of messages, and the system prefix.
  *
  * Recall layer: terms -> candidates -> score (two profiles) -> pack.
- * Reads the store through indexes only (terms, nodes_fts, people by id):
+ * Reads the store through indexes only (terms, recall_fts and its counts,
+ * nodes_fts for profile zcor, people by id):
  * no code path visits every node per message. Never records history:
  * recall and the prefix are not operations (Z-HIST); hit counters are
  * derived statistics.
@@ -23,10 +24,12 @@
  * are memory's (memory.h, zc_mem_count_hits): the views read them too.
  */
 struct zc_recall_cache;
+struct zc_lex_cache;
 struct zc_recall {
 	struct zc_mem *m;               /* borrowed */
 	struct zc_wordbreak words;      /* ICU word break iterator */
 	struct zc_recall_cache *cache;  /* lookups between messages (recall.c) */
+	struct zc_lex_cache *lex;       /* the lexical stage's postings and lengths (lexical.c) */
 };
 
 void zc_recall_open(struct zc_recall *rs, struct zc_mem *m);
@@ -69,12 +72,10 @@ int zc_prefix(struct zc_mem *m, const char *conversation, char **out, struct zc_
 #define ZC_RECALL_ZCOR_MAX 10
 #define ZC_RECALL_SECTION_QUOTA 6
 #define ZC_RECALL_MAX_ITEMS 30
-/* Lexical scoring leaves out tokens in more than this many records. */
-#define ZC_LEXICAL_MAX_DF 100
-/* At most this many tokens of a batch are looked up, and the best
- * ZC_LEXICAL_KEEP records by lexical score go on to scoring. */
-#define ZC_LEXICAL_TOKENS 24
-#define ZC_LEXICAL_KEEP 12
+
+/* The best this many records of the lexical stage (lexical.h) go on to
+ * scoring. */
+#define ZC_LEXICAL_KEEP 30
 /* Entity hits per term and scope, and (profile zcor) title/keyword hits
  * per term: a term this common keeps its most recent records. */
 #define ZC_ENTITY_PER_TERM 16

@@ -12,7 +12,9 @@
 #include <stdint.h>
 
 #include "base/buf.h"
+#include "recall/lexical.h"
 #include "recall/recall.h"
+#include "recall/seqmap.h"
 
 struct item {
 	char kind; /* 'n' node, 'p' person */
@@ -27,20 +29,15 @@ struct item {
 	long long hits, length;
 	char section[64];
 	double entity, lexical, recency, salience, prior, expired, score;
-	double lexraw; /* sum of IDF of the tokens it contains */
+	double feedback, context; /* lexical.h */
+	int matched;              /* query tokens it contains */
+	int words;                /* of which not single characters */
 	int zhits;
 	const char *always;
 	const char *why;
 	int picked, truncated;
 	int64_t updated;
 	char cite[240]; /* view path#Lnn of an entry of a memory view, or "" */
-};
-
-/* (seq, kind) -> 1 + index, open addressing; 0 is an empty slot */
-struct seqmap {
-	sqlite3_int64 *key;
-	size_t *val;
-	size_t cap, n;
 };
 
 struct recall {
@@ -53,9 +50,12 @@ struct recall {
 	json_t *terms;    /* the message's own terms */
 	json_t *expanded; /* terms after synonym expansion */
 	json_t *seen;     /* dedupe of expanded */
+	json_t *msg_texts, *extra_texts; /* the batch's messages, and the names in it */
+	int short_msg;                   /* at most 2 characters (SPEC §4) */
+	struct zc_lex_stats lex;
 	struct item *it;
 	size_t n, cap;
-	struct seqmap where; /* (seq, kind) -> index in it */
+	struct zc_seqmap where; /* (seq, kind) -> index in it */
 };
 
 /* (the unary + keeps SQLite off the indexes on these columns: each query
@@ -67,28 +67,6 @@ struct recall {
 #define CURRENT_INDEXED_SQL LIVE_INDEXED_SQL " AND " ZC_INJECT_SCOPE_SQL("n.")
 
 
-/*
- * Token lookups kept between messages: the rows of a rare token, or the
- * fact that a token is common. Chat repeats its words, and each lookup in
- * nodes_fts costs tens of microseconds. Valid while meta.nodes_gen (bumped
- * by triggers on every change of nodes, from any connection) is unchanged;
- * "common" stays true as records are added, so it survives a change.
- */
-#define TOKCACHE_SLOTS 4096
-
-struct tokslot {
-	char tok[48];
-	int n; /* rows, or -1: in more than ZC_LEXICAL_MAX_DF records */
-	sqlite3_int64 *rows;
-	int *sid; /* each row's scope (an id in scopes), or -1: never injected */
-};
-
-struct zc_recall_cache {
-	long long gen;
-	json_t *scopes; /* scope -> id, for tokslot.sid */
-	struct tokslot slot[TOKCACHE_SLOTS];
-};
-
 struct pack {
 	struct zc_buf b;
 	size_t used; /* characters */
@@ -98,11 +76,10 @@ struct pack {
 /* ---- recall_cand.c */
 /* The item of (kind, seq), added (zeroed) if new. */
 struct item *zc_recall_item_of(struct recall *r, char kind, sqlite3_int64 seq);
-void zc_recall_seqmap_clear(struct seqmap *m);
 /* Binds the conversation as ?9 (the scope filters' parameter). */
 void zc_recall_bind_conv(struct recall *r, sqlite3_stmt *st);
 int zc_recall_entity_candidates(struct recall *r);
-int zc_recall_lexical_candidates(struct recall *r, const char *norm, int short_message);
+int zc_recall_lexical_candidates(struct recall *r);
 int zc_recall_phrase_candidates(struct recall *r);
 int zc_recall_speaker_candidates(struct recall *r, json_t *ids);
 

@@ -88,10 +88,18 @@ static int terms_in_title_or_keywords(const struct item *x, const json_t *terms)
  * fallback read from the row itself */
 #define LIGHT_COLS SCORE_COLS ", n.title, n.title_norm, n.keywords, length(n.title) + length(n.content)"
 
+/* (for every column of every candidate: a bounded copy, no snprintf) */
 static void copy_col(char *dst, size_t cap, sqlite3_stmt *st, int i)
 {
 	const char *v = (const char *)sqlite3_column_text(st, i);
-	snprintf(dst, cap, "%s", v ? v : "");
+	size_t n = v ? (size_t)sqlite3_column_bytes(st, i) : 0;
+	if (n >= cap) { /* cut on a character boundary */
+		n = cap - 1;
+		while (n > 0 && ((unsigned char)v[n] & 0xC0) == 0x80)
+			n--;
+	}
+	memcpy(dst, v ? v : "", n);
+	dst[n] = '\0';
 }
 
 static char *dup_col(sqlite3_stmt *st, int i)
@@ -206,7 +214,7 @@ out:
 			zc_recall_item_release(&r->it[i]);
 	}
 	r->n = w;
-	zc_recall_seqmap_clear(&r->where);
+	zc_seqmap_clear(&r->where);
 	return rc;
 }
 
@@ -239,26 +247,12 @@ int zc_recall_load_full(struct recall *r, size_t npicked)
 	return ZCOR_OK;
 }
 
+/* The recency of a record of this age: 1 today, 1/e after 30 days. */
+#define RECENCY_DAYS 30.0
+
 void zc_recall_score_items(struct recall *r)
 {
-	/* lexical: the IDF sum, damped for long texts as BM25 does (b = 0.5
-	 * against the candidates' mean length), then scaled to 0..1 */
-	double max_lex = 0, len_sum = 0;
-	size_t len_n = 0;
-	for (size_t i = 0; i < r->n; i++) {
-		if (r->it[i].kind == 'n' && r->it[i].lexraw > 0) {
-			len_sum += (double)r->it[i].length;
-			len_n++;
-		}
-	}
-	double avg_len = len_n && len_sum > 0 ? len_sum / (double)len_n : 1;
-	for (size_t i = 0; i < r->n; i++) {
-		struct item *x = &r->it[i];
-		if (x->kind == 'n' && x->lexraw > 0)
-			x->lexraw /= 0.5 + 0.5 * (double)x->length / avg_len;
-		if (x->lexraw > max_lex)
-			max_lex = x->lexraw;
-	}
+	const struct zc_recall_weights *w = &r->m->conf.cfg.weights;
 	int64_t today = r->now - r->now % 86400000;
 	for (size_t i = 0; i < r->n; i++) {
 		struct item *x = &r->it[i];
@@ -287,12 +281,23 @@ void zc_recall_score_items(struct recall *r)
 				x->zhits = terms_in_title_or_keywords(x, r->expanded);
 		}
 		double age_days = t >= 0 ? (double)(r->now - t) / 86400000.0 : 365.0;
-		x->recency = exp(-fmax(age_days, 0) / 30.0);
-		x->lexical = max_lex > 0 ? x->lexraw / max_lex : 0;
+		x->recency = exp(-fmax(age_days, 0) / RECENCY_DAYS);
 		x->prior = section_prior(x->section);
-		x->score = 3 * x->entity + 2 * x->lexical + 1 * x->recency + 0.8 * x->salience +
-			   0.5 * x->prior - 5 * x->expired;
+		x->score = w->entity * x->entity + w->lexical * x->lexical + w->feedback * x->feedback +
+			   w->context * x->context + w->recency * x->recency + w->salience * x->salience +
+			   w->prior * x->prior + w->expired * x->expired;
 	}
+}
+
+/* What earns a record a place in the prompt: one of its names or terms in
+ * the batch, or a word of the batch (a bigram, a word, a synonym's word;
+ * in a message of at most 2 characters, a character: SPEC §4). Records
+ * that share only single characters with a longer batch, or that
+ * feedback or dialogue context brought in, still rank (--explain) but
+ * stay out. */
+static int has_hit(const struct recall *r, const struct item *x)
+{
+	return x->kind == 'p' || x->entity > 0 || x->words > 0 || (r->short_msg && x->matched > 0);
 }
 
 static int by_score(const void *a, const void *b)
@@ -356,7 +361,7 @@ size_t zc_recall_select_items(struct recall *r)
 		json_t *this_round = json_object();
 		for (size_t i = 0; i < r->n && npicked < ZC_RECALL_MAX_ITEMS; i++) {
 			struct item *x = &r->it[i];
-			if (x->picked || json_object_get(this_round, x->section))
+			if (x->picked || json_object_get(this_round, x->section) || !has_hit(r, x))
 				continue;
 			json_t *cnt = json_object_get(taken, x->section);
 			if (cnt && json_integer_value(cnt) > round)
@@ -374,8 +379,10 @@ size_t zc_recall_select_items(struct recall *r)
 	size_t rest = npicked;
 	for (size_t i = 0; i < r->n; i++) {
 		if (!r->it[i].picked) {
-			r->it[i].why = npicked >= ZC_RECALL_MAX_ITEMS ? "beyond the item limit"
-								       : "its section's quota was full";
+			r->it[i].why = !has_hit(r, &r->it[i])
+					       ? "ranked by shared characters, feedback or context alone: not injected"
+				       : npicked >= ZC_RECALL_MAX_ITEMS ? "beyond the item limit"
+									: "its section's quota was full";
 			order[rest++] = r->it[i];
 		}
 	}
@@ -418,7 +425,7 @@ int zc_recall_fallback_items(struct recall *r)
 				return zc_store_fail(&r->m->store, step, r->e, "recall (fallback)");
 		}
 	}
-	zc_recall_seqmap_clear(&r->where);
+	zc_seqmap_clear(&r->where);
 	return ZCOR_OK;
 }
 

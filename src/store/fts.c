@@ -1,16 +1,35 @@
 /*
- * fts.c — the "zcor" FTS5 tokenizer: NFKC + case fold, then the index
- * tokens of text/tokens.h (CJK bigrams, words), and the same normalisation
- * as the SQL function zc_norm(). Registered on every connection before the
- * schema is touched, because the triggers that keep nodes_fts and terms in
- * step with nodes and people run through them. Store layer: it never
- * reads or writes a table itself, and it tokenises exactly as recall's
- * queries do (the same text/ functions), or a search would miss.
+ * fts.c — zcor's FTS5 extensions, registered on every connection before
+ * the schema is touched (the triggers that keep the indexes in step with
+ * nodes run through them). Store layer.
+ *
+ *   zcor          tokenizer: NFKC + case fold, then the index tokens of
+ *                 text/tokens.h (CJK bigrams, words) — nodes_fts, messages_fts.
+ *   zcor_scoped   tokenizer of recall_fts: a document is "<scope>\x1F<text>",
+ *                 and each of its lexical tokens (zc_lex_tokens) is indexed
+ *                 as "<scope>\x1F<token>", so one scope's postings of a
+ *                 token are one doclist; a query string is one such token,
+ *                 taken verbatim.
+ *   zc_tf(t)      auxiliary: the instances of the query's phrases in the
+ *                 current row (recall asks for one token, in one scope or
+ *                 another: its term frequency).
+ *   zc_dl(t)      auxiliary: the row's length in tokens (all columns).
+ *   zc_lex_len(x) scalar: how many tokens zcor_scoped indexes for the text
+ *                 x (without the scope): the length recall_stats adds up.
+ *   zc_lex_set(x) scalar: the distinct tokens of x as a JSON array: what
+ *                 recall_df counts one more (or one less) record for.
+ *   zc_norm(x)    scalar: the normalisation of text/norm.h, for the
+ *                 triggers that remove a record's terms by their keys.
+ *
+ * It never reads or writes a table itself, and it tokenises exactly as
+ * recall's queries do (the same text/ functions), or a search would miss.
  */
 #include <sqlite3.h>
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/buf.h"
+#include "base/json.h"
 #include "store/store.h"
 #include "text/norm.h"
 #include "text/tokens.h"
@@ -64,12 +83,128 @@ static void norm_sql(sqlite3_context *cx, int argc, sqlite3_value **argv)
 	sqlite3_result_text(cx, zc_norm_n(t, (size_t)sqlite3_value_bytes(argv[0])), -1, zc_free);
 }
 
+/* ---- zcor_scoped ------------------------------------------------------ */
+
+#define SCOPE_SEP '\x1f'
+#define SCOPE_MAX 128
+
+struct scoped_ctx {
+	void *ctx;
+	int (*x)(void *, int, const char *, int, int, int);
+	char buf[SCOPE_MAX + 1 + ZC_LEX_TOKEN_MAX + 1];
+	size_t plen; /* scope + separator */
+	int text_len;
+};
+
+static int scoped_emit(void *ud, const char *tok, size_t len, size_t start, size_t end, int flags)
+{
+	struct scoped_ctx *t = ud;
+	memcpy(t->buf + t->plen, tok, len); /* len <= ZC_LEX_TOKEN_MAX */
+	int s = (int)start < t->text_len ? (int)start : t->text_len;
+	int e = (int)end < t->text_len ? (int)end : t->text_len;
+	return t->x(t->ctx, 0, t->buf, (int)(t->plen + len), s, e);
+}
+
+static int scoped_tokenize(Fts5Tokenizer *t, void *ctx, int flags, const char *text, int n,
+			   int (*x)(void *, int, const char *, int, int, int))
+{
+	if (n <= 0)
+		return SQLITE_OK;
+	if (flags & FTS5_TOKENIZE_QUERY) /* recall.c asks for one token at a time */
+		return x(ctx, 0, text, n, 0, n);
+	const char *sep = memchr(text, SCOPE_SEP, (size_t)n < SCOPE_MAX + 1 ? (size_t)n : SCOPE_MAX + 1);
+	if (!sep)
+		return SQLITE_OK; /* not a recall document: nothing to index */
+	struct scoped_ctx c = {.ctx = ctx, .x = x, .text_len = n};
+	c.plen = (size_t)(sep - text) + 1;
+	memcpy(c.buf, text, c.plen);
+	char *norm = zc_norm_n(sep + 1, (size_t)(text + n - sep - 1));
+	int rc = zc_lex_tokens(norm, strlen(norm), ZC_TOKENS_DOCUMENT, scoped_emit, &c);
+	zc_free(norm);
+	return rc;
+}
+
+/* ---- auxiliary and scalar functions ------------------------------------ */
+
+static void aux_tf(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int n,
+		   sqlite3_value **v)
+{
+	int inst = 0;
+	if (api->xInstCount(fts, &inst) != SQLITE_OK)
+		inst = 0;
+	sqlite3_result_int(ctx, inst);
+}
+
+static void aux_dl(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int n,
+		   sqlite3_value **v)
+{
+	int len = 0;
+	if (api->xColumnSize(fts, -1, &len) != SQLITE_OK)
+		len = 0;
+	sqlite3_result_int(ctx, len);
+}
+
+static int count_token(void *ud, const char *tok, size_t len, size_t start, size_t end, int flags)
+{
+	(*(long long *)ud)++;
+	return 0;
+}
+
+static void fn_lex_len(sqlite3_context *ctx, int n, sqlite3_value **v)
+{
+	const char *text = (const char *)sqlite3_value_text(v[0]);
+	long long count = 0;
+	if (text) {
+		char *norm = zc_norm_n(text, (size_t)sqlite3_value_bytes(v[0]));
+		zc_lex_tokens(norm, strlen(norm), ZC_TOKENS_DOCUMENT, count_token, &count);
+		zc_free(norm);
+	}
+	sqlite3_result_int64(ctx, count);
+}
+
+struct token_set {
+	json_t *seen;
+	struct zc_buf out;
+};
+
+static int set_token(void *ud, const char *tok, size_t len, size_t start, size_t end, int flags)
+{
+	struct token_set *t = ud;
+	char buf[ZC_LEX_TOKEN_MAX + 1];
+	memcpy(buf, tok, len); /* len <= ZC_LEX_TOKEN_MAX */
+	buf[len] = '\0';
+	if (json_object_get(t->seen, buf))
+		return 0;
+	json_object_set_new(t->seen, buf, json_true());
+	if (t->out.len > 1)
+		zc_buf_addc(&t->out, ',');
+	zc_json_buf_string(&t->out, buf);
+	return 0;
+}
+
+static void fn_lex_set(sqlite3_context *ctx, int n, sqlite3_value **v)
+{
+	const char *text = (const char *)sqlite3_value_text(v[0]);
+	struct token_set t = {json_object(), ZC_BUF_INIT};
+	zc_buf_addc(&t.out, '[');
+	if (text) {
+		char *norm = zc_norm_n(text, (size_t)sqlite3_value_bytes(v[0]));
+		zc_lex_tokens(norm, strlen(norm), ZC_TOKENS_DOCUMENT, set_token, &t);
+		zc_free(norm);
+	}
+	zc_buf_addc(&t.out, ']');
+	json_decref(t.seen);
+	sqlite3_result_text(ctx, t.out.p, (int)t.out.len, SQLITE_TRANSIENT);
+	zc_buf_release(&t.out);
+}
+
 int zc_fts_register(sqlite3 *db, struct zc_err *e)
 {
 	if (sqlite3_create_function(db, "zc_norm", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
 				    NULL, norm_sql, NULL, NULL) != SQLITE_OK)
 		return zc_fail(e, ZCOR_EINTERNAL, "cannot register zc_norm");
 	static fts5_tokenizer tok = {tok_create, tok_delete, tok_tokenize};
+	static fts5_tokenizer scoped = {tok_create, tok_delete, scoped_tokenize};
 	static int marker;
 	fts5_api *api = NULL;
 	sqlite3_stmt *st = NULL;
@@ -82,5 +217,20 @@ int zc_fts_register(sqlite3 *db, struct zc_err *e)
 	if (!api)
 		return zc_fail(e, ZCOR_EINTERNAL, "this SQLite has no FTS5; install libsqlite3 with FTS5");
 	rc = api->xCreateTokenizer(api, "zcor", &marker, &tok, NULL);
-	return rc == SQLITE_OK ? ZCOR_OK : zc_fail(e, ZCOR_EINTERNAL, "cannot register the zcor tokenizer");
+	if (rc == SQLITE_OK)
+		rc = api->xCreateTokenizer(api, "zcor_scoped", &marker, &scoped, NULL);
+	if (rc == SQLITE_OK)
+		rc = api->xCreateFunction(api, "zc_tf", NULL, aux_tf, NULL);
+	if (rc == SQLITE_OK)
+		rc = api->xCreateFunction(api, "zc_dl", NULL, aux_dl, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_function(db, "zc_lex_len", 1,
+					     SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+					     fn_lex_len, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_function(db, "zc_lex_set", 1,
+					     SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+					     fn_lex_set, NULL, NULL);
+	return rc == SQLITE_OK ? ZCOR_OK
+			       : zc_fail(e, ZCOR_EINTERNAL, "cannot register zcor's full-text functions");
 }

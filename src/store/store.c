@@ -18,6 +18,54 @@
 
 /* Each entry moves the schema from version i to i+1. Never edit a
  * released entry: add a new one. */
+/* What recall_fts indexes (schema 12): the records recall may inject —
+ * current, hot, not 存疑, not a document (memory.h's ZC_MAY_INJECT_SQL,
+ * which the store layer cannot include; test_gate checks they agree) —
+ * and the text of a record it indexes and recall_stats counts. P is the
+ * row's prefix ("new.", "old.", "n."). */
+#define RECALL_LIVE(P)                                                                          \
+	P "superseded_by IS NULL AND " P "tier = 'hot' AND " P "kind <> 'document' AND coalesce(" P \
+	  "confidence, '') <> '存疑'"
+#define RECALL_TEXT(P) P "title || char(10) || " P "keywords || char(10) || " P "content"
+#define RECALL_BODY(P) P "scope || char(31) || " RECALL_TEXT(P)
+#define FTS_UPTO "CAST((SELECT value FROM meta WHERE key = 'fts_upto') AS INTEGER)"
+#define MIGRATED "n.seq <= " FTS_UPTO
+/* a record's rows in recall_fts, recall_stats and recall_df go (P = "old.")
+ * or come (P = "new.") */
+#define RECALL_GO(P)                                                                           \
+	"  INSERT INTO recall_fts(recall_fts, rowid, body) SELECT 'delete', -" P "seq, " RECALL_BODY(P) \
+	"\n    WHERE " RECALL_LIVE(P) ";\n"                                                        \
+	"  UPDATE recall_stats SET docs = docs - 1, tokens = tokens - zc_lex_len(" RECALL_TEXT(P) ")\n" \
+	"    WHERE scope = " P "scope AND " RECALL_LIVE(P) ";\n"                                     \
+	"  UPDATE recall_df SET df = df - 1 WHERE scope = " P "scope AND token IN (SELECT value FROM\n" \
+	"    json_each(zc_lex_set(" RECALL_TEXT(P) "))) AND " RECALL_LIVE(P) ";\n"                  \
+	"  DELETE FROM recall_df WHERE scope = " P "scope AND df <= 0 AND token IN (SELECT value FROM\n" \
+	"    json_each(zc_lex_set(" RECALL_TEXT(P) "))) AND " RECALL_LIVE(P) ";\n"
+#define RECALL_COME(P)                                                                         \
+	"  INSERT INTO recall_fts(rowid, body) SELECT -" P "seq, " RECALL_BODY(P) " WHERE " RECALL_LIVE(P) ";\n" \
+	"  INSERT INTO recall_stats(scope, docs, tokens) SELECT " P "scope, 1, zc_lex_len(" RECALL_TEXT(P) ")\n" \
+	"    WHERE " RECALL_LIVE(P) " ON CONFLICT(scope) DO UPDATE SET docs = docs + 1,\n"            \
+	"    tokens = tokens + excluded.tokens;\n"                                                  \
+	"  INSERT INTO recall_df(token, scope, df) SELECT j.value, " P "scope, 1 FROM\n"             \
+	"    json_each(zc_lex_set(" RECALL_TEXT(P) ")) j WHERE " RECALL_LIVE(P) "\n"                 \
+	"    ON CONFLICT(token, scope) DO UPDATE SET df = df + 1;\n"
+/* the live records where B holds (of seq above ?1: a batch of new records,
+ * zc_store_recall_catch_up, a rebuild; up to meta.fts_upto: the migration),
+ * into all three */
+#define RECALL_FILL_FTS(B)\
+	"INSERT INTO recall_fts(rowid, body) SELECT -n.seq, " RECALL_BODY("n.") " FROM nodes n\n"  \
+	"  WHERE " B " AND " RECALL_LIVE("n.")
+#define RECALL_FILL_STATS(B)                                                                    \
+	"INSERT INTO recall_stats(scope, docs, tokens) SELECT n.scope, count(*), sum(zc_lex_len("   \
+	RECALL_TEXT("n.") ")) FROM nodes n\n  WHERE " B " AND " RECALL_LIVE("n.")              \
+	" GROUP BY n.scope ORDER BY n.scope\n  ON CONFLICT(scope) DO UPDATE SET docs = docs + excluded.docs, " \
+	"tokens = tokens + excluded.tokens"
+#define RECALL_FILL_DF(B)                                                                       \
+	"INSERT INTO recall_df(token, scope, df) SELECT j.value, n.scope, count(*) FROM nodes n,\n" \
+	"  json_each(zc_lex_set(" RECALL_TEXT("n.") ")) j WHERE " B " AND " RECALL_LIVE("n.") \
+	"\n  GROUP BY j.value, n.scope ORDER BY j.value, n.scope\n"                                 \
+	"  ON CONFLICT(token, scope) DO UPDATE SET df = df + excluded.df"
+
 static const char *const migrations[] = {
 	/* 0 -> 1: nodes, people, history, meta */
 	"CREATE TABLE meta(\n"
@@ -437,6 +485,50 @@ static const char *const migrations[] = {
 	"  lease_owner  TEXT,\n"
 	"  lease_until  INTEGER\n"
 	") WITHOUT ROWID, STRICT;\n",
+	/* 11 -> 12 (issue 17: recall quality): recall's lexical index and
+	 * its statistics (recall/lexical.c). recall_fts holds the records
+	 * recall may inject, each token prefixed with the record's scope
+	 * (tokenizer zcor_scoped), so a conversation reads the postings of
+	 * global and of its own scope and nothing else; recall_stats counts
+	 * those records and their tokens per scope, and recall_df how many of
+	 * them hold each token. So no statistic of the ranking (document
+	 * frequency, collection size, mean length) counts a record the
+	 * conversation cannot see, and a common word's newest postings are
+	 * newest among the visible ones. A record's rowid there is -seq: the
+	 * newest come first in a doclist, so reading a common word's newest
+	 * postings stops early. Like nodes_fts (schema 10), a new record's
+	 * rows wait for its batch (zc_store_recall_catch_up, called by
+	 * memory/op.c's zc_node_fts_catch_up): the triggers keep only the
+	 * records up to meta.fts_upto in step. Derived: zcor reindex rebuilds
+	 * all three. */
+	/* (run again on a store that has them, it builds them anew) */
+	"DROP TRIGGER IF EXISTS recall_fts_ai;\n"
+	"DROP TRIGGER IF EXISTS recall_fts_ad;\n"
+	"DROP TRIGGER IF EXISTS recall_fts_au;\n"
+	"DROP TABLE IF EXISTS recall_fts;\n"
+	"DROP TABLE IF EXISTS recall_stats;\n"
+	"DROP TABLE IF EXISTS recall_df;\n"
+	"CREATE VIRTUAL TABLE recall_fts USING fts5(body, content='', tokenize='zcor_scoped');\n"
+	"CREATE TABLE recall_stats(\n"
+	"  scope  TEXT PRIMARY KEY,\n"
+	"  docs   INTEGER NOT NULL,\n"
+	"  tokens INTEGER NOT NULL\n"
+	") WITHOUT ROWID, STRICT;\n"
+	"CREATE TABLE recall_df(\n"
+	"  token TEXT NOT NULL,\n"
+	"  scope TEXT NOT NULL,\n"
+	"  df    INTEGER NOT NULL,\n"
+	"  PRIMARY KEY (token, scope)\n"
+	") WITHOUT ROWID, STRICT;\n"
+	RECALL_FILL_FTS(MIGRATED) ";\n" RECALL_FILL_STATS(MIGRATED) ";\n" RECALL_FILL_DF(MIGRATED) ";\n"
+	"INSERT INTO recall_fts(recall_fts) VALUES('optimize');\n"
+	"CREATE TRIGGER recall_fts_ai AFTER INSERT ON nodes\n"
+	"  WHEN new.seq <= " FTS_UPTO " BEGIN\n" RECALL_COME("new.") "END;\n"
+	"CREATE TRIGGER recall_fts_ad AFTER DELETE ON nodes\n"
+	"  WHEN old.seq <= " FTS_UPTO " BEGIN\n" RECALL_GO("old.") "END;\n"
+	"CREATE TRIGGER recall_fts_au AFTER UPDATE OF title, keywords, content, scope, superseded_by,\n"
+	"  tier, kind, confidence ON nodes WHEN old.seq <= " FTS_UPTO " BEGIN\n" RECALL_GO("old.")
+	RECALL_COME("new.") "END;\n",
 };
 
 /*
@@ -452,6 +544,47 @@ static const char *const migrations[] = {
  * to a deleted WAL and new connections met "disk I/O error" and
  * "database disk image is malformed" (issue 12, defect 13).
  */
+int zc_store_recall_catch_up(struct zc_store *s, long long above, struct zc_err *e)
+{
+	static const char *const fill[] = {RECALL_FILL_FTS("n.seq > ?1"), RECALL_FILL_STATS("n.seq > ?1"),
+					   RECALL_FILL_DF("n.seq > ?1")};
+	for (size_t i = 0; i < sizeof(fill) / sizeof(fill[0]); i++) {
+		sqlite3_stmt *st = zc_stmt(s, fill[i], e);
+		if (!st)
+			return e->code;
+		sqlite3_bind_int64(st, 1, above);
+		int r = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (r != SQLITE_DONE)
+			return zc_store_fail(s, r, e, "writing recall's lexical index");
+	}
+	return ZCOR_OK;
+}
+
+int zc_store_rebuild_recall(struct zc_store *s, struct zc_err *e)
+{
+	static const char *const clear[] = {
+		"INSERT INTO recall_fts(recall_fts) VALUES('delete-all')",
+		"DELETE FROM recall_stats",
+		"DELETE FROM recall_df",
+	};
+	int rc = ZCOR_OK;
+	for (size_t i = 0; !rc && i < sizeof(clear) / sizeof(clear[0]); i++) {
+		int r = sqlite3_exec(s->db, clear[i], NULL, NULL, NULL);
+		if (r != SQLITE_OK)
+			rc = zc_store_fail(s, r, e, "rebuilding recall's lexical index");
+	}
+	if (!rc)
+		rc = zc_store_recall_catch_up(s, -1, e);
+	if (!rc) {
+		int r = sqlite3_exec(s->db, "INSERT INTO recall_fts(recall_fts) VALUES('optimize')", NULL,
+				     NULL, NULL);
+		if (r != SQLITE_OK)
+			rc = zc_store_fail(s, r, e, "merging recall's lexical index");
+	}
+	return rc;
+}
+
 static void prefetch_file(sqlite3_file *f, unsigned long long max)
 {
 	sqlite3_int64 size = 0;

@@ -101,8 +101,16 @@ int zc_store_fail(struct zc_store *s, int rc, struct zc_err *e, const char *what
  */
 json_t *zc_col_json(sqlite3_stmt *st, int i, char fallback);
 
-/* Registers the "zcor" FTS5 tokenizer and the SQL function zc_norm() on
- * db (fts.c): the schema's triggers need both. */
+/* Refills recall's lexical index and its per-scope statistics (recall_fts,
+ * recall_stats, recall_df: schema 12) from nodes, and merges the index. */
+int zc_store_rebuild_recall(struct zc_store *s, struct zc_err *e);
+/* Adds the records of seq above `above` that recall may inject to
+ * recall_fts, recall_stats and recall_df (a batch of new records, whose
+ * triggers wait for it: schema 12; memory/op.c, zc_node_fts_catch_up). */
+int zc_store_recall_catch_up(struct zc_store *s, long long above, struct zc_err *e);
+
+/* Registers zcor's FTS5 tokenizers and SQL functions (zc_norm, zc_lex_len,
+ * zc_lex_set) on db (fts.c): the schema's triggers need them. */
 int zc_fts_register(sqlite3 *db, struct zc_err *e);
 
 /* Longest dictionary term, in characters: longer titles are not looked

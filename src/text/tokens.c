@@ -7,6 +7,7 @@
 #include "text/tokens.h"
 
 #include <assert.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unicode/ubrk.h>
 #include <unicode/uchar.h>
@@ -74,7 +75,9 @@ static enum cls classify(unsigned cp)
 	return u_isalnum((UChar32)cp) ? WORD : SEP;
 }
 
-int zc_tokens(const char *s, size_t len, int mode, zc_token_fn fn, void *ud)
+/* unigrams: every character of a CJK run is also a token (else only the
+ * last one, in documents, and the only one of a one-character run) */
+static int tokens(const char *s, size_t len, int mode, int unigrams, zc_token_fn fn, void *ud)
 {
 	assert((s || len == 0) && fn);
 	assert(mode == ZC_TOKENS_DOCUMENT || mode == ZC_TOKENS_QUERY);
@@ -107,6 +110,8 @@ int zc_tokens(const char *s, size_t len, int mode, zc_token_fn fn, void *ud)
 			n = zc_utf8_next(s + i, len - i, &cp);
 			if (classify(cp) != CJK)
 				break;
+			if (unigrams && (rc = fn(ud, s + prev, prev_len, prev, prev + prev_len)))
+				return rc;
 			if ((rc = fn(ud, s + prev, prev_len + n, prev, i + n)))
 				return rc;
 			prev = i;
@@ -114,11 +119,108 @@ int zc_tokens(const char *s, size_t len, int mode, zc_token_fn fn, void *ud)
 			i += n;
 			count++;
 		}
-		if (count == 1 || mode == ZC_TOKENS_DOCUMENT)
+		if (count == 1 || unigrams || mode == ZC_TOKENS_DOCUMENT)
 			if ((rc = fn(ud, s + prev, prev_len, prev, prev + prev_len)))
 				return rc;
 	}
 	return 0;
+}
+
+int zc_tokens(const char *s, size_t len, int mode, zc_token_fn fn, void *ud)
+{
+	return tokens(s, len, mode, 0, fn, ud);
+}
+
+/* A light English stemmer for words of ASCII letters: plural -s / -es /
+ * -ies, then -ing / -ed (a doubled last consonant undone), then a final
+ * -e, so "camping", "camped" and "camps" all become "camp", "loves" and
+ * "loved" "lov". Never shortens a word below 3 letters. */
+static size_t stem(char *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (w[i] < 'a' || w[i] > 'z')
+			return n;
+	if (n < 4)
+		return n;
+#define ENDS(suf) (n >= sizeof(suf) - 1 && memcmp(w + n - (sizeof(suf) - 1), suf, sizeof(suf) - 1) == 0)
+	if (ENDS("ies") && n >= 5) {
+		n -= 2;
+		w[n - 1] = 'y';
+	} else if (ENDS("sses")) {
+		n -= 2;
+	} else if (ENDS("s") && !ENDS("ss") && !ENDS("us") && !ENDS("is")) {
+		n -= 1;
+	}
+	size_t cut = ENDS("ing") ? 3 : ENDS("ed") ? 2 : 0;
+	if (cut && n - cut >= 3) {
+		int vowel = 0;
+		for (size_t i = 0; i < n - cut; i++)
+			vowel |= strchr("aeiouy", w[i]) != NULL;
+		if (vowel) {
+			n -= cut;
+			char c = w[n - 1];
+			if (c == w[n - 2] && !strchr("aeiouylsz", c))
+				n--;
+		}
+	}
+	if (n >= 4 && w[n - 1] == 'e')
+		n--;
+#undef ENDS
+	return n;
+}
+
+/* English function words (before stemming), sorted for bsearch. */
+static const char *const stop_words[] = {
+	"a",     "about", "am",    "an",    "and",   "any",   "are",   "as",    "at",    "be",
+	"been",  "being", "but",   "by",    "can",   "could", "did",   "do",    "does",  "doing",
+	"for",   "from",  "had",   "has",   "have",  "having","he",    "her",   "hers",  "him",
+	"his",   "how",   "i",     "if",    "in",    "into",  "is",    "it",    "its",   "me",
+	"my",    "of",    "on",    "or",    "our",   "she",   "should","so",    "some",  "than",
+	"that",  "the",   "their", "them",  "then",  "there", "these", "they",  "this",  "those",
+	"to",    "us",    "was",   "we",    "were",  "what",  "when",  "where", "which", "while",
+	"who",   "whom",  "whose", "why",   "will",  "with",  "would", "you",   "your",
+};
+
+static int cmp_word(const void *key, const void *elem)
+{
+	return strcmp(key, *(const char *const *)elem);
+}
+
+static int stop_word(const char *w, size_t n)
+{
+	char buf[16];
+	if (n >= sizeof(buf))
+		return 0;
+	memcpy(buf, w, n);
+	buf[n] = '\0';
+	return bsearch(buf, stop_words, sizeof(stop_words) / sizeof(stop_words[0]), sizeof(stop_words[0]),
+		       cmp_word) != NULL;
+}
+
+struct lex_ctx {
+	zc_lex_fn fn;
+	void *ud;
+};
+
+static int lex_emit(void *ud, const char *tok, size_t len, size_t start, size_t end)
+{
+	struct lex_ctx *c = ud;
+	if (len > ZC_LEX_TOKEN_MAX)
+		return 0;
+	unsigned cp;
+	size_t first = zc_utf8_next(tok, len, &cp);
+	if (zc_is_cjk(cp))
+		return c->fn(c->ud, tok, len, start, end, first == len ? ZC_LEX_UNIGRAM : 0);
+	int flags = stop_word(tok, len) ? ZC_LEX_FUNCTION : 0;
+	char w[ZC_LEX_TOKEN_MAX + 1];
+	memcpy(w, tok, len);
+	return c->fn(c->ud, w, stem(w, len), start, end, flags);
+}
+
+int zc_lex_tokens(const char *s, size_t len, int mode, zc_lex_fn fn, void *ud)
+{
+	struct lex_ctx c = {fn, ud};
+	return tokens(s, len, mode, 1, lex_emit, &c);
 }
 
 void zc_wordbreak_release(struct zc_wordbreak *wb)

@@ -27,6 +27,27 @@ typedef int (*zc_token_fn)(void *ud, const char *tok, size_t len, size_t start, 
 /* Tokenizes normalised text; returns the first nonzero callback result. */
 int zc_tokens(const char *s, size_t len, int mode, zc_token_fn fn, void *ud);
 
+/*
+ * Recall's lexical tokens (the recall_fts index and the query side of its
+ * BM25). Both sides go through this one function, so a document and a
+ * query always cut alike:
+ *   - CJK runs: every character and every bigram;
+ *   - words of letters or digits, English ones lightly stemmed (plural -s,
+ *     -ing, -ed, a final -e: "camping", "camped", "camps" -> "camp");
+ *   - nothing longer than ZC_LEX_TOKEN_MAX bytes (a URL or a hash says
+ *     nothing a person asks about, and the token cache has fixed slots).
+ * Each token comes with flags: ZC_LEX_UNIGRAM for a single CJK character,
+ * ZC_LEX_FUNCTION for an English function word ("what", "did", "the"):
+ * what a question is made of, and what says nothing of its subject.
+ * (Chinese interrogatives and particles — 什么, 吗, 呢 — were tried as
+ * function tokens too and did not help: docs/PERFORMANCE.md.)
+ */
+#define ZC_LEX_TOKEN_MAX 47
+#define ZC_LEX_UNIGRAM 1
+#define ZC_LEX_FUNCTION 2
+typedef int (*zc_lex_fn)(void *ud, const char *tok, size_t len, size_t start, size_t end, int flags);
+int zc_lex_tokens(const char *s, size_t len, int mode, zc_lex_fn fn, void *ud);
+
 /* ICU's Chinese word break iterator, opened once and reused (opening one
  * loads its dictionary). One per thread: the struct is not shared. */
 struct zc_wordbreak {

@@ -304,8 +304,10 @@ static void fmap_scan(struct fmap *m, const char *root)
  * fsync by design, docs/FORMATS.md) is not part of the state. */
 static int derived_table(const char *t)
 {
-	static const char *const prefix[] = {"sqlite_", "nodes_fts", "messages_fts", "nodes_vocab"};
-	static const char *const name[] = {"terms", "term_prefix", "hit_batch", "hit_log"};
+	static const char *const prefix[] = {"sqlite_", "nodes_fts", "messages_fts", "nodes_vocab",
+					     "recall_fts"};
+	static const char *const name[] = {"terms", "term_prefix", "hit_batch", "hit_log",
+					   "recall_stats", "recall_df"};
 	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
 		if (strncmp(t, prefix[i], strlen(prefix[i])) == 0)
 			return 1;

@@ -158,7 +158,7 @@ static void config_table_rows(void)
 	CHECK_INT(check_text("{}", &c, &e), ZCOR_OK);
 	json_t *j = zc_config_json(&c);
 	char *s = json_dumps(j, JSON_COMPACT);
-	CHECK_STR(s, "{\"recallChars\":6000,\"recall\":{\"profile\":\"scored\"},\"relationships\":true,"
+	CHECK_STR(s, "{\"recallChars\":6000,\"recall\":{\"profile\":\"scored\",\"weights\":\"default\"},\"relationships\":true,"
 		     "\"provider\":null,\"botId\":null,\"admission\":{\"privateChats\":true},"
 		     "\"mediaCacheMax\":200,\"dialogueChars\":12000,\"ambientMessages\":40,\"turn\":{\"maxSteps\":8,\"deadlineMs\":120000,\"toolTimeoutMs\":30000,\"waitMs\":60000},\"worlds\":{\"console\":{}},\"memoryFileMaxBytes\":32768,\"memoryArchiveRatio\":0.75,"
 		     "\"viewMaxBytes\":262144,\"mirror\":false}");
@@ -172,12 +172,12 @@ static void config_table_messages(void)
 	static const struct {
 		const char *doc, *msg;
 	} cases[] = {
-		{"{\"x\": 1}", "unknown key 'x'; known: recallChars, recall.profile, relationships, "
+		{"{\"x\": 1}", "unknown key 'x'; known: recallChars, recall.profile, recall.weights, relationships, "
 			       "provider, botId, admission, mediaCacheMax, dialogueChars, ambientMessages, turn, worlds, memoryFileMaxBytes, "
 			       "memoryArchiveRatio, viewMaxBytes, mirror"},
 		{"{\"recallChars\": -1}", "'recallChars' must be an integer from 0 (auto-recall off) to 200000"},
 		{"{\"recall\": 1}", "'recall' must be an object such as {\"profile\": \"scored\"}"},
-		{"{\"recall\": {\"x\": 1}}", "unknown key 'recall.x'; known: recall.profile"},
+		{"{\"recall\": {\"x\": 1}}", "unknown key 'recall.x'; known: recall.profile, recall.weights"},
 		{"{\"recall\": {\"profile\": \"z\"}}",
 		 "'recall.profile' must be \"scored\" (seed 003, the default) or \"zcor\" (seed 000)"},
 		{"{\"relationships\": 1}", "'relationships' must be true or false"},

@@ -118,7 +118,8 @@ static void add_file(FILE *m, const char *path)
 
 /* Every table's rows as text, then config.json: what a call may change.
  * NULL when memory.db cannot be read. Derived data is left out: the FTS
- * indexes (and nodes_vocab over them), meta's fts_upto (how far they are
+ * indexes (and nodes_vocab over them; recall_stats and recall_df, the
+ * counts beside recall_fts), meta's fts_upto (how far they are
  * caught up), nodes_gen (recall's cache generation) and recall's hit
  * counts (hits, last_hit_at, hit_batch: written after the call, by the
  * flusher or at close) may lag a
@@ -141,7 +142,7 @@ static char *dump(const char *dir)
 	int ok = sqlite3_prepare_v2(db,
 				    "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE "
 				    "'sqlite_%' AND name NOT LIKE '%_fts_%' AND name NOT IN ('nodes_vocab', "
-				    "'hit_batch') "
+				    "'hit_batch', 'recall_stats', 'recall_df') "
 				    "ORDER BY name",
 				    -1, &tabs, NULL) == SQLITE_OK;
 	while (ok && sqlite3_step(tabs) == SQLITE_ROW) {

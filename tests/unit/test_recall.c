@@ -11,6 +11,7 @@
  * Each case is named after the rule it pins and fails if that rule breaks.
  */
 #define _GNU_SOURCE
+#include <math.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -1488,6 +1489,12 @@ static void Z_RECALL_hits_logged_a_batch_to_a_row(void)
 	t_sql_exec(z, "DROP INDEX nodes_scope_pinned");
 	t_sql_exec(z, "DROP TABLE media_refs"); /* (schema 9's) */
 	t_sql_exec(z, "DROP TRIGGER media_refs_ai");
+	t_sql_exec(z, "DROP TRIGGER recall_fts_ai"); /* (schema 12's) */
+	t_sql_exec(z, "DROP TRIGGER recall_fts_ad");
+	t_sql_exec(z, "DROP TRIGGER recall_fts_au");
+	t_sql_exec(z, "DROP TABLE recall_fts");
+	t_sql_exec(z, "DROP TABLE recall_stats");
+	t_sql_exec(z, "DROP TABLE recall_df");
 	t_sql_exec(z, "CREATE TABLE hit_log(seq INTEGER NOT NULL, at INTEGER NOT NULL)");
 	t_sql_exec(z, "INSERT INTO hit_log SELECT seq, %lld FROM nodes WHERE id = '%s'", T0 + DAY, hit);
 	t_sql_exec(z, "INSERT INTO hit_log SELECT seq, %lld FROM nodes WHERE id = '%s'", T0 + 2 * DAY, hit);
@@ -1999,7 +2006,484 @@ static void Q_RECALL_cached_lookups_see_new_records(void)
 	zcor_close(a);
 }
 
+/* ---- the lexical stage (issue 17) ---------------------------------------- */
+
+/* recall1 with explain on. */
+static json_t *recall_explain(zcor *z, const char *conv, const char *msg)
+{
+	int rc = -1;
+	json_t *v = recall_req(z, json_pack("{s:s, s:[s], s:b}", "conversation", conv, "messages", msg, "explain", 1),
+			       &rc);
+	CHECK_INT(rc, ZCOR_OK);
+	return v;
+}
+
+/* The explain entry of node id, or NULL. */
+static json_t *explained(json_t *res, const char *id)
+{
+	size_t i;
+	json_t *x;
+	json_array_foreach(t_get(res, "explain"), i, x) {
+		const char *s = json_string_value(json_object_get(x, "id"));
+		if (s && strcmp(s, id) == 0)
+			return x;
+	}
+	return NULL;
+}
+
+/* A feature of node id in the explain answer (-1: not a candidate). */
+static double feature(json_t *res, const char *id, const char *name)
+{
+	json_t *x = explained(res, id);
+	json_t *f = x ? json_object_get(json_object_get(x, "features"), name) : NULL;
+	return f ? json_number_value(f) : -1;
+}
+
+static double explained_score(json_t *res, const char *id)
+{
+	json_t *x = explained(res, id);
+	return x ? json_number_value(json_object_get(x, "score")) : -1;
+}
+
+/* Position among the explain candidates (the ranking), or -1. */
+static int rank_of(json_t *res, const char *id)
+{
+	size_t i;
+	json_t *x;
+	json_array_foreach(t_get(res, "explain"), i, x) {
+		const char *s = json_string_value(json_object_get(x, "id"));
+		if (s && strcmp(s, id) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* n records of conv (NULL: global) written straight into memory.db, the
+ * triggers keeping every index (tool calls would take an fsync each):
+ * ids bulk<tag>00001…, title "<title> #i", content. */
+static void bulk(zcor *z, const char *conv, const char *tag, int n, const char *title, const char *content,
+		 long long at)
+{
+	t_sql_exec(z,
+		   "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < %d) "
+		   "INSERT INTO nodes(id, title, content, scope, created_at, updated_at, title_norm, content_norm) "
+		   "SELECT printf('bulk%s%%05d', i), printf('%s #%%d', i), '%s', '%s', %lld + i, %lld + i, "
+		   "printf('%s #%%d', i), '%s' FROM c",
+		   n, tag, title, content, conv ? conv : "global", at, at, title, content);
+}
+
+/* Q-SCOPE for the statistics of the ranking: df, the number of records,
+ * their mean length and the common-word cut count only what the
+ * conversation may see. Two shared records whose order depends on the
+ * idf of their words; then another conversation writes the rarer word
+ * into many long records: if it counted, that word would turn common
+ * (left out, or its idf lower than the other's) and the order would flip. */
+static void Q_SCOPE_statistics_count_only_visible_records(void)
+{
+	zcor *z = open_clocked();
+	char a[32], b[32], x[32];
+	mk(z, NULL, "鹦鹉螺号的航海日志", "zqalpha 出现在这里", NULL, a);
+	mk(z, NULL, "潜水艇的维修清单", "zqbeta 出现在这里", NULL, b);
+	for (int i = 0; i < 3; i++)
+		mk(z, NULL, "别的清单", "zqbeta 也在这里", NULL, x);
+	const char *msg = "zqalpha 和 zqbeta 是什么";
+	json_t *before = recall_explain(z, "group:1", msg);
+	CHECK(rank_of(before, a) >= 0 && rank_of(before, a) < rank_of(before, b));
+	/* another conversation: the rare word in 40 long records */
+	bulk(z, "private:2", "p", 40, "私下的", "zqalpha zqalpha zqalpha 很长很长的一段私人笔记，写了又写，写了又写，写了又写", T0);
+	json_t *after = recall_explain(z, "group:1", msg);
+	CHECK(rank_of(after, a) >= 0 && rank_of(after, a) < rank_of(after, b));
+	CHECK(feature(after, a, "lexical") == feature(before, a, "lexical"));
+	CHECK(feature(after, b, "lexical") == feature(before, b, "lexical"));
+	CHECK(explained_score(after, a) == explained_score(before, a));
+	CHECK_INT(t_int(after, "formula.statistics.visibleRecords"), 5);
+	CHECK(json_number_value(t_get(after, "formula.statistics.meanLength")) ==
+	      json_number_value(t_get(before, "formula.statistics.meanLength")));
+	CHECK_INT(t_int(after, "formula.statistics.tokensTooCommon"), t_int(before, "formula.statistics.tokensTooCommon"));
+	CHECK_LACKS(t_str(after, "header"), "私下的");
+	/* not vacuous: in the private conversation's own view the same word
+	 * is in 41 of its 45 records, too common to count */
+	json_t *own = recall_explain(z, "private:2", msg);
+	CHECK_INT(t_int(own, "formula.statistics.visibleRecords"), 45);
+	CHECK_INT(t_int(own, "formula.statistics.tokensTooCommon"), 1);
+	json_decref(own);
+	json_decref(before);
+	json_decref(after);
+	zcor_close(z);
+}
+
+/* Q-SCOPE for a common word's postings: only its newest ZC_LEX_POSTINGS
+ * visible postings are read, and newer ones of another conversation do
+ * not push a shared record out of them. */
+static void Q_SCOPE_common_word_reads_visible_postings(void)
+{
+	zcor *z = open_clocked();
+	char g[32];
+	mk(z, NULL, "共享的旧笔记", "zqtoken 在这条共享记录里", NULL, g);
+	bulk(z, "private:2", "p", 600, "别人的", "zqtoken 在别人的私聊里", T0 + DAY);
+	now_ms = T0 + 2 * DAY;
+	json_t *res = recall_explain(z, "group:1", "zqtoken");
+	CHECK(feature(res, g, "lexical") > 0);
+	CHECK(item_pos(res, g) >= 0);
+	CHECK_LACKS(t_str(res, "header"), "别人的");
+	json_decref(res);
+	/* and the other conversation's own view: its newest records */
+	res = recall_explain(z, "private:2", "zqtoken");
+	CHECK(rank_of(res, "bulkp00600") >= 0);
+	json_decref(res);
+	zcor_close(z);
+}
+
+/* Issue 17, item 1: every token of a batch is looked up, not the first
+ * 24 — here the record's word sits between two messages of 40 others. */
+static void Q_RECALL_every_token_of_a_long_batch(void)
+{
+	zcor *z = open_clocked();
+	char id[32];
+	/* a long title: not a dictionary term, so only the lexical stage finds it */
+	mk(z, NULL, "她最近每天晚上都在追一部叫甄嬛传的电视剧", "说是已经看到第五十集了", NULL, id);
+	struct zc_buf a = ZC_BUF_INIT, b = ZC_BUF_INIT;
+	for (int i = 0; i < 40; i++) {
+		zc_buf_addf(&a, "zqfill%03d ", i);
+		zc_buf_addf(&b, "zqpost%03d ", i);
+	}
+	int rc = -1;
+	json_t *res = recall_req(z, json_pack("{s:s, s:[s, s, s], s:b}", "conversation", "group:1", "messages", a.p,
+					      "有人在看甄嬛传吗", b.p, "explain", 1),
+				 &rc);
+	CHECK_INT(rc, ZCOR_OK);
+	CHECK(item_pos(res, id) >= 0);
+	CHECK(feature(res, id, "lexical") > 0); /* found by its words, not by the no-hit fallback */
+	CHECK_INT(t_int(res, "formula.statistics.tokensDropped"), 0);
+	json_decref(res);
+	zc_buf_release(&a);
+	zc_buf_release(&b);
+	zcor_close(z);
+}
+
+/* Issue 17, item 2: BM25 — a repeated word counts more but saturates
+ * (k1), a longer record counts less (b), against the visible mean. */
+static void Q_RECALL_bm25_saturation_and_length(void)
+{
+	zcor *z = open_clocked();
+	char once[32], twice[32], shortr[32], longr[32];
+	mk(z, NULL, "甲", "zqfoo zqa zqb", NULL, once);
+	mk(z, NULL, "乙", "zqfoo zqfoo zqb", NULL, twice);
+	mk(z, NULL, "丙", "zqbar", NULL, shortr);
+	mk(z, NULL, "丁", "zqbar zqc zqd zqe zqf zqg zqh zqi zqj zqk zql zqm zqn zqo zqp", NULL, longr);
+	json_t *res = recall_explain(z, "group:1", "zqfoo");
+	double l1 = feature(res, once, "lexical"), l2 = feature(res, twice, "lexical");
+	CHECK(l1 > 0 && l2 > l1);
+	CHECK(l2 < 2 * l1); /* saturation: twice the word is not twice the evidence */
+	json_decref(res);
+	res = recall_explain(z, "group:1", "zqbar");
+	CHECK(feature(res, shortr, "lexical") > feature(res, longr, "lexical"));
+	CHECK(feature(res, longr, "lexical") > 0);
+	CHECK(rank_of(res, shortr) < rank_of(res, longr));
+	json_decref(res);
+	zcor_close(z);
+}
+
+/* Issue 17, item 2: query weights — a word the batch repeats, and a word
+ * of the newest message, count more. */
+static void Q_RECALL_query_weights_repeats_and_newest(void)
+{
+	zcor *z = open_clocked();
+	char ra[32], rb[32], old[32], neu[32];
+	mk(z, NULL, "记录一", "zqrep 在这里", NULL, ra);
+	mk(z, NULL, "记录二", "zqone 在这里", NULL, rb);
+	mk(z, NULL, "记录三", "zqold 在这里", NULL, old);
+	mk(z, NULL, "记录四", "zqnew 在这里", NULL, neu);
+	json_t *res = recall_explain(z, "group:1", "zqrep zqone zqrep zqrep");
+	CHECK(feature(res, ra, "lexical") > feature(res, rb, "lexical"));
+	CHECK(rank_of(res, ra) < rank_of(res, rb));
+	json_decref(res);
+	int rc = -1;
+	res = recall_req(z, json_pack("{s:s, s:[s, s], s:b}", "conversation", "group:1", "messages", "zqold",
+				      "zqnew", "explain", 1),
+			 &rc);
+	CHECK(feature(res, neu, "lexical") > feature(res, old, "lexical"));
+	CHECK(rank_of(res, neu) < rank_of(res, old));
+	json_decref(res);
+	zcor_close(z);
+}
+
+/* Issue 17, item 2: the bigrams of one long word are one piece of
+ * evidence, not one per bigram — a record holding a five-character
+ * name (four bigrams) does not outweigh one holding three separate words
+ * of the message. */
+static void Q_RECALL_bigram_continuation_discount(void)
+{
+	zcor *z = open_clocked();
+	char name[32], words[32];
+	mk(z, NULL, "鼹鼠饼干店", "", NULL, name);
+	mk(z, NULL, "甲壳 砚台 琥珀", "", NULL, words);
+	json_t *res = recall_explain(z, "group:1", "鼹鼠饼干店 甲壳 砚台 琥珀");
+	CHECK(feature(res, words, "lexical") > feature(res, name, "lexical"));
+	CHECK(rank_of(res, words) >= 0 && rank_of(res, words) < rank_of(res, name));
+	json_decref(res);
+	zcor_close(z);
+}
+
+/* Issue 17, items 1 and 4: a word in more than half of the visible
+ * records is left out (it says next to nothing) — but only where it is
+ * that common, whatever the store's size, and never in a small store. */
+static void Q_RECALL_common_words_left_out_by_share(void)
+{
+	zcor *z = open_clocked();
+	bulk(z, NULL, "c", 40, "常见", "zqcommon 到处都是", T0);
+	bulk(z, NULL, "r", 30, "别的", "没有那个词", T0);
+	json_t *res = recall_explain(z, "group:1", "zqcommon zqrare");
+	CHECK_INT(t_int(res, "formula.statistics.tokensTooCommon"), 1);
+	CHECK(rank_of(res, "bulkc00001") < 0);
+	json_decref(res);
+	/* a conversation of its own where the word is one of many: kept */
+	bulk(z, "group:2", "g", 200, "群里的", "完全不相关的内容", T0);
+	char own[32];
+	mk(z, "group:2", "群里那条", "zqcommon 在群里", NULL, own);
+	res = recall_explain(z, "group:2", "zqcommon");
+	CHECK_INT(t_int(res, "formula.statistics.tokensTooCommon"), 0);
+	CHECK_INT(t_int(res, "formula.statistics.tokensUsed"), 1);
+	json_decref(res);
+	/* a small store keeps all its words: ten records, eight with the word */
+	zcor_close(z);
+	z = open_clocked();
+	bulk(z, NULL, "s", 8, "小", "zqsmall 在这里", T0);
+	bulk(z, NULL, "t", 2, "另", "别的", T0);
+	res = recall_explain(z, "group:1", "zqsmall");
+	CHECK_INT(t_int(res, "formula.statistics.tokensTooCommon"), 0);
+	CHECK(rank_of(res, "bulks00001") >= 0);
+	json_decref(res);
+	zcor_close(z);
+}
+
+/* Single characters count: a record sharing one character of a word of
+ * the message is found (at a lower weight than a bigram). */
+static void Q_RECALL_single_characters(void)
+{
+	zcor *z = open_clocked();
+	char cat[32], food[32];
+	mk(z, NULL, "我家的猫很胖", "", NULL, cat);
+	mk(z, NULL, "猫粮买哪个牌子", "", NULL, food);
+	json_t *res = recall_explain(z, "group:1", "猫咪最近胖了");
+	CHECK(feature(res, cat, "lexical") > 0);
+	CHECK(rank_of(res, cat) >= 0 && rank_of(res, cat) < rank_of(res, food));
+	json_decref(res);
+	zcor_close(z);
+}
+
+/* Light English stemming on both sides, and English function words
+ * weighing little: "camping" finds "camped", and a question's "what did"
+ * does not rank another question above the answer. */
+static void Q_RECALL_stemming_and_function_words(void)
+{
+	zcor *z = open_clocked();
+	char camp[32], q[32], adopt[32];
+	mk(z, NULL, "Melanie: we camped at the beach with the kids", "", NULL, camp);
+	mk(z, NULL, "Caroline: what did you do today?", "", NULL, q);
+	mk(z, NULL, "Caroline: I adopted a puppy last week", "", NULL, adopt);
+	json_t *res = recall_explain(z, "group:1", "Where does Melanie go camping?");
+	CHECK(rank_of(res, camp) == 0);
+	json_decref(res);
+	res = recall_explain(z, "group:1", "What did Caroline adopt?");
+	CHECK(rank_of(res, adopt) == 0);
+	CHECK(rank_of(res, adopt) < rank_of(res, q) || rank_of(res, q) < 0);
+	json_decref(res);
+	zcor_close(z);
+}
+
+/* Pseudo-relevance feedback: a record sharing no word with the message
+ * but the brand the best record names is found through it. */
+static void Q_RECALL_feedback_finds_a_related_record(void)
+{
+	zcor *z = open_clocked();
+	char fact[32], fact2[32], review[32], other[32];
+	/* hours apart: no dialogue context between them */
+	mk(z, NULL, "我家的家电是西门子洗衣机", "", NULL, fact);
+	now_ms += 3600 * 1000LL;
+	mk(z, NULL, "家电都是西门子的", "", NULL, fact2);
+	now_ms += 3600 * 1000LL;
+	mk(z, NULL, "西门子洗衣机运转很安静", "", NULL, review);
+	now_ms += 3600 * 1000LL;
+	mk(z, NULL, "周末去爬山", "", NULL, other);
+	const char *msg = "家电用的哪个品牌";
+	json_t *res = recall_explain(z, "group:1", msg);
+	CHECK(rank_of(res, fact) >= 0 && rank_of(res, fact) < 2);
+	CHECK(feature(res, review, "lexical") == 0); /* not one character of the message */
+	CHECK(feature(res, review, "feedback") > 0);
+	CHECK(rank_of(res, review) >= 0);
+	CHECK(rank_of(res, other) < 0 || rank_of(res, review) < rank_of(res, other));
+	CHECK(item_pos(res, review) < 0); /* ranked, but no word of the batch: not injected */
+	CHECK(json_array_size(t_get(res, "formula.statistics.feedbackTokens")) > 0);
+	json_decref(res);
+	/* weight 0 turns it off */
+	set_config(z, "{\"recall\":{\"weights\":{\"feedback\":0}}}");
+	res = recall_explain(z, "group:1", msg);
+	CHECK(rank_of(res, review) < 0);
+	json_decref(res);
+	zcor_close(z);
+}
+
+/* Dialogue context: the records written right before and right after a
+ * strong hit, in its scope and within the window, get part of its score;
+ * one written later, or in another scope, does not. */
+static void Q_RECALL_dialogue_context(void)
+{
+	zcor *z = open_clocked();
+	char before[32], hit[32], after[32], hit2[32], later[32], other[32];
+	mk(z, NULL, "Melanie: how have you been lately?", "", NULL, before);
+	mk(z, NULL, "Caroline: I went to the LGBTQ support group yesterday", "", NULL, hit);
+	mk(z, "private:9", "Caroline: (private) a note", "", NULL, other);
+	mk(z, NULL, "Melanie: that is wonderful, tell me more", "", NULL, after);
+	now_ms = T0 + 10 * 3600 * 1000LL;
+	mk(z, NULL, "Caroline: the support group meets again next week", "", NULL, hit2);
+	now_ms = T0 + 13 * 3600 * 1000LL; /* right after hit2 in order, but hours later */
+	mk(z, NULL, "Melanie: shall we go to the lake on sunday", "", NULL, later);
+	json_t *res = recall_explain(z, "group:1", "When did Caroline go to the support group?");
+	CHECK(rank_of(res, hit) >= 0 && rank_of(res, hit) < 2);
+	CHECK(feature(res, before, "context") > 0);
+	CHECK(feature(res, after, "context") > 0);
+	CHECK(feature(res, hit2, "lexical") > 0);
+	CHECK(feature(res, later, "context") <= 0);
+	CHECK(rank_of(res, other) < 0);
+	CHECK(item_pos(res, after) < 0); /* ranked by context alone: not injected */
+	json_decref(res);
+	zcor_close(z);
+}
+
+/* recall.weights: the presets, an object of some keys, and clear errors
+ * that change nothing. */
+static void X_CONFIG_recall_weights(void)
+{
+	zcor *z = open_clocked();
+	json_t *c = config_of(z);
+	CHECK_STR(t_str(c, "recall.weights"), "default");
+	json_decref(c);
+	set_config(z, "{\"recall\":{\"weights\":\"seed003\"}}");
+	c = config_of(z);
+	CHECK_STR(t_str(c, "recall.weights"), "seed003");
+	json_decref(c);
+	set_config(z, "{\"recall\":{\"weights\":{\"recency\":0.5,\"expired\":-2}}}");
+	c = config_of(z);
+	CHECK(json_number_value(t_get(c, "recall.weights.recency")) == 0.5);
+	CHECK(json_number_value(t_get(c, "recall.weights.expired")) == -2);
+	CHECK(json_number_value(t_get(c, "recall.weights.lexical")) == 1); /* the default's */
+	json_decref(c);
+	static const struct {
+		const char *patch, *needle;
+	} refuse[] = {
+		{"{\"recall\":{\"weights\":\"seed\"}}", "'recall.weights' must be \"default\", \"seed003\""},
+		{"{\"recall\":{\"weights\":3}}", "recall.weights"},
+		{"{\"recall\":{\"weights\":{\"lexicon\":1}}}", "unknown key 'recall.weights.lexicon'"},
+		{"{\"recall\":{\"weights\":{\"entity\":\"3\"}}}", "'recall.weights.entity' must be a number"},
+		{"{\"recall\":{\"weights\":{\"recency\":1000}}}", "'recall.weights.recency' must be a number from -100 to 100"},
+		{"{\"recall\":{\"weighs\":{}}}", "unknown key 'recall.weighs'"},
+	};
+	const char *path = dir_file(z, "config.json");
+	size_t len0 = 0;
+	char *before = read_all(path, &len0);
+	for (size_t i = 0; i < sizeof(refuse) / sizeof(refuse[0]); i++) {
+		CHECK_INT(zcor_config_set(z, refuse[i].patch), ZCOR_EINVAL);
+		CHECK_HAS(zcor_errmsg(z), refuse[i].needle);
+		size_t len1 = 0;
+		char *after = read_all(path, &len1);
+		CHECK(before && after && len0 == len1 && memcmp(before, after, len0) == 0);
+		free(after);
+	}
+	free(before);
+	/* a hand edit with a bad weight: a warning, the last good weights stay */
+	write_all(path, "{\"recall\":{\"weights\":{\"entity\":null}}}\n");
+	c = config_of(z);
+	CHECK_HAS(t_str(c, "warning"), "recall.weights.entity");
+	CHECK(json_number_value(t_get(c, "recall.weights.recency")) == 0.5);
+	json_decref(c);
+	zcor_close(z);
+}
+
+/* The seed003 preset is seed 003's formula: the score of every candidate
+ * is 3·entity + 2·lexical + 1·recency + 0.8·salience + 0.5·sectionPrior
+ * − 5·expired, and candidates come in that order — here an entity hit
+ * beats a better lexical match, a recent record beats an old one, a
+ * pinned one an unpinned, an expired one comes last. */
+static void Q_RECALL_seed003_preset_reproduces_its_ordering(void)
+{
+	zcor *z = open_clocked();
+	set_config(z, "{\"recall\":{\"weights\":\"seed003\"}}");
+	char ent[32], lex[32], oldr[32], pin[32], expd[32];
+	mk(z, NULL, "老刘", "zqseed 老刘是谁", "[\"老刘\"]", ent);
+	mk(z, NULL, "聊天记录", "zqseed zqseed 有人问起老刘是谁", NULL, lex);
+	mk(z, NULL, "很久以前", "zqseed 的旧事", NULL, oldr);
+	mk(z, NULL, "置顶", "zqseed 的置顶", NULL, pin);
+	mk(z, NULL, "过期", "zqseed 的过期提醒", NULL, expd);
+	t_sql_exec(z, "UPDATE nodes SET updated_at = %lld WHERE id = '%s'", T0 - 400 * DAY, oldr);
+	t_sql_exec(z, "UPDATE nodes SET pinned = 1 WHERE id = '%s'", pin);
+	t_sql_exec(z, "UPDATE nodes SET expires = '2025-01-01' WHERE id = '%s'", expd);
+	now_ms = T0 + DAY;
+	json_t *res = recall_explain(z, "group:1", "zqseed 老刘");
+	CHECK_STR(t_str(res, "formula.weights.preset"), "seed003");
+	CHECK_HAS(t_str(res, "formula.score"), "3·entity + 2·lexical + 0·feedback + 0·context + 1·recency + 0.8·salience + 0.5·sectionPrior + -5·expired");
+	size_t i;
+	json_t *x;
+	double prev = 1e9;
+	json_array_foreach(t_get(res, "explain"), i, x) {
+		json_t *f = json_object_get(x, "features");
+		double want = 3 * json_number_value(json_object_get(f, "entity")) +
+			      2 * json_number_value(json_object_get(f, "lexical")) +
+			      1 * json_number_value(json_object_get(f, "recency")) +
+			      0.8 * json_number_value(json_object_get(f, "salience")) +
+			      0.5 * json_number_value(json_object_get(f, "sectionPrior")) -
+			      5 * json_number_value(json_object_get(f, "expired"));
+		double got = json_number_value(json_object_get(x, "score"));
+		CHECK(fabs(got - want) < 1e-9);
+		CHECK(got <= prev + 1e-12); /* one section: the ranking is the score's order */
+		prev = got;
+	}
+	CHECK(rank_of(res, ent) == 0);
+	CHECK(rank_of(res, ent) < rank_of(res, lex));
+	CHECK(rank_of(res, pin) < rank_of(res, oldr));
+	CHECK(rank_of(res, expd) == (int)json_array_size(t_get(res, "explain")) - 1);
+	json_decref(res);
+	zcor_close(z);
+}
+
+/* zcor reindex rebuilds recall's lexical index and its statistics. */
+static void X_REINDEX_rebuilds_the_lexical_index(void)
+{
+	zcor *z = open_clocked();
+	char id[32];
+	mk(z, NULL, "她最近每天晚上都在追一部叫甄嬛传的电视剧", "", NULL, id);
+	json_t *res = recall_explain(z, "group:1", "甄嬛传");
+	CHECK(feature(res, id, "lexical") > 0);
+	json_decref(res);
+	t_sql_exec(z, "INSERT INTO recall_fts(recall_fts) VALUES('delete-all'); DELETE FROM recall_stats;");
+	res = recall_explain(z, "group:1", "甄嬛传");
+	CHECK(feature(res, id, "lexical") <= 0);
+	json_decref(res);
+	char *out = NULL;
+	CHECK_INT(zcor_reindex(z, &out), ZCOR_OK);
+	zcor_free(out);
+	res = recall_explain(z, "group:1", "甄嬛传");
+	CHECK(feature(res, id, "lexical") > 0);
+	CHECK_INT(t_int(res, "formula.statistics.visibleRecords"), 1);
+	json_decref(res);
+	zcor_close(z);
+}
+
 const struct t_case t_cases[] = {
+	{"Q_SCOPE_statistics_count_only_visible_records", Q_SCOPE_statistics_count_only_visible_records},
+	{"Q_SCOPE_common_word_reads_visible_postings", Q_SCOPE_common_word_reads_visible_postings},
+	{"Q_RECALL_every_token_of_a_long_batch", Q_RECALL_every_token_of_a_long_batch},
+	{"Q_RECALL_bm25_saturation_and_length", Q_RECALL_bm25_saturation_and_length},
+	{"Q_RECALL_query_weights_repeats_and_newest", Q_RECALL_query_weights_repeats_and_newest},
+	{"Q_RECALL_bigram_continuation_discount", Q_RECALL_bigram_continuation_discount},
+	{"Q_RECALL_common_words_left_out_by_share", Q_RECALL_common_words_left_out_by_share},
+	{"Q_RECALL_single_characters", Q_RECALL_single_characters},
+	{"Q_RECALL_stemming_and_function_words", Q_RECALL_stemming_and_function_words},
+	{"Q_RECALL_feedback_finds_a_related_record", Q_RECALL_feedback_finds_a_related_record},
+	{"Q_RECALL_dialogue_context", Q_RECALL_dialogue_context},
+	{"X_CONFIG_recall_weights", X_CONFIG_recall_weights},
+	{"Q_RECALL_seed003_preset_reproduces_its_ordering", Q_RECALL_seed003_preset_reproduces_its_ordering},
+	{"X_REINDEX_rebuilds_the_lexical_index", X_REINDEX_rebuilds_the_lexical_index},
 	{"Q_RECALL_sticker_catalog_40_collected_not_doubtful", Q_RECALL_sticker_catalog_40_collected_not_doubtful},
 	{"Q_RECALL_recent_slang_inherits_dates_at_most_15", Q_RECALL_recent_slang_inherits_dates_at_most_15},
 	{"Q_RECALL_recent_slang_at_most_1200_chars", Q_RECALL_recent_slang_at_most_1200_chars},
