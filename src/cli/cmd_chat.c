@@ -50,7 +50,7 @@ static int chat_once(struct cli *c, const char *conv, const char *text, int as_j
 		goto done;
 	}
 	char msg[512];
-	rc = zc_console_log(z, conv, text, msg, sizeof(msg));
+	rc = zc_console_log(z, NULL, "cli", conv, text, msg, sizeof(msg));
 	if (rc) {
 		fprintf(stderr, "zcor chat: %s\n", msg);
 		goto done;

@@ -22,6 +22,7 @@
 #include "base/alloc.h"
 #include "base/utf8.h"
 #include "server/internal.h"
+#include "world/console.h"
 
 /* One request on its way through a route: what the handlers share. */
 struct rest_call {
@@ -557,7 +558,7 @@ static const char chat_body[] = "the body is {\"conversation\"?: \"console:NAME\
 
 static enum MHD_Result chat_bad(struct rest_call *k, const char *field, const char *why)
 {
-	char msg[600];
+	char msg[1600];
 	snprintf(msg, sizeof(msg), "field '%s': %s; %s", field, why, chat_body);
 	return zc_http_send_error(k->c, k->r, 400, "invalid_argument", msg);
 }
@@ -602,26 +603,13 @@ static enum MHD_Result rest_chat(struct rest_call *k)
 	out = NULL;
 	if (rc)
 		return send_code(k, rc, zcor_errmsg(k->z));
-	static unsigned seq;
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	char id[80];
-	snprintf(id, sizeof(id), "web-%lld-%09ld-%u", (long long)ts.tv_sec, ts.tv_nsec,
-		 __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
-	json_t *batch = json_pack("{s:[{s:s, s:s, s:s, s:O}], s:b}", "messages", "id", id, "senderId", "operator",
-				  "senderName", "operator", "text", jt, "recall", 0);
-	char *text = batch ? json_dumps(batch, JSON_COMPACT) : NULL;
-	json_decref(batch);
-	if (!text)
-		return out_of_memory(k);
+	/* logged as the console world logs a typed line (world/console.c) */
 	struct zcor_ctx ctx = {ZCOR_ACTOR_UI, k->conversation};
-	rc = zcor_log_messages(k->z, &ctx, conv, text, &out);
-	zc_free(text);
-	zcor_free(out);
+	char msg[1024];
+	rc = zc_console_log(k->z, &ctx, "web", conv, json_string_value(jt), msg, sizeof(msg));
 	if (rc) {
 		/* the only field of the batch the caller chose is the text */
 		static const char mine[] = "field 'messages[0].text': ";
-		const char *msg = zcor_errmsg(k->z);
 		if (rc == ZCOR_EINVAL && !strncmp(msg, mine, sizeof(mine) - 1))
 			return chat_bad(k, "text", msg + sizeof(mine) - 1);
 		return send_code(k, rc, msg);

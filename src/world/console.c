@@ -47,13 +47,16 @@ struct session {
 
 /* ---- logging the operator's message ------------------------------- */
 
-int zc_console_log(zcor *z, const char *conversation, const char *text, char *msg, size_t cap)
+int zc_console_log(zcor *z, const struct zcor_ctx *ctx, const char *source, const char *conversation,
+		   const char *text, char *msg, size_t cap)
 {
-	char id[64];
+	static unsigned seq;
+	char id[96];
 	struct timespec ts;
 	char *out = NULL;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	snprintf(id, sizeof(id), "cli-%lld-%09ld-%ld", (long long)ts.tv_sec, ts.tv_nsec, (long)getpid());
+	snprintf(id, sizeof(id), "%s-%lld-%09ld-%ld-%u", source, (long long)ts.tv_sec, ts.tv_nsec,
+		 (long)getpid(), __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
 	if (!zc_utf8_valid(text, strlen(text))) {
 		snprintf(msg, cap, "the text is not UTF-8: type it in a UTF-8 terminal (LANG=C.UTF-8)");
 		return ZCOR_EINVAL;
@@ -66,7 +69,7 @@ int zc_console_log(zcor *z, const char *conversation, const char *text, char *ms
 		snprintf(msg, cap, "out of memory");
 		return ZCOR_EINTERNAL;
 	}
-	int rc = zcor_log_messages(z, NULL, conversation, body, &out);
+	int rc = zcor_log_messages(z, ctx, conversation, body, &out);
 	if (rc)
 		snprintf(msg, cap, "%s", zcor_errmsg(z));
 	zc_free(body);
@@ -158,7 +161,7 @@ static void say(struct session *s, const char *text)
 		s->failed = 1;
 		return;
 	}
-	int rc = zc_console_log(c->z, c->conversation, text, msg, sizeof(msg));
+	int rc = zc_console_log(c->z, NULL, "cli", c->conversation, text, msg, sizeof(msg));
 	if (rc) {
 		fprintf(c->err, "没有发送 (not sent): %s\n", msg);
 		s->failed = 1;

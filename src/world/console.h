@@ -20,11 +20,16 @@
 
 /*
  * Logs text as one message of sender "operator" in conversation: the
- * console world's part before it asks for a turn (zcor_log_messages).
- * ZCOR_OK, or the code with the reason in msg (cap bytes, never NULL
- * terminated short): text that is not UTF-8 is ZCOR_EINVAL.
+ * console world's part before it asks for a turn (zcor_log_messages,
+ * without its recall header: the turn computes its own). ctx is the
+ * caller (NULL: the operator at the CLI); source names where the line
+ * was typed ("cli", "web") in the message id, which is unique across
+ * threads and processes. ZCOR_OK, or the code with the reason in msg
+ * (cap bytes, always terminated): text that is not UTF-8 is ZCOR_EINVAL.
+ * The terminal, `zcor chat --once` and the page's chat all log here.
  */
-int zc_console_log(zcor *z, const char *conversation, const char *text, char *msg, size_t cap);
+int zc_console_log(zcor *z, const struct zcor_ctx *ctx, const char *source, const char *conversation,
+		   const char *text, char *msg, size_t cap);
 
 struct zc_console {
 	zcor *z;
