@@ -33,7 +33,7 @@ enum zc_offer {
 	ZC_OFFER_RELATIONSHIPS, /* only while relationship memory is on */
 };
 
-/* What a plain-function handler gets (all borrowed; provider may be NULL). */
+/* What a plain-function handler is handed (all borrowed; provider may be NULL). */
 struct zc_tool_env {
 	struct zc_mem *m;
 	const struct zcor_ctx *ctx;
