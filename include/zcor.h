@@ -281,6 +281,27 @@ int zcor_conversations(zcor *z, const struct zcor_ctx *ctx, char **out_json);
 int zcor_conversation_get(zcor *z, const struct zcor_ctx *ctx, const char *key, char **out_json);
 
 /*
+ * A message of `conversation` was withdrawn by its sender (QQ's
+ * group_recall / friend_recall notice) at at_ms (0: now): it stays in the
+ * log, flagged; transcript reads and searches show it as recalled
+ * ("recalledAt"; qq_transcript marks it 已撤回) and the next turn's batch
+ * delivers it marked. Idempotent (the first time is kept). ZCOR_ENOTFOUND
+ * when that message was never logged there. A ctx bound to another
+ * conversation is ZCOR_EFORBIDDEN. Not recorded in history.
+ * *out_json: {"conversation", "messageId", "recalledAt"}.
+ */
+int zcor_message_recalled(zcor *z, const struct zcor_ctx *ctx, const char *conversation,
+			  const char *message_id, long long at_ms, char **out_json);
+
+/*
+ * Sets a conversation's display title (a QQ group's name, at most 100
+ * characters; NULL or "" clears it), shown as "title" by
+ * zcor_conversations and zcor_conversation_get. Creates the
+ * conversation's row if it has none yet. Host plane; not in history.
+ */
+int zcor_conversation_title(zcor *z, const char *conversation, const char *title);
+
+/*
  * The digest of `conversation` is done (for the digest agent): sets its
  * last digest time to now and date to today's local date, and lines since
  * the last digest to 0. *out_json is {"conversation": {…}}.
@@ -353,6 +374,17 @@ int zcor_turn(zcor *z, const char *conversation, const char *opts_json, char **o
 /* The same, telling ev (may be NULL) as it goes; streams from the model. */
 int zcor_turn_stream(zcor *z, const char *conversation, const char *opts_json,
 		     const struct zcor_turn_events *ev, char **out_json);
+
+/*
+ * Adds what the world did with turn turn_id's reply to its record:
+ * note_json is an object (at most 16 KiB) such as {"delivery": {"status":
+ * "sent" | "failed" | "unknown" | "rate-limited", "messageIds": [...],
+ * "retcode"?, "message"?, "retried"?: bool}}; its keys are merged into
+ * the record (zcor_turns shows them). ZCOR_ENOTFOUND for no such turn;
+ * ZCOR_EINVAL for a note that is not an object or too big, or a key the
+ * record already has other than "delivery".
+ */
+int zcor_turn_note(zcor *z, long long turn_id, const char *note_json);
 
 /*
  * Turn records, newest first, without history. query_json: NULL or
