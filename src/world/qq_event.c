@@ -142,12 +142,6 @@ static int opt_str(const json_t *obj, const char *key, const char **out, const c
 
 /* ---- text helpers ------------------------------------------------------- */
 
-/* Appends at most max_chars characters of s (valid UTF-8, from jansson). */
-static void add_cut(struct zc_buf *b, const char *s, size_t max_chars)
-{
-	zc_buf_add(b, s, zc_utf8_prefix(s, max_chars));
-}
-
 /* A copy of a name cut to max_chars, control characters as spaces, or
  * NULL when it is empty. */
 static char *clean_name(const char *s, size_t max_chars)
