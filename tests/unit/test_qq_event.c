@@ -722,6 +722,17 @@ static void reply_split(void)
 	json_decref(out);
 	zc_buf_reset(&all);
 
+	/* a full stop inside a version number is no sentence end: cut at 20 */
+	r = "版本号是v1.2.3的那个包已经发布了很久很久很久了真的是";
+	CHECK_INT(zc_qq_reply_segments(r, &o, &out, NULL, err, sizeof(err)), 0);
+	check_split(out, 20, &n, &all);
+	CHECK_INT(n, 2);
+	CHECK_STR(json_string_value(json_object_get(
+			  json_object_get(json_array_get(json_array_get(out, 0), 1), "data"), "text")),
+		  "版本号是v1.2.3的那个包已经发布了很");
+	json_decref(out);
+	zc_buf_reset(&all);
+
 	/* an image is never split and stays between its texts; 3.14 is no sentence end */
 	r = "圆周率是3.14左右的数，[[图片: stickers/委屈猫.gif]]这张图是我最喜欢的一张表情包了真的";
 	CHECK_INT(zc_qq_reply_segments(r, &o, &out, NULL, err, sizeof(err)), 0);
