@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/alloc.h"
 #include "base/json.h"
@@ -774,7 +775,17 @@ int zc_store_open(struct zc_store *s, const char *path, struct zc_err *e)
 		return rc;
 	}
 	for (size_t i = 0; i < sizeof(pragmas) / sizeof(pragmas[0]); i++) {
-		rc = sqlite3_exec(s->db, pragmas[i], NULL, NULL, NULL);
+		/* Switching a new file to WAL needs its exclusive lock, and SQLite
+		 * answers SQLITE_BUSY there without calling the busy handler when
+		 * another process holds a shared one (opening the same new
+		 * directory at the same moment): retry for as long as the handler
+		 * would have waited. */
+		for (int waited = 0;; waited += 10) {
+			rc = sqlite3_exec(s->db, pragmas[i], NULL, NULL, NULL);
+			if ((rc & 0xff) != SQLITE_BUSY || waited >= ZC_BUSY_WAIT_MS)
+				break;
+			nanosleep(&(struct timespec){.tv_nsec = 10 * 1000000L}, NULL);
+		}
 		if (rc) {
 			rc = zc_store_fail(s, rc, e, "opening memory.db");
 			zc_store_close(s);
