@@ -170,31 +170,23 @@ static void on_event(void *ud, json_t *event)
 	pthread_mutex_unlock(&q->lock);
 }
 
+/* (onebot.c says connects, losses and refusals on stderr itself) */
 static void on_up(void *ud, const char *self_id)
 {
 	struct zc_qq *q = ud;
 	pthread_mutex_lock(&q->lock);
 	if (self_id && *self_id)
 		snprintf(q->self_id, sizeof(q->self_id), "%s", self_id);
-	const char *as = q->bot_id[0] ? q->bot_id : q->self_id;
 	if (q->bot_id[0] && self_id && *self_id && strcmp(self_id, q->bot_id) != 0)
 		fprintf(stderr, "qq: NapCat is logged in as %s but botId is %s: the bot's own messages are "
 				"told by botId; fix botId in config.json\n",
 			self_id, q->bot_id);
-	fprintf(stderr, "qq: connected to %s as %s\n", q->reverse ? "NapCat (reverse)" : q->url,
-		*as ? as : "(unknown: get_login_info failed)");
 	pthread_mutex_unlock(&q->lock);
 }
 
 static void on_down(void *ud, const char *why)
 {
-	(void)ud;
-	/* onebot.c's why says what happened and what comes next
-	 * ("…, reconnecting in 2.1 s"; a refused token names the variable) */
-	if (why && strncmp(why, "NapCat refused", 14) == 0)
-		fprintf(stderr, "qq: %s\n", why);
-	else
-		fprintf(stderr, "qq: connection lost: %s\n", why ? why : "closed");
+	(void)ud, (void)why;
 }
 
 /* ---- logging: one conversation's run of messages ---------------------- */
