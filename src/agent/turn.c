@@ -497,22 +497,37 @@ static json_t *frame_messages(const json_t *batch, json_t *ids)
 	return out;
 }
 
-/* Recall for the batch (SPEC §4, Q-QUERY): its text, speakers and
- * mentions. The header is the turn's alone: never stored. */
-static void recall_batch(struct zc_recall *rs, const char *conv, const json_t *batch, char **header,
-			 json_t *recalled, json_t *people, char **failure)
+json_t *zc_turn_recall_request(const char *conv, const json_t *batch)
 {
-	json_t *msgs = json_array(), *mentions = json_array(), *out = NULL;
+	json_t *msgs = json_array(), *mentions = json_array();
 	size_t i, j;
 	json_t *v, *x;
 	json_array_foreach(batch, i, v) {
+		if (json_object_get(v, "recalledAt")) /* withdrawn: not what the talk is about */
+			continue;
 		json_array_append_new(msgs, json_pack("{s:O, s:O, s:O}", "text", json_object_get(v, "text"),
 						      "senderId", json_object_get(v, "senderId"),
 						      "senderName", json_object_get(v, "senderName")));
 		json_array_foreach(json_object_get(v, "mentions"), j, x) json_array_append(mentions, x);
 	}
-	json_t *req = json_pack("{s:s, s:o, s:o}", "conversation", conv, "messages", msgs, "mentions",
-				mentions);
+	if (json_array_size(msgs) == 0) {
+		json_decref(msgs);
+		json_decref(mentions);
+		return NULL;
+	}
+	return json_pack("{s:s, s:o, s:o}", "conversation", conv, "messages", msgs, "mentions",
+			 mentions);
+}
+
+/* Recall for the batch (SPEC §4, Q-QUERY): its text, speakers and
+ * mentions. The header is the turn's alone: never stored. */
+static void recall_batch(struct zc_recall *rs, const char *conv, const json_t *batch, char **header,
+			 json_t *recalled, json_t *people, char **failure)
+{
+	json_t *req = zc_turn_recall_request(conv, batch), *out = NULL, *v;
+	size_t i;
+	if (!req) /* every message of the batch was withdrawn */
+		return;
 	struct zc_err e = {0};
 	zc_mem_fts_catch_up(rs->m, &e); /* failing, recall goes on without the newest rows */
 	zc_err_clear(&e);

@@ -71,6 +71,14 @@ void zc_turn_frame(json_t *arr, const char *call_id, const json_t *messages, con
 		   const char *header);
 
 /*
+ * The recall request of a batch (turn_begin's messages): the text,
+ * speakers and mentions of its messages, except those their sender
+ * withdrew ("recalledAt"), which are delivered but never the query. NULL
+ * when no message is left (no recall). The caller decrefs.
+ */
+json_t *zc_turn_recall_request(const char *conv, const json_t *batch);
+
+/*
  * Why a tool call of the model is not run, or NULL when it may run:
  * the frame, a name not in declared (an array of names), arguments that
  * are not a JSON object. buf receives the message sent back as the tool

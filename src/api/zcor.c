@@ -864,6 +864,28 @@ int zcor_conversation_get(zcor *z, const struct zcor_ctx *ctx, const char *key, 
 	return answer(z, rc, out, out_json);
 }
 
+int zcor_message_recalled(zcor *z, const struct zcor_ctx *ctx, const char *conversation,
+			  const char *message_id, long long at_ms, char **out_json)
+{
+	HOLD(z);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc || (rc = host_ctx(z, &ctx)))
+		return done(z, rc);
+	json_t *out = NULL;
+	rc = zc_transcript_recalled(&z->mem, ctx, conversation, message_id, at_ms, &out, &z->last.err);
+	return answer(z, rc, out, out_json);
+}
+
+int zcor_conversation_title(zcor *z, const char *conversation, const char *title)
+{
+	HOLD(z);
+	int rc = begin(z);
+	if (rc)
+		return done(z, rc);
+	return done(z, zc_conversation_set_title(&z->mem, conversation, title, &z->last.err));
+}
+
 int zcor_digest_done(zcor *z, const char *conversation, char **out_json)
 {
 	HOLD(z);
@@ -989,4 +1011,13 @@ int zcor_turns(zcor *z, const struct zcor_ctx *ctx, const char *query_json, char
 				   &out, &z->last.err);
 	json_decref(q);
 	return answer(z, rc, out, out_json);
+}
+
+int zcor_turn_note(zcor *z, long long turn_id, const char *note_json)
+{
+	HOLD(z);
+	int rc = begin(z);
+	if (rc)
+		return done(z, rc);
+	return done(z, zc_turn_note(&z->mem, turn_id, note_json, &z->last.err));
 }

@@ -5,20 +5,23 @@
  *
  * Memory layer, beside the log (transcript.c) and under the same header.
  * A conversation is seen only by itself and the host plane (Q-SCOPE).
- * Marking a digest done is an operation of the runner without a history
- * record; it never writes mirror/ itself (the runner's commit hook does).
+ * Marking a digest done and setting a title are operations of the runner
+ * without a history record; it never writes mirror/ itself (the runner's
+ * commit hook does).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "base/json.h"
 #include "base/timeutil.h"
+#include "base/utf8.h"
 #include "memory/transcript_int.h"
 
 /* ---- conversations --------------------------------------------------- */
 
 #define CONV_COLS \
-	"key, slug, created_at, last_message_at, messages, lines_since_digest, last_digest_at, last_digest_date"
+	"key, slug, created_at, last_message_at, messages, lines_since_digest, last_digest_at, " \
+	"last_digest_date, title"
 
 static json_t *conv_from_row(sqlite3_stmt *st)
 {
@@ -31,6 +34,7 @@ static json_t *conv_from_row(sqlite3_stmt *st)
 	json_object_set_new(o, "linesSinceDigest", json_integer(sqlite3_column_int64(st, 5)));
 	zc_col_time(o, "lastDigestAt", st, 6);
 	zc_json_set_str(o, "lastDigestDate", (const char *)sqlite3_column_text(st, 7));
+	zc_json_set_str(o, "title", (const char *)sqlite3_column_text(st, 8));
 	return o;
 }
 
@@ -187,3 +191,73 @@ int zc_conversation_set_digest(struct zc_mem *m, const char *key, int64_t at, co
 	return step == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&m->store, step, e, "setting digest progress");
 }
 
+
+/* ---- titles ------------------------------------------------------------ */
+
+/* Whether s holds a control character: C0, DEL or C1 (U+0080..U+009F,
+ * UTF-8 C2 80..C2 9F); s is valid UTF-8. */
+static int has_control(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f || (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+			return 1;
+	return 0;
+}
+
+static int check_title(const char *title, struct zc_err *e)
+{
+	size_t n = strlen(title);
+	if (!zc_utf8_valid(title, n))
+		return zc_fail(e, ZCOR_EINVAL, "title '%s' is not valid UTF-8; send the name as UTF-8 text",
+			       ZC_Q(title, 40));
+	if (has_control(title))
+		return zc_fail(e, ZCOR_EINVAL,
+			       "title '%s' holds a control character (a line break, a tab…); give one "
+			       "line of text",
+			       ZC_Q(title, 40));
+	if (zc_utf8_len(title) > ZC_CONV_TITLE_MAX)
+		return zc_fail(e, ZCOR_EINVAL, "title '%s…' has %zu characters; at most %d are kept",
+			       ZC_Q(title, 40), zc_utf8_len(title), ZC_CONV_TITLE_MAX);
+	return ZCOR_OK;
+}
+
+static int title_op(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	const char *const *kt = op->ud; /* {key, title or NULL} */
+	int rc = zc_log_conv_add(op->m, kt[0], 0, 0, 0, e);
+	if (rc)
+		return rc;
+	sqlite3_stmt *st = zc_stmt(&op->m->store, "UPDATE conversations SET title = ?2 WHERE key = ?1", e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_text(st, 1, kt[0], -1, SQLITE_STATIC);
+	if (kt[1])
+		sqlite3_bind_text(st, 2, kt[1], -1, SQLITE_STATIC);
+	int step = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (step != SQLITE_DONE)
+		return zc_store_fail(&op->m->store, step, e, "setting the conversation's title");
+	*out = json_object();
+	return ZCOR_OK;
+}
+
+/* A world's bookkeeping (a group's name), not a call: no history record. */
+static const struct zc_opdef title_def = {"conversation title", NULL, title_op, ZC_OP_NO_HISTORY};
+
+int zc_conversation_set_title(struct zc_mem *m, const char *key, const char *title,
+			      struct zc_err *e)
+{
+	static const struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
+	int rc = zc_log_check_key(key, "conversation", e);
+	if (rc)
+		return rc;
+	if (title && !*title)
+		title = NULL;
+	if (title && (rc = check_title(title, e)))
+		return rc;
+	const char *kt[2] = {key, title};
+	json_t *none = NULL;
+	rc = zc_mem_run_ud(m, &host, &title_def, NULL, (void *)kt, &none, e);
+	json_decref(none);
+	return rc;
+}

@@ -74,6 +74,9 @@ static json_t *message_from_row(sqlite3_stmt *st)
 	if (sqlite3_column_type(st, 7) != SQLITE_NULL)
 		zc_json_set_str(o, "replyTo", (const char *)sqlite3_column_text(st, 7));
 	json_object_set_new(o, "media", zc_col_json(st, 8, '['));
+	/* withdrawn by its sender before this turn took it: delivered, marked */
+	if (sqlite3_column_type(st, 9) != SQLITE_NULL)
+		zc_col_time(o, "recalledAt", st, 9);
 	return o;
 }
 
@@ -106,7 +109,7 @@ static int turn_begin(struct zc_op *op, json_t *args, json_t **out, struct zc_er
 	/* the newest ZC_TURN_BATCH_MAX, through messages' rowid (seq) */
 	st = zc_stmt(s,
 		     "SELECT * FROM (SELECT seq, message_id, at, sender_id, sender_name, text, mentions, "
-		     "reply_to, media FROM messages WHERE conversation = ?1 AND seq > ?2 "
+		     "reply_to, media, recalled_at FROM messages WHERE conversation = ?1 AND seq > ?2 "
 		     "ORDER BY seq DESC LIMIT ?3) ORDER BY seq",
 		     e);
 	if (!st)
@@ -247,6 +250,75 @@ out:
 	return rc;
 }
 
+/* ---- what the world did with a reply ------------------------------------ */
+
+/* The keys zc_turns_list shows from the turn's columns: a note never
+ * shadows them. */
+static int column_key(const char *k)
+{
+	static const char *const cols[] = {"id", "conversation", "startedAt", "endedAt", "status",
+					   "reply", "error", NULL};
+	for (const char *const *c = cols; *c; c++)
+		if (strcmp(k, *c) == 0)
+			return 1;
+	return 0;
+}
+
+static int turn_note(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	struct zc_store *s = &op->m->store;
+	long long id = json_integer_value(json_object_get(args, "turn"));
+	json_t *note = json_object_get(args, "note"), *record = NULL;
+	char *text = NULL;
+	int rc = ZCOR_OK;
+	sqlite3_stmt *st = zc_stmt(s, "SELECT record FROM turns WHERE id = ?1", e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_int64(st, 1, id);
+	int step = sqlite3_step(st);
+	if (step == SQLITE_ROW)
+		record = zc_col_json(st, 0, '{');
+	sqlite3_reset(st);
+	if (step != SQLITE_ROW && step != SQLITE_DONE)
+		return zc_store_fail(s, step, e, "reading the turn record");
+	if (!record)
+		return zc_fail(e, ZCOR_ENOTFOUND, "no turn %lld; zcor_turns lists the turn records", id);
+	const char *k;
+	json_t *v;
+	json_object_foreach(note, k, v) {
+		if (strcmp(k, "delivery") != 0 && (column_key(k) || json_object_get(record, k))) {
+			rc = zc_fail(e, ZCOR_EINVAL,
+				     "note key '%s': turn %lld's record has it already; a note adds new "
+				     "keys (only \"delivery\" may be replaced)",
+				     ZC_Q(k, 40), id);
+			goto out;
+		}
+	}
+	json_object_update(record, note);
+	if (!(text = zc_json_dump(record))) {
+		rc = zc_fail(e, ZCOR_EINTERNAL, "out of memory");
+		goto out;
+	}
+	st = zc_stmt(s, "UPDATE turns SET record = ?2 WHERE id = ?1", e);
+	if (!st) {
+		rc = e->code;
+		goto out;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
+	step = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (step != SQLITE_DONE) {
+		rc = zc_store_fail(s, step, e, "writing the turn record");
+		goto out;
+	}
+	*out = json_object();
+out:
+	zc_free(text);
+	json_decref(record);
+	return rc;
+}
+
 /* turn_begin commits without an fsync (docs/TURN.md, "Durability"): it
  * changes only the lease (and creates the conversation's turn_state row
  * with cursor 0); the cursor moves in turn_finish alone. Its loss in a
@@ -258,6 +330,46 @@ const struct zc_opdef zc_op_turn_begin = {"turn_begin", NULL, turn_begin,
 					  ZC_OP_NO_HISTORY | ZC_OP_NOSYNC};
 const struct zc_opdef zc_op_turn_finish = {"turn_finish", NULL, turn_finish, ZC_OP_NO_HISTORY};
 const struct zc_opdef zc_op_turn_release = {"turn_release", NULL, turn_release, ZC_OP_NO_HISTORY};
+
+/* A world's bookkeeping on a record that is not a call: no history
+ * record (the turn record is the trace). */
+static const struct zc_opdef turn_note_def = {"turn_note", NULL, turn_note, ZC_OP_NO_HISTORY};
+
+int zc_turn_note(struct zc_mem *m, long long turn_id, const char *note_json, struct zc_err *e)
+{
+	static const struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
+	size_t len = note_json ? strlen(note_json) : 0;
+	json_t *note = NULL, *args = NULL, *out = NULL;
+	int rc;
+	if (len > ZC_TURN_NOTE_MAX)
+		return zc_fail(e, ZCOR_EINVAL,
+			       "the note has %zu bytes, more than %d; record what the world did "
+			       "(delivery status, message ids), not the reply itself",
+			       len, ZC_TURN_NOTE_MAX);
+	if ((rc = zc_json_parse(note_json ? note_json : "", len, "the note", &note, e)))
+		return rc;
+	if (!json_is_object(note)) {
+		rc = zc_fail(e, ZCOR_EINVAL,
+			     "the note must be a JSON object such as {\"delivery\": {\"status\": \"sent\"}}");
+		goto out;
+	}
+	const char *k;
+	json_t *v;
+	json_object_foreach(note, k, v) {
+		if (!*k || strlen(k) > ZC_TURN_NOTE_KEY_MAX) {
+			rc = zc_fail(e, ZCOR_EINVAL, "note key '%s': a key has 1 to %d bytes", ZC_Q(k, 40),
+				     ZC_TURN_NOTE_KEY_MAX);
+			goto out;
+		}
+	}
+	args = json_pack("{s:I, s:O}", "turn", (json_int_t)turn_id, "note", note);
+	rc = zc_mem_run(m, &host, &turn_note_def, args, &out, e);
+out:
+	json_decref(out);
+	json_decref(args);
+	json_decref(note);
+	return rc;
+}
 
 /* ---- reads ------------------------------------------------------------ */
 

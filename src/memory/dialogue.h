@@ -30,7 +30,8 @@
  *   in it after its cursor, the newest ZC_TURN_BATCH_MAX of them, oldest
  *   first. *out: {cursor, upto (the seq the cursor moves to when the turn
  *   ends), pending (how many were after the cursor), messages: [{id, seq,
- *   time, senderId, senderName, text, mentions, replyTo, media}]}.
+ *   time, senderId, senderName, text, mentions, replyTo, media,
+ *   recalledAt (only for a message its sender withdrew)}]}.
  * zc_op_turn_finish {conversation, owner, upto, startedAt, endedAt (ms),
  *   status "ok"|"error", reply (string|null), error ({code, message}|null),
  *   record (object: the rest of the turn record), dialogue (array of
@@ -42,6 +43,19 @@
  *   turn that could not finish).
  */
 extern const struct zc_opdef zc_op_turn_begin, zc_op_turn_finish, zc_op_turn_release;
+
+/*
+ * zcor_turn_note: merges the keys of note_json (a JSON object of at most
+ * ZC_TURN_NOTE_MAX bytes, keys of 1 to ZC_TURN_NOTE_KEY_MAX bytes) into
+ * turn turn_id's record, in one transaction, without a history record.
+ * ZCOR_ENOTFOUND for no such turn; ZCOR_EINVAL (nothing changed) for a
+ * note that is not such an object, or a key the record (or the columns
+ * zc_turns_list shows: id, conversation, startedAt, endedAt, status,
+ * reply, error) has already, except "delivery", which is replaced.
+ */
+#define ZC_TURN_NOTE_MAX 16384
+#define ZC_TURN_NOTE_KEY_MAX 64
+int zc_turn_note(struct zc_mem *m, long long turn_id, const char *note_json, struct zc_err *e);
 
 /*
  * The stored dialogue of conversation, as OpenAI messages oldest first

@@ -37,6 +37,7 @@
 #include "base/alloc.h"
 #include "base/fs.h"
 #include "base/json.h"
+#include "base/magic.h"
 #include "base/timeutil.h"
 #include "base/utf8.h"
 #include "memory/sticker.h"

@@ -127,16 +127,16 @@ static json_t *first_of(json_t *o, const char *const *keys)
 }
 
 /* A time as ISO-8601 text or epoch seconds / milliseconds. */
-static int lenient_time(json_t *v, int64_t *at, struct zc_err *e)
+static int lenient_time(json_t *v, const char *field, int64_t *at, struct zc_err *e)
 {
 	if (json_is_string(v))
-		return zc_time_parse(json_string_value(v), "time", at, e);
+		return zc_time_parse(json_string_value(v), field, at, e);
 	if (json_is_integer(v) || json_is_real(v)) {
 		double x = json_number_value(v);
 		*at = (int64_t)(x < 1e11 ? x * 1000.0 : x); /* seconds before year 5138 */
 		return ZCOR_OK;
 	}
-	return zc_fail(e, ZCOR_EINVAL, "'time' must be ISO-8601 text or epoch seconds/milliseconds");
+	return zc_fail(e, ZCOR_EINVAL, "'%s' must be ISO-8601 text or epoch seconds/milliseconds", field);
 }
 
 /* One parsed log line in the output shape, or an error for the report. */
@@ -150,6 +150,7 @@ static int import_line(struct zc_mem *m, const char *line, size_t len, json_t **
 	static const char *const k_text[] = {"text", "message", "content", "raw_message", NULL};
 	static const char *const k_mentions[] = {"mentions", "at_list", NULL};
 	static const char *const k_reply[] = {"replyTo", "reply_to", "reply", NULL};
+	static const char *const k_recalled[] = {"recalledAt", "recalled_at", NULL};
 	json_t *o = NULL;
 	char *id = NULL, *sender = NULL, *reply = NULL;
 	int rc;
@@ -165,7 +166,7 @@ static int import_line(struct zc_mem *m, const char *line, size_t len, json_t **
 		rc = zc_fail(e, ZCOR_EINVAL, "no time (time, ts or timestamp)");
 		goto out;
 	}
-	if ((rc = lenient_time(tv, at, e)))
+	if ((rc = lenient_time(tv, "time", at, e)))
 		goto out;
 	if (!(sender = zc_log_id_text(first_of(o, k_sender), 64))) {
 		rc = zc_fail(e, ZCOR_EINVAL, "no sender id (senderId, userId, user_id or qq)");
@@ -188,6 +189,15 @@ static int import_line(struct zc_mem *m, const char *line, size_t len, json_t **
 		struct zc_buf b = ZC_BUF_INIT;
 		zc_buf_addf(&b, "imp-%s", h);
 		id = zc_buf_detach(&b);
+	}
+	/* a message its sender withdrew (export writes recalledAt) */
+	json_t *rv = first_of(o, k_recalled);
+	int64_t recalled = -1;
+	if (rv && (rc = lenient_time(rv, "recalledAt", &recalled, e)))
+		goto out;
+	if (rv && recalled < 0) {
+		rc = zc_fail(e, ZCOR_EINVAL, "'recalledAt' is before 1970");
+		goto out;
 	}
 	reply = zc_log_id_text(first_of(o, k_reply), ZC_MSG_ID_MAX);
 	json_t *mentions = json_array(), *mn = first_of(o, k_mentions), *media = json_array();
@@ -219,6 +229,8 @@ static int import_line(struct zc_mem *m, const char *line, size_t len, json_t **
 	json_object_set_new(*msg, "mentions", mentions);
 	json_object_set_new(*msg, "replyTo", reply ? json_string(reply) : json_null());
 	json_object_set_new(*msg, "media", media);
+	if (recalled >= 0)
+		zc_json_set_time(*msg, "recalledAt", recalled);
 out:
 	json_decref(o);
 	zc_free(id);
@@ -299,8 +311,9 @@ static int import_op(struct zc_op *op, json_t *args, json_t **out, struct zc_err
 	if (!logged && !dups) {
 		/* nothing of this conversation: no empty conversation row */
 		sqlite3_stmt *st = zc_stmt(&m->store,
-					   "DELETE FROM conversations WHERE key = ?1 AND messages = 0 AND NOT "
-					   "EXISTS (SELECT 1 FROM messages WHERE conversation = ?1)",
+					   "DELETE FROM conversations WHERE key = ?1 AND messages = 0 AND "
+					   "title IS NULL AND NOT EXISTS (SELECT 1 FROM messages WHERE "
+					   "conversation = ?1)",
 					   e);
 		if (!st) {
 			rc = e->code;

@@ -27,6 +27,7 @@
 #include "base/buf.h"
 #include "base/fs.h"
 #include "base/json.h"
+#include "base/magic.h"
 #include "base/utf8.h"
 #include "memory/sticker.h"
 

@@ -1,6 +1,6 @@
 /*
  * sticker.c — the one rule for sticker names and catalog paths (see
- * sticker.h), and what counts as an image by its bytes.
+ * sticker.h). What counts as an image by its bytes is base/magic.h's.
  *
  * Memory layer, pure functions: no store, no files. A name is judged on
  * its own characters and on what NFKC makes of each, because a name that
@@ -168,20 +168,4 @@ int zc_sticker_path_ok(const char *path)
 int zc_sticker_file_ok(const char *file)
 {
 	return zc_sticker_file_problem(file) == NULL;
-}
-
-const char *zc_image_kind(const void *data, size_t n)
-{
-	const unsigned char *d = data;
-	if (!d)
-		return NULL;
-	if (n >= 8 && memcmp(d, "\x89PNG\r\n\x1a\n", 8) == 0)
-		return "png";
-	if (n >= 3 && d[0] == 0xff && d[1] == 0xd8 && d[2] == 0xff)
-		return "jpeg";
-	if (n >= 6 && (memcmp(d, "GIF87a", 6) == 0 || memcmp(d, "GIF89a", 6) == 0))
-		return "gif";
-	if (n >= 12 && memcmp(d, "RIFF", 4) == 0 && memcmp(d + 8, "WEBP", 4) == 0)
-		return "webp";
-	return NULL;
 }

@@ -47,8 +47,4 @@ const char *zc_sticker_path_problem(const char *path);
 int zc_sticker_path_ok(const char *path);
 int zc_sticker_file_ok(const char *file);
 
-/* The kind of image the bytes are, judged by their magic numbers: "png",
- * "jpeg", "gif" or "webp"; NULL when they are none of these. */
-const char *zc_image_kind(const void *data, size_t len);
-
 #endif

@@ -30,6 +30,7 @@
 #include "base/fs.h"
 #include "base/json.h"
 #include "base/timeutil.h"
+#include "base/utf8.h"
 #include "text/norm.h"
 #include "text/schema.h"
 #include "text/tokens.h"
@@ -114,6 +115,8 @@ json_t *zc_log_msg_from_row(sqlite3_stmt *st)
 	json_object_set_new(o, "mentions", zc_col_json(st, 5, '['));
 	zc_json_set_str(o, "replyTo", (const char *)sqlite3_column_text(st, 6));
 	json_object_set_new(o, "media", zc_col_json(st, 7, '['));
+	if (sqlite3_column_type(st, 9) != SQLITE_NULL)
+		zc_col_time(o, "recalledAt", st, 9);
 	return o;
 }
 
@@ -285,8 +288,8 @@ int zc_log_insert_message(struct zc_store *s, const char *conv, const json_t *ms
 {
 	sqlite3_stmt *st = zc_stmt(s,
 				   "INSERT INTO messages(conversation, message_id, at, sender_id, sender_name, "
-				   "text, mentions, reply_to, media, text_norm) "
-				   "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
+				   "text, mentions, reply_to, media, text_norm, recalled_at) "
+				   "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
 				   "ON CONFLICT(conversation, message_id) DO NOTHING",
 				   e);
 	if (!st)
@@ -303,6 +306,11 @@ int zc_log_insert_message(struct zc_store *s, const char *conv, const json_t *ms
 		sqlite3_bind_text(st, 8, zc_json_str(msg, "replyTo"), -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 9, zc_json_dump(json_object_get(msg, "media")), -1, zc_free);
 	sqlite3_bind_text(st, 10, zc_norm(text), -1, zc_free);
+	int64_t recalled = 0;
+	struct zc_err ignored = {0};
+	if (zc_json_str(msg, "recalledAt") &&
+	    zc_time_parse(zc_json_str(msg, "recalledAt"), "recalledAt", &recalled, &ignored) == ZCOR_OK)
+		sqlite3_bind_int64(st, 11, recalled);
 	int step = sqlite3_step(st);
 	sqlite3_reset(st);
 	if (step != SQLITE_DONE)
@@ -483,6 +491,101 @@ out:
 	msgs_release(c.v, c.n);
 	json_decref(c.evicted);
 	json_decref(c.written);
+	return rc;
+}
+
+/* ---- a message withdrawn by its sender --------------------------------- */
+
+/* What zc_transcript_recalled hands its operation (op->ud). */
+struct recalled_call {
+	const char *key, *id;
+	int64_t at; /* 0: now */
+	int64_t kept; /* out: the recall time kept */
+};
+
+/* The first recall is kept: a second notice (NapCat redelivers after a
+ * reconnect) changes nothing. The message stays in the log and in every
+ * index; only readers mark it. */
+static int recalled_op(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	struct recalled_call *c = op->ud;
+	struct zc_store *s = &op->m->store;
+	sqlite3_stmt *st = zc_stmt(s,
+				   "SELECT at, recalled_at FROM messages WHERE conversation = ?1 AND "
+				   "message_id = ?2",
+				   e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_text(st, 1, c->key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, c->id, -1, SQLITE_STATIC);
+	int step = sqlite3_step(st);
+	int64_t msg_at = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	int before = step == SQLITE_ROW && sqlite3_column_type(st, 1) != SQLITE_NULL;
+	c->kept = before ? sqlite3_column_int64(st, 1) : (c->at ? c->at : op->now);
+	sqlite3_reset(st);
+	if (step != SQLITE_ROW && step != SQLITE_DONE)
+		return zc_store_fail(s, step, e, "reading the message");
+	if (step == SQLITE_DONE)
+		return zc_fail(e, ZCOR_ENOTFOUND,
+			       "no message '%s' in the transcript of conversation '%s': only a logged "
+			       "message can be marked recalled",
+			       ZC_Q(c->id, 80), c->key);
+	if (!before) {
+		st = zc_stmt(s,
+			     "UPDATE messages SET recalled_at = ?3 WHERE conversation = ?1 AND "
+			     "message_id = ?2",
+			     e);
+		if (!st)
+			return e->code;
+		sqlite3_bind_text(st, 1, c->key, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, c->id, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, c->kept);
+		step = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (step != SQLITE_DONE)
+			return zc_store_fail(s, step, e, "marking the message recalled");
+		/* mirror/: that day's log file carries the mark */
+		op->log_conv = zc_strdup(c->key);
+		op->log_from = op->log_to = msg_at;
+	}
+	*out = json_pack("{s:s, s:s}", "conversation", c->key, "messageId", c->id);
+	zc_json_set_time(*out, "recalledAt", c->kept);
+	return ZCOR_OK;
+}
+
+/* Not a call of the model's: no history record (zcor.h). */
+static const struct zc_opdef recalled_def = {"message recalled", NULL, recalled_op,
+					     ZC_OP_NO_HISTORY};
+
+int zc_transcript_recalled(struct zc_mem *m, const struct zcor_ctx *ctx, const char *conversation,
+			   const char *message_id, long long at_ms, json_t **out, struct zc_err *e)
+{
+	int rc = zc_log_check_key(conversation, "conversation", e);
+	*out = NULL;
+	if (rc)
+		return rc;
+	if (ctx->conversation && strcmp(ctx->conversation, conversation) != 0)
+		return zc_fail(e, ZCOR_EFORBIDDEN,
+			       "this caller is bound to conversation '%s' and cannot mark a message of "
+			       "'%s' recalled",
+			       ctx->conversation, conversation);
+	json_t *idv = json_string(message_id ? message_id : "");
+	char *id = idv ? zc_log_id_text(idv, ZC_MSG_ID_MAX) : NULL;
+	json_decref(idv);
+	if (!id)
+		return zc_fail(e, ZCOR_EINVAL,
+			       "messageId '%s': not a message id; give the logged message's id (1 to %d "
+			       "bytes of UTF-8, no control characters)",
+			       ZC_Q(message_id ? message_id : "", 80), ZC_MSG_ID_MAX);
+	if (at_ms < 0) {
+		zc_free(id);
+		return zc_fail(e, ZCOR_EINVAL,
+			       "at: %lld is not a time; give milliseconds since the epoch, or 0 for now",
+			       at_ms);
+	}
+	struct recalled_call c = {conversation, id, at_ms, 0};
+	rc = zc_mem_run_ud(m, ctx, &recalled_def, NULL, &c, out, e);
+	zc_free(id);
 	return rc;
 }
 

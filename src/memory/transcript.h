@@ -43,6 +43,26 @@
 int zc_transcript_log(struct zc_mem *m, const struct zcor_ctx *ctx, const char *conversation,
 		      const json_t *batch, json_t **out, struct zc_err *e);
 
+/*
+ * A message of `conversation` was withdrawn by its sender at at_ms (0:
+ * now; a negative time is ZCOR_EINVAL): it stays in the log, flagged
+ * (recalled_at); readers show "recalledAt". Idempotent: the first time
+ * is kept. ZCOR_ENOTFOUND when that message was never logged there;
+ * ZCOR_EFORBIDDEN for a ctx bound to another conversation; ZCOR_EINVAL
+ * for a bad key or message id (naming it). No history record. *out:
+ * {conversation, messageId, recalledAt}.
+ */
+int zc_transcript_recalled(struct zc_mem *m, const struct zcor_ctx *ctx, const char *conversation,
+			   const char *message_id, long long at_ms, json_t **out, struct zc_err *e);
+
+/* Sets (title non-empty) or clears (NULL or "") the display title of
+ * conversation `key`, creating its row if needed: at most
+ * ZC_CONV_TITLE_MAX characters of valid UTF-8 without control
+ * characters, else ZCOR_EINVAL naming "title". No history record. */
+#define ZC_CONV_TITLE_MAX 100
+int zc_conversation_set_title(struct zc_mem *m, const char *key, const char *title,
+			      struct zc_err *e);
+
 /* Host reads, no history: {"items": [conversation…]} visible to ctx (a
  * bound ctx sees only its own), newest activity first; one conversation
  * as {"conversation": {…}} (ZCOR_ENOTFOUND when absent or not ctx's). */

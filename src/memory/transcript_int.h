@@ -14,16 +14,19 @@
 
 /* The columns zc_log_msg_from_row reads, in its order. */
 #define ZC_LOG_MSG_COLS \
-	"message_id, at, sender_id, sender_name, text, mentions, reply_to, media, conversation"
+	"message_id, at, sender_id, sender_name, text, mentions, reply_to, media, conversation, " \
+	"recalled_at"
 
-/* A message row (ZC_LOG_MSG_COLS) in the output shape (new reference). */
+/* A message row (ZC_LOG_MSG_COLS) in the output shape (new reference):
+ * with "recalledAt" (ISO) only when its sender withdrew it. */
 json_t *zc_log_msg_from_row(sqlite3_stmt *st);
 /* An id given as a string or an integer, as text (caller frees), or NULL
  * when v is neither or the text is empty or longer than max bytes. */
 char *zc_log_id_text(const json_t *v, size_t max);
 /* Whether a message is the bot's own (its self flag, or config "botId"). */
 int zc_log_is_self(struct zc_mem *m, const char *sender, int self_flag);
-/* Inserts one message unless its id is already logged (*inserted 0). */
+/* Inserts one message unless its id is already logged (*inserted 0);
+ * msg's "recalledAt" (ISO, optional: an imported log line) is kept. */
 int zc_log_insert_message(struct zc_store *s, const char *conv, const json_t *msg, int64_t at,
 			  int *inserted, struct zc_err *e);
 /* Creates the conversation row if needed and adds n messages (lines =

@@ -529,6 +529,12 @@ static const char *const migrations[] = {
 	"CREATE TRIGGER recall_fts_au AFTER UPDATE OF title, keywords, content, scope, superseded_by,\n"
 	"  tier, kind, confidence ON nodes WHEN old.seq <= " FTS_UPTO " BEGIN\n" RECALL_GO("old.")
 	RECALL_COME("new.") "END;\n",
+	/* 12 -> 13 (issue 15: the QQ world): a message its sender withdrew
+	 * (QQ's group_recall) stays in the log with the time it was recalled
+	 * (ms; NULL: never), and a conversation has a display title (a QQ
+	 * group's name; NULL: none). Nothing derived reads either column. */
+	"ALTER TABLE messages ADD COLUMN recalled_at INTEGER;\n"
+	"ALTER TABLE conversations ADD COLUMN title TEXT;\n",
 };
 
 /*

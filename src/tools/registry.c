@@ -230,10 +230,12 @@ const struct zc_tool zc_tools[] = {
 	{"qq_transcript", "qq", "聊天转录 / Transcript",
 	 "查聊天原话（转录）。action=list 列出有转录的会话及计数；read 按时间正序读一个会话（可给 from/to 带时区 ISO 时间）；"
 	 "search 按关键词找原话（每个关键词经 NFKC 和大小写归一化后都要出现在消息正文里，单字也行），按时间倒序。"
+	 "发送者撤回的消息仍保留，带 recalledAt（已撤回的时间）。"
 	 "在会话里调用时只能看到本会话的转录，conversation 可省略；宿主平面可看所有会话。分页：limit 默认 20、最多 100，offset，返回 total 和 nextOffset。",
 	 "Look up what was actually said (the transcript). action=list lists the conversations with a log and their counters; "
 	 "read pages through one conversation oldest first (from/to: ISO-8601 with a zone, inclusive); search finds messages "
-	 "whose text contains every keyword (NFKC + case folded; single characters work), newest first. Inside a conversation "
+	 "whose text contains every keyword (NFKC + case folded; single characters work), newest first. A message its sender "
+	 "withdrew stays, with recalledAt (已撤回: when). Inside a conversation "
 	 "only its own transcript is visible and conversation may be left out; the host plane sees every conversation. "
 	 "Pages: limit (default 20, max 100), offset; returns total and nextOffset.",
 	 OBJ("\"action\":{\"type\":\"string\",\"enum\":[\"list\",\"read\",\"search\"],\"description\":\"list 会话列表 / read 按时间读 / search 关键词找原话\"},"

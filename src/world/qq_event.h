@@ -30,6 +30,9 @@ struct zc_qq_event {
 	char conversation[48]; /* "group:<group_id>" or "private:<user_id>" ("" for META/IGNORE) */
 	char message_id[24];   /* MESSAGE, SELF, RECALL: the message's id */
 	char temp_group[24];   /* private sub_type "group" (temporary chat): the group it came through */
+	char user_id[24];      /* RECALL: whose message it was (when said); POKE: who poked */
+	char operator_id[24];  /* RECALL: who withdrew it (group_recall's operator_id; friend_recall: the friend) */
+	char target_id[24];    /* POKE: who was poked (the bot) */
 	char *group_name;      /* group_name when the event has one (owned), else NULL */
 	/* MESSAGE: one message of zcor_log_messages' batch, {"id", "time"
 	 * (ISO 8601 UTC), "senderId", "senderName" (card, else nickname),
@@ -46,8 +49,10 @@ struct zc_qq_event {
 	int lone_sticker; /* only faces and/or sticker images, no text */
 	int poke_at_bot; /* POKE: target_id is the bot */
 	long long time_ms;
-	/* META: "lifecycle" / "heartbeat" and its interval (ms, 0 when absent) */
+	/* META: "lifecycle" / "heartbeat", lifecycle's sub_type ("connect",
+	 * "enable", "disable"; "" when none), and the interval (ms, 0 when absent) */
 	char meta[16];
+	char meta_sub[16];
 	long heartbeat_ms;
 };
 

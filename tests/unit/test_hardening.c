@@ -467,12 +467,14 @@ static void I12_12_migration_fills_the_references(void)
 	char *ref = private_image(z);
 	t_sql_exec(z, "DROP TABLE media_refs");
 	t_sql_exec(z, "DROP TRIGGER media_refs_ai");
+	t_sql_exec(z, "ALTER TABLE messages DROP COLUMN recalled_at"); /* (schema 13's) */
+	t_sql_exec(z, "ALTER TABLE conversations DROP COLUMN title");
 	t_sql_exec(z, "PRAGMA user_version = 8");
 	char dir[4096];
 	snprintf(dir, sizeof(dir), "%s", zcor_dir(z));
 	zcor_close(z);
 	z = t_open_dir(dir);
-	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 12);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 13);
 	CHECK_INT(media_read(z, "private:111", ref + 6, NULL, 0), ZCOR_OK);
 	CHECK_INT(media_read(z, "group:222", ref + 6, NULL, 0), ZCOR_ENOTFOUND);
 	free(ref);

@@ -1495,6 +1495,8 @@ static void Z_RECALL_hits_logged_a_batch_to_a_row(void)
 	t_sql_exec(z, "DROP TABLE recall_fts");
 	t_sql_exec(z, "DROP TABLE recall_stats");
 	t_sql_exec(z, "DROP TABLE recall_df");
+	t_sql_exec(z, "ALTER TABLE messages DROP COLUMN recalled_at"); /* (schema 13's) */
+	t_sql_exec(z, "ALTER TABLE conversations DROP COLUMN title");
 	t_sql_exec(z, "CREATE TABLE hit_log(seq INTEGER NOT NULL, at INTEGER NOT NULL)");
 	t_sql_exec(z, "INSERT INTO hit_log SELECT seq, %lld FROM nodes WHERE id = '%s'", T0 + DAY, hit);
 	t_sql_exec(z, "INSERT INTO hit_log SELECT seq, %lld FROM nodes WHERE id = '%s'", T0 + 2 * DAY, hit);
