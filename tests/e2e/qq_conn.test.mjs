@@ -14,7 +14,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { seg } from '../fake_napcat.mjs';
-import { request, withServe } from '../net.mjs';
+import { freePort, request, withServe } from '../net.mjs';
 import { mkTmp } from '../tmpdir.mjs';
 import { BIN, BOT, TOKEN, cleanEnv, sleep, withWorld } from '../qq_world.mjs';
 
@@ -184,11 +184,12 @@ test('[issue 15] reverse mode: NapCat connects to serve\'s path; a wrong token g
 test('[issue 15] reverse mode without the token\'s variable: zcor serve exits 2 saying so', async () => {
   const dir = mkTmp('zcor-qq-rev-');
   writeFileSync(join(dir, 'config.json'), JSON.stringify({ worlds: { qq: { enabled: true, mode: 'reverse', path: '/onebot/v11/ws', accessTokenEnv: 'NAPCAT_TOKEN' } } }));
+  const port = await freePort();
   const r = await new Promise((resolve) => {
-    const p = spawn(BIN, ['--dir', dir, 'serve', '--listen', '127.0.0.1:0'], { env: cleanEnv() });
+    const p = spawn(BIN, ['--dir', dir, 'serve', '--listen', `127.0.0.1:${port}`], { env: cleanEnv() });
     let stderr = '';
     p.stderr.setEncoding('utf8').on('data', (c) => { stderr += c; });
-    const t = setTimeout(() => p.kill('SIGKILL'), 10000);
+    const t = setTimeout(() => p.kill('SIGKILL'), 5000);
     p.on('close', (code) => { clearTimeout(t); resolve({ code, stderr }); });
   });
   assert.equal(r.code, 2, r.stderr);
