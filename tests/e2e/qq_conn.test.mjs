@@ -123,17 +123,19 @@ test('[issue 15] two missed heartbeats: zcor drops the connection and re-dials',
     const t0 = Date.now();
     await w.nc.waitFor(() => w.nc.connections() >= 2, 5000, 're-dial');
     const took = Date.now() - t0;
-    assert.ok(took >= 450, `re-dialled after ${took} ms, before two intervals passed`);
+    // the last heartbeat came at most 300 ms before t0: two intervals without one end 300 ms after t0 at the earliest
+    assert.ok(took >= 300, `re-dialled after ${took} ms, before two intervals passed`);
     w.nc.heartbeats = true;
   });
 });
 
 for (const authFailure of ['http', 'retcode']) {
   test(`[issue 15] a wrong token is refused clearly (${authFailure === 'http' ? 'HTTP 401' : 'retcode 1403 then close, as NapCat does'}): one stderr line, state "refused", no fast loop`, async () => {
-    await withWorld({ envToken: 'not-the-token', napcat: { authFailure }, ready: false }, async (w) => {
+    // the backoff's cap is 10 s: a refusal is retried at the cap, so one dial, two at most, in 3 s
+    await withWorld({ envToken: 'not-the-token', qq: { reconnectMaxMs: 10000 }, napcat: { authFailure }, ready: false }, async (w) => {
       await sleep(3000);
       const n = w.nc.dials.length;
-      assert.ok(n >= 1 && n <= 3, `${n} dials in 3 s`);
+      assert.ok(n >= 1 && n <= 2, `${n} dials in 3 s`);
       assert.ok(w.nc.dials.every((d) => d.authorization === 'Bearer not-the-token'));
       const lines = w.srv.stderr().split('\n').filter((l) => /^qq: NapCat refused the access token/.test(l));
       assert.equal(lines.length, 1, w.srv.stderr());
@@ -148,7 +150,7 @@ for (const authFailure of ['http', 'retcode']) {
 }
 
 test('[issue 15] no token at all while NapCat wants one is refused the same way', async () => {
-  await withWorld({ envToken: null, ready: false }, async (w) => {
+  await withWorld({ envToken: null, qq: { reconnectMaxMs: 10000 }, ready: false }, async (w) => {
     await sleep(1500);
     assert.ok(w.nc.dials.length >= 1 && w.nc.dials.length <= 2, `${w.nc.dials.length} dials`);
     assert.equal(w.nc.dials[0].authorization, null, 'no Authorization without the variable');
@@ -212,7 +214,7 @@ test('[issue 15] GET /api/v1/worlds: connected, selfId, lastHeartbeat, the group
     assert.ok(Date.now() - c.lastHeartbeat < 2000, `lastHeartbeat ${c.lastHeartbeat}`);
     assert.ok(c.lastHeartbeat >= c.connectedSince);
     assert.equal(c.heartbeatIntervalMs, 200);
-    assert.deepEqual(qq.groups.find((g) => g.conversation === `group:${G1}`), { conversation: `group:${G1}`, name: '周末打本群' });
+    assert.equal(qq.groups.find((g) => g.conversation === `group:${G1}`)?.name, '周末打本群', JSON.stringify(qq.groups));
     assert.ok(qq.eventsLogged >= 1);
     // the conversation's title is the group's name
     const conv = await request(w.srv, `/api/v1/conversations/group%3A${G1}`);
