@@ -18,6 +18,14 @@ const G1 = 100000001, G2 = 100000002;
 // past quietMs (150) and maxWaitMs (1000): what has not happened by then never will
 const QUIET_WAIT = 1300;
 
+async function waitFor(pred, ms, what) {
+  const t0 = Date.now();
+  while (!pred()) {
+    if (Date.now() - t0 > ms) assert.fail(`${what} did not happen within ${ms} ms`);
+    await sleep(20);
+  }
+}
+
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000a49444154789c63000100000500010d0a2db40000000049454e44ae426082', 'hex');
 
 test('[issue 15] a mention is answered in that group: send_group_msg, a reply segment quoting it first, then the text', async () => {
@@ -280,5 +288,89 @@ test('[issue 15] segments render in order (face with raw.faceText / id, file, fo
     const r = w.nc.groupMessage({ groupId: G1, userId: 113, segments: [seg.reply(botMsg), seg.text('你说得对')] });
     await w.nc.waitFor(() => w.sendsQuoting(r).length === 1, 8000, 'the reply to the bot answered');
     assert.equal(w.fake.requests.length, 2);
+  });
+});
+
+test('[issue 15] messages that arrive during a turn are the next batch: one turn at a time, a waking one schedules it', async () => {
+  let n = 0;
+  await withWorld({ model: () => (++n === 1 ? { content: '第一轮', delayMs: 800 } : { content: '第二轮' }) }, async (w) => {
+    w.nc.groupMessage({ groupId: G1, userId: 111, segments: [seg.at(BOT), seg.text(' 第一个问题')] });
+    await waitFor(() => w.fake.requests.length === 1, 5000, 'the first turn\'s request');
+    w.nc.groupMessage({ groupId: G1, userId: 112, segments: [seg.text('插一句')] });
+    w.nc.groupMessage({ groupId: G1, userId: 113, segments: [seg.at(BOT), seg.text(' 第二个问题')] });
+    await w.nc.waitFor(() => w.sendsTo({ group: G1 }).length === 2, 8000, 'two replies');
+    assert.equal(w.fake.requests.length, 2);
+    assert.deepEqual(batchTexts(w.fake.requests[0]).map((t) => t.trim()), ['第一个问题']);
+    assert.deepEqual(batchTexts(w.fake.requests[1]).map((t) => t.trim()), ['插一句', '第二个问题']);
+    const [a, b] = w.sendsTo({ group: G1 });
+    assert.ok(a.params.message.some((s) => s.type === 'text' && s.data.text.includes('第一轮')));
+    assert.ok(b.params.message.some((s) => s.type === 'text' && s.data.text.includes('第二轮')));
+    const turns = (await w.turns(`group:${G1}`)).items;
+    assert.equal(turns.length, 2);
+    assert.ok(Date.parse(turns[0].startedAt) >= Date.parse(turns[1].endedAt), 'one turn at a time');
+  });
+});
+
+test('[issue 15] maxWaitMs: a burst that never goes quiet still gets its turn about maxWaitMs after the waking message', async () => {
+  await withWorld({}, async (w) => {
+    const t0 = Date.now();
+    w.nc.groupMessage({ groupId: G1, userId: 111, segments: [seg.at(BOT), seg.text(' 开始')] });
+    const stop = Date.now() + 2200;
+    let i = 0;
+    while (Date.now() < stop) {
+      await sleep(80); // always inside quietMs (150)
+      w.nc.groupMessage({ groupId: G1, userId: 112, segments: [seg.text(`刷屏${++i}`)] });
+    }
+    const first = w.sendsTo({ group: G1 })[0];
+    assert.ok(first, 'answered while the burst went on');
+    assert.ok(first.at - t0 < 1800, `the first reply came ${first.at - t0} ms after the waking message`);
+    assert.ok(first.at - t0 >= 900, `the first reply came ${first.at - t0} ms after the waking message, before maxWaitMs`);
+  });
+});
+
+test('[issue 15] repliesPerMinute: past the limit a mention is logged, gets no turn and no reply', async () => {
+  await withWorld({ qq: { repliesPerMinute: 1 } }, async (w) => {
+    w.nc.groupMessage({ groupId: G1, userId: 111, segments: [seg.at(BOT), seg.text(' 一')] });
+    await w.nc.waitAction('send_group_msg', 8000);
+    await sleep(300);
+    const second = w.nc.groupMessage({ groupId: G1, userId: 111, segments: [seg.at(BOT), seg.text(' 二')] });
+    await w.waitLogged(`group:${G1}`, (xs) => xs.some((x) => x.id === String(second)));
+    await sleep(QUIET_WAIT);
+    assert.equal(w.sendsTo({ group: G1 }).length, 1);
+    assert.equal(w.fake.requests.length, 1);
+    assert.equal((await w.turns(`group:${G1}`)).total, 1);
+    assert.ok((await w.worlds()).qq.rateLimited >= 1);
+    // another group has its own budget
+    w.nc.groupMessage({ groupId: G2, userId: 111, segments: [seg.at(BOT), seg.text(' 三')] });
+    await w.nc.waitFor(() => w.sendsTo({ group: G2 }).length === 1, 8000, 'the other group answered');
+  });
+});
+
+test('[issue 15] a failed turn sends worlds.qq.apology; a long reply is split, the reply segment only first; [[@id]] is an at segment', async () => {
+  let n = 0;
+  const long = '这是一段很长的回答。'.repeat(12); // 120 characters
+  const model = () => (++n === 1 ? { status: 500, error: 'upstream down' } : { content: `[[@111]] ${long}` });
+  await withWorld({ qq: { apology: '抱歉，我刚才走神了', replyMaxChars: 50 }, model }, async (w) => {
+    const m1 = w.nc.groupMessage({ groupId: G1, userId: 111, segments: [seg.at(BOT), seg.text(' 在吗')] });
+    await w.nc.waitFor(() => w.sendsTo({ group: G1 }).length === 1, 8000, 'the apology');
+    const apology = w.sendsTo({ group: G1 })[0].params.message;
+    assert.ok(apology.some((s) => s.type === 'text' && s.data.text.includes('抱歉，我刚才走神了')), JSON.stringify(apology));
+    assert.equal((await w.turns(`group:${G1}`)).items[0].status, 'error');
+    await sleep(400);
+    const m2 = w.nc.groupMessage({ groupId: G1, userId: 111, segments: [seg.at(BOT), seg.text(' 再说一遍')] });
+    await w.nc.waitFor(() => w.sendsTo({ group: G1 }).length >= 4, 8000, 'the long reply in pieces');
+    await sleep(500);
+    const parts = w.sendsTo({ group: G1 }).slice(1).map((a) => a.params.message);
+    assert.ok(parts.length >= 3, `${parts.length} messages`);
+    assert.deepEqual(parts[0][0], { type: 'reply', data: { id: String(m2) } });
+    assert.ok(parts.slice(1).every((p) => !p.some((s) => s.type === 'reply')), 'the reply segment only in the first');
+    assert.ok(parts[0].some((s) => s.type === 'at' && s.data.qq === '111'), JSON.stringify(parts[0]));
+    const text = parts.flat().filter((s) => s.type === 'text').map((s) => s.data.text).join('');
+    assert.equal(text.replace(/\s/g, ''), long);
+    for (const p of parts) {
+      const chars = [...p.filter((s) => s.type === 'text').map((s) => s.data.text).join('')].length;
+      assert.ok(chars <= 50, `a message of ${chars} characters`);
+    }
+    assert.equal(w.sendsQuoting(m1).length, 1, 'the apology quotes the message that woke the bot');
   });
 });
