@@ -375,24 +375,19 @@ static void on_recall(struct zc_qq *q, const struct zc_qq_event *ev)
 
 /* A poke at the bot wakes a conversation that has a log (one admission
  * let in); the turn is told of it as an event. */
-static void on_poke(struct zc_qq *q, const struct zc_qq_event *ev, json_t *raw)
+static void on_poke(struct zc_qq *q, const struct zc_qq_event *ev)
 {
 	char *out = NULL;
 	int rc = zcor_conversation_get(q->zlog, NULL, ev->conversation, &out);
 	zcor_free(out);
 	if (rc)
 		return;
-	json_t *uid = json_object_get(raw, "user_id");
 	long long now = (long long)zc_time_mono_ms();
 	pthread_mutex_lock(&q->lock);
 	struct qconv *c = zc_qq_conv(q, ev->conversation);
 	if (c) {
 		c->poke = 1;
-		if (json_is_integer(uid))
-			snprintf(c->poke_from, sizeof(c->poke_from), "%lld", (long long)json_integer_value(uid));
-		else
-			snprintf(c->poke_from, sizeof(c->poke_from), "%s",
-				 json_is_string(uid) ? ZC_Q(json_string_value(uid), 20) : "?");
+		snprintf(c->poke_from, sizeof(c->poke_from), "%s", ev->user_id[0] ? ev->user_id : "?");
 		zc_qq_sched_logged(&c->st, now, 1, NULL);
 		mark_woken(q, c);
 	}
@@ -433,7 +428,7 @@ static void process(struct zc_qq *q, json_t **raw, size_t n)
 			if (ev->kind == ZC_QQ_RECALL)
 				on_recall(q, ev);
 			else if (ev->kind == ZC_QQ_POKE && ev->poke_at_bot)
-				on_poke(q, ev, raw[i]);
+				on_poke(q, ev);
 			else if (ev->kind == ZC_QQ_SELF)
 				on_self(q, ev); /* a reply to it wakes the bot; never logged */
 			i++;

@@ -89,7 +89,7 @@ static void deliver(struct zc_qq *q, zcor *z, const char *conv, const char *temp
 				      .sticker = read_sticker,
 				      .sticker_ud = z};
 	json_t *msgs = NULL, *problems = NULL;
-	char err[300];
+	char err[sizeof(((struct zc_ob_result *)0)->message)];
 	json_t *ids = json_array();
 	const char *status = "sent";
 	struct zc_ob_result res = {0};
