@@ -142,12 +142,6 @@ static int opt_str(const json_t *obj, const char *key, const char **out, const c
 
 /* ---- text helpers ------------------------------------------------------- */
 
-/* Appends at most max_chars characters of s (valid UTF-8, from jansson). */
-static void add_cut(struct zc_buf *b, const char *s, size_t max_chars)
-{
-	zc_buf_add(b, s, zc_utf8_prefix(s, max_chars));
-}
-
 /* A copy of a name cut to max_chars, control characters as spaces, or
  * NULL when it is empty. */
 static char *clean_name(const char *s, size_t max_chars)
@@ -192,19 +186,14 @@ struct render {
 	int at_bot, at_all;
 	int stickers, others; /* segments that are faces or sticker images, and the rest */
 	const char *self_id;
-	int truncated;
 };
 
 /* Adds to the rendered text, keeping it within a little over its cap (the
- * end cuts it on a character boundary). */
+ * end cuts what is over on a character boundary). */
 static void put(struct render *r, const char *s, size_t n)
 {
 	size_t room = TEXT_CAP + 8 > r->text.len ? TEXT_CAP + 8 - r->text.len : 0;
-	if (n > room) {
-		n = room;
-		r->truncated = 1;
-	}
-	zc_buf_add(&r->text, s, n);
+	zc_buf_add(&r->text, s, n < room ? n : room);
 }
 
 static void puts_(struct render *r, const char *s) { put(r, s, strlen(s)); }
@@ -534,7 +523,7 @@ static json_t *cq_parse(const char *s)
 /* The message's text cut to its cap on a character boundary, with a mark. */
 static char *final_text(struct render *r)
 {
-	if (!r->truncated && r->text.len <= TEXT_CAP)
+	if (r->text.len <= TEXT_CAP)
 		return zc_buf_detach(&r->text);
 	size_t n = TEXT_CAP - sizeof(TEXT_CUT);
 	while (n && ((unsigned char)r->text.p[n] & 0xC0) == 0x80)
@@ -671,7 +660,7 @@ static int parse_message(const json_t *ev, const char *post, const char *self_id
 	}
 	out->kind = ZC_QQ_MESSAGE;
 	struct render r = {ZC_BUF_INIT, ZC_BUF_INIT, json_array(), json_array(), "", 0, 0, 0, 0,
-			   self_id, 0};
+			   self_id};
 	int rc = build_message(ev, user, names, n_names, out, &r, err, cap);
 	zc_buf_release(&r.text);
 	zc_buf_release(&r.plain);

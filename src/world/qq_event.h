@@ -63,6 +63,12 @@ struct zc_qq_event {
  * also after a failure); -1 with why in err (cap bytes, always terminated,
  * naming the field: "message[2].data.qq must be a number or \"all\"")
  * when the event is malformed — the caller logs it and drops the event.
+ * `message` may be the segment array (message_format "array") or a
+ * CQ-code string ("string"): its codes are read as the segments they
+ * stand for ([CQ:at,qq=1] is an at, [CQ:image,…] an image). POKE only for
+ * a poke at the bot by someone else (a poke at another is IGNORE). The
+ * text is cut at 16 KiB on a character boundary (with a mark), the
+ * sender's name at 64 characters; at most 50 mentions and 10 images.
  */
 int zc_qq_event_parse(json_t *event, const char *self_id, const char *const *names, int n_names,
 		      struct zc_qq_event *out, char *err, size_t cap);

@@ -31,7 +31,7 @@
 #define STICKER_MAX (10u << 20) /* the media cache's cap on an image */
 #define AT_DIGITS 19
 
-enum piece_kind { P_TEXT, P_IMAGE, P_AT };
+enum piece_kind { P_TEXT, P_IMAGE, P_AT, P_BAD /* a marker of no sticker: its path */ };
 
 struct piece {
 	enum piece_kind kind;
@@ -98,8 +98,8 @@ static int plain_file(const char *f)
 	return 1;
 }
 
-/* Splits the reply into text, image and at pieces (text merged). */
-static void tokenize(const char *reply, struct pieces *ps, json_t *problems)
+/* Splits the reply into text, image and at pieces (text merged), in order. */
+static void tokenize(const char *reply, struct pieces *ps)
 {
 	const char *p = reply, *text = reply;
 	while (*p) {
@@ -116,8 +116,7 @@ static void tokenize(const char *reply, struct pieces *ps, json_t *problems)
 			if (strncmp(path, STICKERS, strlen(STICKERS)) == 0 && plain_file(file))
 				push(ps, P_IMAGE, file, strlen(file));
 			else
-				problem(problems, "[[图片: %s]]: %s; it was left out", path,
-					"only a collected sticker stickers/<name>.<ext> can be sent");
+				push(ps, P_BAD, path, strlen(path));
 			zc_free(path);
 			p = text = end + 2;
 		} else if (strncmp(p, AT_OPEN, strlen(AT_OPEN)) == 0 && at_marker(p)) {
@@ -248,7 +247,7 @@ static int sentence_end(const char *p)
 	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
 		if (strncmp(p, ends[i], strlen(ends[i])) == 0)
 			return (int)strlen(ends[i]);
-	if (strchr(".!?", *p) && *p && (p[1] == ' ' || p[1] == '\t' || p[1] == '\0'))
+	if (*p && strchr(".!?", *p) && (p[1] == ' ' || p[1] == '\t' || p[1] == '\0'))
 		return 1;
 	return 0;
 }
@@ -320,7 +319,7 @@ int zc_qq_reply_segments(const char *reply, const struct zc_qq_reply_opts *o, js
 		goto done;
 	}
 	w.max = o->max_chars > 0 ? (size_t)o->max_chars : (size_t)-1;
-	tokenize(reply, &ps, probs);
+	tokenize(reply, &ps);
 	if (o->quote_id && *o->quote_id) {
 		json_array_append_new(w.cur, seg("reply", "id", json_string(o->quote_id)));
 		w.quoted = 1;
@@ -332,6 +331,9 @@ int zc_qq_reply_segments(const char *reply, const struct zc_qq_reply_opts *o, js
 		} else if (p->kind == P_AT) {
 			json_array_append_new(w.cur, seg("at", "qq", json_string(p->s)));
 			w.content = 1;
+		} else if (p->kind == P_BAD) {
+			problem(probs, "[[图片: %s]]: %s; it was left out", p->s,
+				"only a collected sticker stickers/<name>.<ext> can be sent");
 		} else {
 			json_t *im = image_seg(o, p->s, probs);
 			if (im) {

@@ -47,7 +47,7 @@ function zcor(dir, args, input) {
 }
 
 const CONV_KEYS = ['key', 'slug', 'createdAt', 'lastMessageAt', 'messages', 'linesSinceDigest',
-  'lastDigestAt', 'lastDigestDate'];
+  'lastDigestAt', 'lastDigestDate', 'title'];
 const MSG_KEYS = ['id', 'time', 'senderId', 'senderName', 'text', 'mentions', 'replyTo', 'media'];
 
 // Issue 14 (turn cost): a world whose turn follows logs with "recall": false —

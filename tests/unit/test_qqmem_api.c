@@ -67,6 +67,19 @@ static json_t *item(json_t *page, const char *id)
 	return NULL;
 }
 
+/* The text of a file (caller frees), NULL if there is none. */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *buf = calloc(1, 1 << 16);
+	size_t n = fread(buf, 1, (1 << 16) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
 static int64_t clock_of(void *ud) { return *(int64_t *)ud; }
 
 /* A recalled message stays in the log, flagged with the first recall's
@@ -230,18 +243,17 @@ static void issue15_log_files_keep_recalled(void)
 	zcor *z = fixture();
 	int rc;
 	CHECK_INT(zcor_config_set(z, "{\"mirror\": true}"), ZCOR_OK);
-	json_decref(recalled(z, NULL, "group:1", "102", T0, &rc));
+	/* the first change writes the whole mirror; the recall then its day */
+	json_decref(t_call_ok(z, NULL, "qq_memory",
+			      "{\"action\":\"upsert\",\"path\":\"STICKERS.md\",\"name\":\"猫\",\"meaning\":\"好\"}"));
 	char mpath[4200];
 	snprintf(mpath, sizeof(mpath), "%s/mirror/conversations/group-1/log/2025-11-29.jsonl", zcor_dir(z));
-	char *mtext = NULL;
-	size_t n = 0;
-	FILE *f = fopen(mpath, "rb");
-	if (f) {
-		mtext = calloc(1, 1 << 16);
-		n = fread(mtext, 1, (1 << 16) - 1, f);
-		fclose(f);
-	}
-	CHECK(n > 0);
+	char *mtext = slurp(mpath);
+	CHECK_HAS(mtext, "hunter2");
+	CHECK(mtext && !strstr(mtext, "recalledAt"));
+	free(mtext);
+	json_decref(recalled(z, NULL, "group:1", "102", T0, &rc));
+	mtext = slurp(mpath);
 	CHECK_HAS(mtext, "\"recalledAt\":\"2025-11-29T10:00:00.000Z\"");
 	free(mtext);
 
@@ -266,7 +278,7 @@ static void issue15_log_files_keep_recalled(void)
 
 	/* another writer's spelling; a bad value is that line's error */
 	snprintf(path, sizeof(path), "%s/alias.jsonl", t_tmpdir());
-	f = fopen(path, "wb");
+	FILE *f = fopen(path, "wb");
 	fprintf(f, "{\"id\":\"a1\",\"time\":1764410400,\"user_id\":5,\"text\":\"x\",\"recalled_at\":%lld}\n"
 		   "{\"id\":\"a2\",\"time\":1764410400,\"user_id\":5,\"text\":\"y\",\"recalledAt\":\"昨天\"}\n",
 		T0 + 1000);
