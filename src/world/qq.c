@@ -591,6 +591,7 @@ static int read_settings(struct zc_qq *q, zcor *z, char *err, size_t cap)
 	snprintf(q->path, sizeof(q->path), "%s", str_of(o, "path", "/onebot/v11/ws"));
 	snprintf(q->bot_id, sizeof(q->bot_id), "%s", str_of(cfg, "botId", ""));
 	const char *env = str_of(o, "accessTokenEnv", "NAPCAT_TOKEN");
+	snprintf(q->token_env, sizeof(q->token_env), "%s", env);
 	const char *token = getenv(env);
 	if (token && *token)
 		q->token = zc_strdup(token);
@@ -668,6 +669,7 @@ int zc_qq_open(const char *dir, struct zc_qq **out, char *err, size_t cap)
 	struct zc_ob_opts oo = {.mode = q->reverse ? ZC_OB_REVERSE : ZC_OB_FORWARD,
 				.url = q->url,
 				.token = q->token,
+				.token_env = q->token_env,
 				.connect_timeout_ms = q->action_timeout_ms,
 				.action_timeout_ms = q->action_timeout_ms,
 				.reconnect_min_ms = q->reconnect_min_ms,
