@@ -690,6 +690,9 @@ static int record(struct turn *t, json_t **out, struct zc_err *e)
 	const char *apology = NULL;
 	if (t->failed && strncmp(t->conv, "console:", 8) == 0 && t->cfg.console_apology[0])
 		apology = t->cfg.console_apology;
+	else if (t->failed && (strncmp(t->conv, "group:", 6) == 0 || strncmp(t->conv, "private:", 8) == 0) &&
+		 t->cfg.qq.apology[0])
+		apology = t->cfg.qq.apology; /* the QQ world sends it (docs/QQ.md) */
 	if (t->failed && apology) {
 		t->reply = zc_strdup(apology);
 		json_array_append_new(t->dialogue,

@@ -154,20 +154,162 @@ static int check_bot_id(const struct zc_conf_row *row, const json_t *v, struct z
 	return ZCOR_OK;
 }
 
+/* worlds.console.apology, worlds.qq.apology: the row's own field */
 static int check_apology(const struct zc_conf_row *row, const json_t *v, struct zc_config *out,
 			 struct zc_err *e)
 {
-	(void)row;
 	const char *s = json_string_value(v);
 	if (json_is_null(v))
 		s = "";
-	if (!s || zc_utf8_len(s) > ZC_APOLOGY_CHARS || strlen(s) >= sizeof(out->console_apology))
+	if (!s || zc_utf8_len(s) > ZC_APOLOGY_CHARS || strlen(s) >= row->size)
 		return zc_fail(e, ZCOR_EINVAL,
-			       "'worlds.console.apology' must be a short text (at most %d characters) "
+			       "'%s' must be a short text (at most %d characters) "
 			       "sent when a turn fails, such as \"抱歉，我这边出了点问题。\", or \"\" for none",
-			       ZC_APOLOGY_CHARS);
-	snprintf(out->console_apology, sizeof(out->console_apology), "%s", s);
+			       row->name, ZC_APOLOGY_CHARS);
+	snprintf((char *)out + row->off, row->size, "%s", s);
 	return ZCOR_OK;
+}
+
+/* ---- worlds.qq ------------------------------------------------------------ */
+
+/* ws://host[:port][/path[?query]]: printable ASCII without spaces; wss://
+ * is not spoken (a TLS-terminating proxy, or reverse mode, instead). */
+static int check_qq_url(const struct zc_conf_row *row, const json_t *v, struct zc_config *out,
+			struct zc_err *e)
+{
+	(void)row;
+	static const char want[] =
+		"'worlds.qq.url' must be NapCat's WebSocket server as a ws:// URL with a host, such as "
+		"\"ws://127.0.0.1:3001/\" (no spaces, at most %d bytes; for wss:// put a TLS-terminating "
+		"proxy in front or use \"mode\": \"reverse\")";
+	const char *u = json_string_value(v);
+	size_t n = u ? strlen(u) : 0;
+	if (!u || n >= sizeof(out->qq.url) || strncmp(u, "ws://", 5) != 0)
+		return zc_fail(e, ZCOR_EINVAL, want, ZC_QQ_URL_MAX - 1);
+	const char *host = u + 5;
+	if (*host == '\0' || *host == '/' || *host == ':' || *host == '?')
+		return zc_fail(e, ZCOR_EINVAL, want, ZC_QQ_URL_MAX - 1);
+	for (const char *c = u; *c; c++) {
+		unsigned char ch = (unsigned char)*c;
+		if (ch <= 0x20 || ch >= 0x7f || ch == '#')
+			return zc_fail(e, ZCOR_EINVAL, want, ZC_QQ_URL_MAX - 1);
+	}
+	memcpy(out->qq.url, u, n + 1);
+	return ZCOR_OK;
+}
+
+/* "/…": under ZC_QQ_PATH_MAX bytes, printable ASCII, no "..", no query */
+static int check_qq_path(const struct zc_conf_row *row, const json_t *v, struct zc_config *out,
+			 struct zc_err *e)
+{
+	(void)row;
+	const char *p = json_string_value(v);
+	size_t n = p ? strlen(p) : 0;
+	int ok = p && p[0] == '/' && n < sizeof(out->qq.path) && !strstr(p, "..");
+	for (size_t i = 0; ok && i < n; i++) {
+		unsigned char ch = (unsigned char)p[i];
+		ok = ch > 0x20 && ch < 0x7f && ch != '?' && ch != '#' && ch != '%';
+	}
+	if (!ok)
+		return zc_fail(e, ZCOR_EINVAL,
+			       "'worlds.qq.path' must be the path NapCat connects to, starting with \"/\", "
+			       "such as \"/onebot/v11/ws\" (under %d characters, no spaces, \"..\", query or %%)",
+			       ZC_QQ_PATH_MAX);
+	memcpy(out->qq.path, p, n + 1);
+	return ZCOR_OK;
+}
+
+static int check_qq_token_env(const struct zc_conf_row *row, const json_t *v, struct zc_config *out,
+			      struct zc_err *e)
+{
+	(void)row;
+	const char *s = json_string_value(v);
+	size_t n = s ? strlen(s) : 0;
+	int ok = n > 0 && n < sizeof(out->qq.token_env) && (isalpha((unsigned char)s[0]) || s[0] == '_');
+	for (size_t i = 0; ok && i < n; i++)
+		ok = isalnum((unsigned char)s[i]) || s[i] == '_';
+	if (!ok)
+		return zc_fail(e, ZCOR_EINVAL,
+			       "'worlds.qq.accessTokenEnv' must be the name of the environment variable "
+			       "holding NapCat's access token, such as \"NAPCAT_TOKEN\" (letters, digits and "
+			       "_, at most %d)",
+			       ZC_PROVIDER_ENV_MAX - 1);
+	memcpy(out->qq.token_env, s, n + 1);
+	return ZCOR_OK;
+}
+
+static int check_qq_names(const struct zc_conf_row *row, const json_t *v, struct zc_config *out,
+			  struct zc_err *e)
+{
+	(void)row;
+	if (!json_is_array(v) || json_array_size(v) > ZC_QQ_CONF_NAMES)
+		return zc_fail(e, ZCOR_EINVAL,
+			       "'worlds.qq.names' must be an array of the names that wake the bot in a group "
+			       "besides an @, such as [\"小钟\"] (at most %d)",
+			       ZC_QQ_CONF_NAMES);
+	size_t i;
+	json_t *x;
+	json_array_foreach(v, i, x) {
+		const char *s = json_string_value(x);
+		int ok = s && *s && zc_utf8_len(s) <= ZC_QQ_CONF_NAME_CHARS &&
+			 strlen(s) < ZC_QQ_CONF_NAME_BYTES;
+		for (const char *c = s; ok && *c; c++)
+			ok = (unsigned char)*c >= 0x20 && *c != 0x7f;
+		if (!ok)
+			return zc_fail(e, ZCOR_EINVAL,
+				       "'worlds.qq.names[%zu]' must be a name of 1 to %d characters without "
+				       "control characters, such as \"小钟\"",
+				       i, ZC_QQ_CONF_NAME_CHARS);
+		snprintf(out->qq.names[i], sizeof(out->qq.names[i]), "%s", s);
+	}
+	out->qq.n_names = (int)json_array_size(v);
+	return ZCOR_OK;
+}
+
+static json_t *qq_names_json(const struct zc_config *cfg)
+{
+	json_t *a = json_array();
+	for (int i = 0; i < cfg->qq.n_names; i++)
+		json_array_append_new(a, json_string(cfg->qq.names[i]));
+	return a;
+}
+
+static int hhmm(const char *s, int *minutes)
+{
+	if (!isdigit((unsigned char)s[0]) || !isdigit((unsigned char)s[1]) || s[2] != ':' ||
+	    !isdigit((unsigned char)s[3]) || !isdigit((unsigned char)s[4]))
+		return -1;
+	int h = (s[0] - '0') * 10 + (s[1] - '0'), m = (s[3] - '0') * 10 + (s[4] - '0');
+	if (h > 23 || m > 59)
+		return -1;
+	*minutes = h * 60 + m;
+	return 0;
+}
+
+static int quiet_hours_parse(const char *s, int *from_min, int *to_min)
+{
+	if (!s || strlen(s) != 11 || s[5] != '-' || hhmm(s, from_min) || hhmm(s + 6, to_min))
+		return -1;
+	return 0;
+}
+
+static int check_quiet_hours(const struct zc_conf_row *row, const json_t *v, struct zc_config *out,
+			     struct zc_err *e)
+{
+	(void)row;
+	const char *s = json_is_null(v) ? "" : json_string_value(v);
+	int a, b;
+	if (!s || (*s && quiet_hours_parse(s, &a, &b)))
+		return zc_fail(e, ZCOR_EINVAL,
+			       "'worlds.qq.proactive.quietHours' must be \"HH:MM-HH:MM\" in local time, such "
+			       "as \"00:00-08:00\" (it may cross midnight: \"23:00-07:00\"), or \"\" for none");
+	snprintf(out->qq.quiet_hours, sizeof(out->qq.quiet_hours), "%s", s);
+	return ZCOR_OK;
+}
+
+static json_t *quiet_hours_json(const struct zc_config *cfg)
+{
+	return json_string(cfg->qq.quiet_hours);
 }
 
 /* ---- recall.weights ------------------------------------------------------ */
@@ -252,6 +394,14 @@ static json_t *weights_json(const struct zc_config *cfg)
 #define NOFIELD ((size_t)-1), 0
 
 static const char *const profiles[] = {"scored", "seed 003, the default", "zcor", "seed 000", NULL};
+static const char *const qq_modes[] = {"forward", "zcor dials NapCat's websocketServers",
+				       "reverse", "NapCat's websocketClients dial zcor serve", NULL};
+static const char *const qq_image_modes[] = {"base64", "the bytes in the message; any host",
+					     "file", "file:// of the sticker; NapCat on this host", NULL};
+static json_t *qq_url_json(const struct zc_config *c) { return json_string(c->qq.url); }
+static json_t *qq_path_json(const struct zc_config *c) { return json_string(c->qq.path); }
+static json_t *qq_token_env_json(const struct zc_config *c) { return json_string(c->qq.token_env); }
+static json_t *qq_apology_json(const struct zc_config *c) { return json_string(c->qq.apology); }
 
 /* The order is the order of config_json and of the "known" lists. */
 const struct zc_conf_row zc_conf_rows[] = {
@@ -372,6 +522,98 @@ const struct zc_conf_row zc_conf_rows[] = {
 	 F(console_apology), .check = check_apology,
 	 .help = "一轮失败时发给用户的简短致歉，空为不发 / a short apology sent when a turn fails; "
 		 "\"\" for none"},
+	{.name = "worlds.qq", .type = ZC_CONF_SECTION, .layer = "world", NOFIELD,
+	 .example = "'worlds.qq' must be an object such as {\"enabled\": true, \"mode\": \"forward\", "
+		    "\"url\": \"ws://127.0.0.1:3001/\"}",
+	 .help = "QQ World：经 OneBot v11 连 NapCat（docs/QQ.md） / the QQ world: OneBot v11 to NapCat"},
+	{.name = "worlds.qq.enabled", .type = ZC_CONF_BOOL, .layer = "world", F(qq.enabled), .def = 0,
+	 .unit = "zcor serve runs the QQ world",
+	 .help = "zcor serve 是否运行 QQ World / whether zcor serve runs the QQ world"},
+	{.name = "worlds.qq.mode", .type = ZC_CONF_ENUM, .layer = "world", F(qq.mode),
+	 .values = qq_modes, .def = ZC_QQ_MODE_FORWARD,
+	 .help = "forward：zcor 连 NapCat 的 websocketServers；reverse：NapCat 的 websocketClients 连 zcor / "
+		 "forward: zcor dials NapCat; reverse: NapCat dials zcor serve"},
+	{.name = "worlds.qq.url", .type = ZC_CONF_STRING, .layer = "world", F(qq.url),
+	 .check = check_qq_url, .json = qq_url_json,
+	 .help = "forward 模式下 NapCat 的地址，只支持 ws:// / NapCat's WebSocket server (forward), ws:// only"},
+	{.name = "worlds.qq.path", .type = ZC_CONF_STRING, .layer = "world", F(qq.path),
+	 .check = check_qq_path, .json = qq_path_json,
+	 .help = "reverse 模式下 zcor serve 接受 NapCat 连接的路径 / the path zcor serve answers NapCat on "
+		 "(reverse)"},
+	{.name = "worlds.qq.accessTokenEnv", .type = ZC_CONF_STRING, .layer = "world", F(qq.token_env),
+	 .check = check_qq_token_env, .json = qq_token_env_json,
+	 .help = "存放 NapCat access token 的环境变量名（token 本身不进配置） / the environment variable "
+		 "holding NapCat's access token (never the token itself)"},
+	{.name = "worlds.qq.names", .type = ZC_CONF_STRING, .layer = "world", NOFIELD,
+	 .check = check_qq_names, .json = qq_names_json,
+	 .help = "群里除了 @ 之外能叫醒机器人的名字（最多 16 个，每个不超过 32 字） / the names that wake "
+		 "the bot in a group besides an @ (at most 16, 32 characters each)"},
+	{.name = "worlds.qq.quietMs", .type = ZC_CONF_INT, .layer = "world", F(qq.quiet_ms), .lo = 0,
+	 .hi = 60000, .def = 1500, .unit = "milliseconds without a new message before the turn starts",
+	 .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "安静多久（毫秒）才把一串消息交给一轮 / the quiet window that gathers a burst"},
+	{.name = "worlds.qq.maxWaitMs", .type = ZC_CONF_INT, .layer = "world", F(qq.max_wait_ms),
+	 .lo = 0, .hi = 600000, .def = 6000,
+	 .unit = "milliseconds after the first waking message at most", .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "从第一条叫醒的消息起最多等多久就开始一轮 / a burst's turn starts at most this long "
+		 "after its first waking message"},
+	{.name = "worlds.qq.actionTimeoutMs", .type = ZC_CONF_INT, .layer = "world",
+	 F(qq.action_timeout_ms), .lo = 100, .hi = 120000, .def = 10000, .unit = "milliseconds",
+	 .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "一次 OneBot 动作等待应答的时限 / the time a OneBot action waits for its answer"},
+	{.name = "worlds.qq.reconnectMinMs", .type = ZC_CONF_INT, .layer = "world",
+	 F(qq.reconnect_min_ms), .lo = 100, .hi = 600000, .def = 1000, .unit = "milliseconds",
+	 .flags = ZC_CONF_SAY_DEFAULT, .help = "第一次重连前等待 / the first reconnect's backoff"},
+	{.name = "worlds.qq.reconnectMaxMs", .type = ZC_CONF_INT, .layer = "world",
+	 F(qq.reconnect_max_ms), .lo = 1000, .hi = 3600000, .def = 60000, .unit = "milliseconds",
+	 .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "重连退避的上限（token 被拒时也按它重试） / the backoff's cap (a refused token is "
+		 "retried at it)"},
+	{.name = "worlds.qq.repliesPerMinute", .type = ZC_CONF_INT, .layer = "world",
+	 F(qq.replies_per_minute), .lo = 1, .hi = 600, .def = 6, .unit = "turns per conversation",
+	 .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "每个会话每分钟最多回复几轮，超出的只记录不回复 / replies per minute per conversation; "
+		 "beyond: logged, no turn"},
+	{.name = "worlds.qq.maxConcurrentTurns", .type = ZC_CONF_INT, .layer = "world",
+	 F(qq.max_concurrent_turns), .lo = 1, .hi = 64, .def = 4, .unit = "turns",
+	 .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "所有会话同时进行的轮次上限 / turns running at once, all conversations together"},
+	{.name = "worlds.qq.replyMaxChars", .type = ZC_CONF_INT, .layer = "world",
+	 F(qq.reply_max_chars), .lo = 50, .hi = 10000, .def = 1500, .unit = "characters",
+	 .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "一条消息最多多少字，更长的回复拆成几条 / one message's text at most; longer replies "
+		 "are split"},
+	{.name = "worlds.qq.imageMode", .type = ZC_CONF_ENUM, .layer = "world", F(qq.image_mode),
+	 .values = qq_image_modes, .def = ZC_QQ_IMAGE_BASE64,
+	 .help = "表情包怎么发给 NapCat：base64（任何主机）或 file（NapCat 在同一台机器） / how stickers "
+		 "go to NapCat: base64 (any host) or file (NapCat on this host)"},
+	{.name = "worlds.qq.mediaMaxBytes", .type = ZC_CONF_INT, .layer = "world",
+	 F(qq.media_max_bytes), .lo = 1024, .hi = 64L << 20, .def = 10485760, .unit = "bytes",
+	 .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "下载一张收到的图片最多多大 / the largest inbound image downloaded"},
+	{.name = "worlds.qq.mediaTimeoutMs", .type = ZC_CONF_INT, .layer = "world",
+	 F(qq.media_timeout_ms), .lo = 500, .hi = 120000, .def = 10000, .unit = "milliseconds",
+	 .flags = ZC_CONF_SAY_DEFAULT, .help = "下载一张图片的时限 / the time to download one image"},
+	{.name = "worlds.qq.proactive", .type = ZC_CONF_SECTION, .layer = "world", NOFIELD,
+	 .example = "'worlds.qq.proactive' must be an object such as {\"probability\": 0.05, "
+		    "\"cooldownS\": 600, \"quietHours\": \"00:00-08:00\"}",
+	 .help = "没被叫醒时偶尔主动接话 / replying now and then without being woken"},
+	{.name = "worlds.qq.proactive.probability", .type = ZC_CONF_REAL, .layer = "world",
+	 F(qq.probability), .dlo = 0, .dhi = 1, .def = 0,
+	 .unit = "the chance a batch nobody woke the bot for gets a turn; 0 never",
+	 .help = "没被叫醒的一批消息得到回复的概率，0 为从不 / the chance of a proactive reply; 0 never"},
+	{.name = "worlds.qq.proactive.cooldownS", .type = ZC_CONF_INT, .layer = "world",
+	 F(qq.cooldown_s), .lo = 0, .hi = 86400, .def = 600,
+	 .unit = "seconds after the bot's last reply in that conversation", .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "同一会话上次回复后多久内不主动接话 / seconds after the last reply without a proactive one"},
+	{.name = "worlds.qq.proactive.quietHours", .type = ZC_CONF_STRING, .layer = "world",
+	 F(qq.quiet_hours), .check = check_quiet_hours, .json = quiet_hours_json,
+	 .help = "这段本地时间里不主动接话（\"HH:MM-HH:MM\"，空为不限） / local hours without proactive "
+		 "replies (\"HH:MM-HH:MM\", \"\" for none)"},
+	{.name = "worlds.qq.apology", .type = ZC_CONF_STRING, .layer = "world", F(qq.apology),
+	 .check = check_apology, .json = qq_apology_json,
+	 .help = "一轮失败时发到群里/私聊的简短致歉，空为不发 / a short apology sent when a turn fails; "
+		 "\"\" for none"},
 	{.name = "memoryFileMaxBytes", .type = ZC_CONF_INT, .layer = "memory",
 	 F(memory_file_max_bytes), .lo = 1024, .hi = ZC_VIEW_MAX_LIMIT,
 	 .def = ZC_MEMORY_FILE_MAX_DEFAULT, .unit = "bytes", .help = "hard cap of a MEMORY.md view"},
@@ -467,6 +709,10 @@ static void defaults(struct zc_config *c)
 	/* (the weight rows' own defaults are those of the preset) */
 	c->weights = zc_recall_weights_default;
 	snprintf(c->weights_name, sizeof(c->weights_name), "default");
+	/* worlds.qq's strings with a default (docs/QQ.md) */
+	snprintf(c->qq.url, sizeof(c->qq.url), "ws://127.0.0.1:3001/");
+	snprintf(c->qq.path, sizeof(c->qq.path), "/onebot/v11/ws");
+	snprintf(c->qq.token_env, sizeof(c->qq.token_env), "NAPCAT_TOKEN");
 }
 
 static int bad_int(const struct zc_conf_row *r, struct zc_err *e)

@@ -56,6 +56,33 @@ struct zc_provider_config {
 #define ZC_TURN_TOOL_TIMEOUT_DEFAULT 30000
 #define ZC_TURN_WAIT_DEFAULT 60000
 
+/* worlds.qq (docs/QQ.md): the QQ world's settings, read by src/world/qq.c
+ * through zcor_config_json. */
+enum zc_qq_mode { ZC_QQ_MODE_FORWARD = 0, ZC_QQ_MODE_REVERSE };
+enum zc_qq_image_mode { ZC_QQ_IMAGE_BASE64 = 0, ZC_QQ_IMAGE_FILE };
+#define ZC_QQ_URL_MAX 512
+#define ZC_QQ_PATH_MAX 200 /* bytes, the NUL included: a path is shorter */
+#define ZC_QQ_CONF_NAMES 16
+#define ZC_QQ_CONF_NAME_CHARS 32
+#define ZC_QQ_CONF_NAME_BYTES (4 * ZC_QQ_CONF_NAME_CHARS + 1)
+struct zc_qq_config {
+	int enabled;                          /* enabled */
+	int mode;                             /* mode: enum zc_qq_mode */
+	char url[ZC_QQ_URL_MAX];              /* url: ws://host[:port]/path (forward) */
+	char path[ZC_QQ_PATH_MAX];            /* path: the reverse endpoint */
+	char token_env[ZC_PROVIDER_ENV_MAX];  /* accessTokenEnv */
+	char names[ZC_QQ_CONF_NAMES][ZC_QQ_CONF_NAME_BYTES]; /* names */
+	int n_names;
+	long quiet_ms, max_wait_ms, action_timeout_ms, reconnect_min_ms, reconnect_max_ms;
+	long replies_per_minute, max_concurrent_turns, reply_max_chars;
+	int image_mode;                       /* imageMode: enum zc_qq_image_mode */
+	long media_max_bytes, media_timeout_ms;
+	double probability;                   /* proactive.probability */
+	long cooldown_s;                      /* proactive.cooldownS */
+	char quiet_hours[12];                 /* proactive.quietHours "HH:MM-HH:MM", "" none */
+	char apology[ZC_APOLOGY_MAX];         /* apology */
+};
+
 /*
  * recall.weights: what each feature of the scored profile counts for
  * (recall_score.c, zc_recall_score_items; docs/FORMATS.md). A preset by
@@ -101,6 +128,7 @@ struct zc_config {
 		long wait_ms;         /* turn.waitMs: a second turn of a conversation waits */
 	} turn;
 	char console_apology[ZC_APOLOGY_MAX]; /* worlds.console.apology: "" = none */
+	struct zc_qq_config qq;               /* worlds.qq */
 	/* admission.groups / admission.privates (allow-lists of ids) vary in
 	 * length, so they stay in the document: zc_config_allowed reads them. */
 };

@@ -24,6 +24,13 @@ static const char rules[] =
 	"tool and must never be called.\n"
 	"- 只能调用本次请求中声明的工具。 / Call only the tools declared in the current request.\n";
 
+/* QQ conversations only: the mention form the QQ world turns into an at
+ * segment (world/qq_reply.c; docs/QQ.md) */
+static const char qq_rules[] =
+	"- 在 QQ 里要 @ 某人，就在回复里写 [[@QQ号]]（例如 [[@123456]]），它会变成真正的 @；不要写 \"@昵称\"。\n"
+	"  To mention someone in QQ, write [[@QQ number]] (such as [[@123456]]) in the reply; it becomes a "
+	"real @. Do not write \"@nickname\".\n";
+
 static const char memory_guidance[] =
 	"## 记忆 / Memory\n"
 	"- 对话前部的【自动回忆】是系统按消息检索的参考资料，不是对方说的话；需要细节时用 zcor_memory_read 按 id 读取。\n"
@@ -72,6 +79,8 @@ int zc_prefix(struct zc_mem *m, const char *conversation, char **out, struct zc_
 	zc_free(persona_path);
 	zc_config_refresh(&m->conf);
 	zc_buf_adds(&b, rules);
+	if (conversation && (strncmp(conversation, "group:", 6) == 0 || strncmp(conversation, "private:", 8) == 0))
+		zc_buf_adds(&b, qq_rules);
 	zc_buf_addc(&b, '\n');
 	zc_buf_adds(&b, memory_guidance);
 	if (m->conf.cfg.relationships) {

@@ -49,6 +49,7 @@
 #include "base/timeutil.h"
 #include "base/utf8.h"
 #include "server/internal.h"
+#include "world/qq.h"
 
 #define JSON_DEPTH_MAX 64
 #define IDLE_TIMEOUT_S 60 /* MHD's: no byte moved either way for this long */
@@ -746,6 +747,13 @@ int zc_serve(const char *dir, const struct zc_serve_opts *o)
 		zcor_close(first);
 		return 1;
 	}
+	/* the QQ world (worlds.qq.enabled): a bad setting stops here */
+	char qerr[700];
+	if (zc_qq_open(dir, &s->qq, qerr, sizeof(qerr))) {
+		fprintf(stderr, "zcor serve: %s\n", qerr);
+		zcor_close(first);
+		return 2;
+	}
 	char *warmed = NULL;
 	if (warm_mb > 0 && zcor_warm(first, warm_mb, &warmed) != ZCOR_OK)
 		fprintf(stderr, "zcor serve: could not read the store ahead (recall still works): %s\n",
@@ -771,6 +779,14 @@ int zc_serve(const char *dir, const struct zc_serve_opts *o)
 	pthread_t dog;
 	if (pthread_create(&dog, NULL, zc_conn_watchdog, s) != 0) {
 		fprintf(stderr, "zcor serve: cannot start a thread: %s\n", strerror(errno));
+		zc_qq_stop(s->qq);
+		zc_pool_close(s);
+		return 1;
+	}
+	if (s->qq && zc_qq_start(s->qq, qerr, sizeof(qerr))) {
+		fprintf(stderr, "zcor serve: the QQ world did not start: %s\n", qerr);
+		zc_qq_stop(s->qq);
+		stop_watchdog(s, dog);
 		zc_pool_close(s);
 		return 1;
 	}
@@ -790,6 +806,7 @@ int zc_serve(const char *dir, const struct zc_serve_opts *o)
 	if (!d) {
 		fprintf(stderr, "zcor serve: cannot listen on %s:%d: %s\n", s->listen_host, s->port,
 			strerror(errno));
+		zc_qq_stop(s->qq);
 		stop_watchdog(s, dog);
 		zc_pool_close(s);
 		return 1;
@@ -802,6 +819,13 @@ int zc_serve(const char *dir, const struct zc_serve_opts *o)
 	int sig = 0;
 	sigwait(&set, &sig);
 	fprintf(stderr, "zcor serve: %s: finishing requests in flight\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	/* the QQ world first: no new turns, the running ones finish and send,
+	 * its connection (in reverse mode an upgraded socket of MHD's) closes */
+	pthread_mutex_lock(&s->lock);
+	struct zc_qq *qq = s->qq;
+	s->qq = NULL; /* (GET worlds reads it under the lock) */
+	pthread_mutex_unlock(&s->lock);
+	zc_qq_stop(qq);
 	/* stop accepting; let every request in flight finish and its answer
 	 * go out (its transaction commits or rolls back on the way), at most
 	 * a minute; then close the idle keep-alive connections */

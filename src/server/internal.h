@@ -57,7 +57,7 @@ struct server {
 	char listen_host[64];
 	int port;
 	int loopback;
-	pthread_mutex_t lock; /* the pool, the sessions, in_flight */
+	pthread_mutex_t lock; /* the pool, the sessions, in_flight, qq (the pointer) */
 	zcor *pool[POOL_MAX];
 	int npool;
 	pthread_cond_t idle;
@@ -70,6 +70,9 @@ struct server {
 	struct conn *conns;
 	double header_ms, body_ms;
 	int stopping;
+	/* the QQ world when worlds.qq.enabled (world/qq.h), else NULL: the
+	 * reverse endpoint adopts NapCat's socket into it; GET worlds reads it */
+	struct zc_qq *qq;
 };
 
 struct request {

@@ -23,6 +23,7 @@
 #include "base/utf8.h"
 #include "server/internal.h"
 #include "world/console.h"
+#include "world/qq.h"
 
 /* One request on its way through a route: what the handlers share. */
 struct rest_call {
@@ -418,6 +419,26 @@ static enum MHD_Result rest_config_set(struct rest_call *k)
 	return rest_config_get(k);
 }
 
+/* ---- the worlds (docs/QQ.md) ------------------------------------------- */
+
+static enum MHD_Result rest_worlds(struct rest_call *k)
+{
+	/* every conversation's connection and group names: the operator's */
+	if (k->conversation)
+		return zc_http_send_error(k->c, k->r, 403, "forbidden",
+					  "a caller bound to a conversation cannot read the worlds' status; only "
+					  "the operator may (send no X-Zcor-Conversation)");
+	pthread_mutex_lock(&k->s->lock);
+	json_t *qq = k->s->qq ? zc_qq_status(k->s->qq) : json_pack("{s:b}", "enabled", 0);
+	pthread_mutex_unlock(&k->s->lock);
+	json_t *o = qq ? json_pack("{s:o}", "qq", qq) : NULL;
+	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	enum MHD_Result ret = zc_http_send_json(k->c, k->r, 200, text);
+	zc_free(text);
+	return ret;
+}
+
 /* ---- conversations and transcripts (Q-LOG) ---------------------------- */
 
 /* (MHD-style decoding happened once, in the matcher: group%3A1 is group:1
@@ -668,6 +689,7 @@ const struct zc_rest_route zc_rest_routes[] = {
 	{GET, "prefix", rest_prefix, 200, NULL, NULL},
 	{GET, "turns", rest_turns, 200, NULL, NULL},
 	{POST, "chat", rest_chat, 200, NULL, NULL},
+	{GET, "worlds", rest_worlds, 200, NULL, NULL},
 };
 const size_t zc_rest_nroutes = sizeof(zc_rest_routes) / sizeof(zc_rest_routes[0]);
 

@@ -26,6 +26,7 @@ struct zc_ob_opts {
 	enum zc_ob_mode mode;
 	const char *url;        /* forward: ws://host:port/path */
 	const char *token;      /* the access token (from the environment), or NULL */
+	const char *token_env;  /* the environment variable's name, for the refusal's message, or NULL */
 	int connect_timeout_ms; /* forward: TCP connect + handshake */
 	int action_timeout_ms;  /* default for zc_ob_call */
 	int reconnect_min_ms;   /* forward: first backoff */
@@ -37,7 +38,7 @@ struct zc_ob_cb {
 	 * meta_event), borrowed for the call */
 	void (*on_event)(void *ud, json_t *event);
 	/* the connection came up (self_id learned, or "" if get_login_info
-	 * failed) or went down (why) */
+	 * failed — reverse: X-Self-ID then) or went down (why) */
 	void (*on_up)(void *ud, const char *self_id);
 	void (*on_down)(void *ud, const char *why);
 	void *ud;
@@ -83,9 +84,10 @@ int zc_ob_adopt(struct zc_ob *ob, int fd, const char *extra, size_t extra_len, c
  * Runs one action and waits for its answer, from any thread but the
  * connection's: timeout_ms 0 → opts.action_timeout_ms. wait_up_ms > 0:
  * when not connected, waits that long for a connection before failing
- * with ZC_OB_NOT_SENT. 0 on status "ok" with *data the answer's data (the
- * caller's reference; json null when absent), else -1 with *res saying
- * why. data may be NULL.
+ * with ZC_OB_NOT_SENT. 0 on status "ok" (or "async") with *data the
+ * answer's data (the caller's reference; json null when absent), else -1
+ * with *res saying why. params is borrowed (NULL: {}); data and res may
+ * be NULL.
  */
 int zc_ob_call(struct zc_ob *ob, const char *action, json_t *params, int timeout_ms, int wait_up_ms,
 	       json_t **data, struct zc_ob_result *res);
@@ -93,11 +95,14 @@ int zc_ob_call(struct zc_ob *ob, const char *action, json_t *params, int timeout
 /* The connection's state for the page: {"mode", "state": "connected" |
  * "connecting" | "down" | "refused", "connectedSince" (ms or null),
  * "lastHeartbeat" (ms or null), "heartbeatIntervalMs", "selfId",
- * "reconnects", "actionsFailed", "lastError"}. A new reference. */
+ * "reconnects", "actionsFailed", "lastError", "framesDropped" (frames
+ * that were not JSON objects, answers to no pending action, events from
+ * a replaced connection)}. A new reference. */
 json_t *zc_ob_status(struct zc_ob *ob);
 
 /* Stops: closes the connection, fails pending actions, joins its
- * threads, frees. */
+ * threads, frees. No zc_ob_call may be running (the caller stops its
+ * senders first); NULL is fine. */
 void zc_ob_free(struct zc_ob *ob);
 
 #endif

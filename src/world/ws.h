@@ -75,6 +75,11 @@ unsigned long long zc_ws_written(struct zc_ws *w);
  * zc_ws_run returns soon after. Thread-safe, idempotent. */
 void zc_ws_close(struct zc_ws *w, int code, const char *reason);
 
+/* The close codes of a connection whose zc_ws_run has returned: the one
+ * sent (by zc_ws_close, or 1003/1007/1009 for what the peer sent) and the
+ * one received from the peer; 0 for none. Either pointer may be NULL. */
+void zc_ws_close_codes(struct zc_ws *w, int *sent, int *received);
+
 /* Frees a connection whose zc_ws_run has returned (closes the socket). */
 void zc_ws_free(struct zc_ws *w);
 

@@ -251,6 +251,134 @@ static void config_provider_invalid(void)
 	}
 }
 
+/* ---- config.json "worlds.qq" (issue 15) ------------------------------ */
+
+static void config_qq_valid(void)
+{
+	struct zc_config c;
+	char msg[1024];
+	CHECK_INT(check_doc("{}", &c, msg, sizeof(msg)), ZCOR_OK);
+	CHECK(!c.qq.enabled);
+	CHECK_INT(c.qq.mode, ZC_QQ_MODE_FORWARD);
+	CHECK_STR(c.qq.url, "ws://127.0.0.1:3001/");
+	CHECK_STR(c.qq.path, "/onebot/v11/ws");
+	CHECK_STR(c.qq.token_env, "NAPCAT_TOKEN");
+	CHECK_INT(c.qq.quiet_ms, 1500);
+	CHECK_INT(c.qq.max_wait_ms, 6000);
+	CHECK_INT(c.qq.replies_per_minute, 6);
+	CHECK_INT(c.qq.max_concurrent_turns, 4);
+	CHECK_INT(c.qq.media_max_bytes, 10485760);
+	CHECK(c.qq.probability == 0);
+	CHECK_INT(c.qq.cooldown_s, 600);
+	CHECK_STR(c.qq.quiet_hours, "");
+	CHECK_INT(check_doc("{\"botId\": \"3000000001\", \"worlds\": {\"qq\": {\"enabled\": true, \"mode\": "
+			    "\"reverse\", \"url\": \"ws://napcat:3001/\", \"path\": \"/ob\", \"accessTokenEnv\": "
+			    "\"QQ_TOKEN\", \"names\": [\"小钟\", \"zhong\"], \"quietMs\": 0, \"maxWaitMs\": 100, "
+			    "\"repliesPerMinute\": 1, \"maxConcurrentTurns\": 1, \"imageMode\": \"file\", "
+			    "\"proactive\": {\"probability\": 0.25, \"cooldownS\": 0, \"quietHours\": "
+			    "\"23:30-07:00\"}, \"apology\": \"抱歉\"}}}",
+			    &c, msg, sizeof(msg)),
+		  ZCOR_OK);
+	CHECK(c.qq.enabled);
+	CHECK_INT(c.qq.mode, ZC_QQ_MODE_REVERSE);
+	CHECK_STR(c.qq.url, "ws://napcat:3001/");
+	CHECK_STR(c.qq.path, "/ob");
+	CHECK_STR(c.qq.token_env, "QQ_TOKEN");
+	CHECK_INT(c.qq.n_names, 2);
+	CHECK_STR(c.qq.names[0], "小钟");
+	CHECK_INT(c.qq.image_mode, ZC_QQ_IMAGE_FILE);
+	CHECK(c.qq.probability == 0.25);
+	CHECK_STR(c.qq.quiet_hours, "23:30-07:00");
+	CHECK_STR(c.qq.apology, "抱歉");
+	json_t *j = zc_config_json(&c);
+	json_t *qq = json_object_get(json_object_get(j, "worlds"), "qq");
+	CHECK(json_is_true(json_object_get(qq, "enabled")));
+	CHECK_STR(json_string_value(json_object_get(qq, "mode")), "reverse");
+	CHECK_STR(json_string_value(json_array_get(json_object_get(qq, "names"), 1)), "zhong");
+	CHECK_STR(json_string_value(json_object_get(json_object_get(qq, "proactive"), "quietHours")),
+		  "23:30-07:00");
+	CHECK_STR(json_string_value(json_object_get(qq, "apology")), "抱歉");
+	/* the JSON of the settings is itself a valid config */
+	struct zc_config back;
+	struct zc_err e = {0};
+	CHECK_INT(zc_config_check(j, &back, &e), ZCOR_OK);
+	CHECK_STR(back.qq.names[1], "zhong");
+	json_decref(j);
+	/* the apology row of the console still names its own key */
+	CHECK_INT(check_doc("{\"worlds\": {\"console\": {\"apology\": 1}}}", &c, msg, sizeof(msg)),
+		  ZCOR_EINVAL);
+	CHECK_HAS(msg, "'worlds.console.apology'");
+}
+
+static void config_qq_invalid(void)
+{
+#define QQ(body) "{\"worlds\": {\"qq\": {" body "}}}"
+	static const struct {
+		const char *doc, *needle;
+	} bad[] = {
+		{QQ("\"mode\": \"both\""), "'worlds.qq.mode' must be \"forward\""},
+		{QQ("\"enabled\": 1"), "'worlds.qq.enabled' must be true or false"},
+		{QQ("\"url\": \"wss://napcat:3001/\""), "'worlds.qq.url'"},
+		{QQ("\"url\": \"http://napcat:3001/\""), "'worlds.qq.url'"},
+		{QQ("\"url\": \"ws://\""), "'worlds.qq.url'"},
+		{QQ("\"url\": \"ws:///x\""), "'worlds.qq.url'"},
+		{QQ("\"url\": \"ws://a b/\""), "'worlds.qq.url'"},
+		{QQ("\"path\": \"onebot\""), "'worlds.qq.path'"},
+		{QQ("\"path\": \"/a/../b\""), "'worlds.qq.path'"},
+		{QQ("\"path\": \"/a b\""), "'worlds.qq.path'"},
+		{QQ("\"path\": \"/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\""),
+		 "'worlds.qq.path'"},
+		{QQ("\"accessTokenEnv\": \"NAPCAT-TOKEN\""), "'worlds.qq.accessTokenEnv'"},
+		{QQ("\"accessTokenEnv\": \"\""), "'worlds.qq.accessTokenEnv'"},
+		{QQ("\"names\": \"小钟\""), "'worlds.qq.names' must be an array"},
+		{QQ("\"names\": [\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\",\"i\",\"j\",\"k\",\"l\",\"m\","
+		    "\"n\",\"o\",\"p\",\"q\"]"),
+		 "'worlds.qq.names' must be an array"},
+		{QQ("\"names\": [\"小钟\", \"\"]"), "'worlds.qq.names[1]'"},
+		{QQ("\"names\": [\"一二三四五六七八九十一二三四五六七八九十一二三四五六七八九十一二三\"]"),
+		 "'worlds.qq.names[0]'"},
+		{QQ("\"names\": [7]"), "'worlds.qq.names[0]'"},
+		{QQ("\"names\": [\"a\\nb\"]"), "'worlds.qq.names[0]'"},
+		{QQ("\"quietMs\": 60001"), "'worlds.qq.quietMs' must be an integer from 0"},
+		{QQ("\"quietMs\": -1"), "'worlds.qq.quietMs'"},
+		{QQ("\"maxWaitMs\": 600001"), "'worlds.qq.maxWaitMs'"},
+		{QQ("\"actionTimeoutMs\": 99"), "'worlds.qq.actionTimeoutMs'"},
+		{QQ("\"reconnectMinMs\": 99"), "'worlds.qq.reconnectMinMs'"},
+		{QQ("\"reconnectMaxMs\": 999"), "'worlds.qq.reconnectMaxMs'"},
+		{QQ("\"repliesPerMinute\": 0"), "'worlds.qq.repliesPerMinute'"},
+		{QQ("\"maxConcurrentTurns\": 65"), "'worlds.qq.maxConcurrentTurns'"},
+		{QQ("\"replyMaxChars\": 10"), "'worlds.qq.replyMaxChars'"},
+		{QQ("\"imageMode\": \"url\""), "'worlds.qq.imageMode' must be \"base64\""},
+		{QQ("\"mediaMaxBytes\": 1023"), "'worlds.qq.mediaMaxBytes'"},
+		{QQ("\"mediaTimeoutMs\": 100"), "'worlds.qq.mediaTimeoutMs'"},
+		{QQ("\"proactive\": 0.5"), "'worlds.qq.proactive' must be an object"},
+		{QQ("\"proactive\": {\"probability\": 1.5}"), "'worlds.qq.proactive.probability'"},
+		{QQ("\"proactive\": {\"probability\": -0.1}"), "'worlds.qq.proactive.probability'"},
+		{QQ("\"proactive\": {\"cooldownS\": 86401}"), "'worlds.qq.proactive.cooldownS'"},
+		{QQ("\"proactive\": {\"quietHours\": \"0:00-8:00\"}"), "'worlds.qq.proactive.quietHours'"},
+		{QQ("\"proactive\": {\"quietHours\": \"24:00-08:00\"}"), "'worlds.qq.proactive.quietHours'"},
+		{QQ("\"proactive\": {\"quietHours\": \"00:60-08:00\"}"), "'worlds.qq.proactive.quietHours'"},
+		{QQ("\"proactive\": {\"quietHours\": \"00:00~08:00\"}"), "'worlds.qq.proactive.quietHours'"},
+		{QQ("\"proactive\": {\"chance\": 1}"), "unknown key 'worlds.qq.proactive.chance'"},
+		{QQ("\"apology\": 5"), "'worlds.qq.apology'"},
+		{QQ("\"token\": \"secret\""), "unknown key 'worlds.qq.token'"},
+		{"{\"worlds\": {\"qq\": true}}", "'worlds.qq' must be an object"},
+	};
+#undef QQ
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct zc_config c;
+		char msg[1024];
+		int rc = check_doc(bad[i].doc, &c, msg, sizeof(msg));
+		CHECK_INT(rc, ZCOR_EINVAL);
+		if (!strstr(msg, bad[i].needle)) {
+			fprintf(stderr, "case %zu: message '%s' lacks '%s'\n", i, msg, bad[i].needle);
+			t_failures++;
+		}
+	}
+}
+
 /* ---- which provider search uses ----------------------------------------- */
 
 static void write_config(const char *dir, const char *text)
@@ -350,6 +478,8 @@ const struct t_case t_cases[] = {
 	{"error_message_forms", error_message_forms},
 	{"config_provider_valid", config_provider_valid},
 	{"config_provider_invalid", config_provider_invalid},
+	{"config_qq_valid", config_qq_valid},
+	{"config_qq_invalid", config_qq_invalid},
 	{"search_provider_precedence", search_provider_precedence},
 	{"config_set_provider", config_set_provider},
 	{0},

@@ -1594,6 +1594,27 @@ static char *prefix_of(zcor *z, const char *conv)
 	return p;
 }
 
+/* issue 15: how to @ someone, in QQ conversations only, 中文 first */
+static void Z_PREFIX_qq_mention(void)
+{
+	zcor *z = t_open();
+	char *p = prefix_of(z, "group:1");
+	CHECK_HAS(p, "[[@QQ号]]");
+	CHECK_HAS(p, "write [[@QQ number]]");
+	CHECK(p && strstr(p, "[[@QQ号]]") < strstr(p, "[[@QQ number]]"));
+	zcor_free(p);
+	p = prefix_of(z, "private:123");
+	CHECK_HAS(p, "[[@QQ号]]");
+	zcor_free(p);
+	p = prefix_of(z, "console:local");
+	CHECK(p && !strstr(p, "[[@"));
+	zcor_free(p);
+	p = prefix_of(z, NULL);
+	CHECK(p && !strstr(p, "[[@"));
+	zcor_free(p);
+	zcor_close(z);
+}
+
 static void Z_PREFIX(void)
 {
 	int f0 = t_failures;
@@ -2517,6 +2538,7 @@ const struct t_case t_cases[] = {
 	{"Q_RECALL_fallback_cost_independent_of_other_conversations",
 	 Q_RECALL_fallback_cost_independent_of_other_conversations},
 	{"X_CONFIG", X_CONFIG},
+	{"Z_PREFIX_qq_mention", Z_PREFIX_qq_mention},
 	{"X_CONFIG_restart_keeps_last_good", X_CONFIG_restart_keeps_last_good},
 	{"Q_RECALL_request_validation", Q_RECALL_request_validation},
 	{0},

@@ -10,11 +10,13 @@ import { load, empty, pager, errorBox } from './ui.js';
 const LIMIT = 50;
 
 export function render(root, app, arg) {
+  const qq = h('div', { id: 'qq-status' });
   const list = h('div', { id: 'conv-list' });
   const side = h('div', { id: 'conv-detail' });
   const allViews = h('div', { id: 'all-views' });
   root.append(h('div', { class: 'cols' },
     h('div', {},
+      qq,
       h('section', { class: 'card', 'aria-labelledby': 'h-conv' }, h('h2', { id: 'h-conv' }, t('tab.conversations')), list),
       h('section', { class: 'card', 'aria-labelledby': 'h-views' }, h('h2', { id: 'h-views' }, t('conv.allViews')), allViews)),
     h('section', { class: 'card', 'aria-label': t('conv.detail') }, side)));
@@ -24,14 +26,39 @@ export function render(root, app, arg) {
     showView(box, path);
   }), (e) => (e.status === 404 ? t('state.missingRoute') : ''));
   clear(side, empty(t('conv.pick')));
+  qqStatus(qq);
   load(list, () => api('GET', 'conversations'), (data) => data.items.length ? h('table', {},
-    h('thead', {}, h('tr', {}, ['conv.key', 'conv.messages', 'conv.sinceDigest', 'conv.lastMessage', 'conv.lastDigest'].map((k) => h('th', {}, t(k))))),
+    h('thead', {}, h('tr', {}, ['conv.key', 'conv.title', 'conv.messages', 'conv.sinceDigest', 'conv.lastMessage', 'conv.lastDigest'].map((k) => h('th', {}, t(k))))),
     h('tbody', {}, data.items.map((c) => h('tr', {},
       h('td', {}, h('button', { type: 'button', class: 'link', onclick: () => app.go('conversations', c.key) }, c.key)),
+      h('td', {}, c.title ?? ''),
       h('td', {}, String(c.messages ?? '')), h('td', {}, String(c.linesSinceDigest ?? '')),
       h('td', {}, fmtTime(c.lastMessageAt)), h('td', {}, c.lastDigestDate || fmtTime(c.lastDigestAt) || '—'))))) : empty(t('conv.none')),
   (e) => (e.status === 404 ? t('state.missingRoute') : ''));
   if (arg) conversation(side, arg);
+}
+
+// The QQ world's connection (GET worlds), shown only when it is enabled.
+function qqStatus(el) {
+  api('GET', 'worlds').then((w) => {
+    const q = w?.qq;
+    if (!q?.enabled) return;
+    const c = q.connection ?? {};
+    const ms = (v) => (v == null ? '—' : fmtTime(new Date(v).toISOString()));
+    const rows = [
+      ['qq.mode', q.mode ?? c.mode ?? ''],
+      ['qq.state', t(`qq.state.${c.state}`) === `qq.state.${c.state}` ? (c.state ?? '') : t(`qq.state.${c.state}`)],
+      ['qq.since', ms(c.connectedSince)],
+      ['qq.heartbeat', ms(c.lastHeartbeat)],
+      ['qq.self', q.selfId || c.selfId || '—'],
+      ['qq.reconnects', String(c.reconnects ?? 0)],
+      ['qq.sendsFailed', String(q.sendsFailed ?? 0)],
+      ['qq.rateLimited', String(q.rateLimited ?? 0)],
+    ];
+    if (c.lastError) rows.push(['qq.lastError', c.lastError]);
+    clear(el, h('section', { class: 'card', 'aria-labelledby': 'h-qq' }, h('h2', { id: 'h-qq' }, t('qq.title')),
+      h('table', { class: `qq-${c.state ?? 'unknown'}` }, h('tbody', {}, rows.map(([k, v]) => h('tr', {}, h('th', { scope: 'row' }, t(k)), h('td', {}, v)))))));
+  }).catch(() => {}); // an older server without the route: nothing to show
 }
 
 function conversation(el, key) {

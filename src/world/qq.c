@@ -1,0 +1,836 @@
+/*
+ * qq.c — the QQ world (qq.h; docs/QQ.md): its settings, the OneBot
+ * connection's callbacks, the logging thread and the status.
+ *
+ * World layer, a client of zcor.h. The connection's thread (onebot.c)
+ * only queues events (a bounded queue; beyond it they are dropped and
+ * counted). One logging thread parses them in order (qq_event.c), logs
+ * consecutive messages of one conversation in one zcor_log_messages call
+ * ("recall": false: the turn recalls for itself), decides from the answer
+ * (a skipped message neither wakes nor counts) and the wake rules which
+ * conversations want a turn, and keeps their timers (qq_sched.c); when
+ * one is due it goes on the run queue of the turn workers (qq_turns.c).
+ * What it says goes to stderr as "qq: …" lines: `zcor serve`'s log.
+ */
+#include "world/qq_int.h"
+
+#include <errno.h>
+#include <nettle/base64.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/timeutil.h"
+#include "base/utf8.h"
+
+/* ---- small things ---------------------------------------------------- */
+
+void zc_qq_complain(struct zc_qq *q, const char *fmt, ...)
+{
+	char line[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	double now = zc_time_mono_ms();
+	pthread_mutex_lock(&q->lock);
+	int say = now - q->last_complaint_ms >= 1000;
+	long long held = q->complaints_held;
+	if (say) {
+		q->last_complaint_ms = now;
+		q->complaints_held = 0;
+	} else {
+		q->complaints_held++;
+	}
+	pthread_mutex_unlock(&q->lock);
+	if (!say)
+		return;
+	if (held)
+		fprintf(stderr, "qq: %s (and %lld more like it in the last second)\n", line, held);
+	else
+		fprintf(stderr, "qq: %s\n", line);
+}
+
+void zc_qq_self(struct zc_qq *q, char *out, size_t cap)
+{
+	pthread_mutex_lock(&q->lock);
+	snprintf(out, cap, "%s", q->bot_id[0] ? q->bot_id : q->self_id);
+	pthread_mutex_unlock(&q->lock);
+}
+
+static unsigned hash_key(const char *s)
+{
+	unsigned h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h % QQ_BUCKETS;
+}
+
+static void lru_unlink(struct zc_qq *q, struct qconv *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		q->lru_head = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		q->lru_tail = c->prev;
+	c->prev = c->next = NULL;
+}
+
+static void lru_front(struct zc_qq *q, struct qconv *c)
+{
+	c->next = q->lru_head;
+	c->prev = NULL;
+	if (q->lru_head)
+		q->lru_head->prev = c;
+	q->lru_head = c;
+	if (!q->lru_tail)
+		q->lru_tail = c;
+}
+
+/* Forgets the least recently used conversation that has nothing going on. */
+static int evict_one(struct zc_qq *q)
+{
+	for (struct qconv *c = q->lru_tail; c; c = c->prev) {
+		if (c->running || c->queued || c->in_woken)
+			continue;
+		struct qconv **pp = &q->buckets[hash_key(c->key)];
+		while (*pp != c)
+			pp = &(*pp)->hnext;
+		*pp = c->hnext;
+		lru_unlink(q, c);
+		zc_free(c->sent);
+		zc_free(c);
+		q->nconv--;
+		return 0;
+	}
+	return -1;
+}
+
+struct qconv *zc_qq_conv(struct zc_qq *q, const char *key)
+{
+	unsigned h = hash_key(key);
+	for (struct qconv *c = q->buckets[h]; c; c = c->hnext) {
+		if (strcmp(c->key, key) == 0) {
+			lru_unlink(q, c);
+			lru_front(q, c);
+			return c;
+		}
+	}
+	if (q->nconv >= QQ_CONVS_MAX && evict_one(q))
+		return NULL;
+	struct qconv *c = zc_calloc(1, sizeof(*c));
+	snprintf(c->key, sizeof(c->key), "%s", key);
+	c->hnext = q->buckets[h];
+	q->buckets[h] = c;
+	lru_front(q, c);
+	q->nconv++;
+	return c;
+}
+
+/* The conversation wants a turn: on the list the timers are read from. */
+static void mark_woken(struct zc_qq *q, struct qconv *c)
+{
+	if (c->in_woken)
+		return;
+	c->in_woken = 1;
+	c->wnext = q->woken;
+	q->woken = c;
+}
+
+static int local_minute(void)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	localtime_r(&t, &tm);
+	return tm.tm_hour * 60 + tm.tm_min;
+}
+
+/* ---- the connection's callbacks (its thread: only queue) -------------- */
+
+static void on_event(void *ud, json_t *event)
+{
+	struct zc_qq *q = ud;
+	pthread_mutex_lock(&q->lock);
+	if (q->evn >= QQ_QUEUE_MAX) {
+		q->events_dropped++;
+	} else {
+		q->evq[(q->evhead + q->evn) % QQ_QUEUE_MAX] = json_incref(event);
+		q->evn++;
+		pthread_cond_signal(&q->log_wake);
+	}
+	pthread_mutex_unlock(&q->lock);
+}
+
+/* (onebot.c says connects, losses and refusals on stderr itself) */
+static void on_up(void *ud, const char *self_id)
+{
+	struct zc_qq *q = ud;
+	pthread_mutex_lock(&q->lock);
+	if (self_id && *self_id)
+		snprintf(q->self_id, sizeof(q->self_id), "%s", self_id);
+	if (q->bot_id[0] && self_id && *self_id && strcmp(self_id, q->bot_id) != 0)
+		fprintf(stderr, "qq: NapCat is logged in as %s but botId is %s: the bot's own messages are "
+				"told by botId; fix botId in config.json\n",
+			self_id, q->bot_id);
+	pthread_mutex_unlock(&q->lock);
+}
+
+static void on_down(void *ud, const char *why)
+{
+	(void)ud, (void)why;
+}
+
+/* ---- logging: one conversation's run of messages ---------------------- */
+
+/* The image bytes as a media item, or NULL. */
+static json_t *media_item(const unsigned char *data, size_t len)
+{
+	size_t n = BASE64_ENCODE_RAW_LENGTH(len);
+	char *b64 = zc_malloc(n + 1);
+	base64_encode_raw(b64, len, data);
+	b64[n] = '\0';
+	json_t *item = json_pack("{s:s, s:s}", "type", "image", "data", b64);
+	zc_free(b64);
+	return item;
+}
+
+/* Downloads ev's images (at most 10, the log's cap) into message's
+ * "media"; adds their bytes to *bytes. */
+static void attach_images(struct zc_qq *q, struct zc_qq_event *ev, size_t *bytes)
+{
+	size_t i;
+	json_t *img, *media = NULL;
+	json_array_foreach(ev->images, i, img) {
+		const char *url = json_string_value(json_object_get(img, "url"));
+		if (!url || !*url || json_array_size(media) >= 10)
+			continue;
+		unsigned char *data = NULL;
+		size_t len = 0;
+		char err[300];
+		if (zc_qq_fetch_image(url, q->media_max_bytes, q->media_timeout_ms, &data, &len, err,
+				      sizeof(err))) {
+			zc_qq_complain(q, "an image of message %s in %s was not kept: %s", ev->message_id,
+				       ev->conversation, err);
+			continue;
+		}
+		json_t *item = media_item(data, len);
+		free(data);
+		if (!item)
+			continue;
+		if (!media)
+			media = json_array();
+		json_array_append_new(media, item);
+		*bytes += len;
+	}
+	if (media)
+		json_object_set_new(ev->message, "media", media);
+}
+
+/* The ids zcor_log_messages skipped, from its answer. */
+static int skipped(const json_t *answer, const char *id)
+{
+	size_t i;
+	json_t *s;
+	json_array_foreach(json_object_get(answer, "skipped"), i, s) {
+		const char *m = json_string_value(json_object_get(s, "messageId"));
+		if (m && strcmp(m, id) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Logs msgs (of one conversation); *answer the parsed answer, or NULL. */
+static int log_batch(struct zc_qq *q, const char *conv, json_t *msgs, json_t **answer)
+{
+	json_t *batch = json_pack("{s:O, s:b}", "messages", msgs, "recall", 0);
+	char *body = batch ? json_dumps(batch, JSON_COMPACT) : NULL;
+	char *out = NULL;
+	json_decref(batch);
+	*answer = NULL;
+	if (!body)
+		return ZCOR_EINTERNAL;
+	int rc = zcor_log_messages(q->zlog, NULL, conv, body, &out);
+	zc_free(body);
+	if (!rc)
+		*answer = json_loads(out, 0, NULL);
+	zcor_free(out);
+	return rc;
+}
+
+/* Does this logged message wake the bot? (Private: always. Group: an @
+ * of the bot, a name, a reply to one of its messages; @全体成员 alone
+ * does not.) Under the lock. */
+static int wakes(const struct qconv *c, const struct zc_qq_event *ev)
+{
+	if (strncmp(ev->conversation, "private:", 8) == 0)
+		return 1;
+	if (ev->at_bot || ev->name_hit)
+		return 1;
+	const char *reply_to = json_string_value(json_object_get(ev->message, "replyTo"));
+	return reply_to && zc_qq_sent_has(c->sent, reply_to);
+}
+
+/* After a logged run: the wake rules, the timers, the counters. */
+static void after_logged(struct zc_qq *q, struct zc_qq_event *evs, size_t n, const json_t *answer)
+{
+	long long now = (long long)zc_time_mono_ms();
+	int minute = local_minute();
+	pthread_mutex_lock(&q->lock);
+	struct qconv *c = zc_qq_conv(q, evs[0].conversation);
+	for (size_t i = 0; c && i < n; i++) {
+		struct zc_qq_event *ev = &evs[i];
+		if (skipped(answer, ev->message_id))
+			continue; /* refused by admission, or logged before: neither wakes nor counts */
+		q->events_logged++;
+		if (ev->temp_group[0])
+			snprintf(c->temp_group, sizeof(c->temp_group), "%s", ev->temp_group);
+		int w = wakes(c, ev);
+		int pro = 0;
+		if (!w && strncmp(ev->conversation, "group:", 6) == 0)
+			pro = zc_qq_sched_proactive(&c->st, &q->so, now, minute, ev->lone_sticker,
+						    zc_qq_rand(&q->rng));
+		zc_qq_sched_logged(&c->st, now, w || pro, ev->message_id);
+		if (pro)
+			c->st.proactive = 1;
+		if (w || pro)
+			mark_woken(q, c);
+	}
+	pthread_mutex_unlock(&q->lock);
+}
+
+/* A group's name, when a message of it was logged and the name changed. */
+static void keep_title(struct zc_qq *q, const struct zc_qq_event *ev)
+{
+	if (!ev->group_name || !*ev->group_name)
+		return;
+	char title[QQ_TITLE_BYTES];
+	zc_utf8_quote(title, sizeof(title), ev->group_name, 100);
+	pthread_mutex_lock(&q->lock);
+	struct qconv *c = zc_qq_conv(q, ev->conversation);
+	int changed = c && strcmp(c->title, title) != 0;
+	if (changed)
+		snprintf(c->title, sizeof(c->title), "%s", title);
+	pthread_mutex_unlock(&q->lock);
+	if (changed && zcor_conversation_title(q->zlog, ev->conversation, title))
+		zc_qq_complain(q, "the name of %s was not kept: %s", ev->conversation, zcor_errmsg(q->zlog));
+}
+
+/* One run of consecutive messages of one conversation. */
+static void log_run(struct zc_qq *q, struct zc_qq_event *evs, size_t n)
+{
+	const char *conv = evs[0].conversation;
+	json_t *msgs = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append(msgs, evs[i].message);
+	json_t *answer = NULL;
+	int rc = log_batch(q, conv, msgs, &answer);
+	if (rc == ZCOR_EINVAL && n > 1) {
+		/* one bad message refuses the batch: log the others one by one */
+		for (size_t i = 0; i < n; i++)
+			log_run(q, evs + i, 1);
+		json_decref(msgs);
+		return;
+	}
+	if (rc) {
+		zc_qq_complain(q, "%zu message(s) of %s not logged: %s", n, conv, zcor_errmsg(q->zlog));
+	} else {
+		after_logged(q, evs, n, answer);
+		for (size_t i = 0; i < n; i++) {
+			if (!skipped(answer, evs[i].message_id)) {
+				keep_title(q, &evs[i]);
+				break;
+			}
+		}
+	}
+	json_decref(answer);
+	json_decref(msgs);
+}
+
+static void on_recall(struct zc_qq *q, const struct zc_qq_event *ev)
+{
+	char *out = NULL;
+	int rc = zcor_message_recalled(q->zlog, NULL, ev->conversation, ev->message_id, ev->time_ms, &out);
+	zcor_free(out);
+	if (rc && rc != ZCOR_ENOTFOUND) /* never logged here: nothing to flag */
+		zc_qq_complain(q, "the recall of message %s in %s was not kept: %s", ev->message_id,
+			       ev->conversation, zcor_errmsg(q->zlog));
+}
+
+/* Would admission log a message of conv? Pokes are not logged, so the
+ * answer of zcor_log_messages is not there to say it: the settings in
+ * effect are read as transcript.c's admission_refuses reads them
+ * (admission.privateChats, admission.groups / admission.privates). */
+static int admitted(struct zc_qq *q, const char *conv)
+{
+	char *text = NULL;
+	if (zcor_config_json(q->zlog, &text))
+		return 0;
+	json_t *cfg = json_loads(text, 0, NULL);
+	zcor_free(text);
+	json_t *adm = json_object_get(cfg, "admission");
+	int group = strncmp(conv, "group:", 6) == 0;
+	const char *id = strchr(conv, ':') + 1;
+	int ok = group || !json_is_false(json_object_get(adm, "privateChats"));
+	json_t *list = json_object_get(adm, group ? "groups" : "privates");
+	if (ok && json_is_array(list)) {
+		ok = 0;
+		size_t i;
+		json_t *x;
+		json_array_foreach(list, i, x) ok |= json_is_string(x) && strcmp(json_string_value(x), id) == 0;
+	}
+	json_decref(cfg);
+	return ok;
+}
+
+/* A poke at the bot wakes a conversation admission lets in; the turn is
+ * told of it as an event (nothing is logged). */
+static void on_poke(struct zc_qq *q, const struct zc_qq_event *ev)
+{
+	if (!ev->conversation[0] || !admitted(q, ev->conversation))
+		return;
+	long long now = (long long)zc_time_mono_ms();
+	pthread_mutex_lock(&q->lock);
+	struct qconv *c = zc_qq_conv(q, ev->conversation);
+	if (c) {
+		c->poke = 1;
+		snprintf(c->poke_from, sizeof(c->poke_from), "%s", ev->user_id[0] ? ev->user_id : "?");
+		zc_qq_sched_logged(&c->st, now, 1, NULL);
+		mark_woken(q, c);
+	}
+	pthread_mutex_unlock(&q->lock);
+}
+
+static void on_self(struct zc_qq *q, const struct zc_qq_event *ev)
+{
+	if (!ev->conversation[0] || !ev->message_id[0])
+		return;
+	pthread_mutex_lock(&q->lock);
+	struct qconv *c = zc_qq_conv(q, ev->conversation);
+	if (c && !c->sent)
+		c->sent = zc_calloc(1, sizeof(*c->sent));
+	if (c)
+		zc_qq_sent_add(c->sent, ev->message_id);
+	pthread_mutex_unlock(&q->lock);
+}
+
+/* A chunk of events, in order. */
+static void process(struct zc_qq *q, json_t **raw, size_t n)
+{
+	static struct zc_qq_event evs[QQ_CHUNK]; /* the logging thread's alone */
+	char self[QQ_ID_MAX];
+	zc_qq_self(q, self, sizeof(self));
+	for (size_t i = 0; i < n; i++) {
+		char err[300];
+		if (zc_qq_event_parse(raw[i], self, q->name_ptrs, q->n_names, &evs[i], err, sizeof(err))) {
+			zc_qq_complain(q, "an event was dropped: %s", err);
+			zc_qq_event_release(&evs[i]);
+			memset(&evs[i], 0, sizeof(evs[i]));
+			evs[i].kind = ZC_QQ_IGNORE;
+		}
+	}
+	for (size_t i = 0; i < n;) {
+		struct zc_qq_event *ev = &evs[i];
+		if (ev->kind != ZC_QQ_MESSAGE) {
+			if (ev->kind == ZC_QQ_RECALL)
+				on_recall(q, ev);
+			else if (ev->kind == ZC_QQ_POKE && ev->poke_at_bot)
+				on_poke(q, ev);
+			else if (ev->kind == ZC_QQ_SELF)
+				on_self(q, ev); /* a reply to it wakes the bot; never logged */
+			i++;
+			continue;
+		}
+		/* consecutive messages of one conversation: one logging call */
+		size_t media = 0, j = i;
+		while (j < n && evs[j].kind == ZC_QQ_MESSAGE &&
+		       strcmp(evs[j].conversation, ev->conversation) == 0 && media < QQ_BATCH_MEDIA) {
+			attach_images(q, &evs[j], &media);
+			j++;
+		}
+		log_run(q, ev, j - i);
+		i = j;
+	}
+	for (size_t i = 0; i < n; i++) {
+		zc_qq_event_release(&evs[i]);
+		json_decref(raw[i]);
+	}
+}
+
+/* ---- the timers -------------------------------------------------------- */
+
+/* Queues the due turns; the next deadline (ms, mono), or 0. Under the lock. */
+static long long dispatch(struct zc_qq *q, long long now)
+{
+	long long next = 0;
+	struct qconv **pp = &q->woken;
+	while (*pp) {
+		struct qconv *c = *pp;
+		if (c->running || c->queued) { /* its next batch comes after it */
+			pp = &c->wnext;
+			continue;
+		}
+		long long due = zc_qq_sched_due(&c->st, &q->so);
+		if (due > now) {
+			if (!next || due < next)
+				next = due;
+			pp = &c->wnext;
+			continue;
+		}
+		*pp = c->wnext;
+		c->in_woken = 0;
+		int pro = c->st.proactive;
+		if (!zc_qq_sched_start(&c->st, &q->so, now, c->quote, sizeof(c->quote))) {
+			q->rate_limited++;
+			c->poke = 0;
+			continue;
+		}
+		c->proactive = pro;
+		c->queued = 1;
+		c->rnext = NULL;
+		if (q->runq_tail)
+			q->runq_tail->rnext = c;
+		else
+			q->runq_head = c;
+		q->runq_tail = c;
+		q->nqueued++;
+		pthread_cond_signal(&q->work_wake);
+	}
+	return next;
+}
+
+static void *logger_main(void *arg)
+{
+	struct zc_qq *q = arg;
+	static json_t *chunk[QQ_CHUNK];
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		long long now = (long long)zc_time_mono_ms();
+		long long next = q->stopping ? 0 : dispatch(q, now);
+		if (q->evn == 0) {
+			if (q->stopping && q->ob_closed)
+				break;
+			if (next) {
+				struct timespec ts;
+				long long wait = next - now;
+				clock_gettime(CLOCK_MONOTONIC, &ts);
+				ts.tv_sec += (time_t)(wait / 1000);
+				ts.tv_nsec += (long)(wait % 1000) * 1000000L;
+				if (ts.tv_nsec >= 1000000000L) {
+					ts.tv_sec++;
+					ts.tv_nsec -= 1000000000L;
+				}
+				pthread_cond_timedwait(&q->log_wake, &q->lock, &ts);
+			} else {
+				pthread_cond_wait(&q->log_wake, &q->lock);
+			}
+			continue;
+		}
+		size_t n = 0;
+		while (q->evn && n < QQ_CHUNK) {
+			chunk[n++] = q->evq[q->evhead];
+			q->evhead = (q->evhead + 1) % QQ_QUEUE_MAX;
+			q->evn--;
+		}
+		pthread_mutex_unlock(&q->lock);
+		process(q, chunk, n);
+		pthread_mutex_lock(&q->lock);
+	}
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
+
+/* ---- opening: the settings --------------------------------------------- */
+
+static const char *str_of(const json_t *o, const char *k, const char *dflt)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+	return s ? s : dflt;
+}
+
+static long int_of(const json_t *o, const char *k, long dflt)
+{
+	json_t *v = json_object_get(o, k);
+	return json_is_integer(v) ? (long)json_integer_value(v) : dflt;
+}
+
+/* Reads worlds.qq from the settings in effect. 0, 1 when not enabled, or
+ * -1 with why. */
+static int read_settings(struct zc_qq *q, zcor *z, char *err, size_t cap)
+{
+	char *text = NULL;
+	if (zcor_config_json(z, &text)) {
+		snprintf(err, cap, "cannot read config.json: %s", zcor_errmsg(z));
+		return -1;
+	}
+	json_t *cfg = json_loads(text, 0, NULL);
+	zcor_free(text);
+	int rc = -1;
+	const char *warning = json_string_value(json_object_get(cfg, "warning"));
+	/* a bad QQ setting stops `zcor serve` rather than running on an
+	 * older copy of it (other keys keep their last good values) */
+	if (warning && (strstr(warning, "'worlds.qq") || strstr(warning, "'botId'"))) {
+		snprintf(err, cap, "%s", warning);
+		goto out;
+	}
+	json_t *o = json_object_get(json_object_get(cfg, "worlds"), "qq");
+	if (!json_is_true(json_object_get(o, "enabled"))) {
+		rc = 1;
+		goto out;
+	}
+	q->reverse = strcmp(str_of(o, "mode", "forward"), "reverse") == 0;
+	snprintf(q->url, sizeof(q->url), "%s", str_of(o, "url", ""));
+	snprintf(q->path, sizeof(q->path), "%s", str_of(o, "path", "/onebot/v11/ws"));
+	snprintf(q->bot_id, sizeof(q->bot_id), "%s", str_of(cfg, "botId", ""));
+	const char *env = str_of(o, "accessTokenEnv", "NAPCAT_TOKEN");
+	snprintf(q->token_env, sizeof(q->token_env), "%s", env);
+	const char *token = getenv(env);
+	if (token && *token)
+		q->token = zc_strdup(token);
+	else if (q->reverse) {
+		snprintf(err, cap,
+			 "worlds.qq.mode is \"reverse\", which needs NapCat's access token: set the "
+			 "environment variable %s (worlds.qq.accessTokenEnv) to the token configured in "
+			 "NapCat's network.websocketClients",
+			 env);
+		goto out;
+	}
+	size_t i;
+	json_t *name;
+	json_array_foreach(json_object_get(o, "names"), i, name) {
+		if (i >= ZC_QQ_NAMES_MAX)
+			break;
+		snprintf(q->names[i], sizeof(q->names[i]), "%s", json_string_value(name));
+		q->name_ptrs[i] = q->names[i];
+		q->n_names = (int)i + 1;
+	}
+	q->so.quiet_ms = int_of(o, "quietMs", 1500);
+	q->so.max_wait_ms = int_of(o, "maxWaitMs", 6000);
+	q->so.replies_per_minute = (int)int_of(o, "repliesPerMinute", 6);
+	json_t *pro = json_object_get(o, "proactive");
+	q->so.probability = json_number_value(json_object_get(pro, "probability"));
+	q->so.cooldown_ms = 1000LL * int_of(pro, "cooldownS", 600);
+	zc_qq_quiet_parse(str_of(pro, "quietHours", ""), &q->so.quiet_from, &q->so.quiet_to);
+	q->action_timeout_ms = (int)int_of(o, "actionTimeoutMs", 10000);
+	q->reconnect_min_ms = (int)int_of(o, "reconnectMinMs", 1000);
+	q->reconnect_max_ms = (int)int_of(o, "reconnectMaxMs", 60000);
+	if (q->reconnect_min_ms > q->reconnect_max_ms)
+		q->reconnect_min_ms = q->reconnect_max_ms;
+	q->max_turns = (int)int_of(o, "maxConcurrentTurns", 4);
+	q->reply_max_chars = (int)int_of(o, "replyMaxChars", 1500);
+	q->image_file = strcmp(str_of(o, "imageMode", "base64"), "file") == 0;
+	q->media_max_bytes = int_of(o, "mediaMaxBytes", 10L << 20);
+	q->media_timeout_ms = (int)int_of(o, "mediaTimeoutMs", 10000);
+	rc = 0;
+out:
+	json_decref(cfg);
+	return rc;
+}
+
+int zc_qq_open(const char *dir, struct zc_qq **out, char *err, size_t cap)
+{
+	*out = NULL;
+	zcor *z = NULL;
+	if (zcor_open(&z, dir) != ZCOR_OK) {
+		snprintf(err, cap, "the QQ world cannot open '%s': %s", dir, zcor_errmsg(z));
+		zcor_close(z);
+		return -1;
+	}
+	struct zc_qq *q = zc_calloc(1, sizeof(*q));
+	int rc = read_settings(q, z, err, cap);
+	if (rc) {
+		zc_free(q->token);
+		zc_free(q);
+		zcor_close(z);
+		return rc > 0 ? 0 : -1;
+	}
+	q->dir = zc_strdup(dir);
+	q->zlog = z;
+	char *abs = realpath(zcor_dir(z), NULL);
+	snprintf(q->stickers_dir, sizeof(q->stickers_dir), "%s/stickers", abs ? abs : zcor_dir(z));
+	free(abs);
+	if (getrandom(&q->rng, sizeof(q->rng), 0) != (ssize_t)sizeof(q->rng))
+		q->rng = (uint64_t)zc_time_now_ms() ^ (uint64_t)(uintptr_t)q;
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_condattr_t mono;
+	pthread_condattr_init(&mono);
+	pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);
+	pthread_cond_init(&q->log_wake, &mono);
+	pthread_cond_init(&q->work_wake, &mono);
+	pthread_condattr_destroy(&mono);
+	struct zc_ob_opts oo = {.mode = q->reverse ? ZC_OB_REVERSE : ZC_OB_FORWARD,
+				.url = q->url,
+				.token = q->token,
+				.token_env = q->token_env,
+				.connect_timeout_ms = q->action_timeout_ms,
+				.action_timeout_ms = q->action_timeout_ms,
+				.reconnect_min_ms = q->reconnect_min_ms,
+				.reconnect_max_ms = q->reconnect_max_ms};
+	struct zc_ob_cb cb = {.on_event = on_event, .on_up = on_up, .on_down = on_down, .ud = q};
+	q->ob = zc_ob_new(&oo, &cb);
+	if (!q->ob) {
+		snprintf(err, cap, "out of memory");
+		zc_qq_stop(q);
+		return -1;
+	}
+	*out = q;
+	return 0;
+}
+
+int zc_qq_start(struct zc_qq *q, char *err, size_t cap)
+{
+	char *out = NULL;
+	/* a valid key only for the check: nothing is logged or run */
+	if (zcor_turn(q->zlog, "private:0", "{\"check\":true}", &out) == ZCOR_ENOPROVIDER)
+		fprintf(stderr, "qq: no provider in config.json: messages are logged but the bot does not "
+				"answer (docs/PROVIDERS.md)\n");
+	zcor_free(out);
+	q->workers = zc_calloc((size_t)q->max_turns, sizeof(*q->workers));
+	for (int i = 0; i < q->max_turns; i++) {
+		if (pthread_create(&q->workers[i], NULL, zc_qq_worker, q) != 0) {
+			snprintf(err, cap, "cannot start a turn worker: %s", strerror(errno));
+			return -1;
+		}
+		q->nworkers++;
+	}
+	if (pthread_create(&q->logger, NULL, logger_main, q) != 0) {
+		snprintf(err, cap, "cannot start the QQ world's logging thread: %s", strerror(errno));
+		return -1;
+	}
+	q->logger_started = 1;
+	if (zc_ob_start(q->ob)) {
+		snprintf(err, cap, "cannot start the OneBot connection");
+		return -1;
+	}
+	if (q->reverse)
+		fprintf(stderr, "qq: waiting for NapCat on %s (reverse)\n", q->path);
+	return 0;
+}
+
+/* ---- reverse mode -------------------------------------------------------- */
+
+const char *zc_qq_reverse_path(const struct zc_qq *q)
+{
+	return q && q->reverse ? q->path : NULL;
+}
+
+/* Constant time in the length of the given token. */
+static int token_eq(const char *want, const char *given)
+{
+	if (!want || !given)
+		return 0;
+	size_t a = strlen(want), b = strlen(given);
+	unsigned char d = a != b;
+	for (size_t i = 0; i < b; i++)
+		d |= (unsigned char)(given[i] ^ want[i % (a ? a : 1)]);
+	return d == 0;
+}
+
+int zc_qq_check_reverse(struct zc_qq *q, const char *authorization, const char *query_token,
+			const char *self_id, const char *role, char *err, size_t cap)
+{
+	const char *given = NULL;
+	if (authorization && strncasecmp(authorization, "Bearer ", 7) == 0)
+		given = authorization + 7;
+	else if (authorization && strncasecmp(authorization, "Token ", 6) == 0)
+		given = authorization + 6; /* OneBot v11's own spelling */
+	else if (query_token)
+		given = query_token;
+	if (!token_eq(q->token, given)) {
+		snprintf(err, cap, "%s: set the same access token in NapCat's network.websocketClients as in "
+				   "zcor's environment",
+			 given ? "wrong access token" : "no access token (Authorization: Bearer …)");
+		return 401;
+	}
+	if (!self_id || !*self_id || strlen(self_id) >= QQ_ID_MAX ||
+	    strspn(self_id, "0123456789") != strlen(self_id)) {
+		snprintf(err, cap, "X-Self-ID must be the bot's QQ number (digits)");
+		return 400;
+	}
+	if (q->bot_id[0] && strcmp(self_id, q->bot_id) != 0) {
+		snprintf(err, cap, "X-Self-ID %s is not botId %s in config.json", self_id, q->bot_id);
+		return 400;
+	}
+	if (!role || strcasecmp(role, "Universal") != 0) {
+		snprintf(err, cap, "x-client-role must be \"Universal\" (NapCat's websocketClients)");
+		return 400;
+	}
+	return 0;
+}
+
+int zc_qq_adopt(struct zc_qq *q, int fd, const char *extra, size_t extra_len, const char *self_id,
+		void (*close_fd)(void *ud, int fd), void *close_ud)
+{
+	return zc_ob_adopt(q->ob, fd, extra, extra_len, self_id, close_fd, close_ud);
+}
+
+/* ---- status and stop ------------------------------------------------------- */
+
+json_t *zc_qq_status(struct zc_qq *q)
+{
+	json_t *conn = zc_ob_status(q->ob);
+	json_t *groups = json_array();
+	pthread_mutex_lock(&q->lock);
+	for (struct qconv *c = q->lru_head; c; c = c->next)
+		if (c->title[0])
+			json_array_append_new(groups, json_pack("{s:s, s:s}", "conversation", c->key, "name",
+								c->title));
+	json_t *st = json_pack("{s:b, s:s, s:o, s:s, s:o, s:i, s:i, s:I, s:I, s:I, s:I, s:I}", "enabled",
+			       1, "mode", q->reverse ? "reverse" : "forward", "connection",
+			       conn ? conn : json_null(), "selfId", q->bot_id[0] ? q->bot_id : q->self_id,
+			       "groups", groups, "turnsRunning", q->nrunning, "queued", q->nqueued,
+			       "sendsFailed", (json_int_t)q->sends_failed, "rateLimited",
+			       (json_int_t)q->rate_limited, "eventsLogged", (json_int_t)q->events_logged,
+			       "eventsDropped", (json_int_t)q->events_dropped, "turnsFailed",
+			       (json_int_t)q->turns_failed);
+	pthread_mutex_unlock(&q->lock);
+	return st;
+}
+
+void zc_qq_stop(struct zc_qq *q)
+{
+	if (!q)
+		return;
+	pthread_mutex_lock(&q->lock);
+	q->stopping = 1;
+	pthread_cond_broadcast(&q->work_wake);
+	pthread_cond_broadcast(&q->log_wake);
+	pthread_mutex_unlock(&q->lock);
+	/* running turns finish and send (their sends need the connection) */
+	for (int i = 0; i < q->nworkers; i++)
+		pthread_join(q->workers[i], NULL);
+	if (q->ob)
+		zc_ob_free(q->ob); /* no event comes after this */
+	if (q->logger_started) {
+		pthread_mutex_lock(&q->lock);
+		q->ob_closed = 1;
+		pthread_cond_broadcast(&q->log_wake);
+		pthread_mutex_unlock(&q->lock);
+		pthread_join(q->logger, NULL); /* it logs what was queued, then ends */
+	}
+	for (size_t i = 0; i < q->evn; i++)
+		json_decref(q->evq[(q->evhead + i) % QQ_QUEUE_MAX]);
+	for (size_t b = 0; b < QQ_BUCKETS; b++) {
+		for (struct qconv *c = q->buckets[b], *nx; c; c = nx) {
+			nx = c->hnext;
+			zc_free(c->sent);
+			zc_free(c);
+		}
+	}
+	pthread_cond_destroy(&q->log_wake);
+	pthread_cond_destroy(&q->work_wake);
+	pthread_mutex_destroy(&q->lock);
+	zcor_close(q->zlog);
+	zc_free(q->workers);
+	zc_free(q->token);
+	zc_free(q->dir);
+	zc_free(q);
+}

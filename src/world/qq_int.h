@@ -1,0 +1,104 @@
+/*
+ * qq_int.h — what the QQ world's files share (world layer, private to
+ * qq.c and qq_turns.c): the world's struct, its conversations and the
+ * lock that guards them. Nothing else includes it.
+ */
+#ifndef ZC_WORLD_QQ_INT_H
+#define ZC_WORLD_QQ_INT_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "world/onebot.h"
+#include "world/qq.h"
+#include "world/qq_event.h"
+#include "world/qq_sched.h"
+#include "zcor.h"
+
+#define QQ_QUEUE_MAX 8192    /* events waiting for the logging thread; beyond: dropped, counted */
+#define QQ_CHUNK 256         /* events the logging thread takes at once */
+#define QQ_CONVS_MAX 4096    /* conversations tracked (LRU; an idle one is forgotten first) */
+#define QQ_BUCKETS 1024
+#define QQ_TITLE_BYTES 404   /* a group name: 100 characters */
+#define QQ_BATCH_MEDIA (24u << 20) /* media bytes of one logging call, before base64 */
+#define QQ_RETRY_WAIT_MS 15000 /* a send that never left waits this long for the connection */
+#define QQ_ID_MAX 65
+
+struct qconv {
+	char key[48];
+	struct qconv *hnext;        /* the hash chain */
+	struct qconv *prev, *next;  /* LRU, the most recent first */
+	struct qconv *wnext;        /* the list of woken ones */
+	struct qconv *rnext;        /* the run queue */
+	struct zc_qq_sched st;
+	struct zc_qq_sent *sent;    /* the bot's message ids here (allocated on the first) */
+	char temp_group[24];        /* private via a group: the group */
+	char title[QQ_TITLE_BYTES]; /* the group name last set */
+	int in_woken, queued, running;
+	int poke;                   /* a poke at the bot is pending */
+	char poke_from[QQ_ID_MAX];
+	char quote[24];             /* the message to quote in the queued turn */
+	int proactive;              /* the queued turn is a proactive one */
+};
+
+struct zc_qq {
+	char *dir;
+	/* settings (worlds.qq, read once at open) */
+	int reverse;
+	char url[512];
+	char path[200];
+	char *token;
+	char token_env[128]; /* worlds.qq.accessTokenEnv, for the refusal's message */
+	char bot_id[QQ_ID_MAX];
+	char names[ZC_QQ_NAMES_MAX][4 * ZC_QQ_NAME_CHARS + 1];
+	const char *name_ptrs[ZC_QQ_NAMES_MAX];
+	int n_names;
+	struct zc_qq_sched_opts so;
+	int action_timeout_ms, reconnect_min_ms, reconnect_max_ms;
+	int max_turns, reply_max_chars, image_file;
+	long media_max_bytes;
+	int media_timeout_ms;
+	char stickers_dir[4096];
+
+	struct zc_ob *ob;
+	zcor *zlog; /* the logging thread's handle */
+
+	pthread_mutex_t lock; /* everything below */
+	pthread_cond_t log_wake;  /* the logging thread: events, a turn ended, stop */
+	pthread_cond_t work_wake; /* the workers: a turn queued, stop */
+	char self_id[QQ_ID_MAX];  /* learned from get_login_info when botId is not set */
+	json_t *evq[QQ_QUEUE_MAX];
+	size_t evhead, evn;
+	struct qconv *buckets[QQ_BUCKETS];
+	struct qconv *lru_head, *lru_tail;
+	int nconv;
+	struct qconv *woken;
+	struct qconv *runq_head, *runq_tail;
+	int nqueued, nrunning;
+	int stopping;
+	int ob_closed; /* the connection is gone: the logging thread may end */
+	uint64_t rng;
+	long long events_logged, events_dropped, sends_failed, rate_limited, turns_run, turns_failed;
+	int said_no_provider;
+	double last_complaint_ms;
+	long long complaints_held;
+
+	pthread_t logger;
+	pthread_t *workers;
+	int nworkers, logger_started;
+};
+
+/* The conversation of key, made (and made the most recent) when absent;
+ * NULL when every tracked one is busy. Under q->lock. */
+struct qconv *zc_qq_conv(struct zc_qq *q, const char *key);
+/* The bot's own id ("" when not known yet), copied under the lock. */
+void zc_qq_self(struct zc_qq *q, char *out, size_t cap);
+/* A line on stderr about one event or turn ("qq: …"), at most one a second
+ * (the rest are counted and said with the next). */
+void zc_qq_complain(struct zc_qq *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* qq_turns.c: the turn workers. */
+void *zc_qq_worker(void *arg);
+
+#endif
