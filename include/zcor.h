@@ -294,6 +294,16 @@ int zcor_message_recalled(zcor *z, const struct zcor_ctx *ctx, const char *conve
 			  const char *message_id, long long at_ms, char **out_json);
 
 /*
+ * Whether config.json's admission rules (admission.privateChats, .groups,
+ * .privates) let messages of `conversation` in — the rule
+ * zcor_log_messages applies before logging, for a world's event that is
+ * not logged (a QQ poke). *out_json: {"conversation", "admitted": bool,
+ * "reason": the skip reason ("group_not_allowed", "private_chats_off",
+ * "private_not_allowed") | null}. ZCOR_EINVAL for a malformed key.
+ */
+int zcor_admission(zcor *z, const char *conversation, char **out_json);
+
+/*
  * Sets a conversation's display title (a QQ group's name, at most 100
  * characters; NULL or "" clears it), shown as "title" by
  * zcor_conversations and zcor_conversation_get. Creates the

@@ -886,6 +886,18 @@ int zcor_conversation_title(zcor *z, const char *conversation, const char *title
 	return done(z, zc_conversation_set_title(&z->mem, conversation, title, &z->last.err));
 }
 
+int zcor_admission(zcor *z, const char *conversation, char **out_json)
+{
+	HOLD(z);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
+	json_t *out = NULL;
+	rc = zc_transcript_admission(&z->mem, conversation, &out, &z->last.err);
+	return answer(z, rc, out, out_json);
+}
+
 int zcor_digest_done(zcor *z, const char *conversation, char **out_json)
 {
 	HOLD(z);

@@ -77,6 +77,20 @@ static const char *admission_refuses(struct zc_mem *m, const char *key)
 	return NULL;
 }
 
+int zc_transcript_admission(struct zc_mem *m, const char *conversation, json_t **out,
+			    struct zc_err *e)
+{
+	*out = NULL;
+	zc_config_refresh(&m->conf);
+	int rc = zc_log_check_key(conversation, "conversation", e);
+	if (rc)
+		return rc;
+	const char *refused = admission_refuses(m, conversation);
+	*out = json_pack("{s:s, s:b, s:s?}", "conversation", conversation, "admitted", !refused,
+			 "reason", refused);
+	return *out ? ZCOR_OK : zc_fail(e, ZCOR_EINTERNAL, "out of memory");
+}
+
 int zc_log_is_self(struct zc_mem *m, const char *sender, int self_flag)
 {
 	return self_flag || (m->conf.cfg.bot_id[0] && strcmp(m->conf.cfg.bot_id, sender) == 0);

@@ -55,6 +55,13 @@ int zc_transcript_log(struct zc_mem *m, const struct zcor_ctx *ctx, const char *
 int zc_transcript_recalled(struct zc_mem *m, const struct zcor_ctx *ctx, const char *conversation,
 			   const char *message_id, long long at_ms, json_t **out, struct zc_err *e);
 
+/* Whether admission (admission.privateChats, .groups, .privates) lets
+ * messages of conversation in: {"conversation", "admitted", "reason"
+ * (the skip reason zc_transcript_log would give) | null}. The one rule
+ * zc_transcript_log applies, for an event that is not logged (a poke). */
+int zc_transcript_admission(struct zc_mem *m, const char *conversation, json_t **out,
+			    struct zc_err *e);
+
 /* Sets (title non-empty) or clears (NULL or "") the display title of
  * conversation `key`, creating its row if needed: at most
  * ZC_CONV_TITLE_MAX characters of valid UTF-8 without control

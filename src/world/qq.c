@@ -365,29 +365,16 @@ static void on_recall(struct zc_qq *q, const struct zc_qq_event *ev)
 			       ev->conversation, zcor_errmsg(q->zlog));
 }
 
-/* Would admission log a message of conv? Pokes are not logged, so the
- * answer of zcor_log_messages is not there to say it: the settings in
- * effect are read as transcript.c's admission_refuses reads them
- * (admission.privateChats, admission.groups / admission.privates). */
+/* Would admission log a message of conv? (Pokes are not logged.) */
 static int admitted(struct zc_qq *q, const char *conv)
 {
 	char *text = NULL;
-	if (zcor_config_json(q->zlog, &text))
+	if (zcor_admission(q->zlog, conv, &text))
 		return 0;
-	json_t *cfg = json_loads(text, 0, NULL);
+	json_t *a = json_loads(text, 0, NULL);
 	zcor_free(text);
-	json_t *adm = json_object_get(cfg, "admission");
-	int group = strncmp(conv, "group:", 6) == 0;
-	const char *id = strchr(conv, ':') + 1;
-	int ok = group || !json_is_false(json_object_get(adm, "privateChats"));
-	json_t *list = json_object_get(adm, group ? "groups" : "privates");
-	if (ok && json_is_array(list)) {
-		ok = 0;
-		size_t i;
-		json_t *x;
-		json_array_foreach(list, i, x) ok |= json_is_string(x) && strcmp(json_string_value(x), id) == 0;
-	}
-	json_decref(cfg);
+	int ok = json_is_true(json_object_get(a, "admitted"));
+	json_decref(a);
 	return ok;
 }
 
