@@ -177,6 +177,9 @@ static void cb_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_
 		fail_with(w, WSLAY_CODE_UNSUPPORTED_DATA, "binary messages are not accepted");
 		return;
 	}
+	/* (wslay checks UTF-8 as frames arrive and closes with 1007 itself;
+	 * this is the check that what on_text gets is UTF-8, whatever wslay
+	 * version is linked) */
 	if (!zc_utf8_valid((const char *)arg->msg, arg->msg_length)) {
 		fail_with(w, WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA, "a text message is not valid UTF-8");
 		return;
@@ -427,21 +430,34 @@ static void note_sent(struct zc_ws *w)
 	}
 }
 
+/* What a close code wslay sent on its own says about the peer. */
+static const char *wslay_close_why(int code)
+{
+	switch (code) {
+	case WSLAY_CODE_PROTOCOL_ERROR:
+		return "the peer broke the WebSocket protocol";
+	case WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA:
+		return "a text message is not valid UTF-8";
+	case WSLAY_CODE_MESSAGE_TOO_BIG:
+		return "a message was over the 16 MiB cap";
+	default:
+		return "closed by wslay";
+	}
+}
+
 static void describe_end(struct zc_ws *w, char *err, size_t cap)
 {
 	int sent = 0, recvd = 0;
 	zc_ws_close_codes(w, &sent, &recvd);
 	if (w->sent_code)
 		set_err(err, cap, "closed with %d: %s", w->sent_code, w->sent_why);
-	else if (sent == WSLAY_CODE_MESSAGE_TOO_BIG)
-		set_err(err, cap, "closed with 1009: a message was over %u MiB", ZC_WS_MESSAGE_MAX >> 20);
 	else if (w->close_queued)
 		set_err(err, cap, "closed with %d%s%s", w->close_code, w->close_reason[0] ? ": " : "",
 			w->close_reason);
-	else if (recvd)
+	else if (recvd && (!sent || sent == recvd))
 		set_err(err, cap, "the peer closed the connection (%d)", recvd);
-	else if (sent == WSLAY_CODE_PROTOCOL_ERROR)
-		set_err(err, cap, "closed with 1002: the peer broke the WebSocket protocol");
+	else if (sent && sent != WSLAY_CODE_NO_STATUS_RCVD)
+		set_err(err, cap, "closed with %d: %s", sent, wslay_close_why(sent));
 	else if (w->io_errno)
 		set_err(err, cap, "connection error: %s", strerror(w->io_errno));
 	else if (w->peer_eof)
