@@ -755,8 +755,7 @@ static const char *header_value(const char *hdr, const char *end, const char *na
 	return NULL;
 }
 
-/* The comma-separated value v (vlen) holds token, case-insensitively. */
-static int has_token(const char *v, size_t vlen, const char *token)
+int zc_ws_has_token(const char *v, size_t vlen, const char *token)
 {
 	size_t tl = strlen(token);
 	for (size_t i = 0; i < vlen;) {
@@ -868,8 +867,8 @@ int zc_ws_connect(const char *url, const char *token, int timeout_ms, struct zc_
 	}
 	const char *hdr = strchr(ans, '\n') + 1, *v;
 	size_t vl = 0;
-	if (!(v = header_value(hdr, end, "Upgrade", &vl)) || !has_token(v, vl, "websocket") ||
-	    !(v = header_value(hdr, end, "Connection", &vl)) || !has_token(v, vl, "upgrade")) {
+	if (!(v = header_value(hdr, end, "Upgrade", &vl)) || !zc_ws_has_token(v, vl, "websocket") ||
+	    !(v = header_value(hdr, end, "Connection", &vl)) || !zc_ws_has_token(v, vl, "upgrade")) {
 		set_err(err, cap, "the server's 101 answer lacks Upgrade: websocket and Connection: Upgrade");
 		goto out;
 	}
