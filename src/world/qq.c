@@ -732,9 +732,9 @@ int zc_qq_check_reverse(struct zc_qq *q, const char *authorization, const char *
 	else if (query_token)
 		given = query_token;
 	if (!token_eq(q->token, given)) {
-		snprintf(err, cap, "%s: set the same access token in NapCat's network.websocketClients as in "
-				   "zcor's environment",
-			 given ? "wrong access token" : "no access token (Authorization: Bearer …)");
+		snprintf(err, cap, "%s: set %s in zcor serve's environment to the token of NapCat's "
+				   "network.websocketClients entry",
+			 given ? "wrong access token" : "no access token (Authorization: Bearer …)", q->token_env);
 		return 401;
 	}
 	if (!self_id || !*self_id || strlen(self_id) >= QQ_ID_MAX ||

@@ -177,6 +177,9 @@ static void cb_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_
 		fail_with(w, WSLAY_CODE_UNSUPPORTED_DATA, "binary messages are not accepted");
 		return;
 	}
+	/* (wslay checks UTF-8 as frames arrive and closes with 1007 itself;
+	 * this is the check that what on_text gets is UTF-8, whatever wslay
+	 * version is linked) */
 	if (!zc_utf8_valid((const char *)arg->msg, arg->msg_length)) {
 		fail_with(w, WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA, "a text message is not valid UTF-8");
 		return;
@@ -427,21 +430,34 @@ static void note_sent(struct zc_ws *w)
 	}
 }
 
+/* What a close code wslay sent on its own says about the peer. */
+static const char *wslay_close_why(int code)
+{
+	switch (code) {
+	case WSLAY_CODE_PROTOCOL_ERROR:
+		return "the peer broke the WebSocket protocol";
+	case WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA:
+		return "a text message is not valid UTF-8";
+	case WSLAY_CODE_MESSAGE_TOO_BIG:
+		return "a message was over the 16 MiB cap";
+	default:
+		return "closed by wslay";
+	}
+}
+
 static void describe_end(struct zc_ws *w, char *err, size_t cap)
 {
 	int sent = 0, recvd = 0;
 	zc_ws_close_codes(w, &sent, &recvd);
 	if (w->sent_code)
 		set_err(err, cap, "closed with %d: %s", w->sent_code, w->sent_why);
-	else if (sent == WSLAY_CODE_MESSAGE_TOO_BIG)
-		set_err(err, cap, "closed with 1009: a message was over %u MiB", ZC_WS_MESSAGE_MAX >> 20);
 	else if (w->close_queued)
 		set_err(err, cap, "closed with %d%s%s", w->close_code, w->close_reason[0] ? ": " : "",
 			w->close_reason);
-	else if (recvd)
+	else if (recvd && (!sent || sent == recvd))
 		set_err(err, cap, "the peer closed the connection (%d)", recvd);
-	else if (sent == WSLAY_CODE_PROTOCOL_ERROR)
-		set_err(err, cap, "closed with 1002: the peer broke the WebSocket protocol");
+	else if (sent && sent != WSLAY_CODE_NO_STATUS_RCVD)
+		set_err(err, cap, "closed with %d: %s", sent, wslay_close_why(sent));
 	else if (w->io_errno)
 		set_err(err, cap, "connection error: %s", strerror(w->io_errno));
 	else if (w->peer_eof)
@@ -739,8 +755,7 @@ static const char *header_value(const char *hdr, const char *end, const char *na
 	return NULL;
 }
 
-/* The comma-separated value v (vlen) holds token, case-insensitively. */
-static int has_token(const char *v, size_t vlen, const char *token)
+int zc_ws_has_token(const char *v, size_t vlen, const char *token)
 {
 	size_t tl = strlen(token);
 	for (size_t i = 0; i < vlen;) {
@@ -762,6 +777,25 @@ static int has_token(const char *v, size_t vlen, const char *token)
 int zc_ws_connect(const char *url, const char *token, int timeout_ms, struct zc_ws **out,
 		  int *http_status, char *err, size_t cap)
 {
+	return zc_ws_connect_h(url, token, NULL, timeout_ms, out, http_status, err, cap);
+}
+
+/* Header lines, each "Name: value\r\n", no empty line, at most 1 KiB. */
+static int headers_ok(const char *h)
+{
+	size_t n = strlen(h);
+	if (n > 1024 || (n && (n < 2 || strcmp(h + n - 2, "\r\n") != 0)) || strstr(h, "\r\n\r\n") ||
+	    (n >= 2 && h[0] == '\r'))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((h[i] == '\n' && (i == 0 || h[i - 1] != '\r')) || (h[i] == '\r' && h[i + 1] != '\n'))
+			return 0;
+	return 1;
+}
+
+int zc_ws_connect_h(const char *url, const char *token, const char *headers, int timeout_ms,
+		    struct zc_ws **out, int *http_status, char *err, size_t cap)
+{
 	int rc = -1, fd = -1;
 	char *req = NULL, *ans = NULL;
 	struct url u;
@@ -774,6 +808,10 @@ int zc_ws_connect(const char *url, const char *token, int timeout_ms, struct zc_
 		goto out;
 	if (token && strpbrk(token, "\r\n")) {
 		set_err(err, cap, "the access token holds a line break; set it to NapCat's token alone");
+		goto out;
+	}
+	if (headers && !headers_ok(headers)) {
+		set_err(err, cap, "the extra headers must be lines \"Name: value\\r\\n\" (at most 1 KiB)");
 		goto out;
 	}
 	double deadline = zc_time_mono_ms() + (timeout_ms > 0 ? timeout_ms : 10000);
@@ -790,7 +828,8 @@ int zc_ws_connect(const char *url, const char *token, int timeout_ms, struct zc_
 	base64_encode_raw(key, sizeof(nonce), nonce);
 	key[24] = '\0';
 	zc_ws_accept_key(key, want);
-	size_t reqcap = strlen(u.target) + strlen(u.hosthdr) + (token ? strlen(token) : 0) + 256;
+	size_t reqcap = strlen(u.target) + strlen(u.hosthdr) + (token ? strlen(token) : 0) +
+			(headers ? strlen(headers) : 0) + 256;
 	req = zc_malloc(reqcap);
 	ans = zc_malloc(HANDSHAKE_MAX + 1);
 	if (!req || !ans) {
@@ -799,9 +838,9 @@ int zc_ws_connect(const char *url, const char *token, int timeout_ms, struct zc_
 	}
 	int n = snprintf(req, reqcap,
 			 "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-			 "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n%s%s%s\r\n",
+			 "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n%s%s%s%s\r\n",
 			 u.target, u.hosthdr, key, token ? "Authorization: Bearer " : "", token ? token : "",
-			 token ? "\r\n" : "");
+			 token ? "\r\n" : "", headers ? headers : "");
 	if (send_all(fd, req, (size_t)n, deadline)) {
 		set_err(err, cap, "cannot send the WebSocket upgrade to %s: %s", ZC_Q(u.hosthdr, 100),
 			strerror(errno));
@@ -852,8 +891,8 @@ int zc_ws_connect(const char *url, const char *token, int timeout_ms, struct zc_
 	}
 	const char *hdr = strchr(ans, '\n') + 1, *v;
 	size_t vl = 0;
-	if (!(v = header_value(hdr, end, "Upgrade", &vl)) || !has_token(v, vl, "websocket") ||
-	    !(v = header_value(hdr, end, "Connection", &vl)) || !has_token(v, vl, "upgrade")) {
+	if (!(v = header_value(hdr, end, "Upgrade", &vl)) || !zc_ws_has_token(v, vl, "websocket") ||
+	    !(v = header_value(hdr, end, "Connection", &vl)) || !zc_ws_has_token(v, vl, "upgrade")) {
 		set_err(err, cap, "the server's 101 answer lacks Upgrade: websocket and Connection: Upgrade");
 		goto out;
 	}

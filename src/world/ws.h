@@ -39,6 +39,11 @@ struct zc_ws_cb {
  */
 int zc_ws_connect(const char *url, const char *token, int timeout_ms, struct zc_ws **out,
 		  int *http_status, char *err, size_t cap);
+/* The same with more request headers: NULL, or lines "Name: value\r\n"
+ * (at most 1 KiB; anything else is refused) — what NapCat's reverse
+ * client adds (X-Self-ID, x-client-role). */
+int zc_ws_connect_h(const char *url, const char *token, const char *headers, int timeout_ms,
+		    struct zc_ws **out, int *http_status, char *err, size_t cap);
 
 /*
  * Server role, after the server answered 101 (server/ checks the request
@@ -54,6 +59,10 @@ int zc_ws_adopt(int fd, const char *extra, size_t extra_len, void (*close_fd)(vo
  * SHA-1(key + GUID), nettle): 28 characters and a NUL in out. -1 when the
  * key is not 24 characters of base64 encoding 16 bytes. */
 int zc_ws_accept_key(const char *key, char out[29]);
+
+/* A header value (len bytes) holds token in its comma-separated list,
+ * case-insensitively ("keep-alive, Upgrade" holds "upgrade"). */
+int zc_ws_has_token(const char *v, size_t len, const char *token);
 
 /*
  * Runs the connection until it closes (either side, an error, or
