@@ -351,6 +351,15 @@ static void on_text(void *ud, const char *text, size_t len)
 			ob->cb.on_event(ob->cb.ud, j);
 	} else if (json_is_object(j) && json_is_string(echo)) {
 		answer(c, j, json_string_value(echo));
+	} else if (json_is_object(j) &&
+		   json_integer_value(json_object_get(j, "retcode")) == RETCODE_REFUSED) {
+		/* NapCat's own refusal of a wrong token: {status: "failed",
+		 * retcode: 1403, message: "token验证失败", echo: null}, then a close */
+		pthread_mutex_lock(&ob->lock);
+		c->refused = 1;
+		drop_locked(c, 1008, "NapCat refused the access token (retcode 1403)");
+		pthread_mutex_unlock(&ob->lock);
+		say_refused(ob, "retcode 1403");
 	} else {
 		/* not JSON, not an object, or neither an event nor an answer
 		 * of ours (an echo we never send as a number): counted, dropped */

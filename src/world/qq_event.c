@@ -184,6 +184,7 @@ struct render {
 	json_t *images;
 	char reply[24];       /* the first reply segment's id */
 	int at_bot, at_all;
+	int after_at_bot;     /* a message opening with an @ of the bot: its first text loses its leading blanks */
 	int stickers, others; /* segments that are faces or sticker images, and the rest */
 	const char *self_id;
 };
@@ -256,9 +257,15 @@ static int seg_at(struct render *r, const json_t *d, const char *path, char *err
 	if (read_id(v, 0, qq, p, err, cap) <= 0)
 		return bad(err, cap, "%s must be a number or \"all\"", p);
 	const char *name = json_string_value(json_object_get(d, "name"));
-	if (r->self_id && *r->self_id && strcmp(qq, r->self_id) == 0)
-		r->at_bot = 1;
 	add_mention(r, qq);
+	if (r->self_id && *r->self_id && strcmp(qq, r->self_id) == 0) {
+		/* the bot addressed: "mentions" says so; the text keeps what was
+		 * said to it (no "@3000000001" for the model or for recall) */
+		r->at_bot = 1;
+		r->after_at_bot = 1;
+		r->others++;
+		return 0;
+	}
 	puts_(r, "@");
 	if (name && *name)
 		put_cut(r, name, SENDER_CHARS);
@@ -414,6 +421,9 @@ static int segment(struct render *r, const json_t *seg, size_t i, char *err, siz
 		if (!json_is_string(t))
 			return bad(err, cap, "%s.text must be a string", path);
 		const char *s = json_string_value(t);
+		if (r->after_at_bot && !r->text.len)
+			s += strspn(s, " \t");
+		r->after_at_bot = 0;
 		put(r, s, strlen(s));
 		zc_buf_adds(&r->plain, s);
 		if (s[strspn(s, " \t\r\n")])
@@ -659,8 +669,8 @@ static int parse_message(const json_t *ev, const char *post, const char *self_id
 		return 0;
 	}
 	out->kind = ZC_QQ_MESSAGE;
-	struct render r = {ZC_BUF_INIT, ZC_BUF_INIT, json_array(), json_array(), "", 0, 0, 0, 0,
-			   self_id};
+	struct render r = {.text = ZC_BUF_INIT, .plain = ZC_BUF_INIT, .mentions = json_array(),
+			   .images = json_array(), .self_id = self_id};
 	int rc = build_message(ev, user, names, n_names, out, &r, err, cap);
 	zc_buf_release(&r.text);
 	zc_buf_release(&r.plain);

@@ -119,6 +119,8 @@ test('[issue 15] a send NapCat answers "failed" is recorded on the turn (retcode
 
 test('[issue 15] two missed heartbeats: zcor drops the connection and re-dials', async () => {
   await withWorld({ napcat: { heartbeatMs: 300 } }, async (w) => {
+    // zcor learns the interval from a heartbeat (NapCat sends the first one an interval after connecting)
+    await sleep(450);
     w.nc.heartbeats = false;
     const t0 = Date.now();
     await w.nc.waitFor(() => w.nc.connections() >= 2, 5000, 're-dial');

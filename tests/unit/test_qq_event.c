@@ -76,7 +76,7 @@ static void group_at_image_text(void)
 	CHECK_STR(mstr(&ev, "time"), "2026-01-01T00:00:00.000Z");
 	CHECK_STR(mstr(&ev, "senderId"), "123456789");
 	CHECK_STR(mstr(&ev, "senderName"), "明哥");
-	CHECK_STR(mstr(&ev, "text"), "@3000000001 [图片] 看这个");
+	CHECK_STR(mstr(&ev, "text"), "[图片] 看这个");
 	CHECK(json_is_null(json_object_get(ev.message, "replyTo")));
 	CHECK(json_object_get(ev.message, "media") == NULL);
 	json_t *m = json_object_get(ev.message, "mentions");
@@ -321,7 +321,7 @@ static void cq_string(void)
 			"[CQ:oops\",\"message_format\":\"string\",\"post_type\":\"message\"}",
 			BOT, &ev, err, sizeof(err)),
 		  0);
-	CHECK_STR(mstr(&ev, "text"), "@3000000001 你好[x]&[图片][表情:id=14][CQ:oops");
+	CHECK_STR(mstr(&ev, "text"), "你好[x]&[图片][表情:id=14][CQ:oops");
 	CHECK_INT(ev.at_bot, 1);
 	CHECK_STR(json_string_value(json_object_get(ev.message, "replyTo")), "4");
 	CHECK_STR(json_string_value(json_object_get(json_array_get(ev.images, 0), "url")),
