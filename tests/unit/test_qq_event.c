@@ -940,7 +940,32 @@ static void fetch_image(void)
 	srv_stop(&s);
 }
 
+/* An @ of the bot is not in the text (mentions keeps it); an @ of someone
+ * else is, by name when the segment has one. */
+static void at_bot_left_out_others_kept(void)
+{
+	struct zc_qq_event ev;
+	char err[200];
+	const char *frame =
+		"{\"self_id\":3000000001,\"user_id\":123456789,\"time\":1767225600,"
+		"\"message_id\":77,\"message_type\":\"group\",\"sender\":{\"user_id\":123456789,"
+		"\"nickname\":\"阿明\",\"card\":\"\"},\"sub_type\":\"normal\",\"message\":["
+		"{\"type\":\"at\",\"data\":{\"qq\":\"3000000001\"}},{\"type\":\"text\",\"data\":"
+		"{\"text\":\" 问问\"}},{\"type\":\"at\",\"data\":{\"qq\":\"222\",\"name\":\"张三\"}},"
+		"{\"type\":\"text\",\"data\":{\"text\":\" 和 \"}},{\"type\":\"at\",\"data\":"
+		"{\"qq\":\"333\"}}],\"message_format\":\"array\",\"post_type\":\"message\","
+		"\"group_id\":987654321}";
+	CHECK_INT(parse(frame, BOT, &ev, err, sizeof(err)), 0);
+	CHECK_STR(mstr(&ev, "text"), "问问@张三 和 @333");
+	CHECK(ev.at_bot);
+	json_t *m = json_object_get(ev.message, "mentions");
+	CHECK_INT((int)json_array_size(m), 3);
+	CHECK_STR(json_string_value(json_array_get(m, 0)), "3000000001");
+	zc_qq_event_release(&ev);
+}
+
 const struct t_case t_cases[] = {
+	{"at_bot_left_out_others_kept", at_bot_left_out_others_kept},
 	{"group_at_image_text", group_at_image_text},
 	{"reply_segment", reply_segment},
 	{"faces", faces},
