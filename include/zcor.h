@@ -271,6 +271,21 @@ int zcor_reindex(zcor *z, char **out_json);
 int zcor_log_messages(zcor *z, const struct zcor_ctx *ctx, const char *conversation,
 		      const char *batch_json, char **out_json);
 
+/*
+ * Logs several conversations' batches in one transaction (one commit for
+ * a world's burst across many groups): batches_json {"batches":
+ * [{"conversation", "messages": [as zcor_log_messages takes them]}…]}, at
+ * most 256 batches and 4096 messages in all. Admission and the bot's own
+ * id apply as in zcor_log_messages; no recall runs (the world's turn
+ * recalls). Each batch commits or is refused alone: one refused for what
+ * it holds (a media reference its conversation may not use) is its
+ * result's "error"; a malformed batch fails the call before anything is
+ * logged. *out_json: {"results": [{"conversation", "logged", "skipped":
+ * [{"messageId", "reason"}]} | {"conversation", "error": {"code",
+ * "message"}}…]}, in order. Durable before this returns; no history.
+ */
+int zcor_log_batches(zcor *z, const struct zcor_ctx *ctx, const char *batches_json, char **out_json);
+
 /* The conversations with a log, for hosts, without history: {"items":
  * [{"key", "slug", "createdAt", "lastMessageAt", "messages",
  * "linesSinceDigest", "lastDigestAt", "lastDigestDate"}…]}, most recent

@@ -886,6 +886,27 @@ int zcor_conversation_title(zcor *z, const char *conversation, const char *title
 	return done(z, zc_conversation_set_title(&z->mem, conversation, title, &z->last.err));
 }
 
+int zcor_log_batches(zcor *z, const struct zcor_ctx *ctx, const char *batches_json, char **out_json)
+{
+	HOLD(z);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc || (rc = host_ctx(z, &ctx)))
+		return done(z, rc);
+	json_t *doc = NULL, *out = NULL;
+	rc = zc_json_parse(batches_json ? batches_json : "", batches_json ? strlen(batches_json) : 0,
+			   "the batches", &doc, &z->last.err);
+	if (!rc && (!json_is_object(doc) || json_object_size(doc) != 1 ||
+		    !json_object_get(doc, "batches")))
+		rc = zc_fail(&z->last.err, ZCOR_EINVAL,
+			     "the body must be {\"batches\": [{\"conversation\", \"messages\": [...]}…]}");
+	if (!rc)
+		rc = zc_transcript_log_many(&z->mem, ctx, json_object_get(doc, "batches"), &out,
+					    &z->last.err);
+	json_decref(doc);
+	return answer(z, rc, out, out_json);
+}
+
 int zcor_admission(zcor *z, const char *conversation, char **out_json)
 {
 	HOLD(z);

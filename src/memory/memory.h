@@ -67,6 +67,7 @@ struct zc_op {
 	json_t *views_changed;
 	char *log_conv;
 	int64_t log_from, log_to;
+	json_t *log_more; /* other conversations' logs: [[conv, from, to]…] (joined batches), or NULL */
 	int digest_changed;
 	int all_changed;
 };

@@ -275,6 +275,11 @@ void zc_mirror_committed(const struct zc_op *op)
 	zc_mirror_views(m, op->views_changed);
 	if (op->log_conv)
 		zc_mirror_log(m, op->log_conv, op->log_from, op->log_to);
+	size_t i;
+	json_t *l;
+	json_array_foreach(op->log_more, i, l) zc_mirror_log(
+		m, json_string_value(json_array_get(l, 0)), json_integer_value(json_array_get(l, 1)),
+		json_integer_value(json_array_get(l, 2)));
 	if (op->digest_changed)
 		zc_mirror_digest(m);
 }

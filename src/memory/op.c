@@ -518,6 +518,7 @@ static void op_release(struct zc_op *op)
 	json_decref(op->receipt);
 	json_decref(op->state);
 	zc_free(op->log_conv);
+	json_decref(op->log_more);
 }
 
 /* Appends the items of *from to *to (either may be NULL). */
@@ -541,6 +542,7 @@ static void hand_on(struct zc_op *outer, struct zc_op *op)
 	outer->side_effect |= op->side_effect;
 	outer->digest_changed |= op->digest_changed;
 	outer->all_changed |= op->all_changed;
+	extend(&outer->log_more, op->log_more);
 	if (!op->log_conv)
 		return;
 	if (!outer->log_conv) {
@@ -551,8 +553,12 @@ static void hand_on(struct zc_op *outer, struct zc_op *op)
 	} else if (strcmp(outer->log_conv, op->log_conv) == 0) {
 		outer->log_from = op->log_from < outer->log_from ? op->log_from : outer->log_from;
 		outer->log_to = op->log_to > outer->log_to ? op->log_to : outer->log_to;
-	} else {
-		outer->all_changed = 1; /* two conversations' logs: everything */
+	} else { /* another conversation's log (zc_transcript_log_many) */
+		if (!outer->log_more)
+			outer->log_more = json_array();
+		json_array_append_new(outer->log_more,
+				      json_pack("[s, I, I]", op->log_conv, (json_int_t)op->log_from,
+						(json_int_t)op->log_to));
 	}
 }
 

@@ -508,6 +508,146 @@ out:
 	return rc;
 }
 
+/* ---- several conversations' batches at once ----------------------------- */
+
+/* One batch of a zc_transcript_log_many call. */
+struct log_one {
+	struct log_call c;
+	int rc; /* its own refusal (ZCOR_EINVAL), or 0 */
+	struct zc_err e;
+};
+
+struct log_many {
+	struct log_one *b;
+	size_t n;
+};
+
+/* Each batch in a savepoint of the caller's transaction. */
+static const struct zc_opdef log_join_def = {"log", NULL, log_op, ZC_OP_NO_HISTORY | ZC_OP_JOIN};
+
+/* A refusal of one batch (what it holds) rolls back its savepoint alone;
+ * anything else (the disk, a lock) fails the whole transaction. */
+static int log_many_op(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	struct log_many *lm = op->ud;
+	(void)args, (void)out;
+	for (size_t i = 0; i < lm->n; i++) {
+		struct log_one *b = &lm->b[i];
+		if (b->rc)
+			continue;
+		json_t *none = NULL;
+		int rc = zc_mem_run_ud(op->m, op->ctx, &log_join_def, NULL, &b->c, &none, &b->e);
+		json_decref(none);
+		if (rc == ZCOR_EINVAL) {
+			b->rc = rc;
+			b->c.logged = 0;
+			zc_media_unlink(op->m, b->c.written);
+			json_array_clear(b->c.written);
+			json_array_clear(b->c.evicted);
+		} else if (rc) {
+			*e = b->e;
+			return rc;
+		}
+	}
+	return ZCOR_OK;
+}
+
+static const struct zc_opdef log_many_def = {"log", NULL, log_many_op, ZC_OP_NO_HISTORY};
+
+int zc_transcript_log_many(struct zc_mem *m, const struct zcor_ctx *ctx, const json_t *batches,
+			   json_t **out, struct zc_err *e)
+{
+	*out = NULL;
+	zc_config_refresh(&m->conf);
+	if (!json_is_array(batches) || json_array_size(batches) == 0 ||
+	    json_array_size(batches) > ZC_LOG_BATCHES_MAX)
+		return zc_fail(e, ZCOR_EINVAL,
+			       "batches must be an array of 1 to %d objects {\"conversation\", "
+			       "\"messages\": [...]}",
+			       ZC_LOG_BATCHES_MAX);
+	size_t n = json_array_size(batches), total = 0;
+	struct log_many lm = {zc_calloc(n, sizeof(struct log_one)), n};
+	int rc = ZCOR_OK;
+	for (size_t i = 0; i < n; i++) {
+		struct log_one *b = &lm.b[i];
+		json_t *x = json_array_get(batches, i), *msgs = NULL;
+		const char *key = json_string_value(json_object_get(x, "conversation"));
+		b->c = (struct log_call){key, ctx->conversation, NULL, 0, 0, json_array(), json_array()};
+		char field[48];
+		snprintf(field, sizeof(field), "batches[%zu].conversation", i);
+		if (!json_is_object(x)) {
+			rc = zc_fail(e, ZCOR_EINVAL, "batches[%zu] must be an object {\"conversation\", "
+						     "\"messages\": [...]}", i);
+			break;
+		}
+		if ((rc = zc_log_check_key(key, field, e)))
+			break;
+		if (ctx->conversation && strcmp(ctx->conversation, key) != 0) {
+			rc = zc_fail(e, ZCOR_EFORBIDDEN,
+				     "this caller is bound to conversation '%s' and cannot log into '%s'",
+				     ctx->conversation, ZC_Q(key, 80));
+			break;
+		}
+		msgs = json_object_get(x, "messages");
+		total += json_array_size(msgs);
+		if (total > ZC_LOG_MANY_MESSAGES_MAX) {
+			rc = zc_fail(e, ZCOR_EINVAL, "batches hold more than %d messages in all: send fewer at once",
+				     ZC_LOG_MANY_MESSAGES_MAX);
+			break;
+		}
+		/* the batch as zc_transcript_log takes it: its messages (and
+		 * "recall", which the caller reads) */
+		json_t *one = json_deep_copy(x);
+		json_object_del(one, "conversation");
+		rc = parse_batch(m, one, !ctx->conversation, &b->c.v, &b->c.n, e);
+		json_decref(one);
+		if (rc) {
+			zc_err_prefix(e, "batches[%zu]", i);
+			break;
+		}
+		const char *refused = admission_refuses(m, key);
+		for (size_t j = 0; refused && j < b->c.n; j++)
+			b->c.v[j].skip = refused;
+	}
+	json_t *none = NULL;
+	if (!rc && (rc = zc_mem_run_ud(m, ctx, &log_many_def, NULL, &lm, &none, e)))
+		for (size_t i = 0; i < n; i++)
+			zc_media_unlink(m, lm.b[i].c.written);
+	json_decref(none);
+	if (!rc) {
+		json_t *results = json_array();
+		for (size_t i = 0; i < n; i++) {
+			struct log_one *b = &lm.b[i];
+			zc_media_unlink(m, b->c.evicted);
+			if (b->rc) {
+				json_array_append_new(results,
+						      json_pack("{s:s, s:{s:s, s:s}}", "conversation", b->c.key,
+								"error", "code", zcor_code_name(b->rc),
+								"message", b->e.msg));
+				continue;
+			}
+			json_t *skipped = json_array();
+			for (size_t j = 0; j < b->c.n; j++)
+				if (b->c.v[j].skip)
+					json_array_append_new(skipped,
+							      json_pack("{s:O, s:s}", "messageId",
+									json_object_get(b->c.v[j].msg, "id"),
+									"reason", b->c.v[j].skip));
+			json_array_append_new(results, json_pack("{s:s, s:I, s:o}", "conversation", b->c.key,
+								 "logged", (json_int_t)b->c.logged,
+								 "skipped", skipped));
+		}
+		*out = json_pack("{s:o}", "results", results);
+	}
+	for (size_t i = 0; i < n; i++) {
+		msgs_release(lm.b[i].c.v, lm.b[i].c.n);
+		json_decref(lm.b[i].c.evicted);
+		json_decref(lm.b[i].c.written);
+	}
+	zc_free(lm.b);
+	return rc;
+}
+
 /* ---- a message withdrawn by its sender --------------------------------- */
 
 /* What zc_transcript_recalled hands its operation (op->ud). */

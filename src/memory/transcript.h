@@ -55,6 +55,22 @@ int zc_transcript_log(struct zc_mem *m, const struct zcor_ctx *ctx, const char *
 int zc_transcript_recalled(struct zc_mem *m, const struct zcor_ctx *ctx, const char *conversation,
 			   const char *message_id, long long at_ms, json_t **out, struct zc_err *e);
 
+/*
+ * Several conversations' batches ({"conversation", "messages"} each, as
+ * zc_transcript_log takes one) in one transaction, so a world logging a
+ * burst across many groups pays one commit: each batch in a savepoint, so
+ * a batch refused for what it holds (ZCOR_EINVAL: a media reference the
+ * conversation may not use) is rolled back alone and reported as its
+ * result's "error"; the disk failing fails the call and logs nothing.
+ * A malformed batch fails the call before anything runs, naming it.
+ * *out: {"results": [{"conversation", "logged", "skipped"} | {"conversation",
+ * "error": {code, message}}…]} in the batches' order.
+ */
+#define ZC_LOG_BATCHES_MAX 256
+#define ZC_LOG_MANY_MESSAGES_MAX 4096
+int zc_transcript_log_many(struct zc_mem *m, const struct zcor_ctx *ctx, const json_t *batches,
+			   json_t **out, struct zc_err *e);
+
 /* Whether admission (admission.privateChats, .groups, .privates) lets
  * messages of conversation in: {"conversation", "admitted", "reason"
  * (the skip reason zc_transcript_log would give) | null}. The one rule
