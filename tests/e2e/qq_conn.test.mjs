@@ -216,6 +216,8 @@ test('[issue 15] GET /api/v1/worlds: connected, selfId, lastHeartbeat, the group
     assert.equal(c.heartbeatIntervalMs, 200);
     assert.equal(qq.groups.find((g) => g.conversation === `group:${G1}`)?.name, '周末打本群', JSON.stringify(qq.groups));
     assert.ok(qq.eventsLogged >= 1);
+    // one line per connect (the contract's log lines)
+    assert.equal((w.srv.stderr().match(/^qq: connected to /gm) || []).length, 1, w.srv.stderr());
     // the conversation's title is the group's name
     const conv = await request(w.srv, `/api/v1/conversations/group%3A${G1}`);
     assert.equal(conv.json.conversation.title, '周末打本群');
