@@ -119,6 +119,11 @@ test('[issue 15] a send NapCat answers "failed" is recorded on the turn (retcode
 
 test('[issue 15] two missed heartbeats: zcor drops the connection and re-dials', async () => {
   await withWorld({ napcat: { heartbeatMs: 300 } }, async (w) => {
+    // zcor learns the interval from a heartbeat: one must have arrived
+    for (let i = 0; (await w.worlds()).qq.connection.lastHeartbeat == null; i++) {
+      assert.ok(i < 100, 'no heartbeat seen in 5 s');
+      await sleep(50);
+    }
     w.nc.heartbeats = false;
     const t0 = Date.now();
     await w.nc.waitFor(() => w.nc.connections() >= 2, 5000, 're-dial');
