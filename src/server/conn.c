@@ -67,8 +67,12 @@ void zc_conn_phase(struct server *s, struct MHD_Connection *c, enum conn_phase p
 	if (!x)
 		return;
 	pthread_mutex_lock(&s->conn_lock);
-	x->phase = phase;
-	x->since = zc_time_mono_ms();
+	/* an upgraded connection stays so: MHD reports its request completed
+	 * after the upgrade, which must not start a header deadline */
+	if (x->phase != CONN_UPGRADED) {
+		x->phase = phase;
+		x->since = zc_time_mono_ms();
+	}
 	pthread_mutex_unlock(&s->conn_lock);
 }
 
@@ -215,7 +219,7 @@ void *zc_conn_watchdog(void *arg)
 	while (!s->stopping) {
 		double now = zc_time_mono_ms(), next = now + 1000;
 		for (struct conn *x = s->conns; x; x = x->next) {
-			if (x->cut || x->phase == CONN_HANDLING)
+			if (x->cut || x->phase == CONN_HANDLING || x->phase == CONN_UPGRADED)
 				continue;
 			double limit = x->phase == CONN_HEADERS ? s->header_ms : s->body_ms;
 			if (now - x->since < limit) {

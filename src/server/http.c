@@ -352,6 +352,9 @@ static enum MHD_Result admit(struct server *s, struct MHD_Connection *c, struct 
 		return zc_http_send_error(c, r, 403, "forbidden", "requests from another origin are refused");
 	if (is_web_get(url, method))
 		return MHD_YES;
+	/* NapCat's reverse WebSocket: its own token, not serve's (upgrade.c) */
+	if (zc_upgrade_is_reverse(s, url))
+		return zc_upgrade_handle(s, c, r, method);
 	if (!zc_http_token_ok(s, zc_http_bearer(c)))
 		return zc_http_send_error(c, r, 401, "unauthorized",
 				  "missing or wrong token: send Authorization: Bearer <token> (zcor serve "
@@ -725,6 +728,7 @@ int zc_serve(const char *dir, const struct zc_serve_opts *o)
 	int warm_mb = o->warm_mb;
 	s->header_ms = 1000.0 * (o->header_timeout_s > 0 ? o->header_timeout_s : ZC_SERVE_HEADER_TIMEOUT_DEFAULT);
 	s->body_ms = 1000.0 * (o->body_timeout_s > 0 ? o->body_timeout_s : ZC_SERVE_BODY_TIMEOUT_DEFAULT);
+	s->qq = o->qq;
 	struct sockaddr_in sa;
 	if (parse_listen(s, listen ? listen : "127.0.0.1:7700", &sa))
 		return 2;
@@ -795,7 +799,7 @@ int zc_serve(const char *dir, const struct zc_serve_opts *o)
 	 * (a polling thread pool would stall every connection it serves) */
 	struct MHD_Daemon *d = MHD_start_daemon(
 		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-			MHD_USE_ITC,
+			MHD_USE_ITC | MHD_ALLOW_UPGRADE,
 		(uint16_t)s->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
 		(struct sockaddr *)&sa, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)ZC_MAX_CONNECTIONS,

@@ -4,6 +4,8 @@
 #ifndef ZC_HTTP_H
 #define ZC_HTTP_H
 
+struct zc_qq;
+
 /* A connection sends a request's line and headers within this many
  * seconds of connecting or of its previous answer, and its body within
  * the second many seconds of its headers; past that it is closed. */
@@ -17,6 +19,11 @@ struct zc_serve_opts {
 	int warm_mb;          /* > 0: the first handle reads that much ahead (zcor_warm) */
 	int header_timeout_s; /* 0: ZC_SERVE_HEADER_TIMEOUT_DEFAULT */
 	int body_timeout_s;   /* 0: ZC_SERVE_BODY_TIMEOUT_DEFAULT */
+	/* the QQ world (world/qq.h), started, whose reverse endpoint
+	 * (zc_qq_reverse_path) this serves; NULL: none. Its connections are
+	 * the caller's to stop (zc_qq_stop) before zc_serve returns them to
+	 * MHD's shutdown. */
+	struct zc_qq *qq;
 };
 
 /*

@@ -38,6 +38,7 @@ enum conn_phase {
 	CONN_HEADERS,  /* waiting for a request's line and headers */
 	CONN_BODY,     /* headers in, the body arriving */
 	CONN_HANDLING, /* the request is whole: dispatched, answering */
+	CONN_UPGRADED, /* a WebSocket now (upgrade.c): no deadline, for good */
 };
 
 struct conn {
@@ -174,6 +175,17 @@ void zc_conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
 		    enum MHD_ConnectionNotificationCode code);
 /* The watchdog thread: shuts down connections past their deadline. */
 void *zc_conn_watchdog(void *arg);
+
+/* ---- the OneBot reverse endpoint (upgrade.c) ---- */
+
+struct zc_qq;
+/* url is the QQ world's reverse path (s->qq set, reverse mode). */
+int zc_upgrade_is_reverse(const struct server *s, const char *url);
+/* Checks the WebSocket upgrade and NapCat's headers (zc_qq_check_reverse)
+ * and answers 101, handing the socket to zc_qq_adopt; or an error. Called
+ * from admit() once Host and Origin passed, instead of the token check. */
+enum MHD_Result zc_upgrade_handle(struct server *s, struct MHD_Connection *c, struct request *r,
+				  const char *method);
 
 /* ---- the chat stream (chat.c) ---- */
 

@@ -44,7 +44,7 @@
 
 #define LIVED_RESET_MS 30000 /* a connection that lived this long resets the backoff */
 #define RETCODE_REFUSED 1403
-#define IDLE_MAX_MS 500      /* zc_ws_run returns at least this often to check the clock */
+#define IDLE_MAX_MS 100      /* zc_ws_run returns after this much quiet to check the clock */
 
 enum ob_state { ST_DOWN, ST_CONNECTING, ST_CONNECTED, ST_REFUSED };
 static const char *const state_names[] = {"down", "connecting", "connected", "refused"};

@@ -177,6 +177,9 @@ static void cb_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_
 		fail_with(w, WSLAY_CODE_UNSUPPORTED_DATA, "binary messages are not accepted");
 		return;
 	}
+	/* (wslay checks UTF-8 as frames arrive and closes with 1007 itself;
+	 * this is the check that what on_text gets is UTF-8, whatever wslay
+	 * version is linked) */
 	if (!zc_utf8_valid((const char *)arg->msg, arg->msg_length)) {
 		fail_with(w, WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA, "a text message is not valid UTF-8");
 		return;
@@ -427,21 +430,34 @@ static void note_sent(struct zc_ws *w)
 	}
 }
 
+/* What a close code wslay sent on its own says about the peer. */
+static const char *wslay_close_why(int code)
+{
+	switch (code) {
+	case WSLAY_CODE_PROTOCOL_ERROR:
+		return "the peer broke the WebSocket protocol";
+	case WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA:
+		return "a text message is not valid UTF-8";
+	case WSLAY_CODE_MESSAGE_TOO_BIG:
+		return "a message was over the 16 MiB cap";
+	default:
+		return "closed by wslay";
+	}
+}
+
 static void describe_end(struct zc_ws *w, char *err, size_t cap)
 {
 	int sent = 0, recvd = 0;
 	zc_ws_close_codes(w, &sent, &recvd);
 	if (w->sent_code)
 		set_err(err, cap, "closed with %d: %s", w->sent_code, w->sent_why);
-	else if (sent == WSLAY_CODE_MESSAGE_TOO_BIG)
-		set_err(err, cap, "closed with 1009: a message was over %u MiB", ZC_WS_MESSAGE_MAX >> 20);
 	else if (w->close_queued)
 		set_err(err, cap, "closed with %d%s%s", w->close_code, w->close_reason[0] ? ": " : "",
 			w->close_reason);
-	else if (recvd)
+	else if (recvd && (!sent || sent == recvd))
 		set_err(err, cap, "the peer closed the connection (%d)", recvd);
-	else if (sent == WSLAY_CODE_PROTOCOL_ERROR)
-		set_err(err, cap, "closed with 1002: the peer broke the WebSocket protocol");
+	else if (sent && sent != WSLAY_CODE_NO_STATUS_RCVD)
+		set_err(err, cap, "closed with %d: %s", sent, wslay_close_why(sent));
 	else if (w->io_errno)
 		set_err(err, cap, "connection error: %s", strerror(w->io_errno));
 	else if (w->peer_eof)
@@ -739,8 +755,7 @@ static const char *header_value(const char *hdr, const char *end, const char *na
 	return NULL;
 }
 
-/* The comma-separated value v (vlen) holds token, case-insensitively. */
-static int has_token(const char *v, size_t vlen, const char *token)
+int zc_ws_has_token(const char *v, size_t vlen, const char *token)
 {
 	size_t tl = strlen(token);
 	for (size_t i = 0; i < vlen;) {
@@ -852,8 +867,8 @@ int zc_ws_connect(const char *url, const char *token, int timeout_ms, struct zc_
 	}
 	const char *hdr = strchr(ans, '\n') + 1, *v;
 	size_t vl = 0;
-	if (!(v = header_value(hdr, end, "Upgrade", &vl)) || !has_token(v, vl, "websocket") ||
-	    !(v = header_value(hdr, end, "Connection", &vl)) || !has_token(v, vl, "upgrade")) {
+	if (!(v = header_value(hdr, end, "Upgrade", &vl)) || !zc_ws_has_token(v, vl, "websocket") ||
+	    !(v = header_value(hdr, end, "Connection", &vl)) || !zc_ws_has_token(v, vl, "upgrade")) {
 		set_err(err, cap, "the server's 101 answer lacks Upgrade: websocket and Connection: Upgrade");
 		goto out;
 	}

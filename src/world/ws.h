@@ -55,6 +55,10 @@ int zc_ws_adopt(int fd, const char *extra, size_t extra_len, void (*close_fd)(vo
  * key is not 24 characters of base64 encoding 16 bytes. */
 int zc_ws_accept_key(const char *key, char out[29]);
 
+/* A header value (len bytes) holds token in its comma-separated list,
+ * case-insensitively ("keep-alive, Upgrade" holds "upgrade"). */
+int zc_ws_has_token(const char *v, size_t len, const char *token);
+
 /*
  * Runs the connection until it closes (either side, an error, or
  * zc_ws_close), calling cb->on_text for each text message from this
