@@ -170,31 +170,23 @@ static void on_event(void *ud, json_t *event)
 	pthread_mutex_unlock(&q->lock);
 }
 
+/* (onebot.c says connects, losses and refusals on stderr itself) */
 static void on_up(void *ud, const char *self_id)
 {
 	struct zc_qq *q = ud;
 	pthread_mutex_lock(&q->lock);
 	if (self_id && *self_id)
 		snprintf(q->self_id, sizeof(q->self_id), "%s", self_id);
-	const char *as = q->bot_id[0] ? q->bot_id : q->self_id;
 	if (q->bot_id[0] && self_id && *self_id && strcmp(self_id, q->bot_id) != 0)
 		fprintf(stderr, "qq: NapCat is logged in as %s but botId is %s: the bot's own messages are "
 				"told by botId; fix botId in config.json\n",
 			self_id, q->bot_id);
-	fprintf(stderr, "qq: connected to %s as %s\n", q->reverse ? "NapCat (reverse)" : q->url,
-		*as ? as : "(unknown: get_login_info failed)");
 	pthread_mutex_unlock(&q->lock);
 }
 
 static void on_down(void *ud, const char *why)
 {
-	(void)ud;
-	/* onebot.c's why says what happened and what comes next
-	 * ("…, reconnecting in 2.1 s"; a refused token names the variable) */
-	if (why && strncmp(why, "NapCat refused", 14) == 0)
-		fprintf(stderr, "qq: %s\n", why);
-	else
-		fprintf(stderr, "qq: connection lost: %s\n", why ? why : "closed");
+	(void)ud, (void)why;
 }
 
 /* ---- logging: one conversation's run of messages ---------------------- */
@@ -373,14 +365,37 @@ static void on_recall(struct zc_qq *q, const struct zc_qq_event *ev)
 			       ev->conversation, zcor_errmsg(q->zlog));
 }
 
-/* A poke at the bot wakes a conversation that has a log (one admission
- * let in); the turn is told of it as an event. */
+/* Would admission log a message of conv? Pokes are not logged, so the
+ * answer of zcor_log_messages is not there to say it: the settings in
+ * effect are read as transcript.c's admission_refuses reads them
+ * (admission.privateChats, admission.groups / admission.privates). */
+static int admitted(struct zc_qq *q, const char *conv)
+{
+	char *text = NULL;
+	if (zcor_config_json(q->zlog, &text))
+		return 0;
+	json_t *cfg = json_loads(text, 0, NULL);
+	zcor_free(text);
+	json_t *adm = json_object_get(cfg, "admission");
+	int group = strncmp(conv, "group:", 6) == 0;
+	const char *id = strchr(conv, ':') + 1;
+	int ok = group || !json_is_false(json_object_get(adm, "privateChats"));
+	json_t *list = json_object_get(adm, group ? "groups" : "privates");
+	if (ok && json_is_array(list)) {
+		ok = 0;
+		size_t i;
+		json_t *x;
+		json_array_foreach(list, i, x) ok |= json_is_string(x) && strcmp(json_string_value(x), id) == 0;
+	}
+	json_decref(cfg);
+	return ok;
+}
+
+/* A poke at the bot wakes a conversation admission lets in; the turn is
+ * told of it as an event (nothing is logged). */
 static void on_poke(struct zc_qq *q, const struct zc_qq_event *ev)
 {
-	char *out = NULL;
-	int rc = zcor_conversation_get(q->zlog, NULL, ev->conversation, &out);
-	zcor_free(out);
-	if (rc)
+	if (!ev->conversation[0] || !admitted(q, ev->conversation))
 		return;
 	long long now = (long long)zc_time_mono_ms();
 	pthread_mutex_lock(&q->lock);
@@ -576,6 +591,7 @@ static int read_settings(struct zc_qq *q, zcor *z, char *err, size_t cap)
 	snprintf(q->path, sizeof(q->path), "%s", str_of(o, "path", "/onebot/v11/ws"));
 	snprintf(q->bot_id, sizeof(q->bot_id), "%s", str_of(cfg, "botId", ""));
 	const char *env = str_of(o, "accessTokenEnv", "NAPCAT_TOKEN");
+	snprintf(q->token_env, sizeof(q->token_env), "%s", env);
 	const char *token = getenv(env);
 	if (token && *token)
 		q->token = zc_strdup(token);
@@ -653,6 +669,7 @@ int zc_qq_open(const char *dir, struct zc_qq **out, char *err, size_t cap)
 	struct zc_ob_opts oo = {.mode = q->reverse ? ZC_OB_REVERSE : ZC_OB_FORWARD,
 				.url = q->url,
 				.token = q->token,
+				.token_env = q->token_env,
 				.connect_timeout_ms = q->action_timeout_ms,
 				.action_timeout_ms = q->action_timeout_ms,
 				.reconnect_min_ms = q->reconnect_min_ms,

@@ -49,6 +49,7 @@ struct zc_qq {
 	char url[512];
 	char path[200];
 	char *token;
+	char token_env[128]; /* worlds.qq.accessTokenEnv, for the refusal's message */
 	char bot_id[QQ_ID_MAX];
 	char names[ZC_QQ_NAMES_MAX][4 * ZC_QQ_NAME_CHARS + 1];
 	const char *name_ptrs[ZC_QQ_NAMES_MAX];

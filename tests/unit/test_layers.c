@@ -160,7 +160,13 @@ static void config_table_rows(void)
 	char *s = json_dumps(j, JSON_COMPACT);
 	CHECK_STR(s, "{\"recallChars\":6000,\"recall\":{\"profile\":\"scored\",\"weights\":\"default\"},\"relationships\":true,"
 		     "\"provider\":null,\"botId\":null,\"admission\":{\"privateChats\":true},"
-		     "\"mediaCacheMax\":200,\"dialogueChars\":12000,\"ambientMessages\":40,\"turn\":{\"maxSteps\":8,\"deadlineMs\":120000,\"toolTimeoutMs\":30000,\"waitMs\":60000},\"worlds\":{\"console\":{}},\"memoryFileMaxBytes\":32768,\"memoryArchiveRatio\":0.75,"
+		     "\"mediaCacheMax\":200,\"dialogueChars\":12000,\"ambientMessages\":40,\"turn\":{\"maxSteps\":8,\"deadlineMs\":120000,\"toolTimeoutMs\":30000,\"waitMs\":60000},\"worlds\":{\"console\":{},"
+		     "\"qq\":{\"enabled\":false,\"mode\":\"forward\",\"url\":\"ws://127.0.0.1:3001/\",\"path\":\"/onebot/v11/ws\","
+		     "\"accessTokenEnv\":\"NAPCAT_TOKEN\",\"names\":[],\"quietMs\":1500,\"maxWaitMs\":6000,\"actionTimeoutMs\":10000,"
+		     "\"reconnectMinMs\":1000,\"reconnectMaxMs\":60000,\"repliesPerMinute\":6,\"maxConcurrentTurns\":4,"
+		     "\"replyMaxChars\":1500,\"imageMode\":\"base64\",\"mediaMaxBytes\":10485760,\"mediaTimeoutMs\":10000,"
+		     "\"proactive\":{\"probability\":0.0,\"cooldownS\":600,\"quietHours\":\"\"},\"apology\":\"\"}},"
+		     "\"memoryFileMaxBytes\":32768,\"memoryArchiveRatio\":0.75,"
 		     "\"viewMaxBytes\":262144,\"mirror\":false}");
 	free(s);
 	json_decref(j);
