@@ -337,7 +337,7 @@ test('[issue 15] maxWaitMs: a burst that never goes quiet still gets its turn ab
   await withWorld({}, async (w) => {
     const t0 = Date.now();
     w.nc.groupMessage({ groupId: G1, userId: 111, segments: [seg.at(BOT), seg.text(' 开始')] });
-    const stop = Date.now() + 2200;
+    const stop = Date.now() + 3000;
     let i = 0;
     while (Date.now() < stop) {
       await sleep(80); // always inside quietMs (150)
@@ -345,7 +345,8 @@ test('[issue 15] maxWaitMs: a burst that never goes quiet still gets its turn ab
     }
     const first = w.sendsTo({ group: G1 })[0];
     assert.ok(first, 'answered while the burst went on');
-    assert.ok(first.at - t0 < 1800, `the first reply came ${first.at - t0} ms after the waking message`);
+    // without maxWaitMs it could come only after the burst (3 s + quietMs); the turn itself may take a while on a busy machine
+    assert.ok(first.at - t0 < 2600, `the first reply came ${first.at - t0} ms after the waking message`);
     assert.ok(first.at - t0 >= 900, `the first reply came ${first.at - t0} ms after the waking message, before maxWaitMs`);
   });
 });
