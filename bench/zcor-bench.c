@@ -442,6 +442,7 @@ static int cmd_write(int argc, char **argv)
 #include "recall_bench.inc"
 #include "quality_bench.inc"
 #include "turn_bench.inc"
+#include "qq_bench.inc"
 
 int main(int argc, char **argv)
 {
@@ -455,6 +456,8 @@ int main(int argc, char **argv)
 		return cmd_quality(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "turn"))
 		return cmd_turn(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "qq"))
+		return cmd_qq(argc - 1, argv + 1);
 	fprintf(stderr, "usage: zcor-bench write [--nodes N[,N…]] [--samples K] [--json] [--explain]\n"
 			"       zcor-bench recall [--nodes N[,N…]] [--messages K] [--warmup W] [--warm MB] [--json] "
 			"[--keep DIR]\n"
@@ -463,6 +466,8 @@ int main(int argc, char **argv)
 			"       zcor-bench quality --data FILE [--json] [--conversation KEY] [--trace] [--keep]\n"
 			"                          [--weights PRESET|JSON] [--shape NAME=V,…]\n"
 			"       zcor-bench turn [--memories N[,N…]] [--conversations C] [--turns K] [--warmup W] "
-			"[--dir D] [--json] [--callgrind]\n");
+			"[--dir D] [--json] [--callgrind]\n"
+			"       zcor-bench qq [--events N] [--groups G] [--mentions P] [--rate R] [--quiet-ms Q] "
+			"[--json]\n");
 	return 2;
 }

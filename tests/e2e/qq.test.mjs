@@ -212,6 +212,10 @@ test('[issue 15] group_recall flags the message (recalledAt), it stays in the lo
 
 test('[issue 15] a poke at the bot wakes it in that group; a poke at someone else does not', async () => {
   await withWorld({ model: () => ({ content: '别戳了' }) }, async (w) => {
+    w.nc.groupMessage({ groupId: G1, userId: 111, segments: [seg.text('大家好')] });
+    w.nc.groupMessage({ groupId: G2, userId: 111, segments: [seg.text('大家好')] });
+    await w.waitLogged(`group:${G1}`, 1);
+    await w.waitLogged(`group:${G2}`, 1);
     w.nc.poke({ groupId: G2, userId: 111, targetId: 222 });
     await sleep(QUIET_WAIT);
     assert.deepEqual(w.sendsTo({ group: G2 }), []);
@@ -220,6 +224,20 @@ test('[issue 15] a poke at the bot wakes it in that group; a poke at someone els
     const send = await w.nc.waitAction('send_group_msg', 8000);
     assert.equal(send.params.group_id, G1);
     assert.ok(send.params.message.some((s) => s.type === 'text' && s.data.text.includes('别戳了')));
+    assert.equal(w.fake.requests.length, 1);
+    // a poke is no message: the transcript holds only what was said
+    assert.equal((await w.transcript(`group:${G1}`)).length, 1);
+  });
+});
+
+test('[issue 15] a poke at the bot wakes it in an admitted group that has said nothing yet; not in a group the allow-list keeps out', async () => {
+  const G3 = 100000003;
+  await withWorld({ config: { admission: { groups: [String(G3)] } }, model: () => ({ content: '我在' }) }, async (w) => {
+    w.nc.poke({ groupId: G2, userId: 111, targetId: BOT });
+    w.nc.poke({ groupId: G3, userId: 111, targetId: BOT });
+    await w.nc.waitFor(() => w.sendsTo({ group: G3 }).length === 1, 8000, 'the poke in the fresh group answered');
+    await sleep(QUIET_WAIT);
+    assert.deepEqual(w.sendsTo({ group: G2 }), []);
     assert.equal(w.fake.requests.length, 1);
   });
 });
@@ -300,8 +318,12 @@ test('[issue 15] messages that arrive during a turn are the next batch: one turn
     w.nc.groupMessage({ groupId: G1, userId: 113, segments: [seg.at(BOT), seg.text(' 第二个问题')] });
     await w.nc.waitFor(() => w.sendsTo({ group: G1 }).length === 2, 8000, 'two replies');
     assert.equal(w.fake.requests.length, 2);
-    assert.deepEqual(batchTexts(w.fake.requests[0]).map((t) => t.trim()), ['第一个问题']);
-    assert.deepEqual(batchTexts(w.fake.requests[1]).map((t) => t.trim()), ['插一句', '第二个问题']);
+    const first = batchTexts(w.fake.requests[0]), second = batchTexts(w.fake.requests[1]);
+    assert.equal(first.length, 1, JSON.stringify(first));
+    assert.match(first[0], /第一个问题/);
+    assert.equal(second.length, 2, JSON.stringify(second));
+    assert.match(second[0], /插一句/);
+    assert.match(second[1], /第二个问题/);
     const [a, b] = w.sendsTo({ group: G1 });
     assert.ok(a.params.message.some((s) => s.type === 'text' && s.data.text.includes('第一轮')));
     assert.ok(b.params.message.some((s) => s.type === 'text' && s.data.text.includes('第二轮')));
@@ -315,7 +337,7 @@ test('[issue 15] maxWaitMs: a burst that never goes quiet still gets its turn ab
   await withWorld({}, async (w) => {
     const t0 = Date.now();
     w.nc.groupMessage({ groupId: G1, userId: 111, segments: [seg.at(BOT), seg.text(' 开始')] });
-    const stop = Date.now() + 2200;
+    const stop = Date.now() + 3000;
     let i = 0;
     while (Date.now() < stop) {
       await sleep(80); // always inside quietMs (150)
@@ -323,7 +345,8 @@ test('[issue 15] maxWaitMs: a burst that never goes quiet still gets its turn ab
     }
     const first = w.sendsTo({ group: G1 })[0];
     assert.ok(first, 'answered while the burst went on');
-    assert.ok(first.at - t0 < 1800, `the first reply came ${first.at - t0} ms after the waking message`);
+    // without maxWaitMs it could come only after the burst (3 s + quietMs); the turn itself may take a while on a busy machine
+    assert.ok(first.at - t0 < 2600, `the first reply came ${first.at - t0} ms after the waking message`);
     assert.ok(first.at - t0 >= 900, `the first reply came ${first.at - t0} ms after the waking message, before maxWaitMs`);
   });
 });

@@ -119,8 +119,11 @@ test('[issue 15] a send NapCat answers "failed" is recorded on the turn (retcode
 
 test('[issue 15] two missed heartbeats: zcor drops the connection and re-dials', async () => {
   await withWorld({ napcat: { heartbeatMs: 300 } }, async (w) => {
-    // zcor learns the interval from a heartbeat (NapCat sends the first one an interval after connecting)
-    await sleep(450);
+    // zcor learns the interval from a heartbeat: one must have arrived
+    for (let i = 0; (await w.worlds()).qq.connection.lastHeartbeat == null; i++) {
+      assert.ok(i < 100, 'no heartbeat seen in 5 s');
+      await sleep(50);
+    }
     w.nc.heartbeats = false;
     const t0 = Date.now();
     await w.nc.waitFor(() => w.nc.connections() >= 2, 5000, 're-dial');
@@ -218,6 +221,8 @@ test('[issue 15] GET /api/v1/worlds: connected, selfId, lastHeartbeat, the group
     assert.equal(c.heartbeatIntervalMs, 200);
     assert.equal(qq.groups.find((g) => g.conversation === `group:${G1}`)?.name, '周末打本群', JSON.stringify(qq.groups));
     assert.ok(qq.eventsLogged >= 1);
+    // one line per connect (the contract's log lines)
+    assert.equal((w.srv.stderr().match(/^qq: connected to /gm) || []).length, 1, w.srv.stderr());
     // the conversation's title is the group's name
     const conv = await request(w.srv, `/api/v1/conversations/group%3A${G1}`);
     assert.equal(conv.json.conversation.title, '周末打本群');
