@@ -27,6 +27,8 @@ struct zc_store {
 	} cache[ZC_STMT_CACHE];
 	int ncache;
 	unsigned long clock; /* counts zc_stmt calls */
+	int busy_ms;         /* how long a lock is waited for (zc_store_busy_wait) */
+	double busy_since;   /* when the current wait began (monotonic ms) */
 };
 
 /* Each connection's page cache (PRAGMA cache_size at open). */

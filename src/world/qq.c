@@ -156,10 +156,20 @@ static int local_minute(void)
 
 /* ---- the connection's callbacks (its thread: only queue) -------------- */
 
+/* A full queue holds the connection's thread (it stops reading, and TCP
+ * makes NapCat hold what it has not sent yet) until the logging thread
+ * takes a chunk; only past QQ_QUEUE_WAIT_MS is an event dropped. */
 static void on_event(void *ud, json_t *event)
 {
 	struct zc_qq *q = ud;
 	pthread_mutex_lock(&q->lock);
+	if (q->evn >= QQ_QUEUE_MAX) { /* (stopping too: the logging thread drains the queue first) */
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += QQ_QUEUE_WAIT_MS / 1000;
+		while (q->evn >= QQ_QUEUE_MAX && pthread_cond_timedwait(&q->room, &q->lock, &ts) == 0)
+			;
+	}
 	if (q->evn >= QQ_QUEUE_MAX) {
 		q->events_dropped++;
 	} else {
@@ -409,6 +419,108 @@ static void on_self(struct zc_qq *q, const struct zc_qq_event *ev)
 	pthread_mutex_unlock(&q->lock);
 }
 
+/* A run: consecutive entries of log_chunk's order[], one conversation's. */
+struct run {
+	size_t first, n;
+	size_t media; /* image bytes */
+};
+
+/* Logs runs (at most ZCOR's 256 batches and 4096 messages) in one
+ * zcor_log_batches call; then what each logged run wakes. */
+static void flush_runs(struct zc_qq *q, struct zc_qq_event *evs, const size_t *order,
+		       const struct run *runs, size_t nr)
+{
+	static struct zc_qq_event tmp[QQ_RUN_MAX]; /* a run's events side by side (shallow copies) */
+	json_t *batches = json_array();
+	for (size_t r = 0; r < nr; r++) {
+		json_t *msgs = json_array();
+		for (size_t k = 0; k < runs[r].n; k++)
+			json_array_append(msgs, evs[order[runs[r].first + k]].message);
+		json_array_append_new(batches,
+				      json_pack("{s:s, s:o}", "conversation",
+						evs[order[runs[r].first]].conversation, "messages", msgs));
+	}
+	json_t *doc = json_pack("{s:o}", "batches", batches);
+	char *body = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	json_decref(doc);
+	char *out = NULL;
+	int rc = body ? zcor_log_batches(q->zlog, NULL, body, &out) : ZCOR_EINTERNAL;
+	zc_free(body);
+	json_t *ans = rc ? NULL : json_loads(out, 0, NULL);
+	zcor_free(out);
+	if (rc && rc != ZCOR_EINVAL) {
+		size_t msgs = 0;
+		for (size_t r = 0; r < nr; r++)
+			msgs += runs[r].n;
+		zc_qq_complain(q, "%zu message(s) of %zu conversation(s) not logged: %s", msgs, nr,
+			       zcor_errmsg(q->zlog));
+		return;
+	}
+	for (size_t r = 0; r < nr; r++) {
+		for (size_t k = 0; k < runs[r].n; k++)
+			tmp[k] = evs[order[runs[r].first + k]];
+		json_t *res = json_array_get(json_object_get(ans, "results"), r);
+		if (!res || json_object_get(res, "error")) {
+			/* refused (the call as a whole, or this run): on its own,
+			 * and message by message if need be */
+			log_run(q, tmp, runs[r].n);
+			continue;
+		}
+		after_logged(q, tmp, runs[r].n, res);
+		for (size_t k = 0; k < runs[r].n; k++) {
+			if (!skipped(res, tmp[k].message_id)) {
+				keep_title(q, &tmp[k]);
+				break;
+			}
+		}
+	}
+	json_decref(ans);
+}
+
+/*
+ * The chunk's messages grouped by conversation (each conversation's in
+ * their order), logged with one zcor_log_batches call for many runs: one
+ * commit for a burst across many groups. A run is at most QQ_RUN_MAX
+ * messages and QQ_BATCH_MEDIA image bytes; the rest of its conversation
+ * makes the next run, logged after it.
+ */
+static void log_chunk(struct zc_qq *q, struct zc_qq_event *evs, size_t n)
+{
+	static size_t order[QQ_CHUNK];
+	static struct run runs[QQ_CHUNK];
+	static char done[QQ_CHUNK];
+	size_t nruns = 0, norder = 0;
+	memset(done, 0, n);
+	for (size_t i = 0; i < n; i++) {
+		if (done[i] || evs[i].kind != ZC_QQ_MESSAGE)
+			continue;
+		struct run *r = &runs[nruns++];
+		r->first = norder;
+		r->media = 0;
+		for (size_t j = i; j < n && norder - r->first < QQ_RUN_MAX && r->media < QQ_BATCH_MEDIA;
+		     j++) {
+			if (done[j] || evs[j].kind != ZC_QQ_MESSAGE ||
+			    strcmp(evs[j].conversation, evs[i].conversation) != 0)
+				continue;
+			attach_images(q, &evs[j], &r->media);
+			done[j] = 1;
+			order[norder++] = j;
+		}
+		r->n = norder - r->first;
+	}
+	for (size_t a = 0; a < nruns;) {
+		size_t b = a, msgs = 0, media = 0;
+		while (b < nruns && b - a < QQ_CALL_BATCHES && msgs + runs[b].n <= QQ_CALL_MESSAGES &&
+		       (b == a || media + runs[b].media <= QQ_BATCH_MEDIA)) {
+			msgs += runs[b].n;
+			media += runs[b].media;
+			b++;
+		}
+		flush_runs(q, evs, order, runs + a, b - a);
+		a = b;
+	}
+}
+
 /* A chunk of events, in order. */
 static void process(struct zc_qq *q, json_t **raw, size_t n)
 {
@@ -424,27 +536,17 @@ static void process(struct zc_qq *q, json_t **raw, size_t n)
 			evs[i].kind = ZC_QQ_IGNORE;
 		}
 	}
-	for (size_t i = 0; i < n;) {
-		struct zc_qq_event *ev = &evs[i];
-		if (ev->kind != ZC_QQ_MESSAGE) {
-			if (ev->kind == ZC_QQ_RECALL)
-				on_recall(q, ev);
-			else if (ev->kind == ZC_QQ_POKE && ev->poke_at_bot)
-				on_poke(q, ev);
-			else if (ev->kind == ZC_QQ_SELF)
-				on_self(q, ev); /* a reply to it wakes the bot; never logged */
-			i++;
-			continue;
-		}
-		/* consecutive messages of one conversation: one logging call */
-		size_t media = 0, j = i;
-		while (j < n && evs[j].kind == ZC_QQ_MESSAGE &&
-		       strcmp(evs[j].conversation, ev->conversation) == 0 && media < QQ_BATCH_MEDIA) {
-			attach_images(q, &evs[j], &media);
-			j++;
-		}
-		log_run(q, ev, j - i);
-		i = j;
+	/* the bot's own messages first: a reply to one in this chunk wakes it */
+	for (size_t i = 0; i < n; i++)
+		if (evs[i].kind == ZC_QQ_SELF)
+			on_self(q, &evs[i]); /* never logged */
+	log_chunk(q, evs, n);
+	/* after the messages they name */
+	for (size_t i = 0; i < n; i++) {
+		if (evs[i].kind == ZC_QQ_RECALL)
+			on_recall(q, &evs[i]);
+		else if (evs[i].kind == ZC_QQ_POKE && evs[i].poke_at_bot)
+			on_poke(q, &evs[i]);
 	}
 	for (size_t i = 0; i < n; i++) {
 		zc_qq_event_release(&evs[i]);
@@ -527,6 +629,7 @@ static void *logger_main(void *arg)
 			q->evhead = (q->evhead + 1) % QQ_QUEUE_MAX;
 			q->evn--;
 		}
+		pthread_cond_broadcast(&q->room);
 		pthread_mutex_unlock(&q->lock);
 		process(q, chunk, n);
 		pthread_mutex_lock(&q->lock);
@@ -652,6 +755,7 @@ int zc_qq_open(const char *dir, struct zc_qq **out, char *err, size_t cap)
 	pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);
 	pthread_cond_init(&q->log_wake, &mono);
 	pthread_cond_init(&q->work_wake, &mono);
+	pthread_cond_init(&q->room, &mono);
 	pthread_condattr_destroy(&mono);
 	struct zc_ob_opts oo = {.mode = q->reverse ? ZC_OB_REVERSE : ZC_OB_FORWARD,
 				.url = q->url,
@@ -814,6 +918,7 @@ void zc_qq_stop(struct zc_qq *q)
 	}
 	pthread_cond_destroy(&q->log_wake);
 	pthread_cond_destroy(&q->work_wake);
+	pthread_cond_destroy(&q->room);
 	pthread_mutex_destroy(&q->lock);
 	zcor_close(q->zlog);
 	zc_free(q->workers);

@@ -16,8 +16,12 @@
 #include "world/qq_sched.h"
 #include "zcor.h"
 
-#define QQ_QUEUE_MAX 8192    /* events waiting for the logging thread; beyond: dropped, counted */
-#define QQ_CHUNK 256         /* events the logging thread takes at once */
+#define QQ_QUEUE_MAX 8192    /* events waiting for the logging thread; beyond: the connection waits */
+#define QQ_QUEUE_WAIT_MS 10000 /* how long it waits for room before an event is dropped (counted) */
+#define QQ_CHUNK 2048        /* events the logging thread takes at once */
+#define QQ_RUN_MAX 100       /* one conversation's messages in one batch (zcor_log_messages' cap) */
+#define QQ_CALL_BATCHES 256  /* batches of one zcor_log_batches call (its cap) */
+#define QQ_CALL_MESSAGES 4096 /* messages of one zcor_log_batches call (its cap) */
 #define QQ_CONVS_MAX 4096    /* conversations tracked (LRU; an idle one is forgotten first) */
 #define QQ_BUCKETS 1024
 #define QQ_TITLE_BYTES 404   /* a group name: 100 characters */
@@ -67,6 +71,7 @@ struct zc_qq {
 	pthread_mutex_t lock; /* everything below */
 	pthread_cond_t log_wake;  /* the logging thread: events, a turn ended, stop */
 	pthread_cond_t work_wake; /* the workers: a turn queued, stop */
+	pthread_cond_t room;      /* the connection's thread: the event queue has room again */
 	char self_id[QQ_ID_MAX];  /* learned from get_login_info when botId is not set */
 	json_t *evq[QQ_QUEUE_MAX];
 	size_t evhead, evn;
