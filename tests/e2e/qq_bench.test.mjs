@@ -26,3 +26,14 @@ test('[issue 15] zcor-bench qq: a small flood is logged whole and its mentions a
   assert.ok(out.eventsPerSecond > 0);
   assert.ok(out.rssKb.peak >= out.rssKb.start);
 });
+
+test('[issue 15] Q-LOG under a flood: more events than the world queues at once, sent as fast as the socket takes them, are all logged (the connection waits for room; none dropped)', { skip: !existsSync(BENCH) && 'no zcor-bench' }, () => {
+  // 12,000 > the world's queue of 8,192 events
+  const r = spawnSync(BENCH, ['qq', '--events', '12000', '--groups', '50', '--mentions', '1', '--json'],
+    { encoding: 'utf8', timeout: 180000 });
+  if (r.error) throw r.error;
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.equal(out.eventsDropped, 0, r.stdout);
+  assert.equal(out.logged, 12000, r.stdout);
+});

@@ -540,6 +540,119 @@ static void issue15_migration_12_to_13(void)
 	zcor_close(z);
 }
 
+/* ---- zcor_log_batches: many conversations, one transaction ------------- */
+
+static json_t *log_batches(zcor *z, const struct zcor_ctx *ctx, const char *body, int *rc)
+{
+	char *out = NULL;
+	*rc = zcor_log_batches(z, ctx, body, &out);
+	return t_answer(z, *rc, out);
+}
+
+static long long messages_in(zcor *z, const char *conv)
+{
+	char sql[160];
+	zcor_flush(z);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM messages WHERE conversation = '%s'", conv);
+	return t_sql_int(zcor_dir(z), sql);
+}
+
+/* Each batch logged into its own conversation, admission per batch, a
+ * duplicate skipped; answers in the batches' order. */
+static void issue15_log_batches_many_conversations(void)
+{
+	zcor *z = fixture();
+	CHECK_INT(zcor_config_set(z, "{\"admission\": {\"groups\": [\"1\", \"2\"]}}"), ZCOR_OK);
+	int rc;
+	json_t *a = log_batches(
+		z, NULL,
+		"{\"batches\":["
+		"{\"conversation\":\"group:2\",\"messages\":[{\"id\":\"201\",\"senderId\":\"21\",\"text\":\"二群\"},"
+		"{\"id\":\"202\",\"senderId\":\"22\",\"text\":\"二群又一句\"}]},"
+		"{\"conversation\":\"group:3\",\"messages\":[{\"id\":\"301\",\"senderId\":\"31\",\"text\":\"没放行\"}]},"
+		"{\"conversation\":\"group:1\",\"messages\":[{\"id\":\"103\",\"senderId\":\"11\",\"text\":\"好\"},"
+		"{\"id\":\"104\",\"senderId\":\"11\",\"text\":\"新的\"}]}]}",
+		&rc);
+	CHECK_INT(rc, ZCOR_OK);
+	CHECK_STR(t_str(a, "results.0.conversation"), "group:2");
+	CHECK_INT(t_int(a, "results.0.logged"), 2);
+	CHECK_INT(t_int(a, "results.1.logged"), 0);
+	CHECK_STR(t_str(a, "results.1.skipped.0.reason"), "group_not_allowed");
+	CHECK_INT(t_int(a, "results.2.logged"), 1);
+	CHECK_STR(t_str(a, "results.2.skipped.0.messageId"), "103");
+	CHECK_STR(t_str(a, "results.2.skipped.0.reason"), "duplicate");
+	CHECK_INT(messages_in(z, "group:2"), 2);
+	CHECK_INT(messages_in(z, "group:3"), 0);
+	CHECK_INT(messages_in(z, "group:1"), 4);
+	json_decref(a);
+	zcor_close(z);
+}
+
+/* A malformed batch refuses the whole call, naming it; nothing is logged.
+ * A caller bound to a conversation logs only into its own. */
+static void issue15_log_batches_refusals(void)
+{
+	zcor *z = fixture();
+	static const struct {
+		const char *body, *names;
+	} bad[] = {
+		{"{\"batches\":[]}", "batches"},
+		{"{\"batches\":[{\"conversation\":\"group:2\",\"messages\":[{\"id\":\"x\",\"senderId\":\"1\"}]},"
+		 "{\"conversation\":\"nope\",\"messages\":[{\"id\":\"y\",\"senderId\":\"1\"}]}]}",
+		 "batches[1].conversation"},
+		{"{\"batches\":[{\"conversation\":\"group:2\",\"messages\":[{\"id\":\"x\",\"senderId\":\"1\"}]},"
+		 "{\"conversation\":\"group:4\",\"messages\":\"no\"}]}",
+		 "batches[1]"},
+		{"{\"batches\":[{\"conversation\":\"group:2\",\"messages\":[{\"id\":\"x\",\"senderId\":\"1\"}]},7]}",
+		 "batches[1]"},
+		{"{\"batch\":[]}", "batches"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc;
+		json_t *a = log_batches(z, NULL, bad[i].body, &rc);
+		CHECK_INT(rc, ZCOR_EINVAL);
+		CHECK_HAS(t_errmsg(a), bad[i].names);
+		json_decref(a);
+	}
+	CHECK_INT(messages_in(z, "group:2"), 0);
+	struct zcor_ctx bound = {ZCOR_ACTOR_MODEL, "group:1"};
+	int rc;
+	json_t *a = log_batches(z, &bound,
+				"{\"batches\":[{\"conversation\":\"group:1\",\"messages\":[{\"id\":\"105\","
+				"\"senderId\":\"1\",\"text\":\"自己的\"}]},{\"conversation\":\"group:2\","
+				"\"messages\":[{\"id\":\"z\",\"senderId\":\"1\",\"text\":\"别人的\"}]}]}",
+				&rc);
+	CHECK_INT(rc, ZCOR_EFORBIDDEN);
+	json_decref(a);
+	CHECK_INT(messages_in(z, "group:1"), 3);
+	CHECK_INT(messages_in(z, "group:2"), 0);
+	zcor_close(z);
+}
+
+/* A batch refused for what it holds (an image reference its conversation
+ * never saw) is rolled back alone; the other batches of the call commit. */
+static void issue15_log_batches_one_refused_alone(void)
+{
+	zcor *z = fixture();
+	int rc;
+	struct zcor_ctx bound = {ZCOR_ACTOR_MODEL, "group:1"};
+	json_t *a = log_batches(
+		z, &bound,
+		"{\"batches\":[{\"conversation\":\"group:1\",\"messages\":[{\"id\":\"110\",\"senderId\":\"1\","
+		"\"text\":\"先一句\"}]},{\"conversation\":\"group:1\",\"messages\":[{\"id\":\"111\","
+		"\"senderId\":\"1\",\"text\":\"看图\",\"media\":[\"media/"
+		"0000000000000000000000000000000000000000000000000000000000000000.png\"]}]},"
+		"{\"conversation\":\"group:1\",\"messages\":[{\"id\":\"112\",\"senderId\":\"1\",\"text\":\"后一句\"}]}]}",
+		&rc);
+	CHECK_INT(rc, ZCOR_OK);
+	CHECK_INT(t_int(a, "results.0.logged"), 1);
+	CHECK_STR(t_str(a, "results.1.error.code"), "invalid_argument");
+	CHECK_INT(t_int(a, "results.2.logged"), 1);
+	CHECK_INT(messages_in(z, "group:1"), 5);
+	json_decref(a);
+	zcor_close(z);
+}
+
 const struct t_case t_cases[] = {
 	{"issue15_recalled_message_is_kept_and_flagged", issue15_recalled_message_is_kept_and_flagged},
 	{"issue15_recalled_refusals", issue15_recalled_refusals},
@@ -548,5 +661,8 @@ const struct t_case t_cases[] = {
 	{"issue15_conversation_title", issue15_conversation_title},
 	{"issue15_turn_note", issue15_turn_note},
 	{"issue15_migration_12_to_13", issue15_migration_12_to_13},
+	{"issue15_log_batches_many_conversations", issue15_log_batches_many_conversations},
+	{"issue15_log_batches_refusals", issue15_log_batches_refusals},
+	{"issue15_log_batches_one_refused_alone", issue15_log_batches_one_refused_alone},
 	{0},
 };
