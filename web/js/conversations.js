@@ -76,7 +76,8 @@ function conversation(el, key) {
     }
     await load(msgs, () => api('GET', `conversations/${encodeURIComponent(key)}/messages${qs({ from, to, keywords: splitList(kw.value.replace(/\s+/g, ',')), limit: LIMIT, offset })}`), (page) => [
       page.items.length ? h('ol', { class: 'list' }, page.items.map((m) => h('li', {},
-        h('div', { class: 'meta' }, `${fmtTime(m.time)} · ${m.senderName ?? ''} (${m.senderId ?? ''}) · #${m.id}`),
+        h('div', { class: 'meta' }, `${fmtTime(m.time)} · ${m.senderName ?? ''} (${m.senderId ?? ''}) · #${m.id}`,
+          m.recalledAt ? h('span', { class: 'recalled', title: fmtTime(m.recalledAt) }, ` · ${t('conv.recalled')}`) : null),
         h('div', { class: 'text' }, m.text ?? ''),
         m.media?.length ? h('div', { class: 'stickers' }, m.media.map((x) => media(typeof x === 'string' ? x : JSON.stringify(x)))) : null))) : empty(t('state.noMatch')),
       pager(page, offset, LIMIT, search)]);

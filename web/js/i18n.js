@@ -85,7 +85,7 @@ const dict = {
     'conv.detail': '对话详情', 'conv.pick': '选择一个对话。', 'conv.none': '还没有对话', 'conv.key': '对话',
     'conv.messages': '消息数', 'conv.sinceDigest': '未整理行数', 'conv.lastMessage': '最后消息', 'conv.lastDigest': '最后整理',
     'qq.title': 'QQ 连接', 'qq.state': '状态', 'qq.since': '连接时间', 'qq.heartbeat': '最近心跳', 'qq.self': '机器人 QQ 号', 'qq.reconnects': '重连次数', 'qq.sendsFailed': '发送失败', 'qq.rateLimited': '限流未回复', 'qq.lastError': '最近错误', 'qq.mode': '模式',
-    'qq.state.connected': '已连接', 'qq.state.connecting': '连接中', 'qq.state.down': '已断开', 'qq.state.refused': 'token 被拒', 'conv.title': '群名',
+    'qq.state.connected': '已连接', 'qq.state.connecting': '连接中', 'qq.state.down': '已断开', 'qq.state.refused': 'token 被拒', 'conv.title': '群名', 'conv.recalled': '已撤回',
     'conv.transcript': '聊天记录', 'conv.date': '日期', 'conv.views': '视图（只读）', 'conv.noViews': '没有视图', 'conv.media': '附件', 'conv.allViews': '所有视图（只读）',
   },
   en: {
@@ -172,7 +172,7 @@ const dict = {
     'conv.detail': 'Conversation', 'conv.pick': 'Choose a conversation.', 'conv.none': 'No conversations yet', 'conv.key': 'Conversation',
     'conv.messages': 'Messages', 'conv.sinceDigest': 'Since digest', 'conv.lastMessage': 'Last message', 'conv.lastDigest': 'Last digest',
     'qq.title': 'QQ connection', 'qq.state': 'State', 'qq.since': 'Connected since', 'qq.heartbeat': 'Last heartbeat', 'qq.self': 'Bot QQ number', 'qq.reconnects': 'Reconnects', 'qq.sendsFailed': 'Sends failed', 'qq.rateLimited': 'Rate-limited (no reply)', 'qq.lastError': 'Last error', 'qq.mode': 'Mode',
-    'qq.state.connected': 'connected', 'qq.state.connecting': 'connecting', 'qq.state.down': 'down', 'qq.state.refused': 'token refused', 'conv.title': 'Group name',
+    'qq.state.connected': 'connected', 'qq.state.connecting': 'connecting', 'qq.state.down': 'down', 'qq.state.refused': 'token refused', 'conv.title': 'Group name', 'conv.recalled': 'recalled by its sender',
     'conv.transcript': 'Transcript', 'conv.date': 'Date', 'conv.views': 'Views (read-only)', 'conv.noViews': 'No views', 'conv.media': 'Media', 'conv.allViews': 'All views (read-only)',
   },
 };
