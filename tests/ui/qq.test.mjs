@@ -114,7 +114,7 @@ test('[issue 15] QQ card (已连接 / connected, QQ number, heartbeat, reconnect
       w.nc.groupRecall({ groupId: GROUP, userId: 20001, messageId: id });
       await w.waitLogged(CONV, (items) => items.some((m) => m.id === String(id) && m.recalledAt));
       await page.locator('#conv-detail form button[type=submit]').click(); // the transcript again
-      await msg.locator('.recalled').waitFor();
+      await msg.locator('.recalled').waitFor({ timeout: 8000 });
       assert.match(await msg.locator('.meta').innerText(), /已撤回/);
       assert.match(await msg.innerText(), /周六早上八点在香山东门集合/, 'the recalled text stays readable');
       await shot(page, 'qq-recalled');
