@@ -54,8 +54,18 @@ export function cli(dir, ...args) {
 
 // Runs fn({ srv, browser, page }) with a fresh server, browser and page
 // (1280 px wide, Chinese UI); console errors and page errors fail the test.
-export async function withPage(fn, { viewport = { width: 1280, height: 900 }, dir } = {}) {
+export async function withPage(fn, { viewport, dir } = {}) {
   const srv = await startServe(dir);
+  try {
+    await withBrowser(srv, fn, { viewport });
+  } finally {
+    await srv.stop();
+  }
+}
+
+// The same on a server the caller started (and stops): any object with
+// url (the page's address with its token), e.g. tests/qq_world.mjs's srv.
+export async function withBrowser(srv, fn, { viewport = { width: 1280, height: 900 } } = {}) {
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true });
   const errors = [];
   try {
@@ -68,7 +78,6 @@ export async function withPage(fn, { viewport = { width: 1280, height: 900 }, di
     assert.deepEqual(errors, [], 'the page raised errors or unexpected dialogs');
   } finally {
     await browser.close();
-    await srv.stop();
   }
 }
 

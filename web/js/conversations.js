@@ -38,11 +38,22 @@ export function render(root, app, arg) {
   if (arg) conversation(side, arg);
 }
 
-// The QQ world's connection (GET worlds), shown only when it is enabled.
+// The QQ world's connection (GET worlds), shown only when it is enabled,
+// and asked again every QQ_REFRESH_MS while the panel shows it (a hidden
+// tab skips the request): a dropped connection, a refused token, the
+// heartbeats and the reconnects show up without a reload.
+const QQ_REFRESH_MS = 5000;
+
 function qqStatus(el) {
+  const again = () => setTimeout(() => {
+    if (!el.isConnected) return; // the panel was left or redrawn
+    if (document.hidden) again();
+    else qqStatus(el);
+  }, QQ_REFRESH_MS);
   api('GET', 'worlds').then((w) => {
+    if (!el.isConnected) return;
     const q = w?.qq;
-    if (!q?.enabled) return;
+    if (!q?.enabled) return; // off until zcor serve restarts
     const c = q.connection ?? {};
     const ms = (v) => (v == null ? '—' : fmtTime(new Date(v).toISOString()));
     const rows = [
@@ -58,7 +69,13 @@ function qqStatus(el) {
     if (c.lastError) rows.push(['qq.lastError', c.lastError]);
     clear(el, h('section', { class: 'card', 'aria-labelledby': 'h-qq' }, h('h2', { id: 'h-qq' }, t('qq.title')),
       h('table', { class: `qq-${c.state ?? 'unknown'}` }, h('tbody', {}, rows.map(([k, v]) => h('tr', {}, h('th', { scope: 'row' }, t(k)), h('td', {}, v)))))));
-  }).catch(() => {}); // an older server without the route: nothing to show
+    again();
+  }).catch((e) => {
+    // an older server without the route (404), a token no longer valid:
+    // nothing more to ask
+    if (e?.status >= 400 && e.status < 500) return;
+    again(); // zcor serve restarting, a network blip: the card stays as it was
+  });
 }
 
 function conversation(el, key) {
