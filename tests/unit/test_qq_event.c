@@ -489,9 +489,17 @@ static void malformed(void)
 		 "group_id is missing"},
 		{"{\"post_type\":\"message\",\"message_type\":\"group\",\"message_id\":1,\"user_id\":\"12a\","
 		 "\"group_id\":2,\"message\":[]}",
-		 "user_id must be a number or a string of 1 to 19 digits, not '12a'"},
+		 "user_id must be a number or a string of 1 to 19 digits (at most 9223372036854775807), not '12a'"},
 		{"{\"post_type\":\"message\",\"message_type\":\"group\",\"message_id\":1,\"user_id\":"
 		 "\"12345678901234567890123\",\"group_id\":2,\"message\":[]}",
+		 "user_id must be a number or a string of 1 to 19 digits"},
+		/* issue 15: 19 digits past 2^63 - 1 are no id (sent back as a number, the group
+		 * would be another one) */
+		{"{\"post_type\":\"message\",\"message_type\":\"group\",\"message_id\":1,\"user_id\":1,"
+		 "\"group_id\":\"9999999999999999999\",\"message\":[]}",
+		 "group_id must be a number or a string of 1 to 19 digits (at most 9223372036854775807)"},
+		{"{\"post_type\":\"message\",\"message_type\":\"group\",\"message_id\":1,\"user_id\":"
+		 "\"9223372036854775808\",\"group_id\":2,\"message\":[]}",
 		 "user_id must be a number or a string of 1 to 19 digits"},
 		{"{\"post_type\":\"message\",\"message_type\":\"group\",\"message_id\":1,\"user_id\":1.5,"
 		 "\"group_id\":2,\"message\":[]}",
