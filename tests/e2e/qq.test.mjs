@@ -356,16 +356,20 @@ test('[issue 15] maxWaitMs: a burst that never goes quiet still gets its turn ab
     const t0 = Date.now();
     w.nc.groupMessage({ groupId: G1, userId: 111, segments: [seg.at(BOT), seg.text(' 开始')] });
     const stop = Date.now() + 3000;
-    let i = 0;
+    let i = 0, last = t0, gap = 0;
     while (Date.now() < stop) {
       await sleep(80); // always inside quietMs (150)
       w.nc.groupMessage({ groupId: G1, userId: 112, segments: [seg.text(`刷屏${++i}`)] });
+      if (!w.sendsTo({ group: G1 }).length) gap = Math.max(gap, Date.now() - last);
+      last = Date.now();
     }
     const first = w.sendsTo({ group: G1 })[0];
     assert.ok(first, 'answered while the burst went on');
     // without maxWaitMs it could come only after the burst (3 s + quietMs); the turn itself may take a while on a busy machine
     assert.ok(first.at - t0 < 2600, `the first reply came ${first.at - t0} ms after the waking message`);
-    assert.ok(first.at - t0 >= 900, `the first reply came ${first.at - t0} ms after the waking message, before maxWaitMs`);
+    // (on a loaded machine a timer may fire late: a gap past quietMs ends the burst early, rightly)
+    if (gap < 150)
+      assert.ok(first.at - t0 >= 900, `the first reply came ${first.at - t0} ms after the waking message, before maxWaitMs`);
   });
 });
 
