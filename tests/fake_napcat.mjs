@@ -327,6 +327,13 @@ export async function startFakeNapCat(opts = {}) {
     waitFor,
 
     emit,
+    // Sends data as it is (a string: a text frame; a Buffer with binary: a
+    // binary frame) on every open connection: frames NapCat never sends.
+    emitRaw(data, { binary = false } = {}) {
+      const open = [...sockets].filter((s) => s.readyState === WebSocket.OPEN);
+      if (!open.length) throw new Error('fake_napcat: no connection to emit on');
+      for (const s of open) s.send(data, { binary });
+    },
     // A group message; returns its message_id (a number).
     groupMessage({ groupId, userId, segments, ...rest }) {
       return emit(messageEvent({ type: 'group', groupId, userId, segments, subType: 'normal', ...rest })).message_id;

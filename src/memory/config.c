@@ -593,7 +593,7 @@ const struct zc_conf_row zc_conf_rows[] = {
 	 .help = "下载一张收到的图片最多多大 / the largest inbound image downloaded"},
 	{.name = "worlds.qq.mediaTimeoutMs", .type = ZC_CONF_INT, .layer = "world",
 	 F(qq.media_timeout_ms), .lo = 500, .hi = 120000, .def = 10000, .unit = "milliseconds",
-	 .flags = ZC_CONF_SAY_DEFAULT, .help = "下载一张图片的时限 / the time to download one image"},
+	 .flags = ZC_CONF_SAY_DEFAULT, .help = "同一批事件里图片下载合计的时限 / the time the image downloads of one batch of events take together"},
 	{.name = "worlds.qq.proactive", .type = ZC_CONF_SECTION, .layer = "world", NOFIELD,
 	 .example = "'worlds.qq.proactive' must be an object such as {\"probability\": 0.05, "
 		    "\"cooldownS\": 600, \"quietHours\": \"00:00-08:00\"}",

@@ -214,8 +214,11 @@ static json_t *media_item(const unsigned char *data, size_t len)
 }
 
 /* Downloads ev's images (at most 10, the log's cap) into message's
- * "media"; adds their bytes to *bytes. */
-static void attach_images(struct zc_qq *q, struct zc_qq_event *ev, size_t *bytes)
+ * "media"; adds their bytes to *bytes. The downloads run on the logging
+ * thread, so every one of a chunk shares one mediaTimeoutMs (deadline,
+ * mono ms): a slow image host holds every conversation's log and timers
+ * up that long at most, not that long per image. */
+static void attach_images(struct zc_qq *q, struct zc_qq_event *ev, size_t *bytes, double deadline)
 {
 	size_t i;
 	json_t *img, *media = NULL;
@@ -226,8 +229,14 @@ static void attach_images(struct zc_qq *q, struct zc_qq_event *ev, size_t *bytes
 		unsigned char *data = NULL;
 		size_t len = 0;
 		char err[300];
-		if (zc_qq_fetch_image(url, q->media_max_bytes, q->media_timeout_ms, &data, &len, err,
-				      sizeof(err))) {
+		double left = deadline - zc_time_mono_ms();
+		if (left < 1) {
+			zc_qq_complain(q, "an image of message %s in %s was not kept: the images of this "
+				       "batch of events took mediaTimeoutMs (%d ms) already", ev->message_id,
+				       ev->conversation, q->media_timeout_ms);
+			continue;
+		}
+		if (zc_qq_fetch_image(url, q->media_max_bytes, (int)left, &data, &len, err, sizeof(err))) {
 			zc_qq_complain(q, "an image of message %s in %s was not kept: %s", ev->message_id,
 				       ev->conversation, err);
 			continue;
@@ -490,6 +499,7 @@ static void log_chunk(struct zc_qq *q, struct zc_qq_event *evs, size_t n)
 	static struct run runs[QQ_CHUNK];
 	static char done[QQ_CHUNK];
 	size_t nruns = 0, norder = 0;
+	double deadline = zc_time_mono_ms() + q->media_timeout_ms; /* every download of the chunk */
 	memset(done, 0, n);
 	for (size_t i = 0; i < n; i++) {
 		if (done[i] || evs[i].kind != ZC_QQ_MESSAGE)
@@ -502,7 +512,7 @@ static void log_chunk(struct zc_qq *q, struct zc_qq_event *evs, size_t n)
 			if (done[j] || evs[j].kind != ZC_QQ_MESSAGE ||
 			    strcmp(evs[j].conversation, evs[i].conversation) != 0)
 				continue;
-			attach_images(q, &evs[j], &r->media);
+			attach_images(q, &evs[j], &r->media, deadline);
 			done[j] = 1;
 			order[norder++] = j;
 		}

@@ -91,9 +91,13 @@ static int read_id(const json_t *v, int neg_ok, char out[24], const char *path, 
 		int ok = n > i && n - i <= ID_DIGITS && strlen(s) == n;
 		for (size_t k = i; ok && k < n; k++)
 			ok = s[k] >= '0' && s[k] <= '9';
+		/* 19 digits pass 2^63: such an id names no QQ account or group,
+		 * and sent back as a number (send_group_msg) it would be another */
+		if (ok && n - i == ID_DIGITS && strcmp(s + i, i ? "9223372036854775808" : "9223372036854775807") > 0)
+			ok = 0;
 		if (!ok)
-			return bad(err, cap, "%s must be a number or a string of 1 to %d digits, not '%s'",
-				   path, ID_DIGITS, ZC_Q(s, 30));
+			return bad(err, cap, "%s must be a number or a string of 1 to %d digits (at most "
+				   "9223372036854775807), not '%s'", path, ID_DIGITS, ZC_Q(s, 30));
 		memcpy(out, s, n + 1);
 		return 1;
 	}

@@ -90,6 +90,10 @@ int zc_qq_fetch_image(const char *url, long max_bytes, int timeout_ms, unsigned 
  * caller) and *len, or -1. */
 typedef int (*zc_qq_sticker_fn)(void *ud, const char *file, char **data, size_t *len);
 
+/* The messages one reply becomes at most: past them the rest is left out
+ * (and named in *problems) — a runaway reply never floods a group. */
+#define ZC_QQ_REPLY_MESSAGES_MAX 10
+
 struct zc_qq_reply_opts {
 	const char *quote_id; /* group: the message that woke the bot (a reply segment first); NULL: none */
 	int max_chars;        /* one message's text at most; longer replies are split at line or sentence ends */
@@ -104,7 +108,8 @@ struct zc_qq_reply_opts {
  * of message arrays, each [{"type": "text"|"image"|"at"|"reply", "data":
  * {…}}…]. `[[图片: stickers/名字.gif]]` → an image segment ("file":
  * "base64://…", or "file://…" with local_files); `[[@123456]]` → an at
- * segment (qq as a string); the reply segment only in the first message.
+ * segment (qq as a string); the reply segment only in the first message;
+ * at most ZC_QQ_REPLY_MESSAGES_MAX messages (the rest left out, a problem).
  * An image whose bytes cannot be read is dropped and named in *problems
  * (an array of strings; the turn's check has already refused bad paths).
  * 0, or -1 with why in err.

@@ -343,6 +343,16 @@ int zc_qq_reply_segments(const char *reply, const struct zc_qq_reply_opts *o, js
 		}
 	}
 	flush(&w);
+	if (json_array_size(w.msgs) > ZC_QQ_REPLY_MESSAGES_MAX) {
+		char why[160];
+		snprintf(why, sizeof(why), "the reply was %zu messages long; the %d sent end with \"…\" "
+			 "and the rest was left out", json_array_size(w.msgs), ZC_QQ_REPLY_MESSAGES_MAX);
+		json_array_append_new(probs, json_string(why));
+		while (json_array_size(w.msgs) > ZC_QQ_REPLY_MESSAGES_MAX)
+			json_array_remove(w.msgs, json_array_size(w.msgs) - 1);
+		json_array_append_new(json_array_get(w.msgs, ZC_QQ_REPLY_MESSAGES_MAX - 1),
+				      seg("text", "text", json_string("…")));
+	}
 	*out = json_incref(w.msgs);
 	if (problems)
 		*problems = json_incref(probs);

@@ -195,6 +195,24 @@ test('[issue 15] an image is downloaded into the media cache: media/<sha>.png in
   });
 });
 
+test('[issue 15] audit: a slow image host in one group holds another group\'s reply up one mediaTimeoutMs at most, not one per image', async () => {
+  await withWorld({ qq: { mediaTimeoutMs: 1500 } }, async (w) => {
+    // three images, each answered after 1.4 s: one at a time, 4.2 s of downloads
+    const urls = ['s1.png', 's2.png', 's3.png'].map((n) => w.nc.image(n, PNG, 'image/png', 1400));
+    w.nc.groupMessage({ groupId: G1, userId: 111, segments: urls.map((url, i) => seg.image({ url, file: `s${i}.png` })) });
+    await w.nc.waitFor(() => w.nc.imageHits.length >= 1, 3000, 'the first download');
+    const t0 = Date.now();
+    w.nc.groupMessage({ groupId: G2, userId: 222, segments: [seg.at(BOT), seg.text(' 在吗')] });
+    await w.nc.waitAction((a) => a.action === 'send_group_msg' && a.params.group_id === G2, 8000);
+    const ms = Date.now() - t0;
+    assert.ok(ms < 3000, `G2 was answered ${ms} ms after its mention (the downloads of G1's images take 1.5 s together at most)`);
+    // G1's message is logged all the same, with what arrived in time
+    const items = await w.waitLogged(`group:${G1}`, 1);
+    assert.equal(items[0].text, '[图片][图片][图片]');
+    assert.ok(items[0].media.length <= 1, JSON.stringify(items[0]));
+  });
+});
+
 test('[issue 15] group_recall flags the message (recalledAt), it stays in the log', async () => {
   await withWorld({}, async (w) => {
     const id = w.nc.groupMessage({ groupId: G1, userId: 111, segments: [seg.text('说错了')] });
@@ -338,16 +356,20 @@ test('[issue 15] maxWaitMs: a burst that never goes quiet still gets its turn ab
     const t0 = Date.now();
     w.nc.groupMessage({ groupId: G1, userId: 111, segments: [seg.at(BOT), seg.text(' 开始')] });
     const stop = Date.now() + 3000;
-    let i = 0;
+    let i = 0, last = t0, gap = 0;
     while (Date.now() < stop) {
       await sleep(80); // always inside quietMs (150)
       w.nc.groupMessage({ groupId: G1, userId: 112, segments: [seg.text(`刷屏${++i}`)] });
+      if (!w.sendsTo({ group: G1 }).length) gap = Math.max(gap, Date.now() - last);
+      last = Date.now();
     }
     const first = w.sendsTo({ group: G1 })[0];
     assert.ok(first, 'answered while the burst went on');
     // without maxWaitMs it could come only after the burst (3 s + quietMs); the turn itself may take a while on a busy machine
     assert.ok(first.at - t0 < 2600, `the first reply came ${first.at - t0} ms after the waking message`);
-    assert.ok(first.at - t0 >= 900, `the first reply came ${first.at - t0} ms after the waking message, before maxWaitMs`);
+    // (on a loaded machine a timer may fire late: a gap past quietMs ends the burst early, rightly)
+    if (gap < 150)
+      assert.ok(first.at - t0 >= 900, `the first reply came ${first.at - t0} ms after the waking message, before maxWaitMs`);
   });
 });
 

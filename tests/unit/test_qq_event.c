@@ -489,9 +489,17 @@ static void malformed(void)
 		 "group_id is missing"},
 		{"{\"post_type\":\"message\",\"message_type\":\"group\",\"message_id\":1,\"user_id\":\"12a\","
 		 "\"group_id\":2,\"message\":[]}",
-		 "user_id must be a number or a string of 1 to 19 digits, not '12a'"},
+		 "user_id must be a number or a string of 1 to 19 digits (at most 9223372036854775807), not '12a'"},
 		{"{\"post_type\":\"message\",\"message_type\":\"group\",\"message_id\":1,\"user_id\":"
 		 "\"12345678901234567890123\",\"group_id\":2,\"message\":[]}",
+		 "user_id must be a number or a string of 1 to 19 digits"},
+		/* issue 15: 19 digits past 2^63 - 1 are no id (sent back as a number, the group
+		 * would be another one) */
+		{"{\"post_type\":\"message\",\"message_type\":\"group\",\"message_id\":1,\"user_id\":1,"
+		 "\"group_id\":\"9999999999999999999\",\"message\":[]}",
+		 "group_id must be a number or a string of 1 to 19 digits (at most 9223372036854775807)"},
+		{"{\"post_type\":\"message\",\"message_type\":\"group\",\"message_id\":1,\"user_id\":"
+		 "\"9223372036854775808\",\"group_id\":2,\"message\":[]}",
 		 "user_id must be a number or a string of 1 to 19 digits"},
 		{"{\"post_type\":\"message\",\"message_type\":\"group\",\"message_id\":1,\"user_id\":1.5,"
 		 "\"group_id\":2,\"message\":[]}",
@@ -710,6 +718,25 @@ static void reply_split(void)
 	CHECK_STR(all.p, "第一行第一行\n第二行第二行第二行第二行第三行");
 	json_decref(out);
 	zc_buf_reset(&all);
+
+	/* issue 15 audit: a runaway reply (100 KB) becomes at most
+	 * ZC_QQ_REPLY_MESSAGES_MAX messages, the last ending with "…", and a
+	 * problem says so — never 85 messages into a group */
+	struct zc_buf huge = ZC_BUF_INIT;
+	for (int i = 0; i < 2000; i++)
+		zc_buf_adds(&huge, "这是一句话。");
+	json_t *probs = NULL;
+	CHECK_INT(zc_qq_reply_segments(huge.p, &o, &out, &probs, err, sizeof(err)), 0);
+	CHECK_INT(json_array_size(out), ZC_QQ_REPLY_MESSAGES_MAX);
+	json_t *last = json_array_get(out, ZC_QQ_REPLY_MESSAGES_MAX - 1);
+	CHECK_STR(json_string_value(json_object_get(
+			  json_object_get(json_array_get(last, json_array_size(last) - 1), "data"), "text")),
+		  "…");
+	CHECK_INT(json_array_size(probs), 1);
+	CHECK_HAS(json_string_value(json_array_get(probs, 0)), "the rest was left out");
+	json_decref(out);
+	json_decref(probs);
+	zc_buf_release(&huge);
 
 	/* no line or sentence end: cut at 20 characters */
 	struct zc_buf longr = ZC_BUF_INIT;
