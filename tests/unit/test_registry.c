@@ -202,7 +202,7 @@ static void issue14_fn_handler_runs_outside_a_transaction_with_a_read_record(voi
 	memset(&seen, 0, sizeof(seen));
 	CHECK_INT(zc_mem_open(&m, dir, &e), ZCOR_OK);
 	json_t *args = json_pack("{s:i}", "n", 21), *out = NULL;
-	CHECK_INT(zc_tool_run(&m, &ctx, &echo_row, provider, args, &out, &e), ZCOR_OK);
+	CHECK_INT(zc_tool_run(&m, &ctx, &echo_row, provider, NULL, args, &out, &e), ZCOR_OK);
 	json_decref(args);
 	CHECK_INT(seen.calls, 1);
 	CHECK_INT(seen.in_tx, 0);
@@ -213,14 +213,14 @@ static void issue14_fn_handler_runs_outside_a_transaction_with_a_read_record(voi
 	/* no answer is an empty object */
 	args = json_pack("{s:i}", "n", 0);
 	out = NULL;
-	CHECK_INT(zc_tool_run(&m, &ctx, &echo_row, NULL, args, &out, &e), ZCOR_OK);
+	CHECK_INT(zc_tool_run(&m, &ctx, &echo_row, NULL, NULL, args, &out, &e), ZCOR_OK);
 	CHECK(json_is_object(out) && json_object_size(out) == 0);
 	json_decref(out);
 	json_decref(args);
 	/* a failure is the function's, and recorded */
 	args = json_pack("{s:i}", "n", -1);
 	out = NULL;
-	CHECK_INT(zc_tool_run(&m, &ctx, &echo_row, NULL, args, &out, &e), ZCOR_ENOTFOUND);
+	CHECK_INT(zc_tool_run(&m, &ctx, &echo_row, NULL, NULL, args, &out, &e), ZCOR_ENOTFOUND);
 	CHECK(out == NULL);
 	CHECK_HAS(e.msg, "no page -1");
 	json_decref(args);
