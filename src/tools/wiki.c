@@ -352,8 +352,8 @@ static int extract(const struct zc_tool_env *env, json_t *titles, json_t *urls, 
 		final = title;
 	redirect_of(query, &from);
 	int truncated = 0;
-	*out = json_pack("{s:s, s:o, s:b}", "title", final, "extract",
-			 cut_extract(text ? text : "", &truncated), "truncated", truncated);
+	json_t *ex = cut_extract(text ? text : "", &truncated); /* before truncated is read */
+	*out = json_pack("{s:s, s:o, s:b}", "title", final, "extract", ex, "truncated", truncated);
 	const char *u = json_string_value(json_array_get(urls, i));
 	char *ru = u && from && strcmp(final, title) ? redirect_url(u, title, final) : NULL;
 	json_object_set_new(*out, "url", ru ? zc_json_string_own(ru) : u ? json_string(u) : json_null());
