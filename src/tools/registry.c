@@ -247,7 +247,7 @@ const struct zc_tool zc_tools[] = {
 	     PAGE_PROPS,
 	     "\"action\""),
 	 FOR_DIGEST_TOO, ZC_OFFER_ALWAYS, OP(zc_op_qq_transcript)},
-	{"wiki_lookup", "qq", "查维基 / Wiki lookup",
+	{"wiki_lookup", "wiki", "查维基 / Wiki lookup",
 	 "moegirl skill 的查词工具（SPEC §3.2）：在萌娘百科（或 config.json 的 wiki.baseUrl 指向的 MediaWiki）先用 opensearch 找词条标题，"
 	 "再取该词条开头的纯文本简介。返回 title、extract（最多 1200 字，超出截断并标 truncated）、url、redirectedFrom（经重定向时）、"
 	 "candidates（opensearch 给出的候选标题）。查不到词条时返回 not_found，details.candidates 列出相近标题。"

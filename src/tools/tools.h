@@ -72,7 +72,7 @@ typedef int (*zc_tool_fn)(const struct zc_tool_env *env, json_t *args, json_t **
 
 struct zc_tool {
 	const char *name;
-	const char *family; /* "zcor" (seed 000), "qq" (seed 003) */
+	const char *family; /* "zcor" (seed 000), "qq" (seed 003), "wiki" (seed 003's moegirl skill); the name's prefix */
 	const char *title;
 	const char *desc_zh;
 	const char *desc_en;
