@@ -397,7 +397,8 @@ static char *trimmed(const char *s)
 
 int zc_wiki_lookup(const struct zc_tool_env *env, json_t *args, json_t **out, struct zc_err *e)
 {
-	char *q = trimmed(zc_json_str(args, "query")), *nq = NULL;
+	const char *raw = zc_json_str(args, "query"); /* the schema requires it */
+	char *q = trimmed(raw ? raw : ""), *nq = NULL;
 	json_t *titles = NULL, *urls = NULL, *val = NULL;
 	struct zc_buf key = ZC_BUF_INIT;
 	int rc = ZCOR_OK, found = 0;
