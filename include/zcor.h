@@ -62,6 +62,7 @@ enum zcor_code {
 	ZCOR_EPROVIDER,   /* "provider_error": the LLM failed or answered badly */
 	ZCOR_EINTERNAL,   /* "internal": a bug in zcor; please report it */
 	ZCOR_EUNCERTAIN,  /* "maybe_applied": the change may have taken effect */
+	ZCOR_EUPSTREAM,   /* "upstream_error": a service zcor asked (the wiki) failed or answered badly */
 };
 
 /* The stable, snake_case name of a code ("not_found"). */

@@ -316,7 +316,8 @@ static void run_call(struct turn *t, const struct zc_tool_call *c)
 		struct zc_err te = {0};
 		if (t->ev && t->ev->tool_start)
 			t->ev->tool_start(t->ev->ud, c->name, c->arguments);
-		int rc = zc_tool_call(t->m, &ctx, x, &t->search, c->arguments, &result, &te);
+		int rc = zc_tool_call(t->m, &ctx, x, &t->search, zc_llm_http_get(), c->arguments,
+				      &result, &te);
 		if (rc) {
 			json_decref(result);
 			result = error_result(rc, te.msg, te.detail);

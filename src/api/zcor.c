@@ -371,7 +371,8 @@ int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name, const 
 	 * else none (memory/search.c then answers no_provider) */
 	const struct zcor_provider *provider = zc_llm_provider(&z->llm);
 	json_t *result = NULL;
-	rc = zc_tool_call(&z->mem, ctx, t, provider, args_json, &result, &z->last.err);
+	rc = zc_tool_call(&z->mem, ctx, t, provider, zc_llm_http_get(), args_json, &result,
+			  &z->last.err);
 	return answer(z, rc, result, out_json);
 }
 

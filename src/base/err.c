@@ -26,6 +26,7 @@ static const char *const names[] = {
 	[ZCOR_EPROVIDER] = "provider_error",
 	[ZCOR_EINTERNAL] = "internal",
 	[ZCOR_EUNCERTAIN] = "maybe_applied",
+	[ZCOR_EUPSTREAM] = "upstream_error",
 };
 
 const char *zcor_code_name(int code)

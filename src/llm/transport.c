@@ -176,6 +176,7 @@ struct xfer {
 	size_t got;         /* bytes of this attempt's body, against the cap */
 	int too_big;
 	int sink_rc;        /* the sink's error that stopped the transfer */
+	int kind;           /* the failure's ZC_HTTP_* (zc_llm_get reads it) */
 	struct zc_err *e;
 	char retry_after[RETRY_AFTER_MAX];
 	char curl_err[CURL_ERROR_SIZE];
@@ -241,6 +242,8 @@ static int retryable_curl(CURLcode cc)
 /* A hint after "answered HTTP n" for statuses with a usual cause. */
 static const char *status_hint(long status, const struct zc_provider_config *cfg)
 {
+	if (!cfg->enabled)
+		return ""; /* a GET of zc_llm_get: its caller says what to check */
 	if (status == 401 || status == 403)
 		return cfg->api_key_env[0] ? "; check the API key in the environment variable named by "
 					     "provider.apiKeyEnv"
@@ -263,6 +266,7 @@ static int attempt(struct xfer *x, int n, long long deadline, long long *retry_m
 	CURL *h = x->h;
 	long long started = mono_ms(), left = deadline - started;
 	*retry_ms = -1;
+	x->kind = ZC_HTTP_TIMEOUT;
 	if (left <= 0)
 		return zc_fail(e, ZCOR_EPROVIDER, "no answer from '%s' within timeoutMs (%ld ms)", x->url,
 			       cfg->timeout_ms);
@@ -286,14 +290,17 @@ static int attempt(struct xfer *x, int n, long long deadline, long long *retry_m
 
 	if (x->sink_rc)
 		return x->sink_rc; /* the sink's own error is in e */
+	x->kind = ZC_HTTP_TOO_BIG;
 	if (x->too_big || cc == CURLE_FILESIZE_EXCEEDED)
 		return zc_fail(e, ZCOR_EPROVIDER,
 			       "the response from '%s' is larger than maxResponseBytes (%ld bytes)", x->url,
 			       cfg->max_response_bytes);
 	int fresh = !x->sink->committed(x->sink->ud);
+	x->kind = ZC_HTTP_TIMEOUT;
 	if (cc == CURLE_OPERATION_TIMEDOUT && mono_ms() >= deadline - 20)
 		return zc_fail(e, ZCOR_EPROVIDER, "no answer from '%s' within timeoutMs (%ld ms)%s", x->url,
 			       cfg->timeout_ms, fresh ? "" : " (the answer was cut off while streaming)");
+	x->kind = ZC_HTTP_UNREACHABLE;
 	if (cc != CURLE_OK) {
 		if (retryable_curl(cc) && fresh)
 			*retry_ms = backoff;
@@ -305,6 +312,7 @@ static int attempt(struct xfer *x, int n, long long deadline, long long *retry_m
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
 	if (status >= 200 && status < 300)
 		return x->sink->finish(x->sink->ud, e);
+	x->kind = ZC_HTTP_STATUS;
 
 	if (status == 408 || status == 429 || status >= 500) {
 		long long ra = x->retry_after[0] ? zc_llm_retry_after_ms(x->retry_after, time(NULL)) : -1;
@@ -368,9 +376,13 @@ static void setup(struct xfer *x, struct curl_slist *headers, const char *payloa
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_POST, 1L);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDS, payload);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(payload));
+	if (payload) {
+		curl_easy_setopt(h, CURLOPT_POST, 1L);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, payload);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(payload));
+	} else {
+		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+	}
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "zcor");
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
@@ -441,3 +453,91 @@ out:
 	zc_buf_release(&url);
 	return rc;
 }
+
+/* ---- a plain GET (zc_llm_get) ----------------------------------------- */
+
+#define GET_CONNECT_MAX_MS 10000 /* connecting gets at most this of the time */
+#define GET_RETRIES 1           /* one more attempt after a failed connection, 408, 429, 5xx */
+
+/* The sink of a GET: the whole 2xx body into a buffer. */
+static void get_reset(void *ud) { zc_buf_reset(ud); }
+static int get_data(void *ud, const char *p, size_t n, struct zc_err *e)
+{
+	(void)e;
+	zc_buf_add(ud, p, n);
+	return ZCOR_OK;
+}
+static int get_finish(void *ud, struct zc_err *e) { (void)ud, (void)e; return ZCOR_OK; }
+static int get_committed(void *ud) { (void)ud; return 0; }
+
+int zc_llm_get(const char *url, long timeout_ms, long max_bytes, struct zc_buf *body, int *kind,
+	       struct zc_err *e)
+{
+	*kind = ZC_HTTP_OK;
+	zc_buf_reset(body);
+	pthread_once(&curl_once, curl_init);
+	if (curl_init_rc != CURLE_OK) {
+		*kind = ZC_HTTP_UNREACHABLE;
+		return zc_fail(e, ZCOR_EUPSTREAM, "libcurl did not initialise: %s",
+			       curl_easy_strerror(curl_init_rc));
+	}
+	/* the attempt's limits, in the provider's shape; enabled 0 marks a
+	 * GET for status_hint, api_key_env "" sends no key */
+	struct zc_provider_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.timeout_ms = timeout_ms;
+	cfg.connect_timeout_ms = timeout_ms < GET_CONNECT_MAX_MS ? timeout_ms : GET_CONNECT_MAX_MS;
+	cfg.max_response_bytes = max_bytes;
+	const struct zc_llm_sink sink = {get_reset, get_data, get_finish, get_committed, body};
+	struct curl_slist *headers = curl_slist_append(NULL, "Accept: application/json");
+	int rc = ZCOR_OK, n;
+	long long deadline = mono_ms() + timeout_ms, wait = -1, answer_ms = 0;
+	struct xfer x;
+	memset(&x, 0, sizeof(x));
+	x.cfg = &cfg;
+	x.sink = &sink;
+	x.e = e;
+	x.url = url;
+	if (!headers || !(x.h = handle_take())) {
+		*kind = ZC_HTTP_UNREACHABLE;
+		rc = zc_fail(e, ZCOR_EINTERNAL, "libcurl could not create a request");
+		goto out;
+	}
+	setup(&x, headers, NULL);
+	for (n = 0;; n++) {
+		rc = attempt(&x, n, deadline, &wait, &answer_ms, e);
+		if (rc == ZCOR_OK || wait < 0 || n >= GET_RETRIES || wait >= deadline - mono_ms())
+			break;
+		sleep_ms(wait);
+	}
+	if (rc) {
+		*kind = x.kind;
+		/* the attempt's words name the provider's settings: say it plainly */
+		if (x.kind == ZC_HTTP_TIMEOUT)
+			zc_fail(e, ZCOR_EUPSTREAM, "no answer from '%s' within %ld ms", url, timeout_ms);
+		else if (x.kind == ZC_HTTP_TOO_BIG)
+			zc_fail(e, ZCOR_EUPSTREAM, "the answer from '%s' is larger than %ld bytes", url,
+				max_bytes);
+		else
+			e->code = ZCOR_EUPSTREAM; /* "cannot reach …", "… answered HTTP n" */
+		rc = ZCOR_EUPSTREAM;
+		zc_buf_reset(body);
+	}
+out:
+	handle_give_back(x.h);
+	curl_slist_free_all(headers);
+	zc_buf_release(&x.body);
+	return rc;
+}
+
+/* The tools' HTTP GET (tools.h) over zc_llm_get. */
+static int http_get(void *ud, const char *url, long timeout_ms, long max_bytes, struct zc_buf *body,
+		    int *kind, struct zc_err *e)
+{
+	(void)ud;
+	return zc_llm_get(url, timeout_ms, max_bytes, body, kind, e);
+}
+
+static const struct zc_http_get the_http_get = {http_get, NULL};
+
+const struct zc_http_get *zc_llm_http_get(void) { return &the_http_get; }

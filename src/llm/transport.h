@@ -17,6 +17,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "memory/config.h"
+#include "tools/tools.h"
 
 /*
  * What reads a 2xx body. Every callback gets ud.
@@ -66,6 +67,17 @@ struct zc_llm_xfer_info {
  */
 int zc_llm_post(const struct zc_provider_config *cfg, const char *payload, int stream,
 		const struct zc_llm_sink *sink, struct zc_llm_xfer_info *info, struct zc_err *e);
+
+/*
+ * GETs url with the same machinery (one thread-kept curl handle, http and
+ * https only): the whole call ends by timeout_ms (one retry of a failed
+ * connection, 408, 429 or 5xx inside it), the body is at most max_bytes.
+ * ZCOR_OK with the 2xx body in body (reset first), or ZCOR_EUPSTREAM with
+ * *kind (ZC_HTTP_*, tools.h) and the reason in e (naming url, never a
+ * setting: the caller says what to check); body is then empty.
+ */
+int zc_llm_get(const char *url, long timeout_ms, long max_bytes, struct zc_buf *body, int *kind,
+	       struct zc_err *e);
 
 /* ---- reading answers (openai.c), shared with chat.c ------------------ */
 

@@ -94,6 +94,52 @@ static int check_key_env(const struct zc_conf_row *row, const json_t *v, struct 
 	return ZCOR_OK;
 }
 
+/*
+ * wiki.baseUrl: http(s)://host[:port][/path], printable ASCII, no spaces,
+ * query or fragment; the path either ends in "api.php" (taken as it is)
+ * or is the wiki's script path ("https://example.org/w/", "/api.php"
+ * appended). Another *.php ("index.php") is refused: that is not the API.
+ */
+static int check_wiki_url(const struct zc_conf_row *row, const json_t *v, struct zc_config *out,
+			  struct zc_err *e)
+{
+	(void)row;
+	static const char want[] =
+		"'wiki.baseUrl' must be a MediaWiki API address: an http:// or https:// URL ending in "
+		"api.php, such as \"https://zh.moegirl.org.cn/api.php\", or the wiki's script path such "
+		"as \"https://example.org/w/\" (api.php is added); no spaces, query or fragment, at most "
+		"%d bytes";
+	const char *u = json_string_value(v);
+	size_t n = u ? strlen(u) : 0, cap = sizeof(out->wiki.base_url) - sizeof("/api.php");
+	const char *host = NULL;
+	if (u && strncmp(u, "http://", 7) == 0)
+		host = u + 7;
+	else if (u && strncmp(u, "https://", 8) == 0)
+		host = u + 8;
+	if (!host || n > cap || *host == '\0' || *host == '/' || *host == ':')
+		return zc_fail(e, ZCOR_EINVAL, want, (int)cap);
+	for (const char *c = u; *c; c++) {
+		unsigned char ch = (unsigned char)*c;
+		if (ch <= 0x20 || ch >= 0x7f || ch == '?' || ch == '#')
+			return zc_fail(e, ZCOR_EINVAL, want, (int)cap);
+	}
+	const char *path = strchr(host, '/');
+	if (path && n >= 7 && strcmp(u + n - 7, "api.php") == 0) {
+		memcpy(out->wiki.base_url, u, n + 1);
+		return ZCOR_OK;
+	}
+	const char *last = path ? strrchr(path, '/') + 1 : "";
+	if (strstr(last, ".php"))
+		return zc_fail(e, ZCOR_EINVAL,
+			       "'wiki.baseUrl' names '%s', which is not the MediaWiki API: give the "
+			       "api.php address, such as \"https://zh.moegirl.org.cn/api.php\"",
+			       ZC_Q(last, 60));
+	while (n > (size_t)(host - u) && u[n - 1] == '/')
+		n--;
+	snprintf(out->wiki.base_url, sizeof(out->wiki.base_url), "%.*s/api.php", (int)n, u);
+	return ZCOR_OK;
+}
+
 /* An id as it appears after "group:" / "private:" in a conversation key. */
 static int id_ok(const char *s, size_t max)
 {
@@ -402,6 +448,7 @@ static json_t *qq_url_json(const struct zc_config *c) { return json_string(c->qq
 static json_t *qq_path_json(const struct zc_config *c) { return json_string(c->qq.path); }
 static json_t *qq_token_env_json(const struct zc_config *c) { return json_string(c->qq.token_env); }
 static json_t *qq_apology_json(const struct zc_config *c) { return json_string(c->qq.apology); }
+static json_t *wiki_url_json(const struct zc_config *c) { return json_string(c->wiki.base_url); }
 
 /* The order is the order of config_json and of the "known" lists. */
 const struct zc_conf_row zc_conf_rows[] = {
@@ -463,6 +510,23 @@ const struct zc_conf_row zc_conf_rows[] = {
 	 .unit = "0 to 2; 0 is the most deterministic",
 	 .help = "对话回合的采样温度（记忆搜索的筛选总是 0） / the turn's sampling temperature (the "
 		 "search filter always uses 0)"},
+	{.name = "wiki", .type = ZC_CONF_SECTION, .layer = "tools", NOFIELD,
+	 .example = "'wiki' must be an object such as {\"baseUrl\": "
+		    "\"https://zh.moegirl.org.cn/api.php\", \"timeoutMs\": 8000}",
+	 .help = "wiki_lookup 查询的 MediaWiki（默认萌娘百科） / the MediaWiki wiki_lookup asks (default "
+		 "the Moegirl wiki)"},
+	{.name = "wiki.baseUrl", .type = ZC_CONF_STRING, .layer = "tools", F(wiki.base_url),
+	 .check = check_wiki_url, .json = wiki_url_json,
+	 .help = "MediaWiki 的 api.php 地址（或脚本路径，自动补 api.php） / the wiki's api.php (or its "
+		 "script path; api.php is added)"},
+	{.name = "wiki.timeoutMs", .type = ZC_CONF_INT, .layer = "tools", F(wiki.timeout_ms),
+	 .lo = 100, .hi = 60000, .def = ZC_WIKI_TIMEOUT_DEFAULT,
+	 .unit = "milliseconds per request, its retry included", .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "每次请求维基的时限 / the time of each request to the wiki"},
+	{.name = "wiki.maxBytes", .type = ZC_CONF_INT, .layer = "tools", F(wiki.max_bytes),
+	 .lo = 1024, .hi = 16L << 20, .def = (double)ZC_WIKI_MAX_BYTES_DEFAULT,
+	 .unit = "bytes, 1 KiB to 16 MiB", .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "维基一次回答最多读多少字节 / the largest answer read from the wiki"},
 	{.name = "botId", .type = ZC_CONF_STRING, .layer = "memory", F(bot_id), .check = check_bot_id,
 	 .flags = ZC_CONF_EMPTY_NULL, .help = "the bot's own sender id, or null"},
 	{.name = "admission", .type = ZC_CONF_SECTION, .layer = "memory", NOFIELD,
@@ -713,6 +777,7 @@ static void defaults(struct zc_config *c)
 	snprintf(c->qq.url, sizeof(c->qq.url), "ws://127.0.0.1:3001/");
 	snprintf(c->qq.path, sizeof(c->qq.path), "/onebot/v11/ws");
 	snprintf(c->qq.token_env, sizeof(c->qq.token_env), "NAPCAT_TOKEN");
+	snprintf(c->wiki.base_url, sizeof(c->wiki.base_url), "%s", ZC_WIKI_URL_DEFAULT);
 }
 
 static int bad_int(const struct zc_conf_row *r, struct zc_err *e)

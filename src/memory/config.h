@@ -83,6 +83,19 @@ struct zc_qq_config {
 	char apology[ZC_APOLOGY_MAX];         /* apology */
 };
 
+/* wiki (docs/OPERATIONS.md): the MediaWiki API wiki_lookup asks
+ * (src/tools/wiki.c). base_url is the api.php endpoint itself: a base
+ * given as a path gets "/api.php" appended when it is read. */
+#define ZC_WIKI_URL_MAX 512
+#define ZC_WIKI_URL_DEFAULT "https://zh.moegirl.org.cn/api.php"
+#define ZC_WIKI_TIMEOUT_DEFAULT 8000
+#define ZC_WIKI_MAX_BYTES_DEFAULT (1L << 20)
+struct zc_wiki_config {
+	char base_url[ZC_WIKI_URL_MAX]; /* baseUrl, resolved to …/api.php */
+	long timeout_ms;                /* timeoutMs: each of the two requests, retry included */
+	long max_bytes;                 /* maxBytes: the largest answer read */
+};
+
 /*
  * recall.weights: what each feature of the scored profile counts for
  * (recall_score.c, zc_recall_score_items; docs/FORMATS.md). A preset by
@@ -129,6 +142,7 @@ struct zc_config {
 	} turn;
 	char console_apology[ZC_APOLOGY_MAX]; /* worlds.console.apology: "" = none */
 	struct zc_qq_config qq;               /* worlds.qq */
+	struct zc_wiki_config wiki;           /* wiki: wiki_lookup's MediaWiki */
 	/* admission.groups / admission.privates (allow-lists of ids) vary in
 	 * length, so they stay in the document: zc_config_allowed reads them. */
 };

@@ -65,6 +65,7 @@ int zc_http_status_of(const char *code)
 		{"invalid_argument", 400}, {"not_found", 404},     {"conflict", 409},
 		{"forbidden", 403},        {"read_only", 503},     {"disk_full", 507},
 		{"busy", 503},             {"no_provider", 503},   {"provider_error", 502},
+		{"upstream_error", 502},
 		{"io_error", 500},         {"maybe_applied", 500}, {"internal", 500},
 	};
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)

@@ -19,6 +19,7 @@
 #include "base/json.h"
 #include "memory/transcript.h"
 #include "text/schema.h"
+#include "tools/wiki.h"
 
 #define OBJ(props, req) \
 	"{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req "],\"additionalProperties\":false}"
@@ -246,6 +247,19 @@ const struct zc_tool zc_tools[] = {
 	     PAGE_PROPS,
 	     "\"action\""),
 	 FOR_DIGEST_TOO, ZC_OFFER_ALWAYS, OP(zc_op_qq_transcript)},
+	{"wiki_lookup", "wiki", "查维基 / Wiki lookup",
+	 "moegirl skill 的查词工具（SPEC §3.2）：在萌娘百科（或 config.json 的 wiki.baseUrl 指向的 MediaWiki）先用 opensearch 找词条标题，"
+	 "再取该词条开头的纯文本简介。返回 title、extract（最多 1200 字，超出截断并标 truncated）、url、redirectedFrom（经重定向时）、"
+	 "candidates（opensearch 给出的候选标题）。查不到词条时返回 not_found，details.candidates 列出相近标题。"
+	 "只用来核实梗、角色、作品的来历；查不到或不确定时不要写进记忆。",
+	 "The moegirl skill's lookup (SPEC §3.2): finds the page title with opensearch on the Moegirl wiki (or the MediaWiki at "
+	 "config.json's wiki.baseUrl), then reads that page's opening text as plain text. Returns title, extract (at most 1,200 "
+	 "characters; longer ones are cut and marked truncated), url, redirectedFrom (when a redirect was followed) and "
+	 "candidates (opensearch's titles). No page: not_found, with close titles in details.candidates. Use it to check where "
+	 "a meme, character or work comes from; when nothing is found or you are unsure, write nothing.",
+	 OBJ("\"query\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100,\"description\":\"要查的词、角色名或作品名 / the word, character or work to look up\"}",
+	     "\"query\""),
+	 FOR_DIGEST_TOO, ZC_OFFER_ALWAYS, FN(zc_wiki_lookup)},
 	{0},
 };
 
@@ -397,20 +411,20 @@ static int fn_body(struct zc_op *op, json_t *args, json_t **out, struct zc_err *
 }
 
 int zc_tool_run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
-		const struct zcor_provider *provider, json_t *args, json_t **out,
-		struct zc_err *e)
+		const struct zcor_provider *provider, const struct zc_http_get *http, json_t *args,
+		json_t **out, struct zc_err *e)
 {
 	assert((t->op != NULL) != (t->fn != NULL));
 	if (t->op)
 		return zc_mem_run_ud(m, ctx, t->op, args, (void *)provider, out, e);
-	struct fn_call c = {t, {m, ctx, provider}};
+	struct fn_call c = {t, {m, ctx, provider, http}};
 	const struct zc_opdef def = {t->name, fn_pre, fn_body, ZC_OP_READ};
 	return zc_mem_run_ud(m, ctx, &def, args, &c, out, e);
 }
 
 int zc_tool_call(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
-		 const struct zcor_provider *provider, const char *args_text, json_t **out,
-		 struct zc_err *e)
+		 const struct zcor_provider *provider, const struct zc_http_get *http,
+		 const char *args_text, json_t **out, struct zc_err *e)
 {
 	json_t *args = NULL;
 	*out = NULL;
@@ -432,7 +446,7 @@ int zc_tool_call(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_t
 	if (!zc_tool_visible(t, audience, &m->conf.cfg, ctx->conversation))
 		rc = refuse(m, ctx, t, audience, args, e);
 	else
-		rc = zc_tool_run(m, ctx, t, provider, args, out, e);
+		rc = zc_tool_run(m, ctx, t, provider, http, args, out, e);
 	json_decref(args);
 	return rc;
 }

@@ -33,11 +33,30 @@ enum zc_offer {
 	ZC_OFFER_RELATIONSHIPS, /* only while relationship memory is on */
 };
 
-/* What a plain-function handler is handed (all borrowed; provider may be NULL). */
+/*
+ * An HTTP GET for a plain function (the wiki lookup), given by a layer
+ * above (llm/transport.c, wired by the api layer and the turn) the way
+ * `provider` is: tools/ sits below llm/ and has no HTTP client of its own.
+ * get fetches url within timeout_ms (retries included), reading at most
+ * max_bytes, into body (reset first). ZCOR_OK with a 2xx body; else an
+ * error (ZCOR_EUPSTREAM) with *kind one of ZC_HTTP_* and the reason in e,
+ * naming url and no setting: the caller says what to check.
+ */
+enum { ZC_HTTP_OK = 0, ZC_HTTP_UNREACHABLE, ZC_HTTP_TIMEOUT, ZC_HTTP_TOO_BIG, ZC_HTTP_STATUS };
+struct zc_buf;
+struct zc_http_get {
+	int (*get)(void *ud, const char *url, long timeout_ms, long max_bytes, struct zc_buf *body,
+		   int *kind, struct zc_err *e);
+	void *ud;
+};
+
+/* What a plain-function handler is handed (all borrowed; provider and
+ * http may be NULL: none). */
 struct zc_tool_env {
 	struct zc_mem *m;
 	const struct zcor_ctx *ctx;
 	const struct zcor_provider *provider;
+	const struct zc_http_get *http;
 };
 
 /*
@@ -53,7 +72,7 @@ typedef int (*zc_tool_fn)(const struct zc_tool_env *env, json_t *args, json_t **
 
 struct zc_tool {
 	const char *name;
-	const char *family; /* "zcor" (seed 000), "qq" (seed 003) */
+	const char *family; /* "zcor" (seed 000), "qq" (seed 003), "wiki" (seed 003's moegirl skill); the name's prefix */
 	const char *title;
 	const char *desc_zh;
 	const char *desc_en;
@@ -107,11 +126,12 @@ const json_t *zc_tool_schema(const struct zc_tool *t);
  * nothing runs. On failure the call is still recorded in history. *out is
  * the result (new ref). provider (borrowed, may be NULL: none) is what an
  * operation that asks a model (zcor_memory_search) calls; the operation
- * gets it as op->ud, a function as env->provider.
+ * gets it as op->ud, a function as env->provider. http (borrowed, may be
+ * NULL: none) is a function's env->http.
  */
 int zc_tool_call(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
-		 const struct zcor_provider *provider, const char *args_text, json_t **out,
-		 struct zc_err *e);
+		 const struct zcor_provider *provider, const struct zc_http_get *http,
+		 const char *args_text, json_t **out, struct zc_err *e);
 /*
  * The dispatch by handler kind, for arguments already checked: an `op`
  * row through the runner (a transaction, its history record), an `fn`
@@ -119,7 +139,7 @@ int zc_tool_call(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_t
  * failure record). t need not be a row of the table.
  */
 int zc_tool_run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
-		const struct zcor_provider *provider, json_t *args, json_t **out,
-		struct zc_err *e);
+		const struct zcor_provider *provider, const struct zc_http_get *http, json_t *args,
+		json_t **out, struct zc_err *e);
 
 #endif
