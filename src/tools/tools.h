@@ -33,11 +33,15 @@ enum zc_offer {
 	ZC_OFFER_RELATIONSHIPS, /* only while relationship memory is on */
 };
 
-/* What a plain-function handler is handed (all borrowed; provider may be NULL). */
+struct zc_skills; /* tools/skills.h */
+
+/* What a plain-function handler is handed (all borrowed; provider may be
+ * NULL; skills: the handle's discovered skills, tools/skills.h). */
 struct zc_tool_env {
 	struct zc_mem *m;
 	const struct zcor_ctx *ctx;
 	const struct zcor_provider *provider;
+	struct zc_skills *skills;
 };
 
 /*
@@ -50,6 +54,12 @@ struct zc_tool_env {
  */
 typedef int (*zc_tool_fn)(const struct zc_tool_env *env, json_t *args, json_t **out,
 			  struct zc_err *e);
+/* A row whose description has a live part (the `skill` row lists the
+ * skills in effect): appended to the row's own text, in Chinese or
+ * English. */
+struct zc_buf;
+typedef void (*zc_tool_describe_fn)(const struct zc_tool_env *env, int english,
+				    struct zc_buf *out);
 
 struct zc_tool {
 	const char *name;
@@ -63,6 +73,7 @@ struct zc_tool {
 	/* The handler kind: exactly one of the two is set. */
 	const struct zc_opdef *op; /* a memory operation: the runner, a transaction, history */
 	zc_tool_fn fn;             /* a plain function (zc_tool_fn) */
+	zc_tool_describe_fn describe; /* NULL: the description is the row's text alone */
 };
 
 /* The table, in its deterministic order, ending with a zeroed row. Only
@@ -99,6 +110,10 @@ size_t zc_tools_for(unsigned audience, const struct zc_config *cfg, const char *
 /* Parsed schema of a tool of the table (borrowed; parsed once, kept for
  * the process). */
 const json_t *zc_tool_schema(const struct zc_tool *t);
+/* The description the caller shows (the model, MCP tools/list, `zcor
+ * tools`): the row's desc_zh or desc_en, plus its live part when it has
+ * one (env: what the part reads, env->skills). The caller frees it. */
+char *zc_tool_description(const struct zc_tool *t, const struct zc_tool_env *env, int english);
 
 /*
  * Validates args_text against the tool's schema, checks that the caller
@@ -107,19 +122,21 @@ const json_t *zc_tool_schema(const struct zc_tool *t);
  * nothing runs. On failure the call is still recorded in history. *out is
  * the result (new ref). provider (borrowed, may be NULL: none) is what an
  * operation that asks a model (zcor_memory_search) calls; the operation
- * gets it as op->ud, a function as env->provider.
+ * gets it as op->ud, a function as env->provider; skills (borrowed, the
+ * handle's) is env->skills.
  */
 int zc_tool_call(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
-		 const struct zcor_provider *provider, const char *args_text, json_t **out,
-		 struct zc_err *e);
+		 const struct zcor_provider *provider, struct zc_skills *skills,
+		 const char *args_text, json_t **out, struct zc_err *e);
 /*
  * The dispatch by handler kind, for arguments already checked: an `op`
  * row through the runner (a transaction, its history record), an `fn`
  * row as a read through the runner (no transaction; a read record, or a
- * failure record). t need not be a row of the table.
+ * failure record). t need not be a row of the table. skills (borrowed)
+ * is what a function row gets as env->skills.
  */
 int zc_tool_run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
-		const struct zcor_provider *provider, json_t *args, json_t **out,
-		struct zc_err *e);
+		const struct zcor_provider *provider, struct zc_skills *skills, json_t *args,
+		json_t **out, struct zc_err *e);
 
 #endif
