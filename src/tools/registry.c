@@ -39,9 +39,11 @@
  * (its session has qq_memory, qq_transcript and the skill). */
 #define FOR_MODEL_HOST (ZC_AUD_MODEL | ZC_AUD_HOST)
 #define FOR_DIGEST_TOO (ZC_AUD_MODEL | ZC_AUD_DIGEST | ZC_AUD_HOST)
-/* The handler kinds: the two last members of a row. */
-#define OP(def) &def, NULL
-#define FN(fn) NULL, fn
+/* The handler kinds: the three last members of a row (the handler, and
+ * the live part of the description, if any). */
+#define OP(def) &def, NULL, NULL
+#define FN(fn) NULL, fn, NULL
+#define FN_DESCRIBED(fn, describe) NULL, fn, describe
 
 const struct zc_tool zc_tools[] = {
 	{"zcor_memory_write", "zcor", "写入记忆 / Write a memory",
@@ -236,7 +238,7 @@ const struct zc_tool zc_tools[] = {
 	 "that skill first and follow it; the name must be one of those listed.",
 	 OBJ("\"name\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64,\"description\":\"skill 的名字（kebab-case，如 learn-meme）/ the skill's name (kebab-case, such as learn-meme)\"}",
 	     "\"name\""),
-	 FOR_DIGEST_TOO, ZC_OFFER_ALWAYS, FN(zc_skill_tool), zc_skill_describe},
+	 FOR_DIGEST_TOO, ZC_OFFER_ALWAYS, FN_DESCRIBED(zc_skill_tool, zc_skill_describe)},
 	{"qq_transcript", "qq", "聊天转录 / Transcript",
 	 "查聊天原话（转录）。action=list 列出有转录的会话及计数；read 按时间正序读一个会话（可给 from/to 带时区 ISO 时间）；"
 	 "search 按关键词找原话（每个关键词经 NFKC 和大小写归一化后都要出现在消息正文里，单字也行），按时间倒序。"

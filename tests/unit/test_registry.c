@@ -191,7 +191,7 @@ static int echo_fn(const struct zc_tool_env *env, json_t *args, json_t **out, st
 
 static const struct zc_tool echo_row = {
 	"zcor_test_echo", "zcor", "回声 / Echo", "回声", "Echo", "{\"type\":\"object\"}",
-	ZC_AUD_MODEL, ZC_OFFER_ALWAYS, NULL, echo_fn,
+	ZC_AUD_MODEL, ZC_OFFER_ALWAYS, NULL, echo_fn, NULL,
 };
 
 static void issue14_fn_handler_runs_outside_a_transaction_with_a_read_record(void)
