@@ -405,8 +405,15 @@ static void issue16_hot_add_change_remove_without_restart(void)
 	row = skill_row(z, 0);
 	CHECK_HAS(t_str(row, "description"), "- hot-one：热加载的 skill");
 	json_decref(row);
-	/* the same size, at once: the stamp may be the same, the text is not */
+	/* the same size, at once, and the same mtime (a coarse clock's tick):
+	 * the stamp is the same, the text is not */
+	char *md = join(p.dsh, "hot-one/SKILL.md");
+	struct stat before;
+	CHECK_INT(stat(md, &before), 0);
 	skill_at(p.dsh, "hot-one", "hot-one", "热加载的 skill", "version B\n");
+	struct timespec times[2] = {before.st_atim, before.st_mtim};
+	CHECK_INT(utimensat(AT_FDCWD, md, times, 0), 0);
+	free(md);
 	r = skill_call(z, "hot-one", &rc);
 	CHECK_STR(t_str(r, "text"), "version B\n");
 	json_decref(r);
