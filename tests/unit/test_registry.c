@@ -4,9 +4,9 @@
  * one list per audience (the model's under the config, the digest
  * agent's, the host plane's); a call outside the caller's audience is
  * refused and runs nothing; a plain-function (`fn`) row runs outside any
- * transaction and still leaves a history record. No `fn` tool exists yet
- * (skills and the wiki lookup are to come), so its dispatch is tested
- * with a row built here and handed to zc_tool_run.
+ * transaction and still leaves a history record. Its dispatch is tested
+ * with a row built here and handed to zc_tool_run (the `skill` row itself
+ * is test_skills.c's).
  */
 #include <string.h>
 
