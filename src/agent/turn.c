@@ -28,6 +28,7 @@
 #include "llm/chat.h"
 #include "llm/llm.h"
 #include "memory/dialogue.h"
+#include "tools/skills.h"
 #include "tools/tools.h"
 
 /* ---- the frame and the refusals (pure, unit-tested) ------------------- */
@@ -92,6 +93,7 @@ const char *zc_turn_refusal(const char *name, int args_object, const char *argum
 
 struct turn {
 	struct zc_mem *m;
+	struct zc_skills *skills;      /* the handle's (tools/skills.h) */
 	const char *conv;
 	const struct zcor_turn_events *ev;
 	struct zc_config cfg;          /* the settings at the turn's start */
@@ -145,30 +147,36 @@ static int search_complete(void *ud, const char *system, const char *user, char 
 /* The tools offered to the model in this conversation: the registry's
  * list for the model's audience under the turn's config. The request's
  * array and its JSON text depend only on which rows the list holds (a
- * row's name, description and schema are constant), so both are built
- * once per distinct list and kept for the process (at most TOOLS_CACHE
- * lists; a list beyond them is built for its turn alone): a turn takes
+ * row's name and schema are constant) and on the skills in effect (the
+ * `skill` row's description lists them: zc_skills_key), so both are built
+ * once per distinct (list, skills) and kept for the process (at most
+ * TOOLS_CACHE of them; the oldest gives way to a new one): a turn takes
  * references, and its requests splice the text (zc_chat_req.tools_text). */
 #define TOOLS_CACHE 32
 static struct {
 	uint64_t rows;  /* bit i: zc_tools[i] */
+	uint64_t skills; /* zc_skills_key of the skills listed */
 	json_t *tools;  /* the array */
 	json_t *text;   /* its compact dump, as a JSON string */
 	json_t *names;  /* the rows' names */
 } tools_cache[TOOLS_CACHE];
-static size_t tools_cached;
+static size_t tools_cached, tools_next;
 static pthread_mutex_t tools_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void tools_build(struct turn *t)
 {
 	struct zc_tool_list l;
 	zc_tools_for(ZC_AUD_MODEL, &t->cfg, t->conv, &l);
-	uint64_t rows = 0;
+	uint64_t rows = 0, skills = 0;
 	for (size_t i = 0; i < l.n; i++)
 		rows |= (uint64_t)1 << (l.v[i] - zc_tools);
+	if (t->skills) {
+		zc_skills_refresh(t->skills, &t->cfg);
+		skills = zc_skills_key(t->skills);
+	}
 	pthread_mutex_lock(&tools_mu);
 	for (size_t i = 0; i < tools_cached; i++)
-		if (tools_cache[i].rows == rows) {
+		if (tools_cache[i].rows == rows && tools_cache[i].skills == skills) {
 			t->tools = json_incref(tools_cache[i].tools);
 			t->tools_text = json_incref(tools_cache[i].text);
 			t->declared = json_incref(tools_cache[i].names);
@@ -179,12 +187,16 @@ static void tools_build(struct turn *t)
 		return;
 	t->tools = json_array();
 	t->declared = json_array();
+	struct zcor_ctx ctx = {ZCOR_ACTOR_MODEL, t->conv};
+	const struct zc_tool_env env = {t->m, &ctx, NULL, NULL, t->skills};
 	for (size_t i = 0; i < l.n; i++) {
 		const struct zc_tool *x = l.v[i];
+		char *desc = zc_tool_description(x, &env, 0);
 		json_array_append_new(
 			t->tools, json_pack("{s:s, s:{s:s, s:s, s:O}}", "type", "function", "function",
-					    "name", x->name, "description", x->desc_zh, "parameters",
+					    "name", x->name, "description", desc, "parameters",
 					    zc_tool_schema(x)));
+		zc_free(desc);
 		json_array_append_new(t->declared, json_string(x->name));
 	}
 	char *text = zc_json_dump(t->tools);
@@ -193,13 +205,19 @@ static void tools_build(struct turn *t)
 	pthread_mutex_lock(&tools_mu);
 	int known = 0;
 	for (size_t i = 0; i < tools_cached; i++)
-		known |= tools_cache[i].rows == rows;
-	if (!known && tools_cached < TOOLS_CACHE) {
-		tools_cache[tools_cached].rows = rows;
-		tools_cache[tools_cached].tools = json_incref(t->tools);
-		tools_cache[tools_cached].text = json_incref(t->tools_text);
-		tools_cache[tools_cached].names = json_incref(t->declared);
-		tools_cached++;
+		known |= tools_cache[i].rows == rows && tools_cache[i].skills == skills;
+	if (!known) {
+		size_t at = tools_cached < TOOLS_CACHE ? tools_cached++ : tools_next++ % TOOLS_CACHE;
+		if (tools_cache[at].tools) { /* the oldest gives way; turns keep their references */
+			json_decref(tools_cache[at].tools);
+			json_decref(tools_cache[at].text);
+			json_decref(tools_cache[at].names);
+		}
+		tools_cache[at].rows = rows;
+		tools_cache[at].skills = skills;
+		tools_cache[at].tools = json_incref(t->tools);
+		tools_cache[at].text = json_incref(t->tools_text);
+		tools_cache[at].names = json_incref(t->declared);
 	}
 	pthread_mutex_unlock(&tools_mu);
 }
@@ -316,8 +334,8 @@ static void run_call(struct turn *t, const struct zc_tool_call *c)
 		struct zc_err te = {0};
 		if (t->ev && t->ev->tool_start)
 			t->ev->tool_start(t->ev->ud, c->name, c->arguments);
-		int rc = zc_tool_call(t->m, &ctx, x, &t->search, zc_llm_http_get(), c->arguments,
-				      &result, &te);
+		int rc = zc_tool_call(t->m, &ctx, x, &t->search, zc_llm_http_get(), t->skills,
+				      c->arguments, &result, &te);
 		if (rc) {
 			json_decref(result);
 			result = error_result(rc, te.msg, te.detail);
@@ -774,10 +792,11 @@ static void turn_release(struct turn *t)
 	zc_free(t->reply);
 }
 
-int zc_turn(struct zc_mem *m, struct zc_recall *rs, const char *conversation, const json_t *opts,
-	    const struct zcor_turn_events *ev, json_t **out, struct zc_err *e)
+int zc_turn(struct zc_mem *m, struct zc_recall *rs, struct zc_skills *skills,
+	    const char *conversation, const json_t *opts, const struct zcor_turn_events *ev,
+	    json_t **out, struct zc_err *e)
 {
-	struct turn t = {.m = m, .rs = rs, .conv = conversation, .ev = ev};
+	struct turn t = {.m = m, .rs = rs, .skills = skills, .conv = conversation, .ev = ev};
 	t.ids = json_array();
 	t.recalled = json_array();
 	t.people = json_array();

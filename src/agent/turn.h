@@ -38,7 +38,9 @@
 #define ZC_TURN_EVENT_MAX 4000 /* characters of an internal event */
 
 /*
- * Runs one turn of `conversation` (a valid key). opts (borrowed, may be
+ * Runs one turn of `conversation` (a valid key). skills (borrowed): the
+ * handle's skills (tools/skills.h), listed in the `skill` tool's
+ * description and read by it. opts (borrowed, may be
  * NULL): {"event"?: text of an internal event (no recall), "check"?: true
  * only says whether a turn could run (ZCOR_ENOPROVIDER or ZCOR_OK with
  * {"ready": true}); nothing else is accepted (ZCOR_EINVAL naming the key)}.
@@ -56,8 +58,10 @@
  * cursor moved past the batch, and the error's details are {"turn": id,
  * "apology"?: the configured text for the world to send}.
  */
-int zc_turn(struct zc_mem *m, struct zc_recall *rs, const char *conversation, const json_t *opts,
-	    const struct zcor_turn_events *ev, json_t **out, struct zc_err *e);
+struct zc_skills;
+int zc_turn(struct zc_mem *m, struct zc_recall *rs, struct zc_skills *skills,
+	    const char *conversation, const json_t *opts, const struct zcor_turn_events *ev,
+	    json_t **out, struct zc_err *e);
 
 /* ---- pieces, exposed for unit tests -------------------------------- */
 

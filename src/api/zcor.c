@@ -26,6 +26,7 @@
 #include "memory/media.h"
 #include "memory/transcript.h"
 #include "recall/recall.h"
+#include "tools/skills.h"
 #include "tools/tools.h"
 
 /* The last error of a handle, or of a thread's handle-less calls
@@ -42,6 +43,7 @@ struct zcor {
 	struct zc_mem mem;       /* memory layer: the store, config, synonyms */
 	struct zc_recall recall; /* recall layer: its caches, over mem */
 	struct zc_llm llm;       /* LLM layer: the provider, over mem's config */
+	struct zc_skills skills; /* tools layer: the skills discovered (tools/skills.h) */
 	struct last_err last; /* what zcor_errmsg/_errcode/_errjson answer */
 	/* zcor_open's failure, kept: every later call on the handle answers it */
 	int open_rc;
@@ -279,6 +281,7 @@ int zcor_open(zcor **out, const char *dir)
 	}
 	zc_recall_open(&z->recall, &z->mem);
 	zc_llm_open(&z->llm, &z->mem.conf);
+	zc_skills_init(&z->skills, dir);
 	zc_mem_on_deferred(&z->mem, work_deferred, z);
 	return done(z, ZCOR_OK);
 }
@@ -295,6 +298,7 @@ void zcor_close(zcor *z)
 		pthread_join(z->flusher, NULL);
 	}
 	if (!z->open_rc) {
+		zc_skills_release(&z->skills);
 		zc_llm_close(&z->llm);
 		zc_recall_close(&z->recall);
 		zc_mem_close(&z->mem); /* writes what is still queued */
@@ -371,8 +375,8 @@ int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name, const 
 	 * else none (memory/search.c then answers no_provider) */
 	const struct zcor_provider *provider = zc_llm_provider(&z->llm);
 	json_t *result = NULL;
-	rc = zc_tool_call(&z->mem, ctx, t, provider, zc_llm_http_get(), args_json, &result,
-			  &z->last.err);
+	rc = zc_tool_call(&z->mem, ctx, t, provider, zc_llm_http_get(), &z->skills, args_json,
+			  &result, &z->last.err);
 	return answer(z, rc, result, out_json);
 }
 
@@ -387,21 +391,35 @@ int zcor_tools_json(zcor *z, unsigned flags, char **out_json)
 	 * handle's config (none without a handle: every row of it) */
 	unsigned audience = (flags & ZCOR_TOOLS_ALL) ? ZC_AUD_HOST : ZC_AUD_MODEL;
 	const struct zc_config *cfg = NULL;
-	if (z && audience == ZC_AUD_MODEL) {
-		zc_config_refresh(&z->mem.conf);
+	if (z && !z->open_rc)
+		zc_config_refresh(&z->mem.conf); /* skills.projectRoot, and the model's offer */
+	if (z && audience == ZC_AUD_MODEL)
 		cfg = &z->mem.conf.cfg;
-	}
 	struct zc_tool_list l;
 	zc_tools_for(audience, cfg, NULL, &l);
+	/* the skill row lists the skills: the handle's, or without a handle
+	 * the built-in ones and ~/.dsh/skills (no memory directory, so no
+	 * project root) */
+	struct zc_skills none;
+	struct zc_skills *skills = z && !z->open_rc ? &z->skills : &none;
+	if (skills == &none)
+		zc_skills_init(&none, NULL);
+	struct zcor_ctx ctx = {audience == ZC_AUD_HOST ? ZCOR_ACTOR_CLI : ZCOR_ACTOR_MODEL, NULL};
+	const struct zc_tool_env env = {z && !z->open_rc ? &z->mem : NULL, &ctx, NULL, NULL, skills};
 	json_t *arr = json_array();
 	for (size_t i = 0; i < l.n; i++) {
 		const struct zc_tool *t = l.v[i];
 		json_t *schema = json_deep_copy(zc_tool_schema(t));
+		char *zh = zc_tool_description(t, &env, 0), *en = zc_tool_description(t, &env, 1);
 		json_array_append_new(
 			arr, json_pack("{s:s, s:s, s:s, s:s, s:o}", "name", t->name, "title", t->title,
-				       "description", (flags & ZCOR_TOOLS_ENGLISH) ? t->desc_en : t->desc_zh,
-				       "descriptionEn", t->desc_en, "inputSchema", schema));
+				       "description", (flags & ZCOR_TOOLS_ENGLISH) ? en : zh,
+				       "descriptionEn", en, "inputSchema", schema));
+		zc_free(zh);
+		zc_free(en);
 	}
+	if (skills == &none)
+		zc_skills_release(&none);
 	return answer(z, ZCOR_OK, arr, out_json);
 }
 
@@ -745,6 +763,14 @@ int zcor_doctor(zcor *z, int rebuild, char **report_json)
 		return rc;
 	json_t *r = NULL;
 	rc = zc_doctor(&z->mem, rebuild, &r, &z->last.err);
+	if (!rc) { /* the skills with bad front matter: SKILL_INVALID (tools/skills.h) */
+		zc_skills_refresh(&z->skills, &z->mem.conf.cfg);
+		json_t *bad = zc_skills_problems(&z->skills);
+		if (json_array_size(bad))
+			json_object_set(r, "needsAttention", json_true());
+		json_array_extend(json_object_get(r, "findings"), bad);
+		json_decref(bad);
+	}
 	return answer(z, rc, r, report_json);
 }
 
@@ -989,7 +1015,8 @@ int zcor_turn_stream(zcor *z, const char *conversation, const char *opts_json,
 		rc = zc_json_parse(opts_json, strlen(opts_json), "the turn's options", &opts,
 				   &z->last.err);
 	if (!rc)
-		rc = zc_turn(&z->mem, &z->recall, conversation, opts, ev, &out, &z->last.err);
+		rc = zc_turn(&z->mem, &z->recall, &z->skills, conversation, opts, ev, &out,
+			     &z->last.err);
 	json_decref(opts);
 	return answer(z, rc, out, out_json);
 }

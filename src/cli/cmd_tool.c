@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 
@@ -44,12 +45,23 @@ int cmd_tools(struct cli *c, int argc, char **argv)
 		else
 			return cli_usage(cli_find("tools"));
 	}
-	/* the list needs no memory directory */
-	char *s = NULL;
-	if (zcor_tools_json(NULL, ZCOR_TOOLS_ALL | (en ? ZCOR_TOOLS_ENGLISH : 0), &s)) {
-		fprintf(stderr, "zcor tools: %s\n", zcor_errmsg(NULL));
+	/* the list needs no memory directory; an existing one (its memory.db)
+	 * is opened, so that the skill row lists that directory's project
+	 * skills as MCP's tools/list does (a new one is never made here) */
+	char *s = NULL, db[4096];
+	struct stat st;
+	zcor *z = NULL;
+	if ((size_t)snprintf(db, sizeof(db), "%s/memory.db", c->dir) < sizeof(db) &&
+	    stat(db, &st) == 0 && S_ISREG(st.st_mode) && zcor_open(&z, c->dir) != ZCOR_OK) {
+		zcor_close(z);
+		z = NULL;
+	}
+	if (zcor_tools_json(z, ZCOR_TOOLS_ALL | (en ? ZCOR_TOOLS_ENGLISH : 0), &s)) {
+		fprintf(stderr, "zcor tools: %s\n", zcor_errmsg(z));
+		zcor_close(z);
 		return CLI_FAILED;
 	}
+	zcor_close(z);
 	if (as_json) {
 		puts(s);
 		zcor_free(s);

@@ -216,6 +216,32 @@ static int check_apology(const struct zc_conf_row *row, const json_t *v, struct 
 	return ZCOR_OK;
 }
 
+/* skills.projectRoot: where <root>/.dsh/skills and <root>/.agents/skills
+ * are looked for (tools/skills.h); "" (or null) is the memory
+ * directory's parent. Absolute, so it means one place whichever directory
+ * zcor was started in. */
+static int check_skills_root(const struct zc_conf_row *row, const json_t *v, struct zc_config *out,
+			     struct zc_err *e)
+{
+	(void)row;
+	const char *s = json_is_null(v) ? "" : json_string_value(v);
+	size_t n = s ? strlen(s) : 0;
+	int ok = s && (n == 0 || s[0] == '/') && n < sizeof(out->skills_root) &&
+		 zc_utf8_valid(s, n);
+	for (size_t i = 0; ok && i < n; i++)
+		ok = (unsigned char)s[i] >= 0x20 && s[i] != 0x7f;
+	if (!ok)
+		return zc_fail(e, ZCOR_EINVAL,
+			       "'skills.projectRoot' must be an absolute directory path such as "
+			       "\"/home/bot/qqbot\" (at most %d bytes, no control characters), or \"\" for the "
+			       "memory directory's parent",
+			       ZC_SKILLS_ROOT_MAX - 1);
+	memcpy(out->skills_root, s, n + 1);
+	return ZCOR_OK;
+}
+
+static json_t *skills_root_json(const struct zc_config *c) { return json_string(c->skills_root); }
+
 /* ---- worlds.qq ------------------------------------------------------------ */
 
 /* ws://host[:port][/path[?query]]: printable ASCII without spaces; wss://
@@ -479,6 +505,14 @@ const struct zc_conf_row zc_conf_rows[] = {
 #undef WEIGHT
 	{.name = "relationships", .type = ZC_CONF_BOOL, .layer = "tools", F(relationships), .def = 1,
 	 .help = "offer the relationship tools and their guidance"},
+	{.name = "skills", .type = ZC_CONF_SECTION, .layer = "tools", NOFIELD,
+	 .example = "'skills' must be an object such as {\"projectRoot\": \"/home/bot/qqbot\"}",
+	 .help = "skill 的发现（docs/SKILLS.md） / where skills are discovered (docs/SKILLS.md)"},
+	{.name = "skills.projectRoot", .type = ZC_CONF_STRING, .layer = "tools", F(skills_root),
+	 .check = check_skills_root, .json = skills_root_json,
+	 .help = "项目根目录：在其下的 .dsh/skills 与 .agents/skills 找 skill；空为记忆目录的上一级 / the "
+		 "project root whose .dsh/skills and .agents/skills hold skills; \"\" for the memory "
+		 "directory's parent"},
 	{.name = "provider", .type = ZC_CONF_SECTION, .layer = "llm", F(provider.enabled),
 	 .example = "'provider' must be an object such as {\"baseUrl\": "
 		    "\"http://127.0.0.1:8080/v1\", \"model\": \"name\"}, or null for none",

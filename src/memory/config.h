@@ -44,6 +44,7 @@ struct zc_provider_config {
 #define ZC_PROVIDER_TEMPERATURE_DEFAULT 0.7
 
 #define ZC_BOT_ID_MAX 65
+#define ZC_SKILLS_ROOT_MAX 1024 /* skills.projectRoot, bytes with the NUL (tools/skills.h) */
 #define ZC_MEDIA_CACHE_DEFAULT 200
 #define ZC_MEDIA_CACHE_MAX 100000
 #define ZC_ADMISSION_LIST_MAX 10000
@@ -124,6 +125,7 @@ struct zc_config {
 	struct zc_recall_weights weights; /* recall.weights */
 	char weights_name[16];   /* "default", "seed003" or "custom" (an object) */
 	int relationships;    /* relationships: offer relationship tools and guidance */
+	char skills_root[ZC_SKILLS_ROOT_MAX]; /* skills.projectRoot: absolute, "" = the memory dir's parent */
 	struct zc_provider_config provider; /* provider: the LLM endpoint, if any */
 	long memory_file_max_bytes; /* memoryFileMaxBytes: hard cap of a MEMORY.md view */
 	double memory_archive_ratio;/* memoryArchiveRatio: rollover above max × ratio (Q-ROLL) */

@@ -20,6 +20,7 @@
 #include "memory/transcript.h"
 #include "text/schema.h"
 #include "tools/wiki.h"
+#include "tools/skills.h"
 
 #define OBJ(props, req) \
 	"{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req "],\"additionalProperties\":false}"
@@ -39,9 +40,11 @@
  * (its session has qq_memory, qq_transcript and the skill). */
 #define FOR_MODEL_HOST (ZC_AUD_MODEL | ZC_AUD_HOST)
 #define FOR_DIGEST_TOO (ZC_AUD_MODEL | ZC_AUD_DIGEST | ZC_AUD_HOST)
-/* The handler kinds: the two last members of a row. */
-#define OP(def) &def, NULL
-#define FN(fn) NULL, fn
+/* The handler kinds: the three last members of a row (the handler, and
+ * the live part of the description, if any). */
+#define OP(def) &def, NULL, NULL
+#define FN(fn) NULL, fn, NULL
+#define FN_DESCRIBED(fn, describe) NULL, fn, describe
 
 const struct zc_tool zc_tools[] = {
 	{"zcor_memory_write", "zcor", "写入记忆 / Write a memory",
@@ -228,6 +231,15 @@ const struct zc_tool zc_tools[] = {
 	     "\"to\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64,\"description\":\"新名字（不带扩展名）/ new name, no extension\"}",
 	     "\"from\",\"to\""),
 	 FOR_MODEL_HOST, ZC_OFFER_ALWAYS, OP(zc_op_qq_rename_sticker)},
+	{"skill", "qq", "加载 skill / Load a skill",
+	 "按名字加载一个 skill（做某类事的操作说明，如摘要、学梗、收表情包、查萌娘百科），返回它的正文（不含 front matter）。"
+	 "遇到下面列出的情况时，先加载对应的 skill，再照它做；名字只能是列出的之一。",
+	 "Load a skill by name (instructions for one kind of work: digesting, learning slang, collecting stickers, looking "
+	 "things up on the Moegirl wiki) and return its text without the front matter. When a situation below comes up, load "
+	 "that skill first and follow it; the name must be one of those listed.",
+	 OBJ("\"name\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64,\"description\":\"skill 的名字（kebab-case，如 learn-meme）/ the skill's name (kebab-case, such as learn-meme)\"}",
+	     "\"name\""),
+	 FOR_DIGEST_TOO, ZC_OFFER_ALWAYS, FN_DESCRIBED(zc_skill_tool, zc_skill_describe)},
 	{"qq_transcript", "qq", "聊天转录 / Transcript",
 	 "查聊天原话（转录）。action=list 列出有转录的会话及计数；read 按时间正序读一个会话（可给 from/to 带时区 ISO 时间）；"
 	 "search 按关键词找原话（每个关键词经 NFKC 和大小写归一化后都要出现在消息正文里，单字也行），按时间倒序。"
@@ -340,6 +352,15 @@ const json_t *zc_tool_schema(const struct zc_tool *t)
 	return schemas[t - zc_tools];
 }
 
+char *zc_tool_description(const struct zc_tool *t, const struct zc_tool_env *env, int english)
+{
+	struct zc_buf b = ZC_BUF_INIT;
+	zc_buf_adds(&b, english ? t->desc_en : t->desc_zh);
+	if (t->describe && env && env->skills)
+		t->describe(env, english, &b);
+	return zc_buf_detach(&b);
+}
+
 /* ---- refusing a caller outside the audience --------------------------- */
 
 static const char *audience_name(unsigned audience)
@@ -411,19 +432,21 @@ static int fn_body(struct zc_op *op, json_t *args, json_t **out, struct zc_err *
 }
 
 int zc_tool_run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
-		const struct zcor_provider *provider, const struct zc_http_get *http, json_t *args,
+		const struct zcor_provider *provider, const struct zc_http_get *http,
+		struct zc_skills *skills, json_t *args,
 		json_t **out, struct zc_err *e)
 {
 	assert((t->op != NULL) != (t->fn != NULL));
 	if (t->op)
 		return zc_mem_run_ud(m, ctx, t->op, args, (void *)provider, out, e);
-	struct fn_call c = {t, {m, ctx, provider, http}};
+	struct fn_call c = {t, {m, ctx, provider, http, skills}};
 	const struct zc_opdef def = {t->name, fn_pre, fn_body, ZC_OP_READ};
 	return zc_mem_run_ud(m, ctx, &def, args, &c, out, e);
 }
 
 int zc_tool_call(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
 		 const struct zcor_provider *provider, const struct zc_http_get *http,
+		 struct zc_skills *skills,
 		 const char *args_text, json_t **out, struct zc_err *e)
 {
 	json_t *args = NULL;
@@ -446,7 +469,7 @@ int zc_tool_call(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_t
 	if (!zc_tool_visible(t, audience, &m->conf.cfg, ctx->conversation))
 		rc = refuse(m, ctx, t, audience, args, e);
 	else
-		rc = zc_tool_run(m, ctx, t, provider, http, args, out, e);
+		rc = zc_tool_run(m, ctx, t, provider, http, skills, args, out, e);
 	json_decref(args);
 	return rc;
 }

@@ -50,13 +50,17 @@ struct zc_http_get {
 	void *ud;
 };
 
+struct zc_skills; /* tools/skills.h */
+
 /* What a plain-function handler is handed (all borrowed; provider and
- * http may be NULL: none). */
+ * http may be NULL: none; skills: the handle's discovered skills,
+ * tools/skills.h). */
 struct zc_tool_env {
 	struct zc_mem *m;
 	const struct zcor_ctx *ctx;
 	const struct zcor_provider *provider;
 	const struct zc_http_get *http;
+	struct zc_skills *skills;
 };
 
 /*
@@ -69,6 +73,12 @@ struct zc_tool_env {
  */
 typedef int (*zc_tool_fn)(const struct zc_tool_env *env, json_t *args, json_t **out,
 			  struct zc_err *e);
+/* A row whose description has a live part (the `skill` row lists the
+ * skills in effect): appended to the row's own text, in Chinese or
+ * English. */
+struct zc_buf;
+typedef void (*zc_tool_describe_fn)(const struct zc_tool_env *env, int english,
+				    struct zc_buf *out);
 
 struct zc_tool {
 	const char *name;
@@ -82,6 +92,7 @@ struct zc_tool {
 	/* The handler kind: exactly one of the two is set. */
 	const struct zc_opdef *op; /* a memory operation: the runner, a transaction, history */
 	zc_tool_fn fn;             /* a plain function (zc_tool_fn) */
+	zc_tool_describe_fn describe; /* NULL: the description is the row's text alone */
 };
 
 /* The table, in its deterministic order, ending with a zeroed row. Only
@@ -118,6 +129,10 @@ size_t zc_tools_for(unsigned audience, const struct zc_config *cfg, const char *
 /* Parsed schema of a tool of the table (borrowed; parsed once, kept for
  * the process). */
 const json_t *zc_tool_schema(const struct zc_tool *t);
+/* The description the caller shows (the model, MCP tools/list, `zcor
+ * tools`): the row's desc_zh or desc_en, plus its live part when it has
+ * one (env: what the part reads, env->skills). The caller frees it. */
+char *zc_tool_description(const struct zc_tool *t, const struct zc_tool_env *env, int english);
 
 /*
  * Validates args_text against the tool's schema, checks that the caller
@@ -127,19 +142,23 @@ const json_t *zc_tool_schema(const struct zc_tool *t);
  * the result (new ref). provider (borrowed, may be NULL: none) is what an
  * operation that asks a model (zcor_memory_search) calls; the operation
  * gets it as op->ud, a function as env->provider. http (borrowed, may be
- * NULL: none) is a function's env->http.
+ * NULL: none) is a function's env->http; skills (borrowed, the handle's)
+ * is env->skills.
  */
 int zc_tool_call(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
 		 const struct zcor_provider *provider, const struct zc_http_get *http,
+		 struct zc_skills *skills,
 		 const char *args_text, json_t **out, struct zc_err *e);
 /*
  * The dispatch by handler kind, for arguments already checked: an `op`
  * row through the runner (a transaction, its history record), an `fn`
  * row as a read through the runner (no transaction; a read record, or a
- * failure record). t need not be a row of the table.
+ * failure record). t need not be a row of the table. skills (borrowed)
+ * is what a function row gets as env->skills.
  */
 int zc_tool_run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
-		const struct zcor_provider *provider, const struct zc_http_get *http, json_t *args,
+		const struct zcor_provider *provider, const struct zc_http_get *http,
+		struct zc_skills *skills, json_t *args,
 		json_t **out, struct zc_err *e);
 
 #endif

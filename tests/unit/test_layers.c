@@ -159,7 +159,7 @@ static void config_table_rows(void)
 	json_t *j = zc_config_json(&c);
 	char *s = json_dumps(j, JSON_COMPACT);
 	CHECK_STR(s, "{\"recallChars\":6000,\"recall\":{\"profile\":\"scored\",\"weights\":\"default\"},\"relationships\":true,"
-		     "\"provider\":null,\"wiki\":{\"baseUrl\":\"https://zh.moegirl.org.cn/api.php\",\"timeoutMs\":8000,\"maxBytes\":1048576},"
+		     "\"skills\":{\"projectRoot\":\"\"},\"provider\":null,\"wiki\":{\"baseUrl\":\"https://zh.moegirl.org.cn/api.php\",\"timeoutMs\":8000,\"maxBytes\":1048576},"
 		     "\"botId\":null,\"admission\":{\"privateChats\":true},"
 		     "\"mediaCacheMax\":200,\"dialogueChars\":12000,\"ambientMessages\":40,\"turn\":{\"maxSteps\":8,\"deadlineMs\":120000,\"toolTimeoutMs\":30000,\"waitMs\":60000},\"worlds\":{\"console\":{},"
 		     "\"qq\":{\"enabled\":false,\"mode\":\"forward\",\"url\":\"ws://127.0.0.1:3001/\",\"path\":\"/onebot/v11/ws\","
@@ -180,7 +180,7 @@ static void config_table_messages(void)
 		const char *doc, *msg;
 	} cases[] = {
 		{"{\"x\": 1}", "unknown key 'x'; known: recallChars, recall.profile, recall.weights, relationships, "
-			       "provider, wiki, botId, admission, mediaCacheMax, dialogueChars, ambientMessages, turn, worlds, memoryFileMaxBytes, "
+			       "skills, provider, wiki, botId, admission, mediaCacheMax, dialogueChars, ambientMessages, turn, worlds, memoryFileMaxBytes, "
 			       "memoryArchiveRatio, viewMaxBytes, mirror"},
 		{"{\"recallChars\": -1}", "'recallChars' must be an integer from 0 (auto-recall off) to 200000"},
 		{"{\"recall\": 1}", "'recall' must be an object such as {\"profile\": \"scored\"}"},
