@@ -50,6 +50,17 @@ struct zc_chat_req {
 	 * tool_call_id, content}. content is a string or an array of parts.
 	 * Borrowed; sent as it is. */
 	const json_t *messages;
+	/* NULL, or messages_count more messages as JSON text: compact chat
+	 * message objects joined by commas, such as zc_dialogue_read gives
+	 * (stored by the turn after they were sent once), spliced into the
+	 * request before messages[messages_text_at] (0..size of messages)
+	 * instead of being parsed and dumped again. Sent as it is: the caller
+	 * vouches that it is valid JSON of well-formed messages; the checks
+	 * below apply to `messages` only (their indexes in a message are the
+	 * request's, the spliced ones counted). "" or a count of 0: none.
+	 * Borrowed. */
+	const char *messages_text;
+	size_t messages_count, messages_text_at;
 	/* NULL, or [{type: "function", function: {name, description?,
 	 * parameters?}}]. Borrowed. */
 	const json_t *tools;

@@ -5,9 +5,12 @@
  * (whole turns, characters, ambient messages) through the operations of
  * memory/dialogue.c.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "agent/turn.h"
+#include "base/alloc.h"
+#include "base/buf.h"
 #include "harness.h"
 #include "memory/dialogue.h"
 
@@ -78,6 +81,29 @@ static void finish_turn(struct zc_mem *m, const char *conv, int chars, int ambie
 	json_decref(out);
 }
 
+/* zc_dialogue_read's text as the array it is spliced into: it must
+ * parse, and hold as many messages as it says. */
+static json_t *read_dialogue(struct zc_mem *m, const char *conv, long chars, long ambient)
+{
+	struct zc_err e = {0};
+	char *text = NULL;
+	size_t n = 99;
+	CHECK_INT(zc_dialogue_read(m, conv, chars, ambient, &text, &n, &e), ZCOR_OK);
+	struct zc_buf b = ZC_BUF_INIT;
+	zc_buf_addf(&b, "[%s]", text ? text : "");
+	json_error_t je;
+	json_t *d = json_loads(b.p, 0, &je);
+	CHECK(d != NULL);
+	if (!d) {
+		fprintf(stderr, "not JSON: %s (%s)\n", b.p, je.text);
+		d = json_array();
+	}
+	CHECK_INT(json_array_size(d), n);
+	zc_buf_release(&b);
+	zc_free(text);
+	return d;
+}
+
 static void issue14_dialogue_bounds_whole_turns(void)
 {
 	struct zc_mem m;
@@ -89,24 +115,24 @@ static void issue14_dialogue_bounds_whole_turns(void)
 	finish_turn(&m, "console:b", 10, 1);
 	json_t *d = NULL;
 	/* everything fits */
-	CHECK_INT(zc_dialogue_read(&m, "console:a", 100000, 100, &d, &e), ZCOR_OK);
+	d = read_dialogue(&m, "console:a", 100000, 100);
 	CHECK_INT(json_array_size(d), 6);
 	json_decref(d);
 	/* two turns' characters (a turn is ~170 characters of JSON): the newest two, whole */
-	CHECK_INT(zc_dialogue_read(&m, "console:a", 2 * 200, 100, &d, &e), ZCOR_OK);
+	d = read_dialogue(&m, "console:a", 2 * 200, 100);
 	CHECK_INT(json_array_size(d), 4);
 	CHECK_STR(json_string_value(json_object_get(json_array_get(d, 0), "role")), "tool");
 	CHECK(json_object_get(json_array_get(d, 0), "_messages") == NULL);
 	json_decref(d);
 	/* ambient messages: 3 per turn, 7 allowed -> two turns */
-	CHECK_INT(zc_dialogue_read(&m, "console:a", 100000, 7, &d, &e), ZCOR_OK);
+	d = read_dialogue(&m, "console:a", 100000, 7);
 	CHECK_INT(json_array_size(d), 4);
 	json_decref(d);
 	/* a budget smaller than one turn: nothing, never half a turn */
-	CHECK_INT(zc_dialogue_read(&m, "console:a", 120, 100, &d, &e), ZCOR_OK);
+	d = read_dialogue(&m, "console:a", 120, 100);
 	CHECK_INT(json_array_size(d), 0);
 	json_decref(d);
-	CHECK_INT(zc_dialogue_read(&m, "console:b", 100000, 100, &d, &e), ZCOR_OK);
+	d = read_dialogue(&m, "console:b", 100000, 100);
 	CHECK_INT(json_array_size(d), 2);
 	json_decref(d);
 	zc_mem_close(&m);
