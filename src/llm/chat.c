@@ -751,6 +751,16 @@ int zc_llm_chat(const struct zc_provider_config *cfg, const struct zc_chat_req *
 	return rc;
 }
 
+int zc_llm_chat_body(const struct zc_provider_config *cfg, const struct zc_chat_req *req,
+		     char **body, struct zc_err *e)
+{
+	*body = NULL;
+	if (check_req(req, e))
+		return ZCOR_EINVAL;
+	*body = build_payload(cfg, req);
+	return ZCOR_OK;
+}
+
 int zc_llm_chat_parse(const char *const *pieces, const size_t *lens, size_t n,
 		      const struct zc_chat_req *req, struct zc_chat_reply *out, struct zc_err *e)
 {

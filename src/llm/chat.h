@@ -125,6 +125,14 @@ void zc_chat_reply_release(struct zc_chat_reply *out);
 /* ---- pieces, exposed for unit tests -------------------------------- */
 
 /*
+ * The body zc_llm_chat would POST for req (checked the same way:
+ * ZCOR_EINVAL and *body NULL for a request it refuses); *body is new
+ * text the caller frees with zc_free.
+ */
+int zc_llm_chat_body(const struct zc_provider_config *cfg, const struct zc_chat_req *req,
+		     char **body, struct zc_err *e);
+
+/*
  * Reads a 2xx body given as n pieces (split anywhere, as reads would
  * split it) exactly as zc_llm_chat reads the wire, calling req->on_delta;
  * only req->on_delta and req->ud are used. Same results as zc_llm_chat.
