@@ -68,6 +68,12 @@
 	"\n  GROUP BY j.value, n.scope ORDER BY j.value, n.scope\n"                                 \
 	"  ON CONFLICT(token, scope) DO UPDATE SET df = df + excluded.df"
 
+/* scope P's recall rows changed: it gets the next generation (schema 14) */
+#define RECALL_GEN(P)                                                                          \
+	"  UPDATE meta SET value = value + 1 WHERE key = 'recall_gen';\n"                          \
+	"  INSERT INTO recall_gen(scope, gen) SELECT " P "scope, CAST(value AS INTEGER) FROM meta\n" \
+	"    WHERE key = 'recall_gen' ON CONFLICT(scope) DO UPDATE SET gen = excluded.gen;\n"
+
 static const char *const migrations[] = {
 	/* 0 -> 1: nodes, people, history, meta */
 	"CREATE TABLE meta(\n"
@@ -537,6 +543,28 @@ static const char *const migrations[] = {
 	 * group's name; NULL: none). Nothing derived reads either column. */
 	"ALTER TABLE messages ADD COLUMN recalled_at INTEGER;\n"
 	"ALTER TABLE conversations ADD COLUMN title TEXT;\n",
+	/* 13 -> 14 (issue 14's performance goal): a generation per scope of
+	 * recall's lexical index, so recall's token cache (recall/lexical.c)
+	 * keeps what it read of a scope until that scope's index changes,
+	 * instead of dropping everything at any write. Every change of a
+	 * scope's rows in recall_fts and recall_df comes with a change of its
+	 * recall_stats row (the same statements, under the same condition:
+	 * RECALL_GO, RECALL_COME, RECALL_FILL_*; a rebuild deletes the rows),
+	 * so these triggers give the scope a new generation from one counter,
+	 * meta.recall_gen, which never goes back: a generation is never
+	 * reused. Idempotent: schema 12's migration, run again on an old store,
+	 * drops recall_stats and its triggers, and this one makes them anew. */
+	"CREATE TABLE IF NOT EXISTS recall_gen(\n"
+	"  scope TEXT PRIMARY KEY,\n"
+	"  gen   INTEGER NOT NULL\n"
+	") WITHOUT ROWID, STRICT;\n"
+	"INSERT OR IGNORE INTO meta(key, value) VALUES('recall_gen', '0');\n"
+	"CREATE TRIGGER IF NOT EXISTS recall_gen_ai AFTER INSERT ON recall_stats BEGIN\n" RECALL_GEN("new.")
+	"END;\n"
+	"CREATE TRIGGER IF NOT EXISTS recall_gen_au AFTER UPDATE ON recall_stats BEGIN\n" RECALL_GEN("new.")
+	"END;\n"
+	"CREATE TRIGGER IF NOT EXISTS recall_gen_ad AFTER DELETE ON recall_stats BEGIN\n" RECALL_GEN("old.")
+	"END;\n",
 };
 
 /*
