@@ -320,85 +320,50 @@ static int postings_of(struct zc_mem *m, struct zc_lex_cache *c, const char *con
 	return ZCOR_OK;
 }
 
+/* The df of tok in one scope (recall_df; 0 when it is in none of its
+ * records), from the cache or the store, and kept. */
+static int part_df(struct zc_mem *m, struct zc_lex_cache *c, const char *scope, const char *tok,
+		   int *df, struct zc_err *e)
+{
+	struct lexent *x = slot_for(c, scope, tok, 1);
+	if (x && x->has_df) {
+		*df = x->df;
+		return ZCOR_OK;
+	}
+	sqlite3_stmt *st =
+		zc_stmt(&m->store, "SELECT df FROM recall_df WHERE token = ?1 AND scope = ?2", e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_text(st, 1, tok, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, scope, -1, SQLITE_STATIC);
+	int step = sqlite3_step(st);
+	*df = step == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+	sqlite3_reset(st);
+	if (step != SQLITE_ROW && step != SQLITE_DONE)
+		return zc_store_fail(&m->store, step, e, "recall (document frequencies)");
+	if (x) {
+		x->df = *df;
+		x->has_df = 1;
+	}
+	return ZCOR_OK;
+}
+
 /*
  * The visible df of each token (tok[i], n of them): how many records of
  * global and of the conversation's scope hold it (recall_df), in df[i],
- * and the two parts in gdf[i] and sdf[i] — from the cache or else in one
- * lookup for all that are not there.
+ * and the two parts in gdf[i] and sdf[i]. A part the cache does not hold
+ * is one lookup by recall_df's key.
  */
 static int df_lookup(struct zc_mem *m, struct zc_lex_cache *c, const char *conv,
 		     const char *const *tok, size_t n, int *df, int *gdf, int *sdf, struct zc_err *e)
 {
-	struct zc_buf list = ZC_BUF_INIT;
-	size_t asked = 0;
-	int scoped = !is_global(conv);
-	zc_buf_addc(&list, '[');
-	for (size_t i = 0; i < n; i++) {
-		struct lexent *g = slot_for(c, "global", tok[i], 1);
-		gdf[i] = g && g->has_df ? g->df : -1;
-		struct lexent *x = scoped ? slot_for(c, conv, tok[i], 1) : NULL;
-		sdf[i] = !scoped ? 0 : x && x->has_df ? x->df : -1;
-		if (gdf[i] >= 0 && sdf[i] >= 0) {
-			df[i] = gdf[i] + sdf[i];
-			continue;
-		}
-		df[i] = gdf[i] = sdf[i] = 0;
-		char num[24]; /* (once per token and message: no printf) */
-		size_t nd = 0;
-		for (size_t v = i; nd == 0 || v; v /= 10)
-			num[nd++] = (char)('0' + v % 10);
-		zc_buf_adds(&list, asked++ ? ",[" : "[");
-		while (nd)
-			zc_buf_addc(&list, num[--nd]);
-		zc_buf_addc(&list, ',');
-		zc_json_buf_string(&list, tok[i]);
-		zc_buf_addc(&list, ']');
+	int scoped = !is_global(conv), rc = ZCOR_OK;
+	for (size_t i = 0; i < n && !rc; i++) {
+		gdf[i] = sdf[i] = 0;
+		if (!(rc = part_df(m, c, "global", tok[i], &gdf[i], e)) && scoped)
+			rc = part_df(m, c, conv, tok[i], &sdf[i], e);
+		df[i] = gdf[i] + sdf[i];
 	}
-	zc_buf_addc(&list, ']');
-	int rc = ZCOR_OK, step;
-	if (!asked)
-		goto out;
-	sqlite3_stmt *st = zc_stmt(&m->store,
-				   "SELECT j.value ->> 0, d.scope = 'global', d.df FROM json_each(?1) j JOIN "
-				   "recall_df d ON d.token = j.value ->> 1 AND d.scope IN ('global', ?2)",
-				   e);
-	if (!st) {
-		rc = e->code;
-		goto out;
-	}
-	sqlite3_bind_text(st, 1, list.p, (int)list.len, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, conv, -1, SQLITE_TRANSIENT);
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		sqlite3_int64 i = sqlite3_column_int64(st, 0);
-		if (i < 0 || (size_t)i >= n)
-			continue;
-		int d = sqlite3_column_int(st, 2);
-		if (sqlite3_column_int(st, 1))
-			gdf[i] += d;
-		else
-			sdf[i] += d;
-		df[i] += d;
-	}
-	sqlite3_reset(st);
-	if (step != SQLITE_DONE) {
-		rc = zc_store_fail(&m->store, step, e, "recall (document frequencies)");
-		goto out;
-	}
-	/* kept for the next message (unless two of them share a slot) */
-	for (size_t i = 0; i < n; i++) {
-		struct lexent *g = slot_for(c, "global", tok[i], 1);
-		if (g && !g->has_df) {
-			g->df = gdf[i];
-			g->has_df = 1;
-		}
-		struct lexent *x = scoped ? slot_for(c, conv, tok[i], 1) : NULL;
-		if (x && !x->has_df) {
-			x->df = sdf[i];
-			x->has_df = 1;
-		}
-	}
-out:
-	zc_buf_release(&list);
 	return rc;
 }
 
