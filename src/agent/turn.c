@@ -98,7 +98,10 @@ struct turn {
 	const struct zcor_turn_events *ev;
 	struct zc_config cfg;          /* the settings at the turn's start */
 	double t0, deadline;           /* monotonic ms */
-	json_t *messages;              /* what the next request sends */
+	json_t *messages;              /* what the next request sends, but for… */
+	char *earlier;                 /* …the stored dialogue, as JSON text (spliced after
+					* the system message: zc_chat_req.messages_text) */
+	size_t n_earlier;              /* how many messages earlier holds */
 	json_t *dialogue;              /* what the turn adds to the stored dialogue */
 	json_t *tools, *declared;      /* this request's tools and their names (shared: read only) */
 	json_t *tools_text;            /* tools as JSON text, a JSON string (shared) */
@@ -246,7 +249,9 @@ static int ask(struct turn *t, int final, struct zc_chat_reply *r, struct zc_err
 		window = ZC_TURN_FINAL_MIN_MS;
 	if (cfg.timeout_ms > window)
 		cfg.timeout_ms = window;
-	struct zc_chat_req req = {.messages = t->messages, .tools = final ? NULL : t->tools,
+	struct zc_chat_req req = {.messages = t->messages, .messages_text = t->earlier,
+				  .messages_count = t->n_earlier, .messages_text_at = 1,
+				  .tools = final ? NULL : t->tools,
 				  .tools_text = final ? NULL : json_string_value(t->tools_text),
 				  .temperature = t->cfg.provider.temperature};
 	if (t->ev && t->ev->text) {
@@ -593,18 +598,15 @@ static void prepare(struct turn *t)
 	t->calls = json_array();
 	t->seen = json_array();
 	tools_build(t);
-	json_t *earlier = NULL;
 	if (zc_prefix(t->m, t->conv, &t->prefix, &t->fail) ||
-	    zc_dialogue_read(t->m, t->conv, t->cfg.dialogue_chars, t->cfg.ambient_messages, &earlier,
-			     &t->fail)) {
+	    zc_dialogue_read(t->m, t->conv, t->cfg.dialogue_chars, t->cfg.ambient_messages,
+			     &t->earlier, &t->n_earlier, &t->fail)) {
 		t->failed = 1;
 		json_decref(delivered);
 		return;
 	}
 	json_array_append_new(t->messages,
 			      json_pack("{s:s, s:s}", "role", "system", "content", t->prefix));
-	json_array_extend(t->messages, earlier);
-	json_decref(earlier);
 	char frame_id[48];
 	snprintf(frame_id, sizeof(frame_id), "frame_%lld",
 		 (long long)json_integer_value(json_object_get(t->batch, "upto")));
@@ -789,6 +791,7 @@ static void turn_release(struct turn *t)
 	zc_free(t->header);
 	zc_free(t->recall_failure);
 	zc_free(t->prefix);
+	zc_free(t->earlier);
 	zc_free(t->reply);
 }
 

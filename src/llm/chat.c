@@ -46,13 +46,19 @@ static int check_tool_calls(const json_t *calls, size_t i, struct zc_err *e)
 	return ZCOR_OK;
 }
 
-static int check_messages(const json_t *msgs, struct zc_err *e)
+/* msgs as the request holds them; the n_text spliced ones before
+ * msgs[at] count in the indexes named. */
+static int check_messages(const json_t *msgs, size_t at, size_t n_text, struct zc_err *e)
 {
-	size_t i;
+	size_t j;
 	json_t *m;
 	if (!json_is_array(msgs) || json_array_size(msgs) == 0)
 		return zc_fail(e, ZCOR_EINVAL, "'messages' must be a non-empty array of chat messages");
-	json_array_foreach(msgs, i, m) {
+	if (at > json_array_size(msgs))
+		return zc_fail(e, ZCOR_EINVAL, "'messages_text_at' is %zu, past the %zu messages", at,
+			       json_array_size(msgs));
+	json_array_foreach(msgs, j, m) {
+		size_t i = j < at ? j : j + n_text;
 		const char *role = zc_json_str(m, "role");
 		const json_t *content = json_object_get(m, "content");
 		if (!role)
@@ -174,7 +180,8 @@ static int check_req(const struct zc_chat_req *r, struct zc_err *e)
 {
 	if (!r)
 		return zc_fail(e, ZCOR_EINVAL, "no chat request");
-	if (check_messages(r->messages, e) || check_tools(r->tools, e) ||
+	size_t n_text = r->messages_text && *r->messages_text ? r->messages_count : 0;
+	if (check_messages(r->messages, r->messages_text_at, n_text, e) || check_tools(r->tools, e) ||
 	    check_tool_choice(r->tool_choice, r->tools, e))
 		return ZCOR_EINVAL;
 	if (!isnan(r->temperature) && !(r->temperature >= 0 && r->temperature <= 2))
@@ -183,15 +190,30 @@ static int check_req(const struct zc_chat_req *r, struct zc_err *e)
 	return ZCOR_OK;
 }
 
+static int buf_out(const char *p, size_t n, void *ud)
+{
+	zc_buf_add(ud, p, n);
+	return 0;
+}
+
+/* v's compact dump (zc_json_dump's form), straight into b */
+static void dump_into(struct zc_buf *b, const json_t *v)
+{
+	int rc = json_dump_callback(v, buf_out, b, JSON_COMPACT | JSON_ENCODE_ANY);
+	assert(rc == 0); /* buf_out never fails: out of memory aborts (alloc.h) */
+	(void)rc;
+}
+
+/* The request body. The parts given as text (messages_text, tools_text)
+ * are spliced in as they are; the rest is dumped once, into one buffer:
+ * {model, tool_choice?, temperature?, stream, stream_options?, messages,
+ * tools?}. The same request with those parts given as values instead
+ * is the same text, byte for byte (test_llm_chat). */
 static char *build_payload(const struct zc_provider_config *cfg, const struct zc_chat_req *r)
 {
 	json_t *p = json_object();
 	json_object_set_new(p, "model", json_string(cfg->model));
 	/* borrowed: the payload only lives until it is dumped */
-	json_object_set(p, "messages", (json_t *)r->messages);
-	int splice = r->tools && json_array_size(r->tools) && r->tools_text;
-	if (r->tools && json_array_size(r->tools) && !splice)
-		json_object_set(p, "tools", (json_t *)r->tools);
 	if (r->tool_choice)
 		json_object_set(p, "tool_choice", (json_t *)r->tool_choice);
 	if (!isnan(r->temperature))
@@ -199,19 +221,36 @@ static char *build_payload(const struct zc_provider_config *cfg, const struct zc
 	json_object_set_new(p, "stream", json_boolean(r->stream));
 	if (r->stream && r->stream_usage)
 		json_object_set_new(p, "stream_options", json_pack("{s:b}", "include_usage", 1));
-	char *s = zc_json_dump(p);
-	json_decref(p);
-	if (!splice)
-		return s;
-	/* "tools" last: the object's closing brace becomes ,"tools":TEXT} */
-	size_t n = strlen(s);
-	assert(n >= 2 && s[n - 1] == '}');
 	struct zc_buf b = ZC_BUF_INIT;
-	zc_buf_add(&b, s, n - 1);
-	zc_buf_add(&b, ",\"tools\":", 9);
-	zc_buf_add(&b, r->tools_text, strlen(r->tools_text));
-	zc_buf_add(&b, "}", 1);
-	zc_free(s);
+	dump_into(&b, p);
+	json_decref(p);
+	/* the object's closing brace becomes ,"messages":[…],"tools":…} */
+	assert(b.len >= 2 && b.p[b.len - 1] == '}');
+	b.len--;
+	zc_buf_add(&b, ",\"messages\":[", 13);
+	size_t n = json_array_size(r->messages), sep = 0;
+	int text = r->messages_text && *r->messages_text;
+	for (size_t i = 0; i <= n; i++) {
+		if (i == r->messages_text_at && text) {
+			if (sep++)
+				zc_buf_addc(&b, ',');
+			zc_buf_adds(&b, r->messages_text);
+		}
+		if (i == n)
+			break;
+		if (sep++)
+			zc_buf_addc(&b, ',');
+		dump_into(&b, json_array_get(r->messages, i));
+	}
+	zc_buf_addc(&b, ']');
+	if (r->tools && json_array_size(r->tools)) {
+		zc_buf_add(&b, ",\"tools\":", 9);
+		if (r->tools_text)
+			zc_buf_adds(&b, r->tools_text);
+		else
+			dump_into(&b, r->tools);
+	}
+	zc_buf_addc(&b, '}');
 	return zc_buf_detach(&b);
 }
 
@@ -710,6 +749,16 @@ int zc_llm_chat(const struct zc_provider_config *cfg, const struct zc_chat_req *
 	parser_release(&s.ps);
 	zc_free(payload);
 	return rc;
+}
+
+int zc_llm_chat_body(const struct zc_provider_config *cfg, const struct zc_chat_req *req,
+		     char **body, struct zc_err *e)
+{
+	*body = NULL;
+	if (check_req(req, e))
+		return ZCOR_EINVAL;
+	*body = build_payload(cfg, req);
+	return ZCOR_OK;
 }
 
 int zc_llm_chat_parse(const char *const *pieces, const size_t *lens, size_t n,

@@ -50,6 +50,17 @@ struct zc_chat_req {
 	 * tool_call_id, content}. content is a string or an array of parts.
 	 * Borrowed; sent as it is. */
 	const json_t *messages;
+	/* NULL, or messages_count more messages as JSON text: compact chat
+	 * message objects joined by commas, such as zc_dialogue_read gives
+	 * (stored by the turn after they were sent once), spliced into the
+	 * request before messages[messages_text_at] (0..size of messages)
+	 * instead of being parsed and dumped again. Sent as it is: the caller
+	 * vouches that it is valid JSON of well-formed messages; the checks
+	 * below apply to `messages` only (their indexes in a message are the
+	 * request's, the spliced ones counted). "" or a count of 0: none.
+	 * Borrowed. */
+	const char *messages_text;
+	size_t messages_count, messages_text_at;
 	/* NULL, or [{type: "function", function: {name, description?,
 	 * parameters?}}]. Borrowed. */
 	const json_t *tools;
@@ -112,6 +123,14 @@ int zc_llm_chat(const struct zc_provider_config *cfg, const struct zc_chat_req *
 void zc_chat_reply_release(struct zc_chat_reply *out);
 
 /* ---- pieces, exposed for unit tests -------------------------------- */
+
+/*
+ * The body zc_llm_chat would POST for req (checked the same way:
+ * ZCOR_EINVAL and *body NULL for a request it refuses); *body is new
+ * text the caller frees with zc_free.
+ */
+int zc_llm_chat_body(const struct zc_provider_config *cfg, const struct zc_chat_req *req,
+		     char **body, struct zc_err *e);
 
 /*
  * Reads a 2xx body given as n pieces (split anywhere, as reads would

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/buf.h"
 #include "base/json.h"
 #include "base/utf8.h"
 
@@ -373,18 +374,58 @@ out:
 
 /* ---- reads ------------------------------------------------------------ */
 
+/* The rows of zc_dialogue_read, newest first, as they are read: their
+ * texts one after the other in text, row i ending at end[i]. */
+struct rows {
+	struct zc_buf text;
+	size_t *end, n, cap;
+};
+
+static void rows_add(struct rows *r, const char *s, size_t len)
+{
+	if (r->n == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 64;
+		r->end = zc_realloc(r->end, r->cap * sizeof(*r->end));
+	}
+	zc_buf_add(&r->text, s, len);
+	r->end[r->n++] = r->text.len;
+}
+
+/* The first `kept` rows, oldest first, joined by commas. */
+static char *rows_join(const struct rows *r, size_t kept)
+{
+	struct zc_buf b = ZC_BUF_INIT;
+	if (kept)
+		zc_buf_grow(&b, r->end[kept - 1] + kept);
+	for (size_t i = kept; i-- > 0;) {
+		size_t from = i ? r->end[i - 1] : 0;
+		if (i + 1 < kept)
+			zc_buf_addc(&b, ',');
+		zc_buf_add(&b, r->text.p + from, r->end[i] - from);
+	}
+	return zc_buf_detach(&b);
+}
+
 int zc_dialogue_read(struct zc_mem *m, const char *conversation, long max_chars, long max_ambient,
-		     json_t **out, struct zc_err *e)
+		     char **out, size_t *count, struct zc_err *e)
 {
 	struct zc_store *s = &m->store;
-	json_t *newest_first = json_array(), *turn = json_array();
+	struct rows r = {ZC_BUF_INIT, NULL, 0, 0};
+	/* kept: rows of the whole turns that fit; the turn being read is
+	 * rows kept..r.n */
+	size_t kept = 0;
 	long long chars = 0, ambient = 0, t_chars = 0, t_ambient = 0;
 	sqlite3_int64 cur = -1;
+	*out = NULL;
+	*count = 0;
 	int rc = zc_store_begin(s, 0, e);
 	if (rc)
 		goto out;
+	/* json_valid: SQLite's own check, far cheaper than building the
+	 * values; a row is spliced into the request only when it passes */
 	sqlite3_stmt *st = zc_stmt(s,
-				   "SELECT turn_id, message, chars, messages FROM dialogue "
+				   "SELECT turn_id, message, chars, messages, "
+				   "json_valid(message) AND substr(message, 1, 1) = '{' FROM dialogue "
 				   "WHERE conversation = ?1 ORDER BY seq DESC",
 				   e);
 	if (!st) {
@@ -392,7 +433,7 @@ int zc_dialogue_read(struct zc_mem *m, const char *conversation, long max_chars,
 		goto out;
 	}
 	sqlite3_bind_text(st, 1, conversation, -1, SQLITE_STATIC);
-	int step, full = 0;
+	int step = SQLITE_DONE, full = 0;
 	while (!full && (step = sqlite3_step(st)) == SQLITE_ROW) {
 		sqlite3_int64 id = sqlite3_column_int64(st, 0);
 		if (id != cur && cur != -1) {
@@ -402,34 +443,34 @@ int zc_dialogue_read(struct zc_mem *m, const char *conversation, long max_chars,
 				break;
 			}
 			chars += t_chars, ambient += t_ambient;
-			json_array_extend(newest_first, turn);
-			json_array_clear(turn);
+			kept = r.n;
 			t_chars = t_ambient = 0;
 		}
 		cur = id;
-		json_t *msg = zc_col_json(st, 1, '{');
-		json_array_append_new(turn, msg);
+		if (!sqlite3_column_int(st, 4)) { /* not an object: its turn is not sent, nor older ones */
+			full = 1;
+			break;
+		}
+		rows_add(&r, (const char *)sqlite3_column_text(st, 1), (size_t)sqlite3_column_bytes(st, 1));
 		t_chars += sqlite3_column_int64(st, 2);
 		t_ambient += sqlite3_column_int64(st, 3);
 		if (t_chars > max_chars || t_ambient > max_ambient) /* this turn alone is too big */
 			full = 1;
 	}
 	sqlite3_reset(st);
-	if (!full && cur != -1 && chars + t_chars <= max_chars && ambient + t_ambient <= max_ambient)
-		json_array_extend(newest_first, turn);
+	if (!full && step != SQLITE_DONE)
+		rc = zc_store_fail(s, step, e, "reading the dialogue");
+	else if (!full && cur != -1 && chars + t_chars <= max_chars && ambient + t_ambient <= max_ambient)
+		kept = r.n;
 out:
 	zc_store_rollback(s);
-	json_decref(turn);
-	if (rc) {
-		json_decref(newest_first);
-		return rc;
+	if (!rc) {
+		*out = rows_join(&r, kept);
+		*count = kept;
 	}
-	json_t *arr = json_array();
-	for (size_t i = json_array_size(newest_first); i-- > 0;)
-		json_array_append(arr, json_array_get(newest_first, i));
-	json_decref(newest_first);
-	*out = arr;
-	return ZCOR_OK;
+	zc_buf_release(&r.text);
+	zc_free(r.end);
+	return rc;
 }
 
 static json_t *turn_from_row(sqlite3_stmt *st)

@@ -58,14 +58,20 @@ extern const struct zc_opdef zc_op_turn_begin, zc_op_turn_finish, zc_op_turn_rel
 int zc_turn_note(struct zc_mem *m, long long turn_id, const char *note_json, struct zc_err *e);
 
 /*
- * The stored dialogue of conversation, as OpenAI messages oldest first
- * (*out, a new array): whole turns, the newest first, for as long as they
- * fit both max_chars characters (the messages' JSON text) and max_ambient
- * external messages in their frames; a turn is never cut in half, so a
- * tool call always comes with its result. A read, no history.
+ * The stored dialogue of conversation, oldest first: whole turns, the
+ * newest first, for as long as they fit both max_chars characters (the
+ * messages' JSON text) and max_ambient external messages in their
+ * frames; a turn is never cut in half, so a tool call always comes with
+ * its result. *out (a new string the caller frees with zc_free) is the
+ * messages' JSON text as stored — compact objects {role, …} joined by
+ * commas, "" for none — ready to splice into a request's "messages"
+ * array without parsing it (zc_chat_req.messages_text); *count is how
+ * many messages it holds. A row that is not a JSON object (the store
+ * edited by hand) ends the reading like a turn that does not fit: the
+ * text is always valid JSON. A read, no history.
  */
 int zc_dialogue_read(struct zc_mem *m, const char *conversation, long max_chars, long max_ambient,
-		     json_t **out, struct zc_err *e);
+		     char **out, size_t *count, struct zc_err *e);
 
 /*
  * Turn records, newest first: conversation NULL for every conversation.

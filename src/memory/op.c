@@ -66,7 +66,7 @@ int zc_node_fts_catch_up(struct zc_store *s, struct zc_err *e)
 	/* recall's lexical index waits for the same batch (schema 12) */
 	if ((rc = zc_store_recall_catch_up(s, upto, e)))
 		return rc;
-	/* recall keeps its token lookups while nodes_gen stays (recall.c) */
+	/* (recall's token lookups are kept per scope by recall_gen: schema 14) */
 	/* and some merging: FTS5's automerge does less of it for one batch
 	 * than for its nodes one by one, and every segment left is one more
 	 * page a fresh recall reads per token (test_recall counts them) */

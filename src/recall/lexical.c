@@ -53,23 +53,28 @@ struct post {
 	int tf;
 };
 
-/* One token in one conversation's view (global + its scope): its df,
- * and its postings once they were read. */
+/* One token in one scope (global, or a conversation's): its df there and
+ * its postings there once they were read. A conversation's view of the
+ * token is its global entry and its own scope's, merged (postings_of):
+ * so what is read of global serves every conversation. */
 struct lexent {
-	char key[LEX_KEY_MAX]; /* conversation \x1F token; "" = empty slot */
-	int df, has_df;        /* visible records holding it (recall_df) */
+	char key[LEX_KEY_MAX]; /* scope \x1F token; "" = empty slot */
+	long long gen;         /* the scope's generation (recall_gen) it was read at */
+	int df, has_df;        /* the scope's records holding it (recall_df) */
 	int n;                 /* postings kept: the newest `limit`, or all when fewer */
 	int limit;             /* how many were asked for (0: none read yet) */
 	struct post *rows;     /* newest first */
 };
 
-/* A token's entry as one message uses it: a copy, since a later lookup
+/* A token's postings as one message uses it: a copy, since a later lookup
  * may take the entry's cache slot, of its newest `limit` postings (the
  * entry may hold more, read for another use: the answer must not depend
- * on what the cache happens to hold). */
+ * on what the cache happens to hold). df: global's and the scope's
+ * together; sdf: the scope's alone. */
 struct plist {
 	int df, n;
 	struct post *rows;
+	int gdf, sdf;
 };
 
 static void plist_take(struct plist *dst, const struct lexent *src, int limit)
@@ -83,7 +88,9 @@ static void plist_take(struct plist *dst, const struct lexent *src, int limit)
 #define LEN_SLOTS 8192
 
 struct zc_lex_cache {
-	long long gen; /* meta.nodes_gen the entries belong to */
+	long long gen; /* meta.recall_gen the lengths belong to */
+	/* this run's generations (recall_gen): global's, the conversation's */
+	long long gen_global, gen_scope;
 	/* direct-mapped, so at most LEX_SLOTS × shape.postings postings */
 	struct lexent slot[LEX_SLOTS];
 	struct {
@@ -133,48 +140,73 @@ void zc_lex_set_shape(struct zc_lex_cache **cp, const struct zc_lex_shape *shape
 	cache_clear(c); /* what an entry holds depends on the shape's limits */
 }
 
-/* The cache, emptied if any connection changed the nodes since. */
-static int cache_fresh(struct zc_mem *m, struct zc_lex_cache **cp, struct zc_lex_cache **out,
-		       struct zc_err *e)
+/* The cache for a run of conversation conv, in the run's transaction: an
+ * entry of a scope is good while the scope's generation stays (schema
+ * 14: any change of the scope's lexical rows gives it a new one, from
+ * any connection), the lengths while no scope changed at all. */
+static int cache_fresh(struct zc_mem *m, struct zc_lex_cache **cp, const char *conv,
+		       struct zc_lex_cache **out, struct zc_err *e)
 {
 	long long gen = 0;
-	int rc = zc_meta_get_int(&m->store, "nodes_gen", &gen, e);
+	int rc = zc_meta_get_int(&m->store, "recall_gen", &gen, e);
 	if (rc)
 		return rc;
 	struct zc_lex_cache *c = cache_of(cp);
+	sqlite3_stmt *st = zc_stmt(&m->store,
+				   "SELECT coalesce(max(CASE scope WHEN 'global' THEN gen END), 0), "
+				   "coalesce(max(CASE scope WHEN ?1 THEN gen END), 0) FROM recall_gen "
+				   "WHERE scope IN ('global', ?1)",
+				   e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_text(st, 1, conv, -1, SQLITE_STATIC);
+	int step = sqlite3_step(st);
+	if (step == SQLITE_ROW) {
+		c->gen_global = sqlite3_column_int64(st, 0);
+		c->gen_scope = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_reset(st);
+	if (step != SQLITE_ROW)
+		return zc_store_fail(&m->store, step, e, "recall (generations)");
 	if (c->gen != gen) {
-		cache_clear(c);
+		memset(c->len, 0, sizeof(c->len));
 		c->gen = gen;
 	}
 	*out = c;
 	return ZCOR_OK;
 }
 
-/* The slot of (conv, tok), emptied for it if it held another token —
- * unless `keep_postings` and that token's postings were read (a df is
- * cheaper to look up again than postings): then NULL. NULL too for a
- * token too long to be one of the index's. */
-static struct lexent *slot_for(struct zc_lex_cache *c, const char *conv, const char *tok,
+static int is_global(const char *scope) { return strcmp(scope, "global") == 0; }
+
+/* The slot of (scope, tok), emptied for it if it held another token or
+ * an older generation of this one — unless `keep_postings` and another
+ * token's postings are there (a df is cheaper to look up again than
+ * postings): then NULL. NULL too for a token too long to be one of the
+ * index's. */
+static struct lexent *slot_for(struct zc_lex_cache *c, const char *scope, const char *tok,
 			       int keep_postings)
 {
 	/* (called for every token of every message: no snprintf) */
 	char key[LEX_KEY_MAX];
-	size_t cn = strlen(conv), tn = strlen(tok);
+	size_t cn = strlen(scope), tn = strlen(tok);
 	if (cn + 1 + tn >= sizeof(key))
 		return NULL;
-	memcpy(key, conv, cn);
+	memcpy(key, scope, cn);
 	key[cn] = '\x1f';
 	memcpy(key + cn + 1, tok, tn + 1);
 	unsigned long h = 5381;
 	for (const char *p = key; *p; p++)
 		h = h * 33 + (unsigned char)*p;
 	struct lexent *x = &c->slot[h & (LEX_SLOTS - 1)];
-	if (strcmp(x->key, key) != 0) {
-		if (keep_postings && x->limit)
+	long long gen = is_global(scope) ? c->gen_global : c->gen_scope;
+	int same = strcmp(x->key, key) == 0;
+	if (!same || x->gen != gen) {
+		if (!same && keep_postings && x->limit)
 			return NULL;
 		zc_free(x->rows);
 		memset(x, 0, sizeof(*x));
 		memcpy(x->key, key, cn + 1 + tn + 1);
+		x->gen = gen;
 	}
 	return x;
 }
@@ -200,21 +232,18 @@ static void scoped_phrase(struct zc_buf *q, const char *scope, const char *tok)
 }
 
 /*
- * The token's newest `limit` visible postings with their term
- * frequencies: one FTS5 query over its two doclists (global, the
- * conversation's scope), newest first — in rowid order, since the rowid
- * of a record in recall_fts is -seq.
+ * The token's newest `limit` postings in one scope with their term
+ * frequencies: one FTS5 query over its doclist, newest first — in rowid
+ * order, since the rowid of a record in recall_fts is -seq.
  */
-static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *conv, const char *tok,
+static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope, const char *tok,
 		    int limit, struct lexent **out, struct zc_err *e)
 {
-	struct lexent *x = *out = slot_for(c, conv, tok, 0);
+	struct lexent *x = *out = slot_for(c, scope, tok, 0);
 	if (!x || (x->limit && (x->n < x->limit || x->limit >= limit)))
 		return ZCOR_OK; /* no such token, or read already */
 	struct zc_buf q = ZC_BUF_INIT;
-	scoped_phrase(&q, "global", tok);
-	zc_buf_adds(&q, " OR ");
-	scoped_phrase(&q, conv, tok);
+	scoped_phrase(&q, scope, tok);
 	struct post *rows = zc_malloc((size_t)limit * sizeof(*rows));
 	int n = 0, step, rc = ZCOR_OK;
 	sqlite3_stmt *st = zc_stmt(&m->store,
@@ -251,67 +280,90 @@ out:
 }
 
 /*
+ * The conversation's newest `limit` visible postings of a token (into
+ * dst->n, dst->rows; dst->gdf and dst->sdf set by df_lookup): global's
+ * and its scope's, merged newest first. A record is in one scope, so the
+ * two lists are disjoint and the newest `limit` of each hold the newest
+ * `limit` of both. A scope where the token is in no record (df 0, from
+ * recall_df, kept with recall_fts by the same statements) is not asked.
+ */
+static int postings_of(struct zc_mem *m, struct zc_lex_cache *c, const char *conv, const char *tok,
+		       int limit, struct plist *dst, struct zc_err *e)
+{
+	struct lexent *x = NULL;
+	struct plist g = {0, 0, NULL, 0, 0};
+	int rc = ZCOR_OK;
+	dst->n = 0;
+	dst->rows = NULL;
+	if (dst->gdf > 0) {
+		if ((rc = entry_of(m, c, "global", tok, limit, &x, e)))
+			return rc;
+		plist_take(&g, x, limit); /* a copy: the scope's entry may take its slot */
+	}
+	if (dst->sdf <= 0 || is_global(conv)) {
+		dst->n = g.n;
+		dst->rows = g.rows;
+		return ZCOR_OK;
+	}
+	if ((rc = entry_of(m, c, conv, tok, limit, &x, e))) {
+		zc_free(g.rows);
+		return rc;
+	}
+	int sn = x ? (x->n < limit ? x->n : limit) : 0, gi = 0, si = 0;
+	if (g.n + sn)
+		dst->rows = zc_malloc((size_t)(g.n + sn) * sizeof(*dst->rows));
+	while (dst->n < limit && (gi < g.n || si < sn)) {
+		int from_g = si >= sn || (gi < g.n && g.rows[gi].seq > x->rows[si].seq);
+		dst->rows[dst->n++] = from_g ? g.rows[gi++] : x->rows[si++];
+	}
+	zc_free(g.rows);
+	return ZCOR_OK;
+}
+
+/* The df of tok in one scope (recall_df; 0 when it is in none of its
+ * records), from the cache or the store, and kept. */
+static int part_df(struct zc_mem *m, struct zc_lex_cache *c, const char *scope, const char *tok,
+		   int *df, struct zc_err *e)
+{
+	struct lexent *x = slot_for(c, scope, tok, 1);
+	if (x && x->has_df) {
+		*df = x->df;
+		return ZCOR_OK;
+	}
+	sqlite3_stmt *st =
+		zc_stmt(&m->store, "SELECT df FROM recall_df WHERE token = ?1 AND scope = ?2", e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_text(st, 1, tok, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, scope, -1, SQLITE_STATIC);
+	int step = sqlite3_step(st);
+	*df = step == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+	sqlite3_reset(st);
+	if (step != SQLITE_ROW && step != SQLITE_DONE)
+		return zc_store_fail(&m->store, step, e, "recall (document frequencies)");
+	if (x) {
+		x->df = *df;
+		x->has_df = 1;
+	}
+	return ZCOR_OK;
+}
+
+/*
  * The visible df of each token (tok[i], n of them): how many records of
- * global and of the conversation's scope hold it (recall_df), from the
- * cache or else in one lookup for all that are not there.
+ * global and of the conversation's scope hold it (recall_df), in df[i],
+ * and the two parts in gdf[i] and sdf[i]. A part the cache does not hold
+ * is one lookup by recall_df's key.
  */
 static int df_lookup(struct zc_mem *m, struct zc_lex_cache *c, const char *conv,
-		     const char *const *tok, size_t n, int *df, struct zc_err *e)
+		     const char *const *tok, size_t n, int *df, int *gdf, int *sdf, struct zc_err *e)
 {
-	struct zc_buf list = ZC_BUF_INIT;
-	size_t asked = 0;
-	zc_buf_addc(&list, '[');
-	for (size_t i = 0; i < n; i++) {
-		struct lexent *x = slot_for(c, conv, tok[i], 1);
-		df[i] = x && x->has_df ? x->df : -1;
-		if (df[i] >= 0)
-			continue;
-		df[i] = 0;
-		char num[24]; /* (once per token and message: no printf) */
-		size_t nd = 0;
-		for (size_t v = i; nd == 0 || v; v /= 10)
-			num[nd++] = (char)('0' + v % 10);
-		zc_buf_adds(&list, asked++ ? ",[" : "[");
-		while (nd)
-			zc_buf_addc(&list, num[--nd]);
-		zc_buf_addc(&list, ',');
-		zc_json_buf_string(&list, tok[i]);
-		zc_buf_addc(&list, ']');
+	int scoped = !is_global(conv), rc = ZCOR_OK;
+	for (size_t i = 0; i < n && !rc; i++) {
+		gdf[i] = sdf[i] = 0;
+		if (!(rc = part_df(m, c, "global", tok[i], &gdf[i], e)) && scoped)
+			rc = part_df(m, c, conv, tok[i], &sdf[i], e);
+		df[i] = gdf[i] + sdf[i];
 	}
-	zc_buf_addc(&list, ']');
-	int rc = ZCOR_OK, step;
-	if (!asked)
-		goto out;
-	sqlite3_stmt *st = zc_stmt(&m->store,
-				   "SELECT j.value ->> 0, d.df FROM json_each(?1) j JOIN recall_df d ON "
-				   "d.token = j.value ->> 1 AND d.scope IN ('global', ?2)",
-				   e);
-	if (!st) {
-		rc = e->code;
-		goto out;
-	}
-	sqlite3_bind_text(st, 1, list.p, (int)list.len, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, conv, -1, SQLITE_TRANSIENT);
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		sqlite3_int64 i = sqlite3_column_int64(st, 0);
-		if (i >= 0 && (size_t)i < n)
-			df[i] += sqlite3_column_int(st, 1);
-	}
-	sqlite3_reset(st);
-	if (step != SQLITE_DONE) {
-		rc = zc_store_fail(&m->store, step, e, "recall (document frequencies)");
-		goto out;
-	}
-	/* kept for the next message (unless two of them share a slot) */
-	for (size_t i = 0; i < n; i++) {
-		struct lexent *x = slot_for(c, conv, tok[i], 1);
-		if (x && !x->has_df) {
-			x->df = df[i];
-			x->has_df = 1;
-		}
-	}
-out:
-	zc_buf_release(&list);
 	return rc;
 }
 
@@ -749,12 +801,14 @@ static int feedback(struct run *r, struct zc_lex_cache *c, const char *conv, siz
 	}
 	/* their df in one lookup; then the postings of the chosen ones only */
 	const char **toks = zc_calloc(nt ? nt : 1, sizeof(*toks));
-	int *df = zc_calloc(nt ? nt : 1, sizeof(*df));
+	int *df = zc_calloc(3 * (nt ? nt : 1), sizeof(*df));
 	for (size_t i = 0; i < nt; i++)
 		toks[i] = ft[i].tok;
-	rc = df_lookup(r->m, c, conv, toks, nt, df, r->e);
+	rc = df_lookup(r->m, c, conv, toks, nt, df, df + nt, df + 2 * nt, r->e);
 	for (size_t i = 0; i < nt && !rc; i++) {
-		struct qtok t = {.pl = {df[i], 0, NULL}};
+		ft[i].pl.gdf = df[nt + i];
+		ft[i].pl.sdf = df[2 * nt + i];
+		struct qtok t = {.pl = {df[i], 0, NULL, 0, 0}};
 		int common;
 		if (weigh(r, &t, &common))
 			continue;
@@ -767,9 +821,7 @@ static int feedback(struct run *r, struct zc_lex_cache *c, const char *conv, siz
 	if (!rc) {
 		qsort(ft, nt, sizeof(*ft), by_fb);
 		for (size_t i = 0; i < nt && i < (size_t)sh->feedback_terms && ft[i].ok && !rc; i++) {
-			struct lexent *ent = NULL;
-			if (!(rc = entry_of(r->m, c, conv, ft[i].tok, sh->postings_feedback, &ent, r->e)))
-				plist_take(&ft[i].pl, ent, sh->postings_feedback);
+			rc = postings_of(r->m, c, conv, ft[i].tok, sh->postings_feedback, &ft[i].pl, r->e);
 		}
 	}
 	if (rc)
@@ -942,17 +994,20 @@ int zc_lex_run(struct zc_mem *m, struct zc_lex_cache **cache, const struct zc_le
 		rc = ZCOR_OK;
 		goto out;
 	}
-	if ((rc = cache_fresh(m, cache, &c, e)))
+	if ((rc = cache_fresh(m, cache, in->conversation, &c, e)))
 		goto out;
 	r.cache = c;
 	/* every token's df in one lookup; the postings only of those scored */
 	const char **toks = zc_calloc(r.q.n, sizeof(*toks));
-	int *df = zc_calloc(r.q.n, sizeof(*df));
+	int *df = zc_calloc(3 * r.q.n, sizeof(*df));
 	for (size_t i = 0; i < r.q.n; i++)
 		toks[i] = r.q.t[i].tok;
-	rc = df_lookup(m, c, in->conversation, toks, r.q.n, df, e);
-	for (size_t i = 0; i < r.q.n; i++)
+	rc = df_lookup(m, c, in->conversation, toks, r.q.n, df, df + r.q.n, df + 2 * r.q.n, e);
+	for (size_t i = 0; i < r.q.n; i++) {
 		r.q.t[i].pl.df = df[i];
+		r.q.t[i].pl.gdf = df[r.q.n + i];
+		r.q.t[i].pl.sdf = df[2 * r.q.n + i];
+	}
 	zc_free(toks);
 	zc_free(df);
 	if (rc)
@@ -966,12 +1021,10 @@ int zc_lex_run(struct zc_mem *m, struct zc_lex_cache **cache, const struct zc_le
 			stats->skipped_common += common;
 			continue;
 		}
-		struct lexent *ent = NULL;
-		if ((rc = entry_of(m, c, in->conversation, t->tok,
-				   t->unigram ? sh->postings_unigram : sh->postings, &ent, e)))
+		if ((rc = postings_of(m, c, in->conversation, t->tok,
+				      t->unigram ? sh->postings_unigram : sh->postings, &t->pl, e)))
 			goto out;
 		t->used = 1;
-		plist_take(&t->pl, ent, t->unigram ? sh->postings_unigram : sh->postings);
 		stats->used++;
 		mass += t->qw * t->idf;
 		for (int k = 0; k < t->pl.n; k++)

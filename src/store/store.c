@@ -57,9 +57,10 @@
 #define RECALL_FILL_FTS(B)\
 	"INSERT INTO recall_fts(rowid, body) SELECT -n.seq, " RECALL_BODY("n.") " FROM nodes n\n"  \
 	"  WHERE " B " AND " RECALL_LIVE("n.")
-#define RECALL_FILL_STATS(B)                                                                    \
+#define RECALL_FILL_STATS(B) RECALL_FILL_STATS_FROM("nodes n", B)
+#define RECALL_FILL_STATS_FROM(T, B)                                                            \
 	"INSERT INTO recall_stats(scope, docs, tokens) SELECT n.scope, count(*), sum(zc_lex_len("   \
-	RECALL_TEXT("n.") ")) FROM nodes n\n  WHERE " B " AND " RECALL_LIVE("n.")              \
+	RECALL_TEXT("n.") ")) FROM " T "\n  WHERE " B " AND " RECALL_LIVE("n.")                \
 	" GROUP BY n.scope ORDER BY n.scope\n  ON CONFLICT(scope) DO UPDATE SET docs = docs + excluded.docs, " \
 	"tokens = tokens + excluded.tokens"
 #define RECALL_FILL_DF(B)                                                                       \
@@ -67,6 +68,12 @@
 	"  json_each(zc_lex_set(" RECALL_TEXT("n.") ")) j WHERE " B " AND " RECALL_LIVE("n.") \
 	"\n  GROUP BY j.value, n.scope ORDER BY j.value, n.scope\n"                                 \
 	"  ON CONFLICT(token, scope) DO UPDATE SET df = df + excluded.df"
+
+/* scope P's recall rows changed: it gets the next generation (schema 14) */
+#define RECALL_GEN(P)                                                                          \
+	"  UPDATE meta SET value = value + 1 WHERE key = 'recall_gen';\n"                          \
+	"  INSERT INTO recall_gen(scope, gen) SELECT " P "scope, CAST(value AS INTEGER) FROM meta\n" \
+	"    WHERE key = 'recall_gen' ON CONFLICT(scope) DO UPDATE SET gen = excluded.gen;\n"
 
 static const char *const migrations[] = {
 	/* 0 -> 1: nodes, people, history, meta */
@@ -537,6 +544,28 @@ static const char *const migrations[] = {
 	 * group's name; NULL: none). Nothing derived reads either column. */
 	"ALTER TABLE messages ADD COLUMN recalled_at INTEGER;\n"
 	"ALTER TABLE conversations ADD COLUMN title TEXT;\n",
+	/* 13 -> 14 (issue 14's performance goal): a generation per scope of
+	 * recall's lexical index, so recall's token cache (recall/lexical.c)
+	 * keeps what it read of a scope until that scope's index changes,
+	 * instead of dropping everything at any write. Every change of a
+	 * scope's rows in recall_fts and recall_df comes with a change of its
+	 * recall_stats row (the same statements, under the same condition:
+	 * RECALL_GO, RECALL_COME, RECALL_FILL_*; a rebuild deletes the rows),
+	 * so these triggers give the scope a new generation from one counter,
+	 * meta.recall_gen, which never goes back: a generation is never
+	 * reused. Idempotent: schema 12's migration, run again on an old store,
+	 * drops recall_stats and its triggers, and this one makes them anew. */
+	"CREATE TABLE IF NOT EXISTS recall_gen(\n"
+	"  scope TEXT PRIMARY KEY,\n"
+	"  gen   INTEGER NOT NULL\n"
+	") WITHOUT ROWID, STRICT;\n"
+	"INSERT OR IGNORE INTO meta(key, value) VALUES('recall_gen', '0');\n"
+	"CREATE TRIGGER IF NOT EXISTS recall_gen_ai AFTER INSERT ON recall_stats BEGIN\n" RECALL_GEN("new.")
+	"END;\n"
+	"CREATE TRIGGER IF NOT EXISTS recall_gen_au AFTER UPDATE ON recall_stats BEGIN\n" RECALL_GEN("new.")
+	"END;\n"
+	"CREATE TRIGGER IF NOT EXISTS recall_gen_ad AFTER DELETE ON recall_stats BEGIN\n" RECALL_GEN("old.")
+	"END;\n",
 };
 
 /*
@@ -554,7 +583,12 @@ static const char *const migrations[] = {
  */
 int zc_store_recall_catch_up(struct zc_store *s, long long above, struct zc_err *e)
 {
-	static const char *const fill[] = {RECALL_FILL_FTS("n.seq > ?1"), RECALL_FILL_STATS("n.seq > ?1"),
+	/* the counts NOT INDEXED: for their GROUP BY the planner took
+	 * nodes_scope_recent and read every node instead of the few above ?1
+	 * (issue 14's bench: 32 M instructions a batch at 100k memories);
+	 * the rowid range is still used */
+	static const char *const fill[] = {RECALL_FILL_FTS("n.seq > ?1"),
+					   RECALL_FILL_STATS_FROM("nodes n NOT INDEXED", "n.seq > ?1"),
 					   RECALL_FILL_DF("n.seq > ?1")};
 	for (size_t i = 0; i < sizeof(fill) / sizeof(fill[0]); i++) {
 		sqlite3_stmt *st = zc_stmt(s, fill[i], e);

@@ -307,7 +307,7 @@ static int derived_table(const char *t)
 	static const char *const prefix[] = {"sqlite_", "nodes_fts", "messages_fts", "nodes_vocab",
 					     "recall_fts"};
 	static const char *const name[] = {"terms", "term_prefix", "hit_batch", "hit_log",
-					   "recall_stats", "recall_df"};
+					   "recall_stats", "recall_df", "recall_gen"};
 	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
 		if (strncmp(t, prefix[i], strlen(prefix[i])) == 0)
 			return 1;
@@ -396,10 +396,11 @@ static char *dump_db(const char *dir, char *why, size_t cap)
 		 * on its own before the first operation: not a write of a stream */
 		/* and the full-text index's bookkeeping is derived: which new
 		 * nodes' rows are written yet (they are written in batches,
-		 * and by whoever reads the index first), and the generation
+		 * and by whoever reads the index first), and the generations
 		 * recall's cache follows */
 		if (strcmp(t, "meta") == 0)
-			bytes_adds(&q, " WHERE key NOT IN ('migrated', 'fts_upto', 'nodes_top', 'nodes_gen')");
+			bytes_adds(&q, " WHERE key NOT IN ('migrated', 'fts_upto', 'nodes_top', 'nodes_gen', "
+				       "'recall_gen')");
 		bytes_adds(&q, " ORDER BY 1");
 		bytes_adds(&out, "[");
 		bytes_adds(&out, t);

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "base/buf.h"
 #include "base/json.h"
 #include "llm/chat.h"
@@ -1005,7 +1006,93 @@ static void connection_reused(void)
 	free(keep_sse);
 }
 
+/* Issue 14: messages given as text (the stored dialogue) are spliced at
+ * messages_text_at — first, in the middle, last — and the body is the
+ * same, byte for byte, as with every message given as a value; checks
+ * name the request's indexes, the spliced messages counted. */
+static void issue14_messages_text_spliced(void)
+{
+	struct zc_provider_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.enabled = 1;
+	snprintf(cfg.model, sizeof(cfg.model), "test-model");
+	json_t *all = msgs(), *t = tools();
+	json_t *choice = json_string("auto");
+	struct zc_chat_req r = base_req(all, t);
+	r.tool_choice = choice;
+	r.temperature = 0.25;
+	r.stream = r.stream_usage = 1;
+	char *whole = NULL, *spliced = NULL;
+	struct zc_err e = {0};
+	CHECK_INT(zc_llm_chat_body(&cfg, &r, &whole, &e), ZCOR_OK);
+	size_t n = json_array_size(all);
+	for (size_t at = 0; at < n; at++) {
+		for (size_t k = 1; at + k <= n; k++) { /* messages at..at+k-1 as text */
+			json_t *rest = json_array();
+			struct zc_buf text = ZC_BUF_INIT;
+			for (size_t i = 0; i < n; i++) {
+				json_t *v = json_array_get(all, i);
+				if (i < at || i >= at + k) {
+					json_array_append(rest, v);
+					continue;
+				}
+				char *one = zc_json_dump(v);
+				if (text.len)
+					zc_buf_addc(&text, ',');
+				zc_buf_adds(&text, one);
+				free(one);
+			}
+			if (json_array_size(rest) == 0) { /* messages may not be empty */
+				json_decref(rest);
+				zc_buf_release(&text);
+				continue;
+			}
+			struct zc_chat_req s = r;
+			s.messages = rest;
+			s.messages_text = text.p;
+			s.messages_count = k;
+			s.messages_text_at = at;
+			CHECK_INT(zc_llm_chat_body(&cfg, &s, &spliced, &e), ZCOR_OK);
+			if (!spliced || strcmp(spliced, whole) != 0) {
+				fprintf(stderr, "at %zu, %zu as text:\n%s\n%s\n", at, k,
+					spliced ? spliced : "(null)", whole);
+				CHECK(0);
+			}
+			zc_free(spliced);
+			json_decref(rest);
+			zc_buf_release(&text);
+		}
+	}
+	/* the tools as text: the same body too */
+	char *tt = zc_json_dump(t);
+	r.tools_text = tt;
+	CHECK_INT(zc_llm_chat_body(&cfg, &r, &spliced, &e), ZCOR_OK);
+	CHECK_STR(spliced, whole);
+	zc_free(spliced);
+	free(tt);
+	r.tools_text = NULL;
+	/* a bad message after two spliced ones is named where the request has it */
+	json_t *bad = json_pack("[{s:s, s:s}, {s:s, s:s}]", "role", "system", "content", "s", "role",
+				"robot", "content", "x");
+	struct zc_chat_req b = base_req(bad, NULL);
+	b.messages_text = "{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"user\",\"content\":\"b\"}";
+	b.messages_count = 2;
+	b.messages_text_at = 1;
+	CHECK_INT(zc_llm_chat_body(&cfg, &b, &spliced, &e), ZCOR_EINVAL);
+	CHECK(spliced == NULL);
+	CHECK_HAS(e.msg, "'messages[3].role' is 'robot'");
+	b.messages_text_at = 3; /* past the two messages given as values */
+	CHECK_INT(zc_llm_chat_body(&cfg, &b, &spliced, &e), ZCOR_EINVAL);
+	CHECK_HAS(e.msg, "messages_text_at");
+	json_decref(bad);
+	zc_free(whole);
+	json_decref(choice);
+	json_decref(all);
+	json_decref(t);
+}
+
 const struct t_case t_cases[] = {
+	{"issue14_messages_text_spliced", issue14_messages_text_spliced},
 	{"connection_reused", connection_reused},
 	{"request_sent", request_sent},
 	{"stream_split_on_wire", stream_split_on_wire},

@@ -119,8 +119,9 @@ static void add_file(FILE *m, const char *path)
 /* Every table's rows as text, then config.json: what a call may change.
  * NULL when memory.db cannot be read. Derived data is left out: the FTS
  * indexes (and nodes_vocab over them; recall_stats and recall_df, the
- * counts beside recall_fts), meta's fts_upto (how far they are
- * caught up), nodes_gen (recall's cache generation) and recall's hit
+ * counts beside recall_fts, and recall_gen, their generations), meta's
+ * fts_upto (how far they are caught up), nodes_gen and recall_gen
+ * (recall's cache generations) and recall's hit
  * counts (hits, last_hit_at, hit_batch: written after the call, by the
  * flusher or at close) may lag a
  * committed change when the process ends right after its commit, and the
@@ -142,14 +143,14 @@ static char *dump(const char *dir)
 	int ok = sqlite3_prepare_v2(db,
 				    "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE "
 				    "'sqlite_%' AND name NOT LIKE '%_fts_%' AND name NOT IN ('nodes_vocab', "
-				    "'hit_batch', 'recall_stats', 'recall_df') "
+				    "'hit_batch', 'recall_stats', 'recall_df', 'recall_gen') "
 				    "ORDER BY name",
 				    -1, &tabs, NULL) == SQLITE_OK;
 	while (ok && sqlite3_step(tabs) == SQLITE_ROW) {
 		const char *t = (const char *)sqlite3_column_text(tabs, 0);
 		char *sql = strcmp(t, "meta") == 0
 				    ? sqlite3_mprintf("SELECT * FROM meta WHERE key NOT IN ('fts_upto', "
-						      "'nodes_gen') ORDER BY key")
+						      "'nodes_gen', 'recall_gen') ORDER BY key")
 				    : sqlite3_mprintf("SELECT * FROM \"%w\"", t);
 		sqlite3_stmt *rows = NULL;
 		if (sqlite3_prepare_v2(db, sql, -1, &rows, NULL) != SQLITE_OK) {

@@ -2029,6 +2029,133 @@ static void Q_RECALL_cached_lookups_see_new_records(void)
 	zcor_close(a);
 }
 
+/* The lexical ranking of a recall: every candidate's id and lexical
+ * score, as --explain gives them. */
+static json_t *lexical_of(zcor *z, const char *conv, const char *msg)
+{
+	int rc = -1;
+	json_t *v = recall_req(z, json_pack("{s:s, s:[s], s:b}", "conversation", conv, "messages", msg,
+					    "explain", 1),
+			       &rc);
+	CHECK_INT(rc, ZCOR_OK);
+	json_t *out = json_object();
+	size_t i;
+	json_t *x;
+	json_array_foreach(t_get(v, "explain"), i, x) {
+		const char *id = json_string_value(json_object_get(x, "id"));
+		json_t *f = json_object_get(json_object_get(x, "features"), "lexical");
+		if (id)
+			json_object_set(out, id, f ? f : json_null());
+	}
+	json_decref(v);
+	return out;
+}
+
+/* Recall in conv from the warm handle w and from a new one (an empty
+ * cache) give the same lexical ranking; and `want` (if any) is in it. */
+static void same_as_cold(zcor *w, const char *conv, const char *msg, const char *want,
+			 const char *step)
+{
+	zcor *cold = t_open_dir(zcor_dir(w));
+	zcor_set_clock(cold, clock_of, &now_ms);
+	json_t *a = lexical_of(w, conv, msg), *b = lexical_of(cold, conv, msg);
+	if (!json_equal(a, b)) {
+		char *sa = json_dumps(a, JSON_COMPACT | JSON_SORT_KEYS);
+		char *sb = json_dumps(b, JSON_COMPACT | JSON_SORT_KEYS);
+		fprintf(stderr, "  %s, %s: warm %s\n  cold %s\n", step, conv, sa, sb);
+		free(sa);
+		free(sb);
+		CHECK(0);
+	}
+	if (want)
+		CHECK(json_object_get(a, want) != NULL);
+	json_decref(a);
+	json_decref(b);
+	zcor_close(cold);
+}
+
+/* Issue 14's performance goal: recall's token cache keeps what it read of
+ * a scope (global, a conversation's) until that scope's index changes —
+ * a write in group:2 leaves group:1's and global's lookups standing —
+ * and never serves what changed: after every kind of change, from this
+ * connection or another, a warm handle ranks exactly as a cold one. */
+static void issue14_recall_cache_per_scope_never_stale(void)
+{
+	zcor *w = open_clocked();
+	const char *msg = "潜水艇模型拼好了吗";
+	char g1[32], a1[32], b1[32], id[32];
+	mk(w, NULL, "潜水艇模型", "他在拼一个潜水艇模型", NULL, g1);
+	mk(w, "group:1", "潜水艇模型群一", "群一的潜水艇模型快拼完了", NULL, a1);
+	mk(w, "group:2", "潜水艇群二", "群二也有人拼潜水艇", NULL, b1);
+	same_as_cold(w, "group:1", msg, a1, "first");
+	same_as_cold(w, "group:2", msg, b1, "first");
+	/* a write in group:2: group:1's view is unchanged, group:2's is not */
+	mk(w, "group:2", "潜水艇模型展", "群二周末去潜水艇模型展", NULL, id);
+	same_as_cold(w, "group:1", msg, a1, "write in group:2");
+	same_as_cold(w, "group:2", msg, id, "write in group:2");
+	/* global, written through another connection */
+	zcor *o = t_open_dir(zcor_dir(w));
+	zcor_set_clock(o, clock_of, &now_ms);
+	mk(o, NULL, "潜水艇模型胶水", "潜水艇模型要用的胶水买了", NULL, id);
+	same_as_cold(w, "group:1", msg, id, "global write elsewhere");
+	same_as_cold(w, "group:2", msg, id, "global write elsewhere");
+	/* a change of a group:1 record's text, then its removal */
+	json_t *r = t_call_ok(o, "group:1", "zcor_memory_write",
+			      "{\"id\":\"%s\",\"title\":\"潜水艇模型群一\",\"content\":\"潜水艇模型 潜水艇模型 "
+			      "潜水艇模型 都拼完了\"}",
+			      a1);
+	json_decref(r);
+	same_as_cold(w, "group:1", msg, a1, "update in group:1");
+	same_as_cold(w, "group:2", msg, b1, "update in group:1");
+	r = t_call_ok(o, "group:1", "zcor_memory_delete", "{\"id\":\"%s\"}", a1);
+	json_decref(r);
+	same_as_cold(w, "group:1", msg, NULL, "delete in group:1");
+	json_t *l = lexical_of(w, "group:1", msg);
+	CHECK(json_object_get(l, a1) == NULL);
+	json_decref(l);
+	/* a rebuild of the whole index (zcor reindex) */
+	char *ri = NULL;
+	CHECK_INT(zcor_reindex(o, &ri), ZCOR_OK);
+	zcor_free(ri);
+	same_as_cold(w, "group:1", msg, g1, "reindex");
+	same_as_cold(w, "group:2", msg, b1, "reindex");
+	zcor_close(o);
+	zcor_close(w);
+}
+
+/* Schema 14 from 13: a store without the generations gets them, and a
+ * write in a scope moves that scope's generation only. */
+static void issue14_migration_13_to_14(void)
+{
+	zcor *z = open_clocked();
+	char id[32], dir[4096];
+	mk(z, "group:1", "潜水艇模型", "他在拼一个潜水艇模型", NULL, id);
+	snprintf(dir, sizeof(dir), "%s", zcor_dir(z));
+	t_sql_exec(z, "DROP TRIGGER recall_gen_ai");
+	t_sql_exec(z, "DROP TRIGGER recall_gen_au");
+	t_sql_exec(z, "DROP TRIGGER recall_gen_ad");
+	t_sql_exec(z, "DROP TABLE recall_gen");
+	t_sql_exec(z, "DELETE FROM meta WHERE key = 'recall_gen'");
+	t_sql_exec(z, "PRAGMA user_version = 13");
+	zcor_close(z);
+	z = t_open_dir(dir);
+	zcor_set_clock(z, clock_of, &now_ms);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 14);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'recall_gen%'"), 4);
+	json_t *res = recall1(z, "group:1", "潜水艇模型拼好了吗"); /* (catches the index up) */
+	CHECK(item_pos(res, id) >= 0);
+	json_decref(res);
+	long long g1 = t_sql_int(dir, "SELECT gen FROM recall_gen WHERE scope = 'group:1'");
+	long long g0 = t_sql_int(dir, "SELECT coalesce(max(gen), 0) FROM recall_gen WHERE scope = 'global'");
+	mk(z, "group:1", "潜水艇展览", "周末去看潜水艇展览", NULL, id);
+	res = recall1(z, "group:1", "潜水艇展览");
+	CHECK(item_pos(res, id) >= 0);
+	json_decref(res);
+	CHECK(t_sql_int(dir, "SELECT gen FROM recall_gen WHERE scope = 'group:1'") > g1);
+	CHECK_INT(t_sql_int(dir, "SELECT coalesce(max(gen), 0) FROM recall_gen WHERE scope = 'global'"), g0);
+	zcor_close(z);
+}
+
 /* ---- the lexical stage (issue 17) ---------------------------------------- */
 
 /* recall1 with explain on. */
@@ -2512,6 +2639,8 @@ const struct t_case t_cases[] = {
 	{"Q_RECALL_recent_slang_at_most_1200_chars", Q_RECALL_recent_slang_at_most_1200_chars},
 	{"Q_RECALL_archive_line_months_constant_length", Q_RECALL_archive_line_months_constant_length},
 	{"Q_RECALL_cached_lookups_see_new_records", Q_RECALL_cached_lookups_see_new_records},
+	{"issue14_recall_cache_per_scope_never_stale", issue14_recall_cache_per_scope_never_stale},
+	{"issue14_migration_13_to_14", issue14_migration_13_to_14},
 	{"X_REINDEX_rebuilds_derived_indexes", X_REINDEX_rebuilds_derived_indexes},
 	{"Z_RECALL_zcor_profile_tie_break", Z_RECALL_zcor_profile_tie_break},
 	{"Z_RECALL_synonyms_expand", Z_RECALL_synonyms_expand},
