@@ -396,10 +396,13 @@ static int take_reply(struct zc_session *t, const char *content, int *checked)
 	return 1;
 }
 
-/* A hard deadline passed: the session is abandoned (the digest run). */
-static int cut(struct zc_session *t)
+/* A hard deadline passed (within slack ms: a provider call cut at the
+ * deadline may return a little before it): the session is abandoned (the
+ * digest run). */
+#define CUT_SLACK_MS 250
+static int cut(struct zc_session *t, double slack)
 {
-	if (!t->hard || left_ms(t) > 0)
+	if (!t->hard || left_ms(t) > slack)
 		return 0;
 	t->timed_out = t->failed = 1;
 	t->limit = "deadline";
@@ -417,7 +420,7 @@ void zc_session_loop(struct zc_session *t)
 {
 	int steps = 0, reply_checked = 0, asked = 0;
 	for (;;) {
-		if (cut(t))
+		if (cut(t, 0))
 			return;
 		if (!t->limit && left_ms(t) <= 0)
 			t->limit = "deadline";
@@ -428,7 +431,7 @@ void zc_session_loop(struct zc_session *t)
 		struct zc_err ce = {0};
 		if (ask(t, final, &r, &ce)) {
 			zc_chat_reply_release(&r);
-			if (cut(t))
+			if (cut(t, CUT_SLACK_MS))
 				return;
 			if (!final && left_ms(t) <= 0) { /* cut by the turn's deadline */
 				t->limit = "deadline";

@@ -149,6 +149,15 @@ const struct cli_cmd cli_cmds[] = {
 	 "what was recalled, every tool call with its status and time, the reply, model\n"
 	 "time, tokens and the error if any. --json prints {items, total, nextOffset}.",
 	 cmd_turns},
+	{"digest", "zcor [--dir D] digest [--now] [--conversation KEY] [--json]",
+	 "The digest agent by hand (docs/DIGEST.md). Without --now: the digest runs,\n"
+	 "newest first (all conversations, or KEY's): lines given, cut or not, tool calls,\n"
+	 "outcome. --now runs the conversations that are due (not digested today, at\n"
+	 "least digestMinLines new lines), each one a run as at the daily hour; with\n"
+	 "--conversation KEY it runs KEY's digest whatever its line count. Each run logs\n"
+	 "`digest KEY: N/M lines`; exit 1 if one failed (recorded; its lines stay). Needs\n"
+	 "\"provider\" in config.json.",
+	 cmd_digest},
 	{"help", "zcor help [COMMAND]", "Shows the commands, or the help of one command.", cmd_help},
 	{NULL, NULL, NULL, NULL},
 };

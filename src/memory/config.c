@@ -725,6 +725,32 @@ const struct zc_conf_row zc_conf_rows[] = {
 	{.name = "mirror", .type = ZC_CONF_BOOL, .layer = "memory", F(mirror), .def = 0,
 	 .unit = "keep mirror/ current with the views as files",
 	 .help = "keep mirror/ (the views as files) current"},
+	{.name = "memory", .type = ZC_CONF_BOOL, .layer = "agent", F(memory), .def = 1,
+	 .unit = "the long-term memory of seed 003 on or off",
+	 .help = "关掉整个长期记忆（工具、skill 提示、定时摘要都消失） / false removes the memory "
+		 "tools, the skills and the digest timer"},
+	{.name = "digestAtHour", .type = ZC_CONF_INT, .layer = "agent", F(digest_at_hour), .lo = 0,
+	 .hi = 23, .def = ZC_DIGEST_AT_HOUR_DEFAULT, .unit = "the local hour, 0 to 23",
+	 .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "每天几点（本地时间）醒来跑摘要 / the local hour the daily digest wakes at"},
+	{.name = "digestMinLines", .type = ZC_CONF_INT, .layer = "agent", F(digest_min_lines),
+	 .lo = 1, .hi = 1000000, .def = ZC_DIGEST_MIN_LINES_DEFAULT, .unit = "new lines",
+	 .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "攒够多少条新消息才摘要，不够就留到明天 / the new lines a conversation needs for "
+		 "its digest; fewer wait for the next day"},
+	{.name = "digestMaxChars", .type = ZC_CONF_INT, .layer = "agent", F(digest_max_chars),
+	 .lo = 1000, .hi = 2000000, .def = ZC_DIGEST_MAX_CHARS_DEFAULT, .unit = "characters",
+	 .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "一次摘要最多喂多少字符的转录（超出保留最近的） / the transcript one digest gets, "
+		 "the newest kept when cut"},
+	{.name = "digestTimeoutMs", .type = ZC_CONF_INT, .layer = "agent", F(digest_timeout_ms),
+	 .lo = 1000, .hi = 3600000, .def = ZC_DIGEST_TIMEOUT_DEFAULT, .unit = "milliseconds",
+	 .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "一次摘要的硬超时 / the hard limit of one digest run"},
+	{.name = "digestCatchUp", .type = ZC_CONF_BOOL, .layer = "agent", F(digest_catch_up),
+	 .def = 1, .unit = "a missed digest runs on the conversation's first message after start",
+	 .help = "错过摘要点就在下次有人说话时补一次 / a missed digest runs on the first message "
+		 "after start"},
 	{0},
 };
 
