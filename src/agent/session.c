@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/turn.h"
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/json.h"
