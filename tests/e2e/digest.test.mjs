@@ -226,3 +226,32 @@ test('[Q-DIGEST] --now runs only the due conversations (at least digestMinLines,
     await fake.close();
   }
 });
+
+test('[Q-DIGEST] REST: POST /api/v1/conversations/:key/digest runs one, GET /api/v1/digests lists them; a bound caller only its own; an unknown field is refused', async () => {
+  const fake = await startFakeOpenAI([{ content: '好' }]);
+  try {
+    const dir = setup(fake);
+    await logLines(dir, 'group:3', 2);
+    await logLines(dir, 'group:4', 2);
+    await withServe(BIN, dir, env(), async (srv) => {
+      let r = await request(srv, '/api/v1/conversations/group:3/digest', { method: 'POST', body: { colour: 1 } });
+      assert.equal(r.status, 400);
+      assert.match(r.json.error.message, /'colour': unknown/);
+      r = await request(srv, '/api/v1/conversations/group:4/digest', { method: 'POST', body: {}, conv: 'group:3' });
+      assert.equal(r.status, 403, r.text);
+      r = await request(srv, '/api/v1/conversations/group:3/digest', { method: 'POST', body: {} });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json.status, 'ok');
+      assert.equal(r.json.lines, 2);
+      assert.equal(r.json.after.linesSinceDigest, 0);
+      r = await request(srv, '/api/v1/digests');
+      assert.equal(r.status, 200, r.text);
+      assert.deepEqual(r.json.items.map((d) => [d.conversation, d.status]), [['group:3', 'ok']]);
+      r = await request(srv, '/api/v1/digests', { conv: 'group:4' });
+      assert.deepEqual(r.json.items, []);
+    });
+    assert.equal(fake.requests.length, 1);
+  } finally {
+    await fake.close();
+  }
+});
