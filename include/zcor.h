@@ -440,9 +440,11 @@ int zcor_turns(zcor *z, const struct zcor_ctx *ctx, const char *query_json, char
  */
 int zcor_digest(zcor *z, const char *conversation, const char *opts_json, char **out_json);
 /* Which conversations are due now (not digested on today's local date,
- * at least digestMinLines new lines): {today, minLines, memory, due:
- * [key…], conversations: [{conversation, linesSinceDigest,
- * lastDigestDate, due}]}. Caller frees. */
+ * at least digestMinLines new lines), by the handle's clock: {today, now
+ * (ms), nextWake (ms: the next digestAtHour:00 local strictly after now),
+ * atHour, minLines, memory, catchUp, due: [key…], conversations:
+ * [{conversation, linesSinceDigest, lastDigestDate, messages, due}]}.
+ * Caller frees. */
 int zcor_digest_due(zcor *z, char **out_json);
 /* The digest records, newest first: query_json {conversation?, limit?,
  * offset?} as zcor_turns; *out_json {items: [{id, conversation,

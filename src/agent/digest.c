@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "agent/session.h"
 #include "base/alloc.h"
@@ -96,6 +97,27 @@ void zc_digest_prompt(struct zc_skills *skills, const char *conversation, const 
 	zc_buf_adds(&b, "：\n\n");
 	zc_buf_adds(&b, zc_json_str(input, "text") ? zc_json_str(input, "text") : "");
 	*user = zc_buf_detach(&b);
+}
+
+/* ---- the wake ------------------------------------------------------------ */
+
+int64_t zc_digest_next_wake(int64_t now_ms, int hour)
+{
+	time_t t = (time_t)(now_ms >= 0 ? now_ms / 1000 : (now_ms - 999) / 1000);
+	struct tm tm;
+	if (!localtime_r(&t, &tm))
+		return now_ms + 86400000;
+	for (int d = 0; d < 3; d++) { /* today's, else tomorrow's (a DST gap: the day after) */
+		struct tm w = tm;
+		w.tm_mday += d;
+		w.tm_hour = hour;
+		w.tm_min = w.tm_sec = 0;
+		w.tm_isdst = -1;
+		time_t x = mktime(&w);
+		if (x != (time_t)-1 && (int64_t)x * 1000 > now_ms)
+			return (int64_t)x * 1000;
+	}
+	return now_ms + 86400000;
 }
 
 /* ---- the run --------------------------------------------------------------- */

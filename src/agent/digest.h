@@ -14,6 +14,7 @@
 #define ZC_AGENT_DIGEST_H
 
 #include <jansson.h>
+#include <stdint.h>
 
 #include "base/err.h"
 #include "memory/memory.h"
@@ -38,6 +39,10 @@ struct zc_skills;
  */
 int zc_digest_run(struct zc_mem *m, struct zc_skills *skills, const char *conversation,
 		  const char *trigger, json_t **out, struct zc_err *e);
+
+/* The next daily wake strictly after now_ms: the first instant whose
+ * local time (the process's time zone) is hour:00:00 (ms). */
+int64_t zc_digest_next_wake(int64_t now_ms, int hour);
 
 /* The system prompt and the user content of a run (exposed for tests);
  * the caller frees both. input: zc_digest_input's *out. */

@@ -1149,19 +1149,25 @@ int zcor_digest_due(zcor *z, char **out_json)
 		json_t *items = json_array(), *all = json_array(), *v;
 		size_t i;
 		json_array_foreach(json_object_get(list, "items"), i, v) {
-			json_t *row = json_pack("{s:O, s:O, s:O, s:b}", "conversation",
+			json_t *row = json_pack("{s:O, s:O, s:O, s:O, s:b}", "conversation",
 						json_object_get(v, "key"), "linesSinceDigest",
 						json_object_get(v, "linesSinceDigest"), "lastDigestDate",
 						json_object_get(v, "lastDigestDate")
 							? json_object_get(v, "lastDigestDate")
 							: json_null(),
-						"due", zc_digest_due(v, today, min));
+						"messages", json_object_get(v, "messages"), "due",
+						zc_digest_due(v, today, min));
 			if (zc_digest_due(v, today, min))
 				json_array_append(items, json_object_get(v, "key"));
 			json_array_append_new(all, row);
 		}
-		out = json_pack("{s:s, s:I, s:b, s:o, s:o}", "today", today, "minLines", (json_int_t)min,
-				"memory", z->mem.conf.cfg.memory, "due", items, "conversations", all);
+		int64_t now = zc_mem_now(&z->mem);
+		out = json_pack("{s:s, s:I, s:I, s:I, s:I, s:b, s:b, s:o, s:o}", "today", today, "now",
+				(json_int_t)now, "nextWake",
+				(json_int_t)zc_digest_next_wake(now, (int)z->mem.conf.cfg.digest_at_hour),
+				"atHour", (json_int_t)z->mem.conf.cfg.digest_at_hour, "minLines",
+				(json_int_t)min, "memory", z->mem.conf.cfg.memory, "catchUp",
+				z->mem.conf.cfg.digest_catch_up, "due", items, "conversations", all);
 	}
 	json_decref(list);
 	return answer(z, rc, out, out_json);
