@@ -152,6 +152,7 @@ test('[Q-DIGEST schedule] memory: false — no timer: nothing is digested at the
       await until('the start line', () => /memory disabled/.test(srv.stderr()));
       await logLines(dir, 'group:6', 1);
       await sleep(3000);
+      assert.doesNotMatch(srv.stderr(), /digest group:6|next wake/, 'no timer, no round');
     });
     assert.deepEqual(digests(dir), []);
     assert.equal(fake.requests.length, 0);
