@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "server/schedule.h"
 
 const struct cli_cmd cli_cmds[] = {
 	{"tool", "zcor [--dir D] [--conversation KEY] tool NAME [JSON|-]",
@@ -222,6 +223,7 @@ zcor *cli_open(struct cli *c)
 		zcor_close(z);
 		return NULL;
 	}
+	zc_sched_time_zone(z); /* config.json's timeZone: local dates and the digest hour */
 	return z;
 }
 

@@ -44,6 +44,7 @@ struct zc_provider_config {
 #define ZC_PROVIDER_TEMPERATURE_DEFAULT 0.7
 
 #define ZC_BOT_ID_MAX 65
+#define ZC_TIME_ZONE_MAX 65 /* an IANA time zone name, with the NUL */
 #define ZC_SKILLS_ROOT_MAX 1024 /* skills.projectRoot, bytes with the NUL (tools/skills.h) */
 #define ZC_MEDIA_CACHE_DEFAULT 200
 #define ZC_MEDIA_CACHE_MAX 100000
@@ -151,6 +152,7 @@ struct zc_config {
 	long digest_max_chars;   /* digestMaxChars: the transcript a digest run gets, in characters */
 	long digest_timeout_ms;  /* digestTimeoutMs: the hard limit of one digest run */
 	int digest_catch_up;     /* digestCatchUp: a missed digest runs on the first message after start */
+	char time_zone[ZC_TIME_ZONE_MAX]; /* timeZone: an IANA name ("" = the system's) */
 	int memory;              /* memory: false removes the memory tools, skills and the digest timer */
 	char console_apology[ZC_APOLOGY_MAX]; /* worlds.console.apology: "" = none */
 	struct zc_qq_config qq;               /* worlds.qq */

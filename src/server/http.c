@@ -752,6 +752,10 @@ int zc_serve(const char *dir, const struct zc_serve_opts *o)
 		zcor_close(first);
 		return 1;
 	}
+	/* config.json's timeZone, before any thread starts (schedule.h) */
+	const char *tz = zc_sched_time_zone(first);
+	if (tz)
+		fprintf(stderr, "zcor serve: local time is %s (config.json timeZone)\n", tz);
 	/* the QQ world (worlds.qq.enabled): a bad setting stops here */
 	char qerr[700];
 	if (zc_qq_open(dir, &s->qq, qerr, sizeof(qerr))) {

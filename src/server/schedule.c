@@ -210,6 +210,26 @@ static void *sched_main(void *ud)
 	return NULL;
 }
 
+const char *zc_sched_time_zone(zcor *z)
+{
+	static char name[80];
+	char *out = NULL;
+	const char *tz = NULL;
+	if (zcor_config_json(z, &out) == ZCOR_OK) {
+		json_t *c = json_loads(out, 0, NULL);
+		const char *v = json_string_value(json_object_get(c, "timeZone"));
+		if (v && *v && strlen(v) < sizeof(name)) {
+			snprintf(name, sizeof(name), "%s", v);
+			setenv("TZ", name, 1);
+			tzset();
+			tz = name;
+		}
+		json_decref(c);
+	}
+	zcor_free(out);
+	return tz;
+}
+
 int zc_sched_start(const char *dir, const char *test_now, struct zc_sched **out, char *err,
 		   size_t cap)
 {

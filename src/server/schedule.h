@@ -24,6 +24,16 @@ struct zc_sched;
  */
 int zc_sched_start(const char *dir, const char *test_now, struct zc_sched **out, char *err,
 		   size_t cap);
+/*
+ * Makes config.json's timeZone (if set) the process's local time zone (TZ,
+ * tzset): the digest hour and the local dates follow it. Process state,
+ * so only an adapter calls it, before it starts threads (zcor serve, the
+ * CLI); a change of timeZone takes effect at the next start. Returns the
+ * name applied, or NULL (the system's zone), static until the next call.
+ */
+struct zcor;
+const char *zc_sched_time_zone(struct zcor *z);
+
 /* Stops it: a digest that runs finishes first (at most digestTimeoutMs).
  * NULL is fine. */
 void zc_sched_stop(struct zc_sched *s);

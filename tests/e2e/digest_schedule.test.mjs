@@ -160,3 +160,27 @@ test('[Q-DIGEST schedule] memory: false — no timer: nothing is digested at the
     await fake.close();
   }
 });
+
+test('[Q-DIGEST schedule] timeZone: the hour and the local date are config.json\'s zone, not the process\'s TZ; a zone the system does not know is reported naming the key', async () => {
+  const fake = await startFakeOpenAI([{ content: '好' }]);
+  try {
+    const dir = setup(fake, { timeZone: 'Asia/Shanghai' });
+    await logLines(dir, 'group:8', 6);
+    // 19:59:57 UTC is 03:59:57 in Shanghai (UTC+8); TZ=UTC in the environment
+    const srv = await startServe(BIN, dir, env('2026-11-30T19:59:57Z'));
+    await runThenStop(srv, async () => {
+      await until('the start line', () => /memory enabled at 2026-12-01 04:00 CST/.test(srv.stderr()));
+      assert.match(srv.stderr(), /local time is Asia\/Shanghai/);
+      await until('the 04:00 digest', () => digests(dir).length === 1);
+    });
+    assert.deepEqual(lines(dir, 'group:8'), { n: 0, date: '2026-12-01' });
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ timeZone: 'Mars/Olympus_Mons' }));
+    const r = await zc(dir, ['doctor']);
+    assert.equal(r.code, 2);
+    assert.match(r.stdout, /'timeZone': 'Mars\/Olympus_Mons' is not a time zone this system knows/);
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ timeZone: '../../etc/passwd' }));
+    assert.match((await zc(dir, ['doctor'])).stdout, /'timeZone' must be an IANA time zone name/);
+  } finally {
+    await fake.close();
+  }
+});
