@@ -29,13 +29,15 @@
 static char running[RUNNING_MAX][KEY_MAX];
 static pthread_mutex_t running_mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* 1: taken; 0: a digest of conv runs; -1: RUNNING_MAX digests run. */
 static int running_take(const char *conv)
 {
-	int got = 0, free_at = -1;
+	int got = -1, free_at = -1;
 	pthread_mutex_lock(&running_mu);
 	for (int i = 0; i < RUNNING_MAX; i++) {
 		if (strcmp(running[i], conv) == 0) {
 			free_at = -2;
+			got = 0;
 			break;
 		}
 		if (!running[i][0] && free_at == -1)
@@ -195,9 +197,14 @@ int zc_digest_run(struct zc_mem *m, struct zc_skills *skills, const char *conver
 			     m->dir);
 		goto out;
 	}
-	if (!(taken = running_take(conversation))) {
-		rc = zc_fail(e, ZCOR_EBUSY, "a digest of '%s' is running already; try again when it ends",
-			     conversation);
+	if ((taken = running_take(conversation)) != 1) {
+		rc = taken == 0 ? zc_fail(e, ZCOR_EBUSY,
+					  "a digest of '%s' is running already; try again when it ends",
+					  conversation)
+				: zc_fail(e, ZCOR_EBUSY,
+					  "%d digests are running already; try again when one ends",
+					  RUNNING_MAX);
+		taken = 0;
 		goto out;
 	}
 	if ((rc = zc_digest_input(m, conversation, s.cfg.digest_max_chars, &input, e)))
