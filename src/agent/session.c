@@ -178,8 +178,13 @@ static int ask(struct zc_session *t, int final, struct zc_chat_reply *r, struct 
 {
 	struct zc_provider_config cfg = t->cfg.provider;
 	long window = final ? t->cfg.turn.deadline_ms / ZC_TURN_FINAL_SHARE : (long)left_ms(t);
-	if (t->hard) /* the deadline is the end: the call is cut there */
-		window = window < 1 ? 1 : window;
+	if (t->hard) { /* the deadline is the end: every call is cut there */
+		long left = (long)left_ms(t);
+		if (window > left)
+			window = left;
+		if (window < 1)
+			window = 1;
+	}
 	else if (window < ZC_TURN_FINAL_MIN_MS)
 		window = ZC_TURN_FINAL_MIN_MS;
 	if (cfg.timeout_ms > window)
