@@ -423,6 +423,36 @@ int zcor_turn_note(zcor *z, long long turn_id, const char *note_json);
  */
 int zcor_turns(zcor *z, const struct zcor_ctx *ctx, const char *query_json, char **out_json);
 
+/* ---- the digest agent (SPEC §5 Q-DIGEST; docs/DIGEST.md) ------------- */
+
+/*
+ * Runs one digest of conversation now, whatever its line count (at least
+ * one new line: else {"digest": null, "idle": true}): an independent agent
+ * session with the digest audience's tools, in the conversation's scope,
+ * that follows the message-digest skill; success marks the digest done.
+ * opts_json: NULL or {"trigger": "manual"|"schedule"|"catch-up"} (kept in
+ * the record). *out_json on ZCOR_OK: {digest (record id), conversation,
+ * status, lines, sentLines, chars, cut, toolCalls, tokens, modelMs,
+ * answer, after (the conversation's row)}. A failed or timed-out run is
+ * recorded and its error returned with details {digest, status}; the
+ * lines stay for the next run. ZCOR_ENOPROVIDER: no provider;
+ * ZCOR_ECONFLICT: "memory": false; ZCOR_EBUSY: one runs already.
+ */
+int zcor_digest(zcor *z, const char *conversation, const char *opts_json, char **out_json);
+/* Which conversations are due now (not digested on today's local date,
+ * at least digestMinLines new lines), by the handle's clock: {today, now
+ * (ms), nextWake (ms: the next digestAtHour:00 local strictly after now),
+ * atHour, minLines, memory, catchUp, due: [key…], conversations:
+ * [{conversation, linesSinceDigest, lastDigestDate, messages, due}]}.
+ * Caller frees. */
+int zcor_digest_due(zcor *z, char **out_json);
+/* The digest records, newest first: query_json {conversation?, limit?,
+ * offset?} as zcor_turns; *out_json {items: [{id, conversation,
+ * startedAt, endedAt, status "ok"|"error"|"timeout", lines, sentLines,
+ * chars, cut, error, trigger, toolCalls, tools, tokens, requests,
+ * modelMs, answer, limit}], total, nextOffset}. */
+int zcor_digests(zcor *z, const struct zcor_ctx *ctx, const char *query_json, char **out_json);
+
 /* ---- settings ------------------------------------------------------- */
 
 /* The settings in effect (config.json with defaults), as JSON, plus

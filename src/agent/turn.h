@@ -15,21 +15,12 @@
 
 #include <jansson.h>
 
+#include "agent/session.h"
 #include "base/err.h"
 #include "memory/memory.h"
 #include "recall/recall.h"
 #include "zcor.h"
 
-/* The frame's name: a tool call the system synthesises, never the model. */
-#define ZC_FRAME_NAME "external_event_frame"
-/* The guard: a call (name + arguments) made this many times in one turn
- * is not run again, and the tools are withdrawn. */
-#define ZC_TURN_REPEAT_MAX 3
-/* The time of the one answer asked for after a limit: this share of
- * turn.deadlineMs, at least ZC_TURN_FINAL_MIN_MS, at most the provider's
- * own timeoutMs. */
-#define ZC_TURN_FINAL_SHARE 4
-#define ZC_TURN_FINAL_MIN_MS 1000
 /* A second turn of the same conversation looks for the lease this often. */
 #define ZC_TURN_POLL_MS 25
 /* The lease outlives the longest turn by this much: a process that died
@@ -81,14 +72,5 @@ void zc_turn_frame(json_t *arr, const char *call_id, const json_t *messages, con
  * when no message is left (no recall). The caller decrefs.
  */
 json_t *zc_turn_recall_request(const char *conv, const json_t *batch);
-
-/*
- * Why a tool call of the model is not run, or NULL when it may run:
- * the frame, a name not in declared (an array of names), arguments that
- * are not a JSON object. buf receives the message sent back as the tool
- * error.
- */
-const char *zc_turn_refusal(const char *name, int args_object, const char *arguments,
-			    const json_t *declared, char *buf, size_t cap);
 
 #endif

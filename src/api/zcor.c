@@ -18,10 +18,12 @@
 #include "base/json.h"
 #include "base/timeutil.h"
 #include "base/utf8.h"
+#include "agent/digest.h"
 #include "agent/turn.h"
 #include "llm/llm.h"
 #include "text/norm.h"
 #include "memory/dialogue.h"
+#include "memory/digest.h"
 #include "memory/memory.h"
 #include "memory/media.h"
 #include "memory/transcript.h"
@@ -1026,6 +1028,51 @@ int zcor_turn(zcor *z, const char *conversation, const char *opts_json, char **o
 	return zcor_turn_stream(z, conversation, opts_json, NULL, out_json);
 }
 
+/* The query of a list of records: {conversation?, limit?, offset?}; a
+ * caller bound to a conversation reads only its own (*conv set to it). */
+static int records_query(zcor *z, const struct zcor_ctx *ctx, const char *query_json,
+			 const char *what, const char **conv, long long *limit, long long *offset,
+			 json_t **q)
+{
+	int rc = ZCOR_OK;
+	*conv = NULL;
+	*q = NULL;
+	if (query_json && *query_json)
+		rc = zc_json_parse(query_json, strlen(query_json), "the query", q, &z->last.err);
+	if (!rc && *q && !json_is_object(*q))
+		rc = zc_fail(&z->last.err, ZCOR_EINVAL,
+			     "the query must be a JSON object such as {\"conversation\": \"console:local\"}");
+	if (!rc && *q) {
+		const char *k;
+		json_t *v;
+		json_object_foreach(*q, k, v) {
+			if (strcmp(k, "conversation") && strcmp(k, "limit") && strcmp(k, "offset")) {
+				rc = zc_fail(&z->last.err, ZCOR_EINVAL,
+					     "argument '%s': unknown; the query takes conversation, limit and "
+					     "offset",
+					     ZC_Q(k, 60));
+				break;
+			}
+		}
+		json_t *c = json_object_get(*q, "conversation");
+		if (!rc && c && !json_is_null(c)) {
+			*conv = json_string_value(c);
+			rc = *conv ? conv_check(*conv, &z->last.err)
+				   : zc_fail(&z->last.err, ZCOR_EINVAL,
+					     "argument 'conversation': must be a conversation key string");
+		}
+		if (!rc)
+			rc = zc_page_args(*q, limit, offset, &z->last.err);
+	}
+	if (!rc && ctx->conversation && *conv && strcmp(*conv, ctx->conversation) != 0)
+		rc = zc_fail(&z->last.err, ZCOR_EFORBIDDEN,
+			     "this caller is bound to conversation '%s' and cannot read the %s of '%s'",
+			     ctx->conversation, what, ZC_Q(*conv, 80));
+	if (!rc && ctx->conversation)
+		*conv = ctx->conversation;
+	return rc;
+}
+
 int zcor_turns(zcor *z, const struct zcor_ctx *ctx, const char *query_json, char **out_json)
 {
 	HOLD(z);
@@ -1035,41 +1082,110 @@ int zcor_turns(zcor *z, const struct zcor_ctx *ctx, const char *query_json, char
 		return done(z, rc);
 	json_t *q = NULL, *out = NULL;
 	long long limit = 20, offset = 0;
-	if (query_json && *query_json)
-		rc = zc_json_parse(query_json, strlen(query_json), "the query", &q, &z->last.err);
-	if (!rc && q && !json_is_object(q))
-		rc = zc_fail(&z->last.err, ZCOR_EINVAL,
-			     "the query must be a JSON object such as {\"conversation\": \"console:local\"}");
 	const char *conv = NULL;
-	if (!rc && q) {
+	rc = records_query(z, ctx, query_json, "turns", &conv, &limit, &offset, &q);
+	if (!rc)
+		rc = zc_turns_list(&z->mem, conv, limit, offset, &out, &z->last.err);
+	json_decref(q);
+	return answer(z, rc, out, out_json);
+}
+
+/* ---- the digest agent ------------------------------------------------- */
+
+int zcor_digest(zcor *z, const char *conversation, const char *opts_json, char **out_json)
+{
+	HOLD(z);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc || (rc = conv_check(conversation, &z->last.err)))
+		return done(z, rc);
+	json_t *opts = NULL, *out = NULL;
+	const char *trigger = "manual";
+	if (opts_json && *opts_json)
+		rc = zc_json_parse(opts_json, strlen(opts_json), "the digest's options", &opts,
+				   &z->last.err);
+	if (!rc && opts && !json_is_object(opts))
+		rc = zc_fail(&z->last.err, ZCOR_EINVAL,
+			     "the digest's options must be a JSON object such as {\"trigger\": \"manual\"}");
+	if (!rc && opts) {
 		const char *k;
 		json_t *v;
-		json_object_foreach(q, k, v) {
-			if (strcmp(k, "conversation") && strcmp(k, "limit") && strcmp(k, "offset")) {
+		json_object_foreach(opts, k, v) {
+			const char *t = json_string_value(v);
+			if (strcmp(k, "trigger") != 0) {
 				rc = zc_fail(&z->last.err, ZCOR_EINVAL,
-					     "argument '%s': unknown; the query takes conversation, limit and "
-					     "offset",
-					     ZC_Q(k, 60));
+					     "option '%s': unknown; the only option is trigger", ZC_Q(k, 60));
 				break;
 			}
+			if (!t || (strcmp(t, "manual") && strcmp(t, "schedule") && strcmp(t, "catch-up"))) {
+				rc = zc_fail(&z->last.err, ZCOR_EINVAL,
+					     "option 'trigger': must be \"manual\", \"schedule\" or \"catch-up\"");
+				break;
+			}
+			trigger = t;
 		}
-		json_t *c = json_object_get(q, "conversation");
-		if (!rc && c && !json_is_null(c)) {
-			conv = json_string_value(c);
-			rc = conv ? conv_check(conv, &z->last.err)
-				  : zc_fail(&z->last.err, ZCOR_EINVAL,
-					    "argument 'conversation': must be a conversation key string");
-		}
-		if (!rc)
-			rc = zc_page_args(q, &limit, &offset, &z->last.err);
 	}
-	if (!rc && ctx->conversation && conv && strcmp(conv, ctx->conversation) != 0)
-		rc = zc_fail(&z->last.err, ZCOR_EFORBIDDEN,
-			     "this caller is bound to conversation '%s' and cannot read the turns of '%s'",
-			     ctx->conversation, ZC_Q(conv, 80));
 	if (!rc)
-		rc = zc_turns_list(&z->mem, ctx->conversation ? ctx->conversation : conv, limit, offset,
-				   &out, &z->last.err);
+		rc = zc_digest_run(&z->mem, &z->skills, conversation, trigger, &out, &z->last.err);
+	json_decref(opts);
+	return answer(z, rc, out, out_json);
+}
+
+int zcor_digest_due(zcor *z, char **out_json)
+{
+	HOLD(z);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc)
+		return done(z, rc);
+	static const struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
+	json_t *list = NULL, *out = NULL;
+	zc_config_refresh(&z->mem.conf);
+	long min = z->mem.conf.cfg.digest_min_lines;
+	char today[ZC_DATE_LEN];
+	zc_time_local_date(zc_mem_now(&z->mem), today);
+	rc = zc_conversations_list(&z->mem, &host, &list, &z->last.err);
+	if (!rc) {
+		json_t *items = json_array(), *all = json_array(), *v;
+		size_t i;
+		json_array_foreach(json_object_get(list, "items"), i, v) {
+			json_t *row = json_pack("{s:O, s:O, s:O, s:O, s:b}", "conversation",
+						json_object_get(v, "key"), "linesSinceDigest",
+						json_object_get(v, "linesSinceDigest"), "lastDigestDate",
+						json_object_get(v, "lastDigestDate")
+							? json_object_get(v, "lastDigestDate")
+							: json_null(),
+						"messages", json_object_get(v, "messages"), "due",
+						zc_digest_due(v, today, min));
+			if (zc_digest_due(v, today, min))
+				json_array_append(items, json_object_get(v, "key"));
+			json_array_append_new(all, row);
+		}
+		int64_t now = zc_mem_now(&z->mem);
+		out = json_pack("{s:s, s:I, s:I, s:I, s:I, s:b, s:b, s:o, s:o}", "today", today, "now",
+				(json_int_t)now, "nextWake",
+				(json_int_t)zc_digest_next_wake(now, (int)z->mem.conf.cfg.digest_at_hour),
+				"atHour", (json_int_t)z->mem.conf.cfg.digest_at_hour, "minLines",
+				(json_int_t)min, "memory", z->mem.conf.cfg.memory, "catchUp",
+				z->mem.conf.cfg.digest_catch_up, "due", items, "conversations", all);
+	}
+	json_decref(list);
+	return answer(z, rc, out, out_json);
+}
+
+int zcor_digests(zcor *z, const struct zcor_ctx *ctx, const char *query_json, char **out_json)
+{
+	HOLD(z);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc || (rc = host_ctx(z, &ctx)))
+		return done(z, rc);
+	json_t *q = NULL, *out = NULL;
+	long long limit = 20, offset = 0;
+	const char *conv = NULL;
+	rc = records_query(z, ctx, query_json, "digests", &conv, &limit, &offset, &q);
+	if (!rc)
+		rc = zc_digests_list(&z->mem, conv, limit, offset, &out, &z->last.err);
 	json_decref(q);
 	return answer(z, rc, out, out_json);
 }

@@ -72,5 +72,6 @@ int cmd_transcript(struct cli *c, int argc, char **argv);
 int cmd_check_reply(struct cli *c, int argc, char **argv);
 int cmd_chat(struct cli *c, int argc, char **argv);
 int cmd_turns(struct cli *c, int argc, char **argv);
+int cmd_digest(struct cli *c, int argc, char **argv);
 
 #endif

@@ -24,7 +24,8 @@ static int seconds(const char *opt, const char *value, int *out)
 
 int cmd_serve(struct cli *c, int argc, char **argv)
 {
-	struct zc_serve_opts o = {.token = getenv("ZCOR_TOKEN"), .warm_mb = ZCOR_WARM_DEFAULT_MB};
+	struct zc_serve_opts o = {.token = getenv("ZCOR_TOKEN"), .warm_mb = ZCOR_WARM_DEFAULT_MB,
+				  .test_now = getenv("ZCOR_TEST_NOW")};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--listen") && i + 1 < argc) {

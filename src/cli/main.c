@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "server/schedule.h"
 
 const struct cli_cmd cli_cmds[] = {
 	{"tool", "zcor [--dir D] [--conversation KEY] tool NAME [JSON|-]",
@@ -149,6 +150,15 @@ const struct cli_cmd cli_cmds[] = {
 	 "what was recalled, every tool call with its status and time, the reply, model\n"
 	 "time, tokens and the error if any. --json prints {items, total, nextOffset}.",
 	 cmd_turns},
+	{"digest", "zcor [--dir D] digest [--now] [--conversation KEY] [--json]",
+	 "The digest agent by hand (docs/DIGEST.md). Without --now: the digest runs,\n"
+	 "newest first (all conversations, or KEY's): lines given, cut or not, tool calls,\n"
+	 "outcome. --now runs the conversations that are due (not digested today, at\n"
+	 "least digestMinLines new lines), each one a run as at the daily hour; with\n"
+	 "--conversation KEY it runs KEY's digest whatever its line count. Each run logs\n"
+	 "`digest KEY: N/M lines`; exit 1 if one failed (recorded; its lines stay). Needs\n"
+	 "\"provider\" in config.json.",
+	 cmd_digest},
 	{"help", "zcor help [COMMAND]", "Shows the commands, or the help of one command.", cmd_help},
 	{NULL, NULL, NULL, NULL},
 };
@@ -213,6 +223,7 @@ zcor *cli_open(struct cli *c)
 		zcor_close(z);
 		return NULL;
 	}
+	zc_sched_time_zone(z); /* config.json's timeZone: local dates and the digest hour */
 	return z;
 }
 

@@ -184,6 +184,41 @@ static int check_api_key(const struct zc_conf_row *row, const json_t *v, struct 
 		       "'provider.apiKeyEnv'");
 }
 
+/* timeZone: an IANA name, tried by reading its zone file (TZif) from the
+ * system's zoneinfo; null or "" is the system's own zone. */
+static int check_time_zone(const struct zc_conf_row *row, const json_t *v, struct zc_config *out,
+			   struct zc_err *e)
+{
+	(void)row;
+	static const char want[] =
+		"'timeZone' must be an IANA time zone name such as \"Asia/Shanghai\" or \"UTC\" "
+		"(a file under /usr/share/zoneinfo), or null for the system's zone";
+	if (json_is_null(v) || (json_is_string(v) && !json_string_length(v))) {
+		out->time_zone[0] = '\0';
+		return ZCOR_OK;
+	}
+	const char *z = json_string_value(v);
+	size_t n = z ? strlen(z) : 0;
+	if (!z || n >= sizeof(out->time_zone) || *z == '/' || *z == '.' || strstr(z, ".."))
+		return zc_fail(e, ZCOR_EINVAL, want);
+	for (const char *c = z; *c; c++)
+		if (!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
+		      *c == '/' || *c == '_' || *c == '-' || *c == '+'))
+			return zc_fail(e, ZCOR_EINVAL, want);
+	char path[160], *data = NULL;
+	size_t len = 0;
+	snprintf(path, sizeof(path), "/usr/share/zoneinfo/%s", z);
+	struct zc_err fe = {0};
+	int ok = zc_read_file(path, 1u << 20, &data, &len, &fe) == ZCOR_OK && len >= 4 &&
+		 memcmp(data, "TZif", 4) == 0;
+	zc_free(data);
+	if (!ok)
+		return zc_fail(e, ZCOR_EINVAL, "'timeZone': '%s' is not a time zone this system knows (no zone file %s); %s",
+			       ZC_Q(z, 64), path, "give an IANA name such as \"Asia/Shanghai\", or null");
+	snprintf(out->time_zone, sizeof(out->time_zone), "%s", z);
+	return ZCOR_OK;
+}
+
 static int check_bot_id(const struct zc_conf_row *row, const json_t *v, struct zc_config *out,
 			struct zc_err *e)
 {
@@ -725,6 +760,36 @@ const struct zc_conf_row zc_conf_rows[] = {
 	{.name = "mirror", .type = ZC_CONF_BOOL, .layer = "memory", F(mirror), .def = 0,
 	 .unit = "keep mirror/ current with the views as files",
 	 .help = "keep mirror/ (the views as files) current"},
+	{.name = "memory", .type = ZC_CONF_BOOL, .layer = "agent", F(memory), .def = 1,
+	 .unit = "the long-term memory of seed 003 on or off",
+	 .help = "关掉整个长期记忆（工具、skill 提示、定时摘要都消失） / false removes the memory "
+		 "tools, the skills and the digest timer"},
+	{.name = "digestAtHour", .type = ZC_CONF_INT, .layer = "agent", F(digest_at_hour), .lo = 0,
+	 .hi = 23, .def = ZC_DIGEST_AT_HOUR_DEFAULT, .unit = "the local hour, 0 to 23",
+	 .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "每天几点（本地时间）醒来跑摘要 / the local hour the daily digest wakes at"},
+	{.name = "digestMinLines", .type = ZC_CONF_INT, .layer = "agent", F(digest_min_lines),
+	 .lo = 1, .hi = 1000000, .def = ZC_DIGEST_MIN_LINES_DEFAULT, .unit = "new lines",
+	 .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "攒够多少条新消息才摘要，不够就留到明天 / the new lines a conversation needs for "
+		 "its digest; fewer wait for the next day"},
+	{.name = "digestMaxChars", .type = ZC_CONF_INT, .layer = "agent", F(digest_max_chars),
+	 .lo = 1000, .hi = 2000000, .def = ZC_DIGEST_MAX_CHARS_DEFAULT, .unit = "characters",
+	 .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "一次摘要最多喂多少字符的转录（超出保留最近的） / the transcript one digest gets, "
+		 "the newest kept when cut"},
+	{.name = "digestTimeoutMs", .type = ZC_CONF_INT, .layer = "agent", F(digest_timeout_ms),
+	 .lo = 1000, .hi = 3600000, .def = ZC_DIGEST_TIMEOUT_DEFAULT, .unit = "milliseconds",
+	 .flags = ZC_CONF_SAY_DEFAULT,
+	 .help = "一次摘要的硬超时 / the hard limit of one digest run"},
+	{.name = "timeZone", .type = ZC_CONF_STRING, .layer = "agent", F(time_zone),
+	 .check = check_time_zone, .flags = ZC_CONF_EMPTY_NULL,
+	 .help = "摘要用的本地时间所在时区（IANA 名，null 为系统时区） / the time zone of the "
+		 "digest's local hour and dates (an IANA name; null: the system's)"},
+	{.name = "digestCatchUp", .type = ZC_CONF_BOOL, .layer = "agent", F(digest_catch_up),
+	 .def = 1, .unit = "a missed digest runs on the conversation's first message after start",
+	 .help = "错过摘要点就在下次有人说话时补一次 / a missed digest runs on the first message "
+		 "after start"},
 	{0},
 };
 

@@ -44,6 +44,7 @@ struct zc_provider_config {
 #define ZC_PROVIDER_TEMPERATURE_DEFAULT 0.7
 
 #define ZC_BOT_ID_MAX 65
+#define ZC_TIME_ZONE_MAX 65 /* an IANA time zone name, with the NUL */
 #define ZC_SKILLS_ROOT_MAX 1024 /* skills.projectRoot, bytes with the NUL (tools/skills.h) */
 #define ZC_MEDIA_CACHE_DEFAULT 200
 #define ZC_MEDIA_CACHE_MAX 100000
@@ -51,6 +52,10 @@ struct zc_provider_config {
 #define ZC_APOLOGY_MAX 801 /* bytes, with the NUL (at most 200 characters) */
 #define ZC_APOLOGY_CHARS 200
 #define ZC_DIALOGUE_CHARS_DEFAULT 12000
+#define ZC_DIGEST_AT_HOUR_DEFAULT 4
+#define ZC_DIGEST_MIN_LINES_DEFAULT 20
+#define ZC_DIGEST_MAX_CHARS_DEFAULT 60000
+#define ZC_DIGEST_TIMEOUT_DEFAULT 300000
 #define ZC_AMBIENT_MESSAGES_DEFAULT 40
 #define ZC_TURN_MAX_STEPS_DEFAULT 8
 #define ZC_TURN_DEADLINE_DEFAULT 120000
@@ -142,6 +147,13 @@ struct zc_config {
 		long tool_timeout_ms; /* turn.toolTimeoutMs: one tool call's provider stage */
 		long wait_ms;         /* turn.waitMs: a second turn of a conversation waits */
 	} turn;
+	long digest_at_hour;     /* digestAtHour: the daily digest's local hour (Q-DIGEST) */
+	long digest_min_lines;   /* digestMinLines: new lines a conversation needs for a digest */
+	long digest_max_chars;   /* digestMaxChars: the transcript a digest run gets, in characters */
+	long digest_timeout_ms;  /* digestTimeoutMs: the hard limit of one digest run */
+	int digest_catch_up;     /* digestCatchUp: a missed digest runs on the first message after start */
+	char time_zone[ZC_TIME_ZONE_MAX]; /* timeZone: an IANA name ("" = the system's) */
+	int memory;              /* memory: false removes the memory tools, skills and the digest timer */
 	char console_apology[ZC_APOLOGY_MAX]; /* worlds.console.apology: "" = none */
 	struct zc_qq_config qq;               /* worlds.qq */
 	struct zc_wiki_config wiki;           /* wiki: wiki_lookup's MediaWiki */

@@ -49,6 +49,7 @@
 #include "base/timeutil.h"
 #include "base/utf8.h"
 #include "server/internal.h"
+#include "server/schedule.h"
 #include "world/qq.h"
 
 #define JSON_DEPTH_MAX 64
@@ -751,6 +752,10 @@ int zc_serve(const char *dir, const struct zc_serve_opts *o)
 		zcor_close(first);
 		return 1;
 	}
+	/* config.json's timeZone, before any thread starts (schedule.h) */
+	const char *tz = zc_sched_time_zone(first);
+	if (tz)
+		fprintf(stderr, "zcor serve: local time is %s (config.json timeZone)\n", tz);
 	/* the QQ world (worlds.qq.enabled): a bad setting stops here */
 	char qerr[700];
 	if (zc_qq_open(dir, &s->qq, qerr, sizeof(qerr))) {
@@ -794,6 +799,16 @@ int zc_serve(const char *dir, const struct zc_serve_opts *o)
 		zc_pool_close(s);
 		return 1;
 	}
+	/* the digest agent's daily schedule (docs/DIGEST.md): its own thread
+	 * and handle; it logs the next wake */
+	struct zc_sched *sched = NULL;
+	if (zc_sched_start(dir, o->test_now, &sched, qerr, sizeof(qerr))) {
+		fprintf(stderr, "zcor serve: %s\n", qerr);
+		zc_qq_stop(s->qq);
+		stop_watchdog(s, dog);
+		zc_pool_close(s);
+		return 1;
+	}
 	/* a thread per connection: a request that waits seconds for an LLM
 	 * holds only its own connection's thread, never another client's
 	 * (a polling thread pool would stall every connection it serves) */
@@ -810,6 +825,7 @@ int zc_serve(const char *dir, const struct zc_serve_opts *o)
 	if (!d) {
 		fprintf(stderr, "zcor serve: cannot listen on %s:%d: %s\n", s->listen_host, s->port,
 			strerror(errno));
+		zc_sched_stop(sched);
 		zc_qq_stop(s->qq);
 		stop_watchdog(s, dog);
 		zc_pool_close(s);
@@ -830,6 +846,7 @@ int zc_serve(const char *dir, const struct zc_serve_opts *o)
 	s->qq = NULL; /* (GET worlds reads it under the lock) */
 	pthread_mutex_unlock(&s->lock);
 	zc_qq_stop(qq);
+	zc_sched_stop(sched); /* a digest that runs finishes first */
 	/* stop accepting; let every request in flight finish and its answer
 	 * go out (its transaction commits or rolls back on the way), at most
 	 * a minute; then close the idle keep-alive connections */

@@ -17,6 +17,8 @@ struct zc_serve_opts {
 	int warm_mb;          /* > 0: the first handle reads that much ahead (zcor_warm) */
 	int header_timeout_s; /* 0: ZC_SERVE_HEADER_TIMEOUT_DEFAULT */
 	int body_timeout_s;   /* 0: ZC_SERVE_BODY_TIMEOUT_DEFAULT */
+	const char *test_now; /* ZCOR_TEST_NOW (tests only): the digest schedule's clock starts
+	                       * at this ISO-8601 instant; NULL: the system clock */
 };
 
 /*

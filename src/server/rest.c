@@ -509,6 +509,43 @@ static enum MHD_Result rest_digest_done(struct rest_call *k)
 	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
 }
 
+/* POST conversations/:key/digest {}: runs the conversation's digest now,
+ * whatever its line count (zcor_digest; docs/DIGEST.md). It answers when
+ * the run ends (at most digestTimeoutMs): a connection has its own thread. */
+static enum MHD_Result rest_digest_run(struct rest_call *k)
+{
+	enum MHD_Result ret;
+	if (other_conversation(k, k->p.v[0], other_key, &ret))
+		return ret;
+	const char *key;
+	json_t *v;
+	json_object_foreach(k->args, key, v) {
+		char why[200];
+		snprintf(why, sizeof(why), "field '%s': unknown; the body of a digest run is {}",
+			 ZC_Q(key, 60));
+		return zc_http_send_error(k->c, k->r, 400, "invalid_argument", why);
+	}
+	char *out = NULL;
+	int rc = zcor_digest(k->z, k->p.v[0], "{\"trigger\": \"manual\"}", &out);
+	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
+}
+
+/* GET digests[?conversation=K&limit=N&offset=M]: the digest records, as
+ * GET turns (a bound caller sees its own conversation's only). */
+static enum MHD_Result rest_digests(struct rest_call *k)
+{
+	const char *conv = json_string_value(json_object_get(k->args, "conversation"));
+	if (conv && !*conv)
+		json_object_del(k->args, "conversation");
+	struct zcor_ctx ctx = {ZCOR_ACTOR_UI, k->conversation};
+	char *text = json_dumps(k->args, JSON_COMPACT), *out = NULL;
+	if (!text)
+		return out_of_memory(k);
+	int rc = zcor_digests(k->z, &ctx, text, &out);
+	zc_free(text);
+	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
+}
+
 /* ---- recall and prefix ----------------------------------------------- */
 
 static enum MHD_Result rest_recall(struct rest_call *k)
@@ -685,6 +722,8 @@ const struct zc_rest_route zc_rest_routes[] = {
 	{POST, "conversations/:key/messages", rest_log_messages, 200, NULL, NULL},
 	{GET, "conversations/:key/messages", rest_transcript, 200, NULL, NULL},
 	{POST, "conversations/:key/digest-done", rest_digest_done, 200, NULL, NULL},
+	{POST, "conversations/:key/digest", rest_digest_run, 200, NULL, NULL},
+	{GET, "digests", rest_digests, 200, NULL, NULL},
 	{POST, "recall", rest_recall, 200, NULL, NULL},
 	{GET, "prefix", rest_prefix, 200, NULL, NULL},
 	{GET, "turns", rest_turns, 200, NULL, NULL},

@@ -566,6 +566,27 @@ static const char *const migrations[] = {
 	"END;\n"
 	"CREATE TRIGGER IF NOT EXISTS recall_gen_ad AFTER DELETE ON recall_stats BEGIN\n" RECALL_GEN("old.")
 	"END;\n",
+	/* 14 -> 15 (issue 16: the digest agent): one record per digest run
+	 * (agent/digest.c), whatever happened: the conversation digested,
+	 * the lines and characters it was given (cut: older lines left out),
+	 * the outcome (ok | error | timeout), the error, and the rest of the
+	 * record as JSON (tool calls, tokens, requests, the answer, trigger).
+	 * Its own table, not turns: a digest has no batch, cursor, lease or
+	 * dialogue, and the turn records stay the bot's. */
+	"CREATE TABLE IF NOT EXISTS digests(\n"
+	"  id           INTEGER PRIMARY KEY,\n"
+	"  conversation TEXT NOT NULL,\n"
+	"  started_at   INTEGER NOT NULL,\n"
+	"  ended_at     INTEGER NOT NULL,\n"
+	"  status       TEXT NOT NULL,\n"       /* ok | error | timeout */
+	"  lines        INTEGER NOT NULL,\n"    /* lines since the last digest at the start */
+	"  sent_lines   INTEGER NOT NULL,\n"    /* of them, the lines the run was given */
+	"  chars        INTEGER NOT NULL,\n"    /* the characters of those lines */
+	"  cut          INTEGER NOT NULL,\n"    /* 1: older lines were left out */
+	"  error        TEXT,\n"                /* {code, message} as JSON, or NULL */
+	"  record       TEXT NOT NULL\n"        /* the rest as JSON */
+	") STRICT;\n"
+	"CREATE INDEX IF NOT EXISTS digests_conv ON digests(conversation, id);\n",
 };
 
 /*

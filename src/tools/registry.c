@@ -318,6 +318,11 @@ unsigned zc_tool_audience_of(const struct zcor_ctx *ctx)
 static int offered(const struct zc_tool *t, const struct zc_config *cfg, const char *conversation)
 {
 	(void)conversation; /* no rule reads it yet (tools.h) */
+	/* memory: false (seed 003's 关掉): the seed-003 memory tools, the
+	 * skills and the wiki are gone */
+	if (!cfg->memory && (strcmp(t->family, "qq") == 0 || strcmp(t->family, "wiki") == 0 ||
+			     strcmp(t->name, "skill") == 0))
+		return 0;
 	switch (t->offer) {
 	case ZC_OFFER_RELATIONSHIPS:
 		return cfg->relationships;

@@ -168,7 +168,9 @@ static void config_table_rows(void)
 		     "\"replyMaxChars\":1500,\"imageMode\":\"base64\",\"mediaMaxBytes\":10485760,\"mediaTimeoutMs\":10000,"
 		     "\"proactive\":{\"probability\":0.0,\"cooldownS\":600,\"quietHours\":\"\"},\"apology\":\"\"}},"
 		     "\"memoryFileMaxBytes\":32768,\"memoryArchiveRatio\":0.75,"
-		     "\"viewMaxBytes\":262144,\"mirror\":false}");
+		     "\"viewMaxBytes\":262144,\"mirror\":false,"
+		     "\"memory\":true,\"digestAtHour\":4,\"digestMinLines\":20,\"digestMaxChars\":60000,"
+		     "\"digestTimeoutMs\":300000,\"timeZone\":null,\"digestCatchUp\":true}");
 	free(s);
 	json_decref(j);
 }
@@ -181,7 +183,8 @@ static void config_table_messages(void)
 	} cases[] = {
 		{"{\"x\": 1}", "unknown key 'x'; known: recallChars, recall.profile, recall.weights, relationships, "
 			       "skills, provider, wiki, botId, admission, mediaCacheMax, dialogueChars, ambientMessages, turn, worlds, memoryFileMaxBytes, "
-			       "memoryArchiveRatio, viewMaxBytes, mirror"},
+			       "memoryArchiveRatio, viewMaxBytes, mirror, memory, digestAtHour, digestMinLines, "
+			       "digestMaxChars, digestTimeoutMs, timeZone, digestCatchUp"},
 		{"{\"recallChars\": -1}", "'recallChars' must be an integer from 0 (auto-recall off) to 200000"},
 		{"{\"recall\": 1}", "'recall' must be an object such as {\"profile\": \"scored\"}"},
 		{"{\"recall\": {\"x\": 1}}", "unknown key 'recall.x'; known: recall.profile, recall.weights"},

@@ -2123,7 +2123,7 @@ static void issue14_recall_cache_per_scope_never_stale(void)
 	zcor_close(w);
 }
 
-/* Schema 14 from 13: a store without the generations gets them, and a
+/* Schema 14 from 13 (and on to 15): a store without the generations gets them, and a
  * write in a scope moves that scope's generation only. */
 static void issue14_migration_13_to_14(void)
 {
@@ -2140,7 +2140,7 @@ static void issue14_migration_13_to_14(void)
 	zcor_close(z);
 	z = t_open_dir(dir);
 	zcor_set_clock(z, clock_of, &now_ms);
-	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 14);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 15);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'recall_gen%'"), 4);
 	json_t *res = recall1(z, "group:1", "潜水艇模型拼好了吗"); /* (catches the index up) */
 	CHECK(item_pos(res, id) >= 0);

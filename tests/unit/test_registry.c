@@ -72,6 +72,7 @@ static void issue14_one_list_per_audience(void)
 {
 	struct zc_config on = {0}, off = {0};
 	on.relationships = 1;
+	on.memory = off.memory = 1;
 	struct zc_tool_list l;
 	char got[4096], want[4096];
 	/* the model, relationship memory on: every tool, in table order */
@@ -99,6 +100,17 @@ static void issue14_one_list_per_audience(void)
 	CHECK_INT((long long)zc_tools_for(ZC_AUD_DIGEST, &on, "group:1", &l), 4);
 	names_of(&l, got, sizeof(got));
 	CHECK_STR(got, "qq_memory,skill,qq_transcript,wiki_lookup");
+	/* issue 16: "memory": false (seed 003's 关掉) takes the seed-003
+	 * memory tools, the skills and the wiki from the model and the digest
+	 * agent (the host plane keeps them) */
+	struct zc_config nomem = on;
+	nomem.memory = 0;
+	CHECK_INT((long long)zc_tools_for(ZC_AUD_DIGEST, &nomem, "group:1", &l), 0);
+	zc_tools_for(ZC_AUD_MODEL, &nomem, "group:1", &l);
+	names_of(&l, got, sizeof(got));
+	CHECK(strstr(got, "zcor_memory_write") && !strstr(got, "qq_") && !strstr(got, "skill") &&
+	      !strstr(got, "wiki_lookup"));
+	CHECK(zc_tool_visible(zc_tool_find("qq_memory"), ZC_AUD_HOST, &nomem, NULL));
 	/* the single-row rule agrees with the list */
 	CHECK(!zc_tool_visible(zc_tool_find("zcor_memory_write"), ZC_AUD_DIGEST, &on, "group:1"));
 	CHECK(zc_tool_visible(zc_tool_find("zcor_relationship_read"), ZC_AUD_HOST, &off, NULL));
