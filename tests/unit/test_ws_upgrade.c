@@ -80,7 +80,7 @@ static void serve_start(void)
 	fclose(f);
 	setenv("ZC_TEST_NAPCAT_TOKEN", "nap-token", 1);
 	pthread_create(&serve_th, NULL, serve_main, (void *)dir);
-	for (int i = 0; i < 300; i++) {
+	for (int i = 0; i < 1000; i++) {
 		int c = tcp();
 		if (c >= 0) {
 			close(c);
@@ -109,7 +109,7 @@ static int raw(const char *req, char *out, size_t cap)
 	out[0] = '\0';
 	while (got + 1 < cap) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
-		if (poll(&p, 1, 2000) != 1)
+		if (poll(&p, 1, 10000) != 1)
 			break;
 		ssize_t r = recv(fd, out + got, cap - 1 - got, 0);
 		if (r <= 0)
@@ -224,7 +224,7 @@ static void worlds_status(char *out, size_t cap)
 	size_t got = 0;
 	for (;;) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
-		if (got + 1 >= cap || poll(&p, 1, 2000) != 1)
+		if (got + 1 >= cap || poll(&p, 1, 10000) != 1)
 			break;
 		ssize_t r = recv(fd, out + got, cap - 1 - got, 0);
 		if (r <= 0)
@@ -245,7 +245,7 @@ static void reverse_round_trip_outlives_deadline(void)
 	struct nap p = {0};
 	int http = 0;
 	CHECK_INT(zc_ws_connect_h(url, "nap-token", "X-Self-ID: 3000000001\r\nx-client-role: Universal\r\n",
-				  2000, &p.w, &http, err, sizeof(err)),
+				  10000, &p.w, &http, err, sizeof(err)),
 		  0);
 	if (!p.w) {
 		fprintf(stderr, "connect: %s\n", err);
@@ -253,7 +253,7 @@ static void reverse_round_trip_outlives_deadline(void)
 	}
 	pthread_t th;
 	pthread_create(&th, NULL, nap_main, &p);
-	for (int i = 0; i < 200 && !__atomic_load_n(&p.logins, __ATOMIC_RELAXED); i++)
+	for (int i = 0; i < 1000 && !__atomic_load_n(&p.logins, __ATOMIC_RELAXED); i++)
 		usleep(10000);
 	CHECK(p.logins >= 1);
 	usleep(2500 * 1000); /* past --header-timeout 1 (the watchdog wakes each second) */
