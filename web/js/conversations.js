@@ -1,11 +1,13 @@
 // conversations.js — the Conversations panel: conversations with their
 // counters, a conversation's transcript by date with a search, and its
 // rendered views (MEMORY.md, PEOPLE.md, COGNITION.md, STICKERS.md,
-// INDEX.md) read-only, stickers shown as images fetched with the token.
+// INDEX.md) read-only, stickers shown as images fetched with the token;
+// its digest runs (GET digests?conversation=) with what each changed and
+// a button that runs one now (POST conversations/:key/digest).
 import { h, clear, field, fmtTime, splitList } from './dom.js';
 import { api, qs, blobUrl } from './api.js';
-import { t } from './i18n.js';
-import { load, empty, pager, errorBox } from './ui.js';
+import { t, has } from './i18n.js';
+import { load, empty, pager, errorBox, busy } from './ui.js';
 
 const LIMIT = 50;
 
@@ -35,7 +37,7 @@ export function render(root, app, arg) {
       h('td', {}, String(c.messages ?? '')), h('td', {}, String(c.linesSinceDigest ?? '')),
       h('td', {}, fmtTime(c.lastMessageAt)), h('td', {}, c.lastDigestDate || fmtTime(c.lastDigestAt) || '—'))))) : empty(t('conv.none')),
   (e) => (e.status === 404 ? t('state.missingRoute') : ''));
-  if (arg) conversation(side, arg);
+  if (arg) conversation(side, arg, app);
 }
 
 // The QQ world's connection (GET worlds), shown only when it is enabled,
@@ -78,7 +80,7 @@ function qqStatus(el) {
   });
 }
 
-function conversation(el, key) {
+function conversation(el, key, app) {
   const date = h('input', { type: 'date', id: 'cv-date' });
   const kw = h('input', { type: 'search', id: 'cv-keywords' });
   const msgs = h('div', { id: 'cv-messages' });
@@ -103,7 +105,8 @@ function conversation(el, key) {
     h('h3', {}, t('conv.transcript')),
     h('form', { onsubmit: (e) => { e.preventDefault(); search(0); } },
       h('div', { class: 'row' }, field(t('conv.date'), date), field(t('mem.keywords'), kw), h('button', { type: 'submit', class: 'primary' }, t('action.search')))),
-    msgs, h('h3', {}, t('conv.views')), views, viewText);
+    msgs, h('h3', {}, t('conv.views')), views, viewText,
+    digests(key, app));
   search(0);
   load(views, () => api('GET', `views${qs({ conversation: key })}`), (data) => viewList(data.items, (path) => showView(viewText, path)),
     (e) => (e.status === 404 ? t('state.missingRoute') : ''));
@@ -138,4 +141,82 @@ function showView(el, path) {
     }
     return [h('h4', {}, v.path), v.note ? h('p', { class: 'notice' }, v.note) : null, stickers, h('pre', { class: 'view-text' }, v.text)];
   });
+}
+
+// ---- digest runs (docs/DIGEST.md) ---------------------------------------
+
+const DIGEST_LIMIT = 10;
+const word = (prefix, id) => (has(`${prefix}.${id}`) ? t(`${prefix}.${id}`) : String(id ?? ''));
+
+// The section: the button, its outcome line, the runs newest first.
+function digests(key, app) {
+  const out = h('div', { id: 'cv-digests' });
+  const outcome = h('div', { id: 'cv-digest-outcome', role: 'status' });
+  const btn = h('button', { type: 'button', id: 'cv-digest-now', class: 'primary' }, t('dig.now'));
+  async function list(offset = 0) {
+    await load(out, () => api('GET', `digests${qs({ conversation: key, limit: DIGEST_LIMIT, offset })}`), (page) => [
+      page.items.length ? h('ol', { class: 'list' }, page.items.map((r) => run(r, app))) : empty(t('dig.none')),
+      pager(page, offset, DIGEST_LIMIT, list)], (e) => (e.status === 404 ? t('state.missingRoute') : ''));
+  }
+  btn.addEventListener('click', () => busy(btn, async () => {
+    clear(outcome, h('p', { class: 'loading' }, t('dig.running')));
+    try {
+      const r = await api('POST', `conversations/${encodeURIComponent(key)}/digest`, {});
+      clear(outcome, h('p', { class: 'notice' }, r?.idle ? t('dig.idle')
+        : t('dig.done', { id: r.digest, lines: r.sentLines ?? r.lines ?? 0, calls: (r.toolCalls ?? []).length })));
+    } catch (e) {
+      clear(outcome, errorBox(e, e?.details?.digest ? t('dig.failedKept', { id: e.details.digest }) : ''));
+    }
+    await list(0);
+  }));
+  list(0);
+  return h('section', { 'aria-labelledby': 'h-cv-digests' },
+    h('h3', { id: 'h-cv-digests' }, t('dig.title')),
+    h('div', { class: 'row' }, btn), outcome, out);
+}
+
+// One run: when, trigger, outcome, lines and characters given, cut, its
+// tool calls with what each did, and the link to History for the run's
+// window (its calls' records carry actor digest).
+function run(r, app) {
+  const calls = r.toolCalls ?? [];
+  const err = r.error ? (r.error.message ?? JSON.stringify(r.error)) : '';
+  const ok = r.status === 'ok';
+  return h('li', { class: 'record digest-run', 'data-digest': r.id, 'data-status': r.status },
+    h('div', {},
+      h('strong', {}, `#${r.id}`), ' ',
+      h('span', { class: `tag ${ok ? '' : 'sup'}` }, `${t('dig.outcome')}: ${word('dig.status', r.status)}`), ' ',
+      h('span', { class: 'meta' }, [
+        fmtTime(r.startedAt),
+        `${t('dig.trigger')}: ${word('dig.trigger', r.trigger)}`,
+        t('dig.given', { sent: r.sentLines ?? 0, lines: r.lines ?? 0, chars: r.chars ?? 0 }),
+        r.cut ? t('dig.cut') : t('dig.notCut'),
+        `${t('dig.calls')}: ${calls.length}`,
+      ].join(' · '))),
+    err ? h('div', { class: 'error' }, `${t('hist.error')}: ${err}`) : null,
+    calls.length ? h('ul', { class: 'list digest-calls' }, calls.map((c) => h('li', { 'data-tool': c.name, 'data-status': c.status },
+      h('code', {}, c.name), ' ', h('span', { class: 'meta' }, `${word('hist.status', c.status)} · ${c.ms ?? 0} ms`), ' ',
+      change(c.arguments), c.error ? h('span', { class: 'error' }, ` ${typeof c.error === 'string' ? c.error : (c.error.message ?? JSON.stringify(c.error))}`) : null))) : null,
+    calls.length ? h('button', { type: 'button', class: 'link digest-history', onclick: () => app.go('history', historyArg(r)) }, t('dig.history')) : null);
+}
+
+// What a call did, from its arguments: qq_memory's action, path and entry;
+// another tool's arguments as they are, short.
+function change(a) {
+  let args = a;
+  if (typeof args === 'string') { try { args = JSON.parse(args); } catch { /* shown as text */ } }
+  if (args && typeof args === 'object' && !Array.isArray(args)) {
+    const parts = [args.action, args.path, args.name ?? args.key ?? args.title, args.meaning].filter((x) => typeof x === 'string' && x);
+    if (parts.length) return h('span', { class: 'digest-change' }, parts.join(' · '));
+  }
+  const text = typeof args === 'string' ? args : JSON.stringify(args ?? {});
+  return h('span', { class: 'digest-change meta' }, text.length > 200 ? `${text.slice(0, 200)}…` : text);
+}
+
+// History's filter for a run: keyword "digest" (the actor) and the run's
+// window, whole seconds around it (History's inputs take seconds).
+function historyArg(r) {
+  const from = Math.floor(new Date(r.startedAt).getTime() / 1000) * 1000;
+  const to = Math.ceil(new Date(r.endedAt ?? r.startedAt).getTime() / 1000) * 1000;
+  return `${qs({ keywords: 'digest', from: new Date(from).toISOString(), to: new Date(to).toISOString() }).slice(1)}`;
 }

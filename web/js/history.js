@@ -3,17 +3,25 @@
 // a field-by-field diff of its before/after snapshots. Operations, actors,
 // statuses and field names are shown in the page's language (the tool
 // name stays beside the operation: it is what logs and MCP clients show).
-import { h, field, fmtTime, localToIso, splitList } from './dom.js';
+// Its arg (#history/keywords=…&from=ISO&to=ISO, as the Conversations
+// panel's digest runs link to it) fills the filter before the first search.
+import { h, field, fmtTime, localToIso, isoToLocal, splitList } from './dom.js';
 import { api, qs } from './api.js';
 import { t, has } from './i18n.js';
 import { load, empty, pager } from './ui.js';
 
 const LIMIT = 20;
 
-export function render(root) {
+export function render(root, app, arg) {
   const kw = h('input', { type: 'search', id: 'h-keywords', placeholder: t('mem.keywordsHint') });
-  const from = h('input', { type: 'datetime-local', id: 'h-from' });
-  const to = h('input', { type: 'datetime-local', id: 'h-to' });
+  const from = h('input', { type: 'datetime-local', id: 'h-from', step: 1 });
+  const to = h('input', { type: 'datetime-local', id: 'h-to', step: 1 });
+  if (arg) {
+    const p = new URLSearchParams(arg);
+    kw.value = p.get('keywords') ?? '';
+    from.value = isoToLocal(p.get('from'));
+    to.value = isoToLocal(p.get('to'));
+  }
   const out = h('div', { id: 'history-list' });
   async function search(offset = 0) {
     const params = { keywords: splitList(kw.value.replace(/\s+/g, ',')), from: localToIso(from.value), to: localToIso(to.value), limit: LIMIT, offset };
