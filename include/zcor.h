@@ -443,7 +443,9 @@ int zcor_digest(zcor *z, const char *conversation, const char *opts_json, char *
  * at least digestMinLines new lines), by the handle's clock: {today, now
  * (ms), nextWake (ms: the next digestAtHour:00 local strictly after now),
  * atHour, minLines, memory, catchUp, due: [key…], conversations:
- * [{conversation, linesSinceDigest, lastDigestDate, messages, due}]}.
+ * [{conversation, linesSinceDigest, lastDigestDate, messages, due,
+ * missedWake (not digested on or after the local date of the latest
+ * wake: what catch-up needs)}]}.
  * Caller frees. */
 int zcor_digest_due(zcor *z, char **out_json);
 /* The digest records, newest first: query_json {conversation?, limit?,

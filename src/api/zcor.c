@@ -1142,14 +1142,21 @@ int zcor_digest_due(zcor *z, char **out_json)
 	json_t *list = NULL, *out = NULL;
 	zc_config_refresh(&z->mem.conf);
 	long min = z->mem.conf.cfg.digest_min_lines;
-	char today[ZC_DATE_LEN];
+	char today[ZC_DATE_LEN], woke[ZC_DATE_LEN];
 	zc_time_local_date(zc_mem_now(&z->mem), today);
+	/* the local date of the latest wake at or before now: a conversation
+	 * not digested on or after it missed that wake (catch-up's rule) */
+	zc_time_local_date(zc_digest_next_wake(zc_mem_now(&z->mem) - 86400000,
+					       (int)z->mem.conf.cfg.digest_at_hour),
+			   woke);
 	rc = zc_conversations_list(&z->mem, &host, &list, &z->last.err);
 	if (!rc) {
 		json_t *items = json_array(), *all = json_array(), *v;
 		size_t i;
 		json_array_foreach(json_object_get(list, "items"), i, v) {
-			json_t *row = json_pack("{s:O, s:O, s:O, s:O, s:b}", "conversation",
+			const char *last = json_string_value(json_object_get(v, "lastDigestDate"));
+			json_t *row = json_pack("{s:b, s:O, s:O, s:O, s:O, s:b}", "missedWake",
+						!last || strcmp(last, woke) < 0, "conversation",
 						json_object_get(v, "key"), "linesSinceDigest",
 						json_object_get(v, "linesSinceDigest"), "lastDigestDate",
 						json_object_get(v, "lastDigestDate")

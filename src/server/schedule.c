@@ -111,6 +111,11 @@ static void round_all(struct zc_sched *s, json_t *d)
 	json_array_foreach(json_object_get(d, "conversations"), i, c) {
 		if (!json_is_true(json_object_get(c, "due")))
 			continue;
+		pthread_mutex_lock(&s->mu);
+		int stop = s->stopping;
+		pthread_mutex_unlock(&s->mu);
+		if (stop) /* the rest wait for the next start's catch-up */
+			break;
 		const char *key = json_string_value(json_object_get(c, "conversation"));
 		json_object_set_new(s->checked, key, json_true()); /* the wake served it */
 		run_one(s, key, json_integer_value(json_object_get(c, "linesSinceDigest")), min,
@@ -133,7 +138,9 @@ static void catch_up(struct zc_sched *s, json_t *d)
 		if (json_object_size(s->checked) >= SEEN_MAX || (was && json_integer_value(was) >= n))
 			continue;
 		json_object_set_new(s->checked, key, json_true()); /* one per start */
-		if (json_is_true(json_object_get(c, "due")))
+		/* only when a wake went by without digesting it (zcor was down,
+		 * or it was not due then): otherwise the next wake is its time */
+		if (json_is_true(json_object_get(c, "due")) && json_is_true(json_object_get(c, "missedWake")))
 			run_one(s, key, json_integer_value(json_object_get(c, "linesSinceDigest")), min,
 				"catch-up");
 	}

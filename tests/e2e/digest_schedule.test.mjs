@@ -142,6 +142,44 @@ test('[Q-DIGEST schedule] catch-up: after a missed wake a due conversation is di
   }
 });
 
+test('[Q-DIGEST schedule] catch-up only after a missed wake: a conversation digested at the last wake that speaks before the next one waits for that wake, not before the hour', async () => {
+  const fake = await startFakeOpenAI([{ content: '好' }]);
+  try {
+    const dir = setup(fake);
+    await logLines(dir, 'group:6', 6);
+    // digested at yesterday's wake (2026-12-01 04:00), 6 lines since
+    sql(dir, "UPDATE conversations SET last_digest_date = '2026-12-01', lines_since_digest = 6 WHERE key = 'group:6'");
+    const srv = await startServe(BIN, dir, env('2026-12-02T02:00:00Z'));
+    await runThenStop(srv, async () => {
+      await until('the start line', () => /memory enabled at 2026-12-02 04:00 UTC/.test(srv.stderr()));
+      await logLines(dir, 'group:6', 1);
+      await sleep(2500);
+    });
+    assert.deepEqual(digests(dir), [], 'no wake was missed: 04:00 is its time, not 02:00');
+    assert.equal(fake.requests.length, 0);
+  } finally {
+    await fake.close();
+  }
+});
+
+test('[Q-DIGEST schedule] SIGTERM during the daily round: the run in flight finishes, the conversations after it are left for the next start', async () => {
+  const fake = await startFakeOpenAI([{ content: '好', delayMs: 2500 }, { content: '好' }]);
+  try {
+    const dir = setup(fake);
+    await logLines(dir, 'group:7', 6);
+    await logLines(dir, 'group:8', 6);
+    const srv = await startServe(BIN, dir, env('2026-12-01T03:59:58Z'));
+    await until('the first run of the round', () => /digest group:[78]: 6\/5 lines \(schedule\)/.test(srv.stderr()));
+    await srv.stop();
+    const ran = digests(dir);
+    assert.equal(ran.length, 1, JSON.stringify(ran));
+    assert.equal(fake.requests.length, 1, 'the second conversation was not started');
+    assert.equal([lines(dir, 'group:7').n, lines(dir, 'group:8').n].sort().join(','), '0,6');
+  } finally {
+    await fake.close();
+  }
+});
+
 test('[Q-DIGEST schedule] memory: false — no timer: nothing is digested at the hour, and the start says so', async () => {
   const fake = await startFakeOpenAI([]);
   try {
