@@ -443,6 +443,7 @@ static int cmd_write(int argc, char **argv)
 #include "quality_bench.inc"
 #include "turn_bench.inc"
 #include "qq_bench.inc"
+#include "digest_bench.inc"
 
 int main(int argc, char **argv)
 {
@@ -458,6 +459,8 @@ int main(int argc, char **argv)
 		return cmd_turn(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "qq"))
 		return cmd_qq(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "digest"))
+		return cmd_digest(argc - 1, argv + 1);
 	fprintf(stderr, "usage: zcor-bench write [--nodes N[,N…]] [--samples K] [--json] [--explain]\n"
 			"       zcor-bench recall [--nodes N[,N…]] [--messages K] [--warmup W] [--warm MB] [--json] "
 			"[--keep DIR]\n"
@@ -468,6 +471,7 @@ int main(int argc, char **argv)
 			"       zcor-bench turn [--memories N[,N…]] [--conversations C] [--turns K] [--warmup W] "
 			"[--dir D] [--json] [--callgrind]\n"
 			"       zcor-bench qq [--events N] [--groups G] [--mentions P] [--rate R] [--quiet-ms Q] "
-			"[--json]\n");
+			"[--json]\n"
+			"       zcor-bench digest [--lines N] [--runs R] [--upserts K] [--json]\n");
 	return 2;
 }
