@@ -587,6 +587,12 @@ static const char *const migrations[] = {
 	"  record       TEXT NOT NULL\n"        /* the rest as JSON */
 	") STRICT;\n"
 	"CREATE INDEX IF NOT EXISTS digests_conv ON digests(conversation, id);\n",
+	/* 15 -> 16: a conversation's messages in log order. The turn's batch
+	 * (seq > cursor, newest first), the digest's input (newest first) and
+	 * the dialogue's reads go by seq within one conversation; with only
+	 * (conversation, at) they read and sorted the conversation's whole
+	 * log (a QQ group's grows without end). Derived: an index. */
+	"CREATE INDEX IF NOT EXISTS messages_conv_seq ON messages(conversation, seq);\n",
 };
 
 /*

@@ -8,6 +8,9 @@
 #include <string.h>
 #include <time.h>
 
+#include <jansson.h>
+#include <sqlite3.h>
+
 #include "agent/digest.h"
 #include "harness.h"
 #include "memory/digest.h"
@@ -51,6 +54,73 @@ static void issue16_due_needs_min_lines_and_no_digest_today(void)
 	json_decref(c);
 }
 
+/* The digest's input reads the lines it sends, not the conversation's
+ * whole log: its work at 3,000 logged messages is about that at 300
+ * (schema 16's messages_conv_seq; without it the query read and sorted
+ * every message of the conversation). */
+struct zc_mem *zc_bench_mem(zcor *z);
+
+static int count_op(void *ud)
+{
+	++*(long long *)ud;
+	return 0;
+}
+
+static long long input_ops(long n)
+{
+	zcor *z = t_open();
+	for (long i = 0; i < n; i += 100) {
+		json_t *msgs = json_array();
+		for (long k = i; k < i + 100 && k < n; k++) {
+			char id[32], text[64];
+			snprintf(id, sizeof(id), "m%ld", k);
+			snprintf(text, sizeof(text), "第%ld句话", k);
+			json_array_append_new(msgs, json_pack("{s:s, s:s, s:s}", "id", id, "senderId", "1",
+							      "text", text));
+		}
+		json_t *b = json_pack("{s:o, s:b}", "messages", msgs, "recall", 0);
+		char *body = json_dumps(b, JSON_COMPACT), *out = NULL;
+		CHECK_INT(zcor_log_messages(z, NULL, "group:1", body, &out), ZCOR_OK);
+		zcor_free(out);
+		free(body);
+		json_decref(b);
+	}
+	t_sql_exec(z, "UPDATE conversations SET lines_since_digest = 10 WHERE key = 'group:1'");
+	struct zc_mem *m = zc_bench_mem(z);
+	struct zc_err e = {0};
+	json_t *in = NULL;
+	long long ops = 0;
+	sqlite3_progress_handler(m->store.db, 1, count_op, &ops);
+	CHECK_INT(zc_digest_input(m, "group:1", 60000, &in, &e), ZCOR_OK);
+	sqlite3_progress_handler(m->store.db, 0, NULL, NULL);
+	json_decref(in);
+	zcor_close(z);
+	return ops;
+}
+
+static void issue16_digest_input_reads_only_its_lines(void)
+{
+	long long small = input_ops(300), big = input_ops(3000);
+	if (!(big < 2 * small))
+		fprintf(stderr, "  the digest's input: %lld VM steps at 300 messages, %lld at 3000\n", small, big);
+	CHECK(small > 0 && big < 2 * small);
+}
+
+/* Schema 16 from 15: the index comes with the migration. */
+static void issue16_migration_15_to_16(void)
+{
+	zcor *z = t_open();
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s", zcor_dir(z));
+	t_sql_exec(z, "DROP INDEX messages_conv_seq");
+	t_sql_exec(z, "PRAGMA user_version = 15");
+	zcor_close(z);
+	z = t_open_dir(dir);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 16);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE name = 'messages_conv_seq'"), 1);
+	zcor_close(z);
+}
+
 /* Schema 15 from 14: a store without the digest records gets their
  * table, and a run's record goes into it. */
 static void issue16_migration_14_to_15(void)
@@ -58,13 +128,13 @@ static void issue16_migration_14_to_15(void)
 	zcor *z = t_open();
 	char dir[4096];
 	snprintf(dir, sizeof(dir), "%s", zcor_dir(z));
-	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 15);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 16);
 	t_sql_exec(z, "DROP TABLE digests");
 	t_sql_exec(z, "PRAGMA user_version = 14");
 	zcor_close(z);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'digests%'"), 0);
 	z = t_open_dir(dir);
-	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 15);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 16);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE name IN ('digests', 'digests_conv')"), 2);
 	char *out = NULL;
 	CHECK_INT(zcor_digests(z, NULL, NULL, &out), ZCOR_OK);
@@ -75,6 +145,8 @@ static void issue16_migration_14_to_15(void)
 
 const struct t_case t_cases[] = {
 	{"issue16_migration_14_to_15", issue16_migration_14_to_15},
+	{"issue16_migration_15_to_16", issue16_migration_15_to_16},
+	{"issue16_digest_input_reads_only_its_lines", issue16_digest_input_reads_only_its_lines},
 	{"issue16_next_wake_is_the_local_hour_strictly_after_now",
 	 issue16_next_wake_is_the_local_hour_strictly_after_now},
 	{"issue16_due_needs_min_lines_and_no_digest_today", issue16_due_needs_min_lines_and_no_digest_today},
