@@ -51,6 +51,9 @@ static char *line_of(sqlite3_stmt *st)
 	return zc_buf_detach(&b);
 }
 
+/* What ends a line cut to fit digestMaxChars. */
+#define LINE_CUT "…[这一行太长，后面的省略了]"
+
 int zc_digest_input(struct zc_mem *m, const char *conversation, long max_chars, json_t **out,
 		    struct zc_err *e)
 {
@@ -78,6 +81,19 @@ int zc_digest_input(struct zc_mem *m, const char *conversation, long max_chars, 
 		long long n = (long long)zc_utf8_len(line) + 1; /* its newline */
 		if (chars + n > max_chars) {
 			cut = 1;
+			if (json_array_size(newest_first) == 0) {
+				/* the newest line alone is over the limit: it goes cut to
+				 * fit, so the run has something to read (not "nothing new"
+				 * on every run until a shorter message comes) */
+				long room = max_chars - 1 - (long)zc_utf8_len(LINE_CUT);
+				size_t keep = zc_utf8_prefix(line, room > 0 ? (size_t)room : 0);
+				struct zc_buf b = ZC_BUF_INIT;
+				zc_buf_add(&b, line, keep);
+				zc_buf_adds(&b, LINE_CUT);
+				char *fit = zc_buf_detach(&b);
+				chars += (long long)zc_utf8_len(fit) + 1;
+				json_array_append_new(newest_first, zc_json_string_own(fit));
+			}
 			zc_free(line);
 			break;
 		}

@@ -106,6 +106,36 @@ static void issue16_digest_input_reads_only_its_lines(void)
 	CHECK(small > 0 && big < 2 * small);
 }
 
+/* A newest line longer than digestMaxChars goes cut to fit, marked, so
+ * a run has something to read (it was "nothing new" on every run). */
+static void issue16_digest_input_cuts_an_overlong_newest_line(void)
+{
+	zcor *z = t_open();
+	char text[4600];
+	for (int i = 0; i < 1500; i++)
+		memcpy(text + 3 * i, "长", 3);
+	text[3 * 1500] = '\0';
+	json_t *b = json_pack("{s:[{s:s, s:s, s:s}, {s:s, s:s, s:s}], s:b}", "messages", "id", "a",
+			      "senderId", "1", "text", "早一点的", "id", "b", "senderId", "1", "text", text,
+			      "recall", 0);
+	char *body = json_dumps(b, JSON_COMPACT), *out = NULL;
+	CHECK_INT(zcor_log_messages(z, NULL, "group:1", body, &out), ZCOR_OK);
+	zcor_free(out);
+	free(body);
+	json_decref(b);
+	struct zc_mem *m = zc_bench_mem(z);
+	struct zc_err e = {0};
+	json_t *in = NULL;
+	CHECK_INT(zc_digest_input(m, "group:1", 1000, &in, &e), ZCOR_OK);
+	CHECK_INT(json_integer_value(json_object_get(in, "sentLines")), 1);
+	CHECK(json_is_true(json_object_get(in, "cut")));
+	CHECK(json_integer_value(json_object_get(in, "chars")) <= 1000);
+	CHECK_HAS(json_string_value(json_object_get(in, "text")), "长长长");
+	CHECK_HAS(json_string_value(json_object_get(in, "text")), "这一行太长");
+	json_decref(in);
+	zcor_close(z);
+}
+
 /* Schema 16 from 15: the index comes with the migration. */
 static void issue16_migration_15_to_16(void)
 {
@@ -146,6 +176,7 @@ static void issue16_migration_14_to_15(void)
 const struct t_case t_cases[] = {
 	{"issue16_migration_14_to_15", issue16_migration_14_to_15},
 	{"issue16_migration_15_to_16", issue16_migration_15_to_16},
+	{"issue16_digest_input_cuts_an_overlong_newest_line", issue16_digest_input_cuts_an_overlong_newest_line},
 	{"issue16_digest_input_reads_only_its_lines", issue16_digest_input_reads_only_its_lines},
 	{"issue16_next_wake_is_the_local_hour_strictly_after_now",
 	 issue16_next_wake_is_the_local_hour_strictly_after_now},
