@@ -45,7 +45,7 @@ void zc_llm_set_fallback(struct zc_llm *l, const struct zcor_provider *p);
  * call on l), or NULL when there is none. Refreshes the config. */
 const struct zcor_provider *zc_llm_provider(struct zc_llm *l);
 
-/* The HTTP GET a plain-function tool gets (tools.h, struct zc_tool_env):
+/* The HTTP GET handed to a plain-function tool (tools.h, struct zc_tool_env):
  * zc_llm_get's timeouts, retry and size cap (transport.h). Static, never
  * NULL. */
 const struct zc_http_get *zc_llm_http_get(void);
