@@ -95,6 +95,8 @@ test('[issue 16] 摘要记录: 立即摘要 (disabled while it runs) shows the o
       await page.locator('#cv-digests li.digest-run').first().waitFor();
       await page.getByRole('button', { name: '立即摘要' }).click();
       await page.locator('#cv-digest-outcome', { hasText: '没有新消息' }).waitFor();
+      // (the list is read again after the outcome: wait for it to be back)
+      await page.locator('#cv-digests li.digest-run').first().waitFor();
       assert.equal(await page.locator('#cv-digests li.digest-run').count(), 1);
     }, { dir });
   } finally {
