@@ -491,8 +491,9 @@ static json_t *turn_from_row(sqlite3_stmt *st)
 	return o;
 }
 
-int zc_turns_list(struct zc_mem *m, const char *conversation, long long limit, long long offset,
-		  json_t **out, struct zc_err *e)
+int zc_records_page(struct zc_mem *m, const char *count_sql, const char *rows_sql,
+		    json_t *(*row)(sqlite3_stmt *st), const char *what, const char *conversation,
+		    long long limit, long long offset, json_t **out, struct zc_err *e)
 {
 	struct zc_store *s = &m->store;
 	json_t *items = json_array();
@@ -501,7 +502,7 @@ int zc_turns_list(struct zc_mem *m, const char *conversation, long long limit, l
 	sqlite3_stmt *st = NULL;
 	if (rc)
 		goto out;
-	st = zc_stmt(s, "SELECT count(*) FROM turns WHERE ?1 IS NULL OR conversation = ?1", e);
+	st = zc_stmt(s, count_sql, e);
 	if (!st) {
 		rc = e->code;
 		goto out;
@@ -510,10 +511,7 @@ int zc_turns_list(struct zc_mem *m, const char *conversation, long long limit, l
 		sqlite3_bind_text(st, 1, conversation, -1, SQLITE_STATIC);
 	total = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 	sqlite3_reset(st);
-	st = zc_stmt(s,
-		     "SELECT id, conversation, started_at, ended_at, status, reply, error, record "
-		     "FROM turns WHERE ?1 IS NULL OR conversation = ?1 ORDER BY id DESC LIMIT ?2 OFFSET ?3",
-		     e);
+	st = zc_stmt(s, rows_sql, e);
 	if (!st) {
 		rc = e->code;
 		goto out;
@@ -523,14 +521,24 @@ int zc_turns_list(struct zc_mem *m, const char *conversation, long long limit, l
 	sqlite3_bind_int64(st, 2, limit);
 	sqlite3_bind_int64(st, 3, offset);
 	while ((step = sqlite3_step(st)) == SQLITE_ROW)
-		json_array_append_new(items, turn_from_row(st));
+		json_array_append_new(items, row(st));
 	sqlite3_reset(st);
 	if (step != SQLITE_DONE)
-		rc = zc_store_fail(s, step, e, "listing turn records");
+		rc = zc_store_fail(s, step, e, what);
 out:
 	zc_store_rollback(s);
 	if (!rc)
 		*out = zc_page_result(items, total, offset);
 	json_decref(items);
 	return rc;
+}
+
+int zc_turns_list(struct zc_mem *m, const char *conversation, long long limit, long long offset,
+		  json_t **out, struct zc_err *e)
+{
+	return zc_records_page(
+		m, "SELECT count(*) FROM turns WHERE ?1 IS NULL OR conversation = ?1",
+		"SELECT id, conversation, started_at, ended_at, status, reply, error, record "
+		"FROM turns WHERE ?1 IS NULL OR conversation = ?1 ORDER BY id DESC LIMIT ?2 OFFSET ?3",
+		turn_from_row, "listing turn records", conversation, limit, offset, out, e);
 }

@@ -78,6 +78,12 @@ int zc_dialogue_read(struct zc_mem *m, const char *conversation, long max_chars,
  * *out: {items: [{id, conversation, startedAt, endedAt, status, reply,
  * error, …the record}], total, nextOffset}. limit 1..100, offset ≥ 0.
  */
+/* A page of records newest first (turns, digests): count_sql and rows_sql
+ * take ?1 the conversation (NULL: all), rows_sql ?2 limit and ?3 offset;
+ * row makes one item. *out as zc_page_result; what names a failure. */
+int zc_records_page(struct zc_mem *m, const char *count_sql, const char *rows_sql,
+		    json_t *(*row)(sqlite3_stmt *st), const char *what, const char *conversation,
+		    long long limit, long long offset, json_t **out, struct zc_err *e);
 int zc_turns_list(struct zc_mem *m, const char *conversation, long long limit, long long offset,
 		  json_t **out, struct zc_err *e);
 

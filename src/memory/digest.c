@@ -18,6 +18,7 @@
 #include "base/json.h"
 #include "base/timeutil.h"
 #include "base/utf8.h"
+#include "memory/dialogue.h"
 #include "memory/transcript_int.h"
 #include "store/store.h"
 
@@ -219,44 +220,10 @@ static json_t *digest_from_row(sqlite3_stmt *st)
 int zc_digests_list(struct zc_mem *m, const char *conversation, long long limit, long long offset,
 		    json_t **out, struct zc_err *e)
 {
-	struct zc_store *s = &m->store;
-	json_t *items = json_array();
-	long long total = 0;
-	int rc = zc_store_begin(s, 0, e), step = SQLITE_DONE;
-	sqlite3_stmt *st = NULL;
-	if (rc)
-		goto out;
-	st = zc_stmt(s, "SELECT count(*) FROM digests WHERE ?1 IS NULL OR conversation = ?1", e);
-	if (!st) {
-		rc = e->code;
-		goto out;
-	}
-	if (conversation)
-		sqlite3_bind_text(st, 1, conversation, -1, SQLITE_STATIC);
-	total = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-	sqlite3_reset(st);
-	st = zc_stmt(s,
-		     "SELECT id, conversation, started_at, ended_at, status, lines, sent_lines, chars, "
-		     "cut, error, record FROM digests WHERE ?1 IS NULL OR conversation = ?1 "
-		     "ORDER BY id DESC LIMIT ?2 OFFSET ?3",
-		     e);
-	if (!st) {
-		rc = e->code;
-		goto out;
-	}
-	if (conversation)
-		sqlite3_bind_text(st, 1, conversation, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, limit);
-	sqlite3_bind_int64(st, 3, offset);
-	while ((step = sqlite3_step(st)) == SQLITE_ROW)
-		json_array_append_new(items, digest_from_row(st));
-	sqlite3_reset(st);
-	if (step != SQLITE_DONE)
-		rc = zc_store_fail(s, step, e, "listing digest records");
-out:
-	zc_store_rollback(s);
-	if (!rc)
-		*out = zc_page_result(items, total, offset);
-	json_decref(items);
-	return rc;
+	return zc_records_page(
+		m, "SELECT count(*) FROM digests WHERE ?1 IS NULL OR conversation = ?1",
+		"SELECT id, conversation, started_at, ended_at, status, lines, sent_lines, chars, "
+		"cut, error, record FROM digests WHERE ?1 IS NULL OR conversation = ?1 "
+		"ORDER BY id DESC LIMIT ?2 OFFSET ?3",
+		digest_from_row, "listing digest records", conversation, limit, offset, out, e);
 }
