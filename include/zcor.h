@@ -385,7 +385,11 @@ struct zcor_turn_events {
  * turn.waitMs, then ZCOR_EBUSY. Blocks for the model's time; the store is
  * not locked meanwhile. Needs config.json's "provider".
  * opts_json: NULL or {"event"?: an internal event's text (no recall),
- * "check"?: true: only whether a turn could run, {"ready": true}}.
+ * "check"?: true: only whether a turn could run, {"ready": true},
+ * "deferSync"?: true: the record (with the dialogue and the cursor)
+ * commits without waiting for its fsync — for a caller that acts on the
+ * reply at once and then makes it durable with its next synced commit,
+ * zcor_turn_note (the QQ world; docs/TURN.md "Durability")}.
  * *out_json: {turn (the record's id; null with "idle": true when nothing
  * was logged since the last turn), conversation, reply (the text to send),
  * batch: [message ids], recalled: [memory ids], recalledPeople, toolCalls:

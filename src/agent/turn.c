@@ -33,6 +33,7 @@ struct turn {
 	const char *event;             /* an internal event's text, or NULL */
 	char owner[ZC_TURN_OWNER_MAX]; /* the lease's owner */
 	json_t *batch;                 /* {messages, upto, pending} as taken */
+	int defer_sync;                /* option deferSync: the record commits without its fsync */
 	json_t *ids, *recalled, *people; /* the batch's ids; what recall injected */
 	char *header, *recall_failure, *prefix;
 	int64_t started;
@@ -61,10 +62,12 @@ void zc_turn_frame(json_t *arr, const char *call_id, const json_t *messages, con
 
 /* ---- the turn ---------------------------------------------------------- */
 
-static int check_opts(const json_t *opts, const char **event, int *check, struct zc_err *e)
+static int check_opts(const json_t *opts, const char **event, int *check, int *defer_sync,
+		      struct zc_err *e)
 {
 	*event = NULL;
 	*check = 0;
+	*defer_sync = 0;
 	if (!opts || json_is_null(opts))
 		return ZCOR_OK;
 	if (!json_is_object(opts))
@@ -85,8 +88,13 @@ static int check_opts(const json_t *opts, const char **event, int *check, struct
 			if (!json_is_boolean(v))
 				return zc_fail(e, ZCOR_EINVAL, "option 'check': must be true or false");
 			*check = json_is_true(v);
+		} else if (strcmp(k, "deferSync") == 0) {
+			if (!json_is_boolean(v))
+				return zc_fail(e, ZCOR_EINVAL, "option 'deferSync': must be true or false");
+			*defer_sync = json_is_true(v);
 		} else {
-			return zc_fail(e, ZCOR_EINVAL, "option '%s': unknown; the options are event and check",
+			return zc_fail(e, ZCOR_EINVAL,
+				       "option '%s': unknown; the options are event, check and deferSync",
 				       ZC_Q(k, 60));
 		}
 	}
@@ -293,7 +301,8 @@ static int record(struct turn *t, json_t **out, struct zc_err *e)
 				t->s.reply ? json_string(t->s.reply) : json_null(), "error", errj, "record",
 				rec, "dialogue", t->s.dialogue);
 	json_t *done = NULL;
-	int rc = zc_mem_run(t->s.m, &agent, &zc_op_turn_finish, fin, &done, e);
+	int rc = zc_mem_run(t->s.m, &agent, t->defer_sync ? &zc_op_turn_finish_deferred : &zc_op_turn_finish,
+			    fin, &done, e);
 	json_decref(fin);
 	if (rc) {
 		struct zc_err ignored = {0};
@@ -344,7 +353,7 @@ int zc_turn(struct zc_mem *m, struct zc_recall *rs, struct zc_skills *skills,
 	t.people = json_array();
 	int check = 0, rc;
 	*out = NULL;
-	if ((rc = check_opts(opts, &t.event, &check, e)))
+	if ((rc = check_opts(opts, &t.event, &check, &t.defer_sync, e)))
 		goto out;
 	zc_config_refresh(&m->conf);
 	t.s.cfg = m->conf.cfg;

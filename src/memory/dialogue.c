@@ -330,6 +330,11 @@ out:
 const struct zc_opdef zc_op_turn_begin = {"turn_begin", NULL, turn_begin,
 					  ZC_OP_NO_HISTORY | ZC_OP_NOSYNC};
 const struct zc_opdef zc_op_turn_finish = {"turn_finish", NULL, turn_finish, ZC_OP_NO_HISTORY};
+/* deferSync (docs/TURN.md, "Durability"): the QQ world sends the reply
+ * first and then notes the delivery with a synced commit, which — the WAL
+ * being written in order — makes this one durable with it. */
+const struct zc_opdef zc_op_turn_finish_deferred = {"turn_finish", NULL, turn_finish,
+						    ZC_OP_NO_HISTORY | ZC_OP_NOSYNC};
 const struct zc_opdef zc_op_turn_release = {"turn_release", NULL, turn_release, ZC_OP_NO_HISTORY};
 
 /* A world's bookkeeping on a record that is not a call: no history

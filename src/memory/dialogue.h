@@ -39,10 +39,14 @@
  *   a frame holds, removed before storing)}: in one transaction writes the
  *   turn record, appends the dialogue, moves the cursor to upto (never
  *   back) and releases the lease. *out: {id}.
+ * zc_op_turn_finish_deferred: the same, committed without its fsync (the
+ *   turn option deferSync: the caller's next durable commit, the
+ *   delivery's zcor_turn_note, makes it durable; docs/TURN.md).
  * zc_op_turn_release {conversation, owner}: releases the lease only (a
  *   turn that could not finish).
  */
-extern const struct zc_opdef zc_op_turn_begin, zc_op_turn_finish, zc_op_turn_release;
+extern const struct zc_opdef zc_op_turn_begin, zc_op_turn_finish, zc_op_turn_finish_deferred,
+	zc_op_turn_release;
 
 /*
  * zcor_turn_note: merges the keys of note_json (a JSON object of at most

@@ -8,8 +8,11 @@
 #include "store/store.h"
 
 #include <assert.h>
-#include <stdio.h>
 #include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -836,6 +839,116 @@ static int busy_wait(void *ud, int n)
 	return 1;
 }
 
+/* ---- group commit (zc_store_commit) ------------------------------------ */
+
+/* The process's connections to one database file: the durable commits'
+ * tickets, handed out after a commit returned, and the highest ticket a
+ * finished fsync covers. */
+struct zc_sync_group {
+	struct zc_sync_group *next;
+	char path[PATH_MAX];
+	int refs;
+	unsigned long long committed, synced;
+	int syncing;
+	pthread_cond_t cv;
+};
+
+static pthread_mutex_t groups_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct zc_sync_group *groups;
+static long long n_grouped_commits, n_wal_fsyncs;
+
+static struct zc_sync_group *group_join(const char *path)
+{
+	char abs[PATH_MAX];
+	if (!realpath(path, abs))
+		snprintf(abs, sizeof(abs), "%s", path);
+	pthread_mutex_lock(&groups_mu);
+	struct zc_sync_group *g = groups;
+	while (g && strcmp(g->path, abs) != 0)
+		g = g->next;
+	if (!g) {
+		g = zc_calloc(1, sizeof(*g));
+		snprintf(g->path, sizeof(g->path), "%s", abs);
+		pthread_cond_init(&g->cv, NULL);
+		g->next = groups;
+		groups = g;
+	}
+	g->refs++;
+	pthread_mutex_unlock(&groups_mu);
+	return g;
+}
+
+static void group_leave(struct zc_sync_group *g)
+{
+	if (!g)
+		return;
+	pthread_mutex_lock(&groups_mu);
+	if (--g->refs == 0) {
+		struct zc_sync_group **pp = &groups;
+		while (*pp != g)
+			pp = &(*pp)->next;
+		*pp = g->next;
+		pthread_cond_destroy(&g->cv);
+		zc_free(g);
+	}
+	pthread_mutex_unlock(&groups_mu);
+}
+
+void zc_store_sync_counts(long long *commits, long long *fsyncs)
+{
+	pthread_mutex_lock(&groups_mu);
+	*commits = n_grouped_commits;
+	*fsyncs = n_wal_fsyncs;
+	pthread_mutex_unlock(&groups_mu);
+}
+
+/* fdatasync of the WAL through SQLite's own handle of it (never a
+ * descriptor of ours: see zc_store_recall_catch_up's comment); the
+ * database file when there is no WAL. SQLITE_OK or SQLite's code. */
+static int wal_sync(struct zc_store *s)
+{
+	sqlite3_file *f = NULL;
+	if (sqlite3_file_control(s->db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &f) != SQLITE_OK ||
+	    !f || !f->pMethods)
+		f = NULL;
+	if (!f && (sqlite3_file_control(s->db, "main", SQLITE_FCNTL_FILE_POINTER, &f) != SQLITE_OK ||
+		   !f || !f->pMethods))
+		return SQLITE_IOERR_FSYNC;
+	return f->pMethods->xSync(f, SQLITE_SYNC_NORMAL);
+}
+
+/* After a commit with synchronous=NORMAL returned: waits until an fsync
+ * that began after it has finished, running it when none is under way.
+ * A failed one: the waiters behind it try again themselves. */
+static int group_sync(struct zc_store *s)
+{
+	struct zc_sync_group *g = s->group;
+	int rc = SQLITE_OK;
+	pthread_mutex_lock(&groups_mu);
+	unsigned long long mine = ++g->committed;
+	n_grouped_commits++;
+	while (g->synced < mine) {
+		if (g->syncing) {
+			pthread_cond_wait(&g->cv, &groups_mu);
+			continue;
+		}
+		g->syncing = 1;
+		unsigned long long upto = g->committed; /* every one handed out has returned */
+		n_wal_fsyncs++;
+		pthread_mutex_unlock(&groups_mu);
+		rc = wal_sync(s);
+		pthread_mutex_lock(&groups_mu);
+		g->syncing = 0;
+		if (rc == SQLITE_OK && upto > g->synced)
+			g->synced = upto;
+		pthread_cond_broadcast(&g->cv);
+		if (rc != SQLITE_OK)
+			break;
+	}
+	pthread_mutex_unlock(&groups_mu);
+	return rc;
+}
+
 int zc_store_open(struct zc_store *s, const char *path, struct zc_err *e)
 {
 	memset(s, 0, sizeof(*s));
@@ -877,6 +990,7 @@ int zc_store_open(struct zc_store *s, const char *path, struct zc_err *e)
 			return rc;
 		}
 	}
+	s->group = group_join(path);
 	if ((rc = migrate(s, e))) {
 		zc_store_close(s);
 		return rc;
@@ -894,6 +1008,8 @@ void zc_store_close(struct zc_store *s)
 	if (s->db)
 		sqlite3_close_v2(s->db);
 	s->db = NULL;
+	group_leave(s->group);
+	s->group = NULL;
 }
 
 /* Transaction control through the statement cache: sqlite3_exec would
@@ -914,12 +1030,27 @@ static int step_once(struct zc_store *s, const char *sql)
 	return rc == SQLITE_DONE || rc == SQLITE_ROW ? SQLITE_OK : rc;
 }
 
+/* A durable write transaction commits with synchronous=NORMAL and then
+ * through the group (zc_store_commit); the connection is FULL again
+ * after it, so a statement outside a transaction is durable on its own. */
+static void ungroup(struct zc_store *s)
+{
+	if (s->grouped)
+		step_once(s, SQL_SYNC_FULL);
+	s->grouped = 0;
+}
+
 int zc_store_begin(struct zc_store *s, int write, struct zc_err *e)
 {
 	assert(s && s->db);
+	if (write && !s->nosync && s->group && sqlite3_get_autocommit(s->db) &&
+	    step_once(s, SQL_SYNC_NORMAL) == SQLITE_OK)
+		s->grouped = 1;
 	int rc = step_once(s, write ? SQL_BEGIN_IMMEDIATE : SQL_BEGIN);
-	if (rc)
+	if (rc) {
+		ungroup(s);
 		return zc_store_fail(s, rc, e, "starting a transaction");
+	}
 	s->in_tx = 1;
 	return ZCOR_OK;
 }
@@ -934,6 +1065,13 @@ int zc_store_commit(struct zc_store *s, struct zc_err *e)
 		return rc;
 	}
 	s->in_tx = 0;
+	if (s->grouped && (rc = group_sync(s)) != SQLITE_OK) {
+		ungroup(s);
+		return zc_fail(e, ZCOR_EIO, "committing: memory.db's write-ahead log could not be "
+					    "flushed to the disk (%s); the change may not survive a power cut",
+			       sqlite3_errstr(rc));
+	}
+	ungroup(s);
 	return ZCOR_OK;
 }
 
@@ -942,6 +1080,7 @@ void zc_store_rollback(struct zc_store *s)
 	if (s->db && !sqlite3_get_autocommit(s->db))
 		step_once(s, SQL_ROLLBACK);
 	s->in_tx = 0;
+	ungroup(s);
 }
 
 void zc_store_busy_wait(struct zc_store *s, int wait)
@@ -951,6 +1090,7 @@ void zc_store_busy_wait(struct zc_store *s, int wait)
 
 int zc_store_sync(struct zc_store *s, int full)
 {
+	s->nosync = !full;
 	return step_once(s, full ? SQL_SYNC_FULL : SQL_SYNC_NORMAL) ? ZCOR_EINTERNAL : ZCOR_OK;
 }
 

@@ -3,9 +3,10 @@
  * transactions and a cache of prepared statements.
  *
  * Store layer: SQL and durability only, no rules of the seeds. One struct
- * zc_store is one connection, used by one thread at a time. WAL mode,
- * synchronous=FULL (a commit is durable when it returns), foreign keys on,
- * busy_timeout so a second process (CLI beside a server) waits its turn.
+ * zc_store is one connection, used by one thread at a time. WAL mode, a
+ * commit is durable when it returns (see zc_store_commit: group commit),
+ * foreign keys on, busy_timeout so a second process (CLI beside a server)
+ * waits its turn.
  */
 #ifndef ZC_STORE_H
 #define ZC_STORE_H
@@ -29,6 +30,9 @@ struct zc_store {
 	unsigned long clock; /* counts zc_stmt calls */
 	int busy_ms;         /* how long a lock is waited for (zc_store_busy_wait) */
 	double busy_since;   /* when the current wait began (monotonic ms) */
+	int nosync;          /* zc_store_sync(s, 0) is in effect */
+	int grouped;         /* the open write transaction commits through the group */
+	struct zc_sync_group *group; /* the process's connections to this file (store.c) */
 };
 
 /* Each connection's page cache (PRAGMA cache_size at open). */
@@ -41,7 +45,24 @@ void zc_store_close(struct zc_store *s);
 
 /* BEGIN IMMEDIATE (write=1) or BEGIN (read). */
 int zc_store_begin(struct zc_store *s, int write, struct zc_err *e);
+/*
+ * COMMIT; durable when it returns (unless zc_store_sync(s, 0) is in
+ * effect). Group commit: a write transaction commits with
+ * synchronous=NORMAL — its WAL frames written, the write lock released
+ * at once — and then waits for an fdatasync of the WAL that began after
+ * its commit returned, issuing it itself when none is under way. One
+ * fsync so covers every connection of this process to the file that
+ * committed meanwhile (the QQ world's logging chunk and the turns'
+ * records), and no connection holds the write lock through a disk flush.
+ * An fsync covers every frame before it in the WAL, and SQLite syncs the
+ * WAL before a checkpoint copies frames into memory.db: a commit is as
+ * durable as with synchronous=FULL when this returns. A failed fsync is
+ * ZCOR_EIO (the change is committed, its durability unknown).
+ */
 int zc_store_commit(struct zc_store *s, struct zc_err *e);
+/* The group commit's counts for this process (the benchmarks'): durable
+ * commits, and the WAL fsyncs they took. */
+void zc_store_sync_counts(long long *commits, long long *fsyncs);
 /* Safe to call when no transaction is open. */
 void zc_store_rollback(struct zc_store *s);
 /* How long a connection waits for another one's write lock. */

@@ -64,6 +64,18 @@ void zc_qq_self(struct zc_qq *q, char *out, size_t cap)
 	pthread_mutex_unlock(&q->lock);
 }
 
+void zc_qq_set_probe(struct zc_qq *q, zc_qq_probe_fn fn, void *ud)
+{
+	q->probe = fn;
+	q->probe_ud = ud;
+}
+
+void zc_qq_probe(struct zc_qq *q, enum zc_qq_stage stage, const char *id)
+{
+	if (q->probe && id && *id)
+		q->probe(q->probe_ud, stage, id, zc_time_mono_ms());
+}
+
 static unsigned hash_key(const char *s)
 {
 	unsigned h = 2166136261u;
@@ -318,6 +330,8 @@ static void after_logged(struct zc_qq *q, struct zc_qq_event *evs, size_t n, con
 			pro = zc_qq_sched_proactive(&c->st, &q->so, now, minute, ev->lone_sticker,
 						    zc_qq_rand(&q->rng));
 		zc_qq_sched_logged(&c->st, now, w || pro, ev->message_id);
+		if (w)
+			zc_qq_probe(q, ZC_QQ_STAGE_LOGGED, ev->message_id);
 		if (pro)
 			c->st.proactive = 1;
 		if (w || pro)
@@ -544,6 +558,8 @@ static void process(struct zc_qq *q, json_t **raw, size_t n)
 			zc_qq_event_release(&evs[i]);
 			memset(&evs[i], 0, sizeof(evs[i]));
 			evs[i].kind = ZC_QQ_IGNORE;
+		} else if (q->probe && evs[i].kind == ZC_QQ_MESSAGE) {
+			zc_qq_probe(q, ZC_QQ_STAGE_TAKEN, evs[i].message_id);
 		}
 	}
 	/* the bot's own messages first: a reply to one in this chunk wakes it */
@@ -601,6 +617,7 @@ static long long dispatch(struct zc_qq *q, long long now)
 			q->runq_head = c;
 		q->runq_tail = c;
 		q->nqueued++;
+		zc_qq_probe(q, ZC_QQ_STAGE_QUEUED, c->quote);
 		pthread_cond_signal(&q->work_wake);
 	}
 	return next;

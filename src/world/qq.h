@@ -56,6 +56,25 @@ int zc_qq_adopt(struct zc_qq *q, int fd, const char *extra, size_t extra_len, co
  * "sendsFailed", "rateLimited", "eventsLogged", "eventsDropped"}. */
 json_t *zc_qq_status(struct zc_qq *q);
 
+/*
+ * A probe for the benchmark (bench/qq_bench.inc): fn, when set, is called
+ * with a stage, the id of the message it is about (the waking message a
+ * turn quotes) and the time (CLOCK_MONOTONIC, ms), on the thread that
+ * passes the stage. Set before zc_qq_start; NULL (the default): nothing.
+ */
+enum zc_qq_stage {
+	ZC_QQ_STAGE_TAKEN,   /* the logging thread took a message's event and parsed it */
+	ZC_QQ_STAGE_LOGGED,  /* a waking message's logging commit returned (logging thread) */
+	ZC_QQ_STAGE_QUEUED,  /* its turn went on the run queue (logging thread) */
+	ZC_QQ_STAGE_START,   /* a turn worker took it (worker) */
+	ZC_QQ_STAGE_TURNED,  /* zcor_turn returned: the record is written (worker) */
+	ZC_QQ_STAGE_SENT,    /* the send's answer came back (worker) */
+	ZC_QQ_STAGE_NOTED,   /* the delivery note is written (worker) */
+};
+typedef void (*zc_qq_probe_fn)(void *ud, enum zc_qq_stage stage, const char *message_id,
+			       double mono_ms);
+void zc_qq_set_probe(struct zc_qq *q, zc_qq_probe_fn fn, void *ud);
+
 /* Stops: no new turns, waits for running ones (up to their deadline),
  * closes the connection, joins, frees. NULL is fine. */
 void zc_qq_stop(struct zc_qq *q);

@@ -89,6 +89,9 @@ struct zc_qq {
 	double last_complaint_ms;
 	long long complaints_held;
 
+	zc_qq_probe_fn probe; /* zc_qq_set_probe (the benchmark's), or NULL */
+	void *probe_ud;
+
 	pthread_t logger;
 	pthread_t *workers;
 	int nworkers, logger_started;
@@ -102,6 +105,9 @@ void zc_qq_self(struct zc_qq *q, char *out, size_t cap);
 /* A line on stderr about one event or turn ("qq: …"), at most one a second
  * (the rest are counted and said with the next). */
 void zc_qq_complain(struct zc_qq *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The probe at stage for message id (when one is set). */
+void zc_qq_probe(struct zc_qq *q, enum zc_qq_stage stage, const char *id);
 
 /* qq_turns.c: the turn workers. */
 void *zc_qq_worker(void *arg);

@@ -108,6 +108,8 @@ static void deliver(struct zc_qq *q, zcor *z, const char *conv, const char *temp
 		json_t *params = send_params(conv, temp_group, m);
 		json_t *data = NULL;
 		int rc = zc_ob_call(q->ob, action, params, 0, 0, &data, &res);
+		if (i == 0)
+			zc_qq_probe(q, ZC_QQ_STAGE_SENT, quote);
 		if (rc && res.fail == ZC_OB_NOT_SENT && !stopping(q)) {
 			retried = 1; /* it never left: once more when the connection is back */
 			rc = zc_ob_call(q->ob, action, params, 0, QQ_RETRY_WAIT_MS, &data, &res);
@@ -151,6 +153,7 @@ static void deliver(struct zc_qq *q, zcor *z, const char *conv, const char *temp
 	char *body = note ? json_dumps(note, JSON_COMPACT) : NULL;
 	if (turn_id > 0 && body && zcor_turn_note(z, turn_id, body))
 		zc_qq_complain(q, "the delivery of turn %lld was not recorded: %s", turn_id, zcor_errmsg(z));
+	zc_qq_probe(q, ZC_QQ_STAGE_NOTED, quote);
 	zc_free(body);
 	json_decref(note);
 	json_decref(ids);
@@ -170,17 +173,22 @@ struct job {
 
 static void run_turn(struct zc_qq *q, zcor *z, const struct job *j)
 {
-	char *opts = NULL;
-	if (j->poke) { /* the batch may be empty: the poke is the turn's event */
+	/* deferSync: the reply goes out as soon as the record is written; the
+	 * delivery note after the send is the synced commit that makes the
+	 * record durable too (docs/TURN.md, "Durability") */
+	json_t *o = json_pack("{s:b}", "deferSync", 1);
+	if (o && j->poke) { /* the batch may be empty: the poke is the turn's event */
 		char event[200];
 		snprintf(event, sizeof(event), "%s 戳了戳你（QQ 的戳一戳） / %s poked you (a QQ poke)",
 			 j->poke_from, j->poke_from);
-		json_t *o = json_pack("{s:s}", "event", event);
-		opts = o ? json_dumps(o, JSON_COMPACT) : NULL;
-		json_decref(o);
+		json_object_set_new(o, "event", json_string(event));
 	}
+	char *opts = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
 	char *out = NULL;
+	zc_qq_probe(q, ZC_QQ_STAGE_START, j->quote);
 	int rc = zcor_turn(z, j->conv, opts, &out);
+	zc_qq_probe(q, ZC_QQ_STAGE_TURNED, j->quote);
 	zc_free(opts);
 	if (rc == ZCOR_OK) {
 		json_t *r = json_loads(out, 0, NULL);
