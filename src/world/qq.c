@@ -3,13 +3,17 @@
  * connection's callbacks, the logging thread and the status.
  *
  * World layer, a client of zcor.h. The connection's thread (onebot.c)
- * only queues events (a bounded queue; beyond it they are dropped and
- * counted). One logging thread parses them in order (qq_event.c), logs
- * consecutive messages of one conversation in one zcor_log_messages call
+ * only queues events (a bounded queue; when it is full the connection
+ * waits). One logging thread parses them in order (qq_event.c), logs a
+ * chunk's messages grouped by conversation in one zcor_log_batches call
  * ("recall": false: the turn recalls for itself), decides from the answer
  * (a skipped message neither wakes nor counts) and the wake rules which
  * conversations want a turn, and keeps their timers (qq_sched.c); when
  * one is due it goes on the run queue of the turn workers (qq_turns.c).
+ * A message with an image to download, and what follows it in its
+ * conversation, goes to the media workers instead (QQ_MEDIA_WORKERS, a
+ * handle each), which download and log them in order: a slow image host
+ * holds up that conversation only.
  * What it says goes to stderr as "qq: …" lines: `zcor serve`'s log.
  */
 #include "world/qq_int.h"
@@ -112,7 +116,7 @@ static void lru_front(struct zc_qq *q, struct qconv *c)
 static int evict_one(struct zc_qq *q)
 {
 	for (struct qconv *c = q->lru_tail; c; c = c->prev) {
-		if (c->running || c->queued || c->in_woken)
+		if (c->running || c->queued || c->in_woken || c->media_busy)
 			continue;
 		struct qconv **pp = &q->buckets[hash_key(c->key)];
 		while (*pp != c)
@@ -226,10 +230,10 @@ static json_t *media_item(const unsigned char *data, size_t len)
 }
 
 /* Downloads ev's images (at most 10, the log's cap) into message's
- * "media"; adds their bytes to *bytes. The downloads run on the logging
- * thread, so every one of a chunk shares one mediaTimeoutMs (deadline,
- * mono ms): a slow image host holds every conversation's log and timers
- * up that long at most, not that long per image. */
+ * "media"; adds their bytes to *bytes. On a media worker (media_job),
+ * every download of one conversation's held events shares one
+ * mediaTimeoutMs (deadline, mono ms); on the logging thread (only when no
+ * media worker could start) every one of a chunk does. */
 static void attach_images(struct zc_qq *q, struct zc_qq_event *ev, size_t *bytes, double deadline)
 {
 	size_t i;
@@ -280,7 +284,7 @@ static int skipped(const json_t *answer, const char *id)
 }
 
 /* Logs msgs (of one conversation); *answer the parsed answer, or NULL. */
-static int log_batch(struct zc_qq *q, const char *conv, json_t *msgs, json_t **answer)
+static int log_batch(struct zc_qq *q, zcor *z, const char *conv, json_t *msgs, json_t **answer)
 {
 	json_t *batch = json_pack("{s:O, s:b}", "messages", msgs, "recall", 0);
 	char *body = batch ? json_dumps(batch, JSON_COMPACT) : NULL;
@@ -289,7 +293,7 @@ static int log_batch(struct zc_qq *q, const char *conv, json_t *msgs, json_t **a
 	*answer = NULL;
 	if (!body)
 		return ZCOR_EINTERNAL;
-	int rc = zcor_log_messages(q->zlog, NULL, conv, body, &out);
+	int rc = zcor_log_messages(z, NULL, conv, body, &out);
 	zc_free(body);
 	if (!rc)
 		*answer = json_loads(out, 0, NULL);
@@ -337,11 +341,12 @@ static void after_logged(struct zc_qq *q, struct zc_qq_event *evs, size_t n, con
 		if (w || pro)
 			mark_woken(q, c);
 	}
+	pthread_cond_signal(&q->log_wake); /* from a media worker: the timers may be due */
 	pthread_mutex_unlock(&q->lock);
 }
 
 /* A group's name, when a message of it was logged and the name changed. */
-static void keep_title(struct zc_qq *q, const struct zc_qq_event *ev)
+static void keep_title(struct zc_qq *q, zcor *z, const struct zc_qq_event *ev)
 {
 	if (!ev->group_name || !*ev->group_name)
 		return;
@@ -353,33 +358,33 @@ static void keep_title(struct zc_qq *q, const struct zc_qq_event *ev)
 	if (changed)
 		snprintf(c->title, sizeof(c->title), "%s", title);
 	pthread_mutex_unlock(&q->lock);
-	if (changed && zcor_conversation_title(q->zlog, ev->conversation, title))
-		zc_qq_complain(q, "the name of %s was not kept: %s", ev->conversation, zcor_errmsg(q->zlog));
+	if (changed && zcor_conversation_title(z, ev->conversation, title))
+		zc_qq_complain(q, "the name of %s was not kept: %s", ev->conversation, zcor_errmsg(z));
 }
 
 /* One run of consecutive messages of one conversation. */
-static void log_run(struct zc_qq *q, struct zc_qq_event *evs, size_t n)
+static void log_run(struct zc_qq *q, zcor *z, struct zc_qq_event *evs, size_t n)
 {
 	const char *conv = evs[0].conversation;
 	json_t *msgs = json_array();
 	for (size_t i = 0; i < n; i++)
 		json_array_append(msgs, evs[i].message);
 	json_t *answer = NULL;
-	int rc = log_batch(q, conv, msgs, &answer);
+	int rc = log_batch(q, z, conv, msgs, &answer);
 	if (rc == ZCOR_EINVAL && n > 1) {
 		/* one bad message refuses the batch: log the others one by one */
 		for (size_t i = 0; i < n; i++)
-			log_run(q, evs + i, 1);
+			log_run(q, z, evs + i, 1);
 		json_decref(msgs);
 		return;
 	}
 	if (rc) {
-		zc_qq_complain(q, "%zu message(s) of %s not logged: %s", n, conv, zcor_errmsg(q->zlog));
+		zc_qq_complain(q, "%zu message(s) of %s not logged: %s", n, conv, zcor_errmsg(z));
 	} else {
 		after_logged(q, evs, n, answer);
 		for (size_t i = 0; i < n; i++) {
 			if (!skipped(answer, evs[i].message_id)) {
-				keep_title(q, &evs[i]);
+				keep_title(q, z, &evs[i]);
 				break;
 			}
 		}
@@ -388,21 +393,21 @@ static void log_run(struct zc_qq *q, struct zc_qq_event *evs, size_t n)
 	json_decref(msgs);
 }
 
-static void on_recall(struct zc_qq *q, const struct zc_qq_event *ev)
+static void on_recall(struct zc_qq *q, zcor *z, const struct zc_qq_event *ev)
 {
 	char *out = NULL;
-	int rc = zcor_message_recalled(q->zlog, NULL, ev->conversation, ev->message_id, ev->time_ms, &out);
+	int rc = zcor_message_recalled(z, NULL, ev->conversation, ev->message_id, ev->time_ms, &out);
 	zcor_free(out);
 	if (rc && rc != ZCOR_ENOTFOUND) /* never logged here: nothing to flag */
 		zc_qq_complain(q, "the recall of message %s in %s was not kept: %s", ev->message_id,
-			       ev->conversation, zcor_errmsg(q->zlog));
+			       ev->conversation, zcor_errmsg(z));
 }
 
 /* Would admission log a message of conv? (Pokes are not logged.) */
-static int admitted(struct zc_qq *q, const char *conv)
+static int admitted(zcor *z, const char *conv)
 {
 	char *text = NULL;
-	if (zcor_admission(q->zlog, conv, &text))
+	if (zcor_admission(z, conv, &text))
 		return 0;
 	json_t *a = json_loads(text, 0, NULL);
 	zcor_free(text);
@@ -413,9 +418,9 @@ static int admitted(struct zc_qq *q, const char *conv)
 
 /* A poke at the bot wakes a conversation admission lets in; the turn is
  * told of it as an event (nothing is logged). */
-static void on_poke(struct zc_qq *q, const struct zc_qq_event *ev)
+static void on_poke(struct zc_qq *q, zcor *z, const struct zc_qq_event *ev)
 {
-	if (!ev->conversation[0] || !admitted(q, ev->conversation))
+	if (!ev->conversation[0] || !admitted(z, ev->conversation))
 		return;
 	long long now = (long long)zc_time_mono_ms();
 	pthread_mutex_lock(&q->lock);
@@ -486,13 +491,13 @@ static void flush_runs(struct zc_qq *q, struct zc_qq_event *evs, const size_t *o
 		if (!res || json_object_get(res, "error")) {
 			/* refused (the call as a whole, or this run): on its own,
 			 * and message by message if need be */
-			log_run(q, tmp, runs[r].n);
+			log_run(q, q->zlog, tmp, runs[r].n);
 			continue;
 		}
 		after_logged(q, tmp, runs[r].n, res);
 		for (size_t k = 0; k < runs[r].n; k++) {
 			if (!skipped(res, tmp[k].message_id)) {
-				keep_title(q, &tmp[k]);
+				keep_title(q, q->zlog, &tmp[k]);
 				break;
 			}
 		}
@@ -545,6 +550,128 @@ static void log_chunk(struct zc_qq *q, struct zc_qq_event *evs, size_t n)
 	}
 }
 
+/* ---- images: off the logging thread ------------------------------------ */
+
+static int has_images(const struct zc_qq_event *ev)
+{
+	size_t i;
+	json_t *img;
+	json_array_foreach(ev->images, i, img) {
+		const char *url = json_string_value(json_object_get(img, "url"));
+		if (url && *url)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Moves the chunk's messages with images to download, and every later
+ * message or recall of their conversations, onto those conversations'
+ * held lists (in order) and their conversations onto the media queue: a
+ * slow image host then holds up its own conversation only, while the
+ * logging thread goes on with the others'. A moved event is IGNORE in
+ * evs.
+ */
+static void hand_over(struct zc_qq *q, struct zc_qq_event *evs, size_t n)
+{
+	if (!q->nmedia)
+		return; /* no media worker: log_chunk downloads them itself */
+	pthread_mutex_lock(&q->lock);
+	for (size_t i = 0; i < n; i++) {
+		struct zc_qq_event *ev = &evs[i];
+		if ((ev->kind != ZC_QQ_MESSAGE && ev->kind != ZC_QQ_RECALL) || !ev->conversation[0])
+			continue;
+		int images = ev->kind == ZC_QQ_MESSAGE && has_images(ev);
+		if (!images && !q->n_media_busy)
+			continue;
+		struct qconv *c = zc_qq_conv(q, ev->conversation);
+		if (!c || (!images && !c->media_busy))
+			continue;
+		struct qheld *h = zc_calloc(1, sizeof(*h));
+		h->ev = *ev;
+		memset(ev, 0, sizeof(*ev));
+		ev->kind = ZC_QQ_IGNORE;
+		if (c->held_tail)
+			c->held_tail->next = h;
+		else
+			c->held = h;
+		c->held_tail = h;
+		if (!c->media_busy) {
+			c->media_busy = 1;
+			q->n_media_busy++;
+			c->mnext = NULL;
+			if (q->mq_tail)
+				q->mq_tail->mnext = c;
+			else
+				q->mq_head = c;
+			q->mq_tail = c;
+			pthread_cond_signal(&q->media_wake);
+		}
+	}
+	pthread_mutex_unlock(&q->lock);
+}
+
+/* One conversation's held events, in order: messages in runs (their
+ * images downloaded first, all of them within one mediaTimeoutMs),
+ * recalls after the messages they name. Frees the list. */
+static void media_job(struct zc_qq *q, zcor *z, struct qheld *list)
+{
+	double deadline = zc_time_mono_ms() + q->media_timeout_ms;
+	struct zc_qq_event *run = zc_calloc(QQ_RUN_MAX, sizeof(*run));
+	while (list) {
+		struct qheld *h = list;
+		if (h->ev.kind == ZC_QQ_RECALL) {
+			on_recall(q, z, &h->ev);
+		} else {
+			size_t n = 0, bytes = 0;
+			for (; h && h->ev.kind == ZC_QQ_MESSAGE && n < QQ_RUN_MAX && bytes < QQ_BATCH_MEDIA;
+			     h = h->next) {
+				attach_images(q, &h->ev, &bytes, deadline);
+				run[n++] = h->ev; /* shallow: the list keeps them */
+			}
+			log_run(q, z, run, n);
+		}
+		struct qheld *end = h == list ? h->next : h;
+		while (list != end) {
+			struct qheld *next = list->next;
+			zc_qq_event_release(&list->ev);
+			zc_free(list);
+			list = next;
+		}
+	}
+	zc_free(run);
+}
+
+static void *media_main(void *arg)
+{
+	struct qmedia *w = arg;
+	struct zc_qq *q = w->q;
+	zcor *z = w->z;
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		struct qconv *c = q->mq_head;
+		if (!c) {
+			if (q->media_closing)
+				break;
+			pthread_cond_wait(&q->media_wake, &q->lock);
+			continue;
+		}
+		q->mq_head = c->mnext;
+		if (!q->mq_head)
+			q->mq_tail = NULL;
+		for (struct qheld *list; (list = c->held);) {
+			c->held = c->held_tail = NULL;
+			pthread_mutex_unlock(&q->lock);
+			media_job(q, z, list);
+			pthread_mutex_lock(&q->lock);
+		}
+		c->media_busy = 0; /* its next messages are the logging thread's again */
+		q->n_media_busy--;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
+
 /* A chunk of events, in order. */
 static void process(struct zc_qq *q, json_t **raw, size_t n)
 {
@@ -566,13 +693,14 @@ static void process(struct zc_qq *q, json_t **raw, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (evs[i].kind == ZC_QQ_SELF)
 			on_self(q, &evs[i]); /* never logged */
+	hand_over(q, evs, n);
 	log_chunk(q, evs, n);
 	/* after the messages they name */
 	for (size_t i = 0; i < n; i++) {
 		if (evs[i].kind == ZC_QQ_RECALL)
-			on_recall(q, &evs[i]);
+			on_recall(q, q->zlog, &evs[i]);
 		else if (evs[i].kind == ZC_QQ_POKE && evs[i].poke_at_bot)
-			on_poke(q, &evs[i]);
+			on_poke(q, q->zlog, &evs[i]);
 	}
 	for (size_t i = 0; i < n; i++) {
 		zc_qq_event_release(&evs[i]);
@@ -783,6 +911,7 @@ int zc_qq_open(const char *dir, struct zc_qq **out, char *err, size_t cap)
 	pthread_cond_init(&q->log_wake, &mono);
 	pthread_cond_init(&q->work_wake, &mono);
 	pthread_cond_init(&q->room, &mono);
+	pthread_cond_init(&q->media_wake, &mono);
 	pthread_condattr_destroy(&mono);
 	struct zc_ob_opts oo = {.mode = q->reverse ? ZC_OB_REVERSE : ZC_OB_FORWARD,
 				.url = q->url,
@@ -818,6 +947,25 @@ int zc_qq_start(struct zc_qq *q, char *err, size_t cap)
 			return -1;
 		}
 		q->nworkers++;
+	}
+	/* the media workers (a handle each; without any, the logging thread
+	 * downloads images itself) */
+	for (int i = 0; i < QQ_MEDIA_WORKERS; i++) {
+		struct qmedia *w = &q->media[q->nmedia];
+		w->q = q;
+		if (zcor_open(&w->z, q->dir) != ZCOR_OK) {
+			fprintf(stderr, "qq: an image download worker cannot open '%s': %s\n", q->dir,
+				zcor_errmsg(w->z));
+			zcor_close(w->z);
+			w->z = NULL;
+			break;
+		}
+		if (pthread_create(&w->thread, NULL, media_main, w) != 0) {
+			zcor_close(w->z);
+			w->z = NULL;
+			break;
+		}
+		q->nmedia++;
 	}
 	if (pthread_create(&q->logger, NULL, logger_main, q) != 0) {
 		snprintf(err, cap, "cannot start the QQ world's logging thread: %s", strerror(errno));
@@ -934,11 +1082,25 @@ void zc_qq_stop(struct zc_qq *q)
 		pthread_mutex_unlock(&q->lock);
 		pthread_join(q->logger, NULL); /* it logs what was queued, then ends */
 	}
+	/* then the media workers log what the logging thread handed them */
+	pthread_mutex_lock(&q->lock);
+	q->media_closing = 1;
+	pthread_cond_broadcast(&q->media_wake);
+	pthread_mutex_unlock(&q->lock);
+	for (int i = 0; i < q->nmedia; i++) {
+		pthread_join(q->media[i].thread, NULL);
+		zcor_close(q->media[i].z);
+	}
 	for (size_t i = 0; i < q->evn; i++)
 		json_decref(q->evq[(q->evhead + i) % QQ_QUEUE_MAX]);
 	for (size_t b = 0; b < QQ_BUCKETS; b++) {
 		for (struct qconv *c = q->buckets[b], *nx; c; c = nx) {
 			nx = c->hnext;
+			for (struct qheld *h = c->held, *hn; h; h = hn) { /* (none once the workers ran) */
+				hn = h->next;
+				zc_qq_event_release(&h->ev);
+				zc_free(h);
+			}
 			zc_free(c->sent);
 			zc_free(c);
 		}
@@ -946,6 +1108,7 @@ void zc_qq_stop(struct zc_qq *q)
 	pthread_cond_destroy(&q->log_wake);
 	pthread_cond_destroy(&q->work_wake);
 	pthread_cond_destroy(&q->room);
+	pthread_cond_destroy(&q->media_wake);
 	pthread_mutex_destroy(&q->lock);
 	zcor_close(q->zlog);
 	zc_free(q->workers);

@@ -28,6 +28,13 @@
 #define QQ_BATCH_MEDIA (24u << 20) /* media bytes of one logging call, before base64 */
 #define QQ_RETRY_WAIT_MS 15000 /* a send that never left waits this long for the connection */
 #define QQ_ID_MAX 65
+#define QQ_MEDIA_WORKERS 4   /* threads downloading images (each with its own zcor handle) */
+
+/* An event waiting for its conversation's image downloads (qq.c). */
+struct qheld {
+	struct qheld *next;
+	struct zc_qq_event ev; /* owned */
+};
 
 struct qconv {
 	char key[48];
@@ -44,6 +51,20 @@ struct qconv {
 	char poke_from[QQ_ID_MAX];
 	char quote[24];             /* the message to quote in the queued turn */
 	int proactive;              /* the queued turn is a proactive one */
+	/* images: a message with one to download and every message or recall
+	 * of this conversation after it wait here, in order, for a media
+	 * worker, which downloads and logs them; the other conversations'
+	 * events go on being logged meanwhile */
+	struct qheld *held, *held_tail;
+	int media_busy;             /* on the media queue or being worked on */
+	struct qconv *mnext;        /* the media queue */
+};
+
+/* A media worker (qq.c). */
+struct qmedia {
+	struct zc_qq *q;
+	zcor *z; /* its handle */
+	pthread_t thread;
 };
 
 struct zc_qq {
@@ -72,6 +93,7 @@ struct zc_qq {
 	pthread_cond_t log_wake;  /* the logging thread: events, a turn ended, stop */
 	pthread_cond_t work_wake; /* the workers: a turn queued, stop */
 	pthread_cond_t room;      /* the connection's thread: the event queue has room again */
+	pthread_cond_t media_wake; /* the media workers: a conversation has images to fetch, or closing */
 	char self_id[QQ_ID_MAX];  /* learned from get_login_info when botId is not set */
 	json_t *evq[QQ_QUEUE_MAX];
 	size_t evhead, evn;
@@ -81,6 +103,9 @@ struct zc_qq {
 	struct qconv *woken;
 	struct qconv *runq_head, *runq_tail;
 	int nqueued, nrunning;
+	struct qconv *mq_head, *mq_tail; /* conversations with images to download */
+	int n_media_busy;
+	int media_closing; /* the logging thread has ended: the media workers drain and end */
 	int stopping;
 	int ob_closed; /* the connection is gone: the logging thread may end */
 	uint64_t rng;
@@ -95,6 +120,8 @@ struct zc_qq {
 	pthread_t logger;
 	pthread_t *workers;
 	int nworkers, logger_started;
+	struct qmedia media[QQ_MEDIA_WORKERS];
+	int nmedia; /* started; 0: images are downloaded on the logging thread */
 };
 
 /* The conversation of key, made (and made the most recent) when absent;
