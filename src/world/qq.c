@@ -722,6 +722,11 @@ static long long dispatch(struct zc_qq *q, long long now)
 			continue;
 		}
 		long long due = zc_qq_sched_due(&c->st, &q->so);
+		if (!due) { /* its wake was answered by the turn that ended (zc_qq_sched_answered) */
+			*pp = c->wnext;
+			c->in_woken = 0;
+			continue;
+		}
 		if (due > now) {
 			if (!next || due < next)
 				next = due;

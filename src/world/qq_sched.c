@@ -55,6 +55,7 @@ void zc_qq_sched_logged(struct zc_qq_sched *s, long long now_ms, int wakes, cons
 	s->last_msg_ms = now_ms;
 	if (!wakes)
 		return;
+	snprintf(s->last_wake_id, sizeof(s->last_wake_id), "%s", id ? id : "");
 	if (!s->woken) {
 		s->woken = 1;
 		s->first_wake_ms = now_ms;
@@ -109,6 +110,7 @@ int zc_qq_sched_start(struct zc_qq_sched *s, const struct zc_qq_sched_opts *o, l
 	s->proactive = 0;
 	s->first_wake_ms = 0;
 	s->quote_id[0] = '\0';
+	s->last_wake_id[0] = '\0';
 	if (recent >= limit)
 		return 0;
 	s->starts[s->head] = now_ms;
@@ -117,6 +119,22 @@ int zc_qq_sched_start(struct zc_qq_sched *s, const struct zc_qq_sched_opts *o, l
 		s->nstarts++;
 	s->last_turn_ms = now_ms;
 	return 1;
+}
+
+int zc_qq_sched_answered(struct zc_qq_sched *s, const char *const *ids, size_t n)
+{
+	if (!s->woken || s->proactive || !s->last_wake_id[0])
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (ids[i] && strcmp(ids[i], s->last_wake_id) == 0) {
+			s->woken = 0;
+			s->first_wake_ms = 0;
+			s->quote_id[0] = '\0';
+			s->last_wake_id[0] = '\0';
+			return 1;
+		}
+	}
+	return 0;
 }
 
 static int parse_id(const char *id, int64_t *out)

@@ -32,6 +32,7 @@ struct zc_qq_sched {
 	int woken;               /* a turn is wanted (a wake, or a proactive pick) */
 	int proactive;           /* ... only by a proactive pick */
 	char quote_id[24];       /* the message that woke it first ("" for a poke) */
+	char last_wake_id[24];   /* the message that woke it last ("" for a poke) */
 	long long starts[ZC_QQ_RATE_MAX]; /* ring of the last turns' start times */
 	int nstarts, head;
 	long long last_turn_ms;  /* the last turn's start; 0: never */
@@ -73,6 +74,17 @@ long long zc_qq_sched_due(const struct zc_qq_sched *s, const struct zc_qq_sched_
  */
 int zc_qq_sched_start(struct zc_qq_sched *s, const struct zc_qq_sched_opts *o, long long now_ms,
 		      char *quote, size_t qcap);
+
+/*
+ * A turn that started after the wake was cleared took the messages ids[n]
+ * as its batch (zcor_turn's "batch"): a waking message logged before its
+ * batch was read is in it, and answered by its reply. When the last
+ * waking message since the start is among them (so every earlier one is
+ * too), the wake is cleared — no second turn, quoting a message already
+ * answered, for whatever non-waking messages come next: 1. Else (a poke,
+ * a wake after the batch was read, a proactive pick) 0, unchanged.
+ */
+int zc_qq_sched_answered(struct zc_qq_sched *s, const char *const *ids, size_t n);
 
 /* The bot's sent message ids of one conversation (a ring). */
 struct zc_qq_sent {

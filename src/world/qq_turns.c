@@ -163,6 +163,8 @@ static void deliver(struct zc_qq *q, zcor *z, const char *conv, const char *temp
 
 /* ---- one turn ------------------------------------------------------------ */
 
+#define ZC_TURN_BATCH_IDS 100 /* zcor_turn's batch at most (ZC_TURN_BATCH_MAX) */
+
 struct job {
 	char conv[48];
 	char temp_group[24];
@@ -171,8 +173,11 @@ struct job {
 	char poke_from[QQ_ID_MAX];
 };
 
-static void run_turn(struct zc_qq *q, zcor *z, const struct job *j)
+/* Runs the turn and sends its reply; *batch: the ids its batch took
+ * (an array, or NULL). */
+static void run_turn(struct zc_qq *q, zcor *z, const struct job *j, json_t **batch)
 {
+	*batch = NULL;
 	/* deferSync: the reply goes out as soon as the record is written; the
 	 * delivery note after the send is the synced commit that makes the
 	 * record durable too (docs/TURN.md, "Durability") */
@@ -196,6 +201,7 @@ static void run_turn(struct zc_qq *q, zcor *z, const struct job *j)
 		const char *reply = json_string_value(json_object_get(r, "reply"));
 		long long turn = (long long)json_integer_value(json_object_get(r, "turn"));
 		/* idle (nothing new) or a turn without a reply: nothing to send */
+		*batch = json_incref(json_object_get(r, "batch"));
 		if (!json_is_true(json_object_get(r, "idle")) && reply && *reply)
 			deliver(q, z, j->conv, j->temp_group, j->quote, turn, reply);
 		json_decref(r);
@@ -255,8 +261,17 @@ void *zc_qq_worker(void *arg)
 		c->poke = 0;
 		q->turns_run++;
 		pthread_mutex_unlock(&q->lock);
-		run_turn(q, z, &j);
+		json_t *batch = NULL;
+		run_turn(q, z, &j, &batch);
+		const char *ids[ZC_TURN_BATCH_IDS];
+		size_t nids = 0;
+		for (; nids < json_array_size(batch) && nids < ZC_TURN_BATCH_IDS; nids++)
+			ids[nids] = json_string_value(json_array_get(batch, nids));
 		pthread_mutex_lock(&q->lock);
+		/* a wake by a message this batch took is answered (no poke since) */
+		if (!c->poke)
+			zc_qq_sched_answered(&c->st, ids, nids);
+		json_decref(batch); /* (ids borrowed from it until here) */
 		c->running = 0; /* qq.c forgets no running conversation: c is still there */
 		q->nrunning--;
 		pthread_cond_signal(&q->log_wake); /* its next batch may be due */

@@ -142,7 +142,47 @@ static void rand_uniform(void)
 	CHECK(zero != 0 && r >= 0 && r < 1);
 }
 
+/* s22: a wake whose message the turn's batch took is answered — no
+ * second turn quoting it; one left by a message after the batch, a poke
+ * or a proactive pick stays */
+static void issue15_wake_answered_by_the_batch(void)
+{
+	char quote[24];
+	struct zc_qq_sched s = {0};
+	zc_qq_sched_logged(&s, 1000, 1, "1");
+	CHECK_INT(zc_qq_sched_start(&s, &opts, 1000, quote, sizeof(quote)), 1);
+	/* logged after the start, before the worker read the batch */
+	zc_qq_sched_logged(&s, 1010, 1, "2");
+	zc_qq_sched_logged(&s, 1020, 0, "3");
+	zc_qq_sched_logged(&s, 1030, 1, "4");
+	CHECK_STR(s.quote_id, "2");
+	const char *took_some[] = {"1", "2", "3"};
+	CHECK_INT(zc_qq_sched_answered(&s, took_some, 3), 0); /* "4" came after the batch */
+	CHECK_INT(zc_qq_sched_due(&s, &opts) > 0, 1);
+	const char *took_all[] = {"1", "2", "3", "4"};
+	CHECK_INT(zc_qq_sched_answered(&s, took_all, 4), 1);
+	CHECK_INT(zc_qq_sched_due(&s, &opts), 0);
+	CHECK_STR(s.quote_id, "");
+	CHECK_INT(zc_qq_sched_answered(&s, took_all, 4), 0); /* nothing pending */
+	/* a poke (no id) is not answered by a batch */
+	zc_qq_sched_logged(&s, 2000, 1, NULL);
+	CHECK_INT(zc_qq_sched_answered(&s, took_all, 4), 0);
+	CHECK_INT(zc_qq_sched_due(&s, &opts) > 0, 1);
+	/* nor a proactive pick */
+	struct zc_qq_sched p = {0};
+	zc_qq_sched_logged(&p, 1000, 1, "5");
+	p.proactive = 1;
+	const char *five[] = {"5"};
+	CHECK_INT(zc_qq_sched_answered(&p, five, 1), 0);
+	/* a start clears the last wake with the rest */
+	struct zc_qq_sched r = {0};
+	zc_qq_sched_logged(&r, 1000, 1, "6");
+	CHECK_INT(zc_qq_sched_start(&r, &opts, 1000, quote, sizeof(quote)), 1);
+	CHECK_STR(r.last_wake_id, "");
+}
+
 const struct t_case t_cases[] = {
+	{"issue15_wake_answered_by_the_batch", issue15_wake_answered_by_the_batch},
 	{"quiet_window_and_max_wait", quiet_window_and_max_wait},
 	{"replies_per_minute", replies_per_minute},
 	{"proactive_rules", proactive_rules},
