@@ -163,7 +163,7 @@ static void deliver(struct zc_qq *q, zcor *z, const char *conv, const char *temp
 
 /* ---- one turn ------------------------------------------------------------ */
 
-#define ZC_TURN_BATCH_IDS 100 /* zcor_turn's batch at most (ZC_TURN_BATCH_MAX) */
+#define QQ_BATCH_IDS 100 /* zcor_turn's batch at most (ZC_TURN_BATCH_MAX) */
 
 struct job {
 	char conv[48];
@@ -263,9 +263,9 @@ void *zc_qq_worker(void *arg)
 		pthread_mutex_unlock(&q->lock);
 		json_t *batch = NULL;
 		run_turn(q, z, &j, &batch);
-		const char *ids[ZC_TURN_BATCH_IDS];
+		const char *ids[QQ_BATCH_IDS];
 		size_t nids = 0;
-		for (; nids < json_array_size(batch) && nids < ZC_TURN_BATCH_IDS; nids++)
+		for (; nids < json_array_size(batch) && nids < QQ_BATCH_IDS; nids++)
 			ids[nids] = json_string_value(json_array_get(batch, nids));
 		pthread_mutex_lock(&q->lock);
 		/* a wake by a message this batch took is answered (no poke since) */
