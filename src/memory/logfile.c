@@ -265,10 +265,10 @@ static int import_op(struct zc_op *op, json_t *args, json_t **out, struct zc_err
 	struct zc_mem *m = op->m;
 	const char *conversation = c->conversation, *data = c->data;
 	long long lines = 0, logged = 0, dups = 0, self = 0, nerr = 0;
-	int64_t last = 0;
+	int64_t last = 0, top = 0;
 	json_t *errors = json_array();
 	int rc;
-	if ((rc = zc_log_conv_add(m, conversation, 0, 0, 0, e)))
+	if ((rc = zc_log_top(&m->store, &top, e)) || (rc = zc_log_conv_add(m, conversation, 0, 0, 0, e)))
 		goto out;
 	for (size_t at = 0; at < c->len;) {
 		size_t n = strcspn(data + at, "\n");
@@ -306,7 +306,8 @@ static int import_op(struct zc_op *op, json_t *args, json_t **out, struct zc_err
 	}
 	/* imported history is old news: it does not count as new lines for
 	 * the digest (lines_since_digest stays) */
-	if (logged && (rc = zc_log_conv_add(m, conversation, logged, 0, last, e)))
+	if (logged && ((rc = zc_log_index(&m->store, top, e)) ||
+		       (rc = zc_log_conv_add(m, conversation, logged, 0, last, e))))
 		goto out;
 	if (!logged && !dups) {
 		/* nothing of this conversation: no empty conversation row */

@@ -333,6 +333,31 @@ int zc_log_insert_message(struct zc_store *s, const char *conv, const json_t *ms
 	return ZCOR_OK;
 }
 
+int zc_log_top(struct zc_store *s, int64_t *top, struct zc_err *e)
+{
+	sqlite3_stmt *st = zc_stmt(s, "SELECT coalesce(max(seq), 0) FROM messages", e);
+	if (!st)
+		return e->code;
+	int step = sqlite3_step(st);
+	*top = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_reset(st);
+	return step == SQLITE_ROW ? ZCOR_OK : zc_store_fail(s, step, e, "reading the log's newest message");
+}
+
+int zc_log_index(struct zc_store *s, int64_t top, struct zc_err *e)
+{
+	sqlite3_stmt *st = zc_stmt(s,
+				   "INSERT INTO messages_fts(rowid, text, sender_name) "
+				   "SELECT seq, text, sender_name FROM messages WHERE seq > ?1",
+				   e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_int64(st, 1, top);
+	int step = sqlite3_step(st);
+	sqlite3_reset(st);
+	return step == SQLITE_DONE ? ZCOR_OK : zc_store_fail(s, step, e, "indexing the logged messages");
+}
+
 /* Creates the conversation row if needed and adds n messages (lines =
  * whether they count as new lines for the digest) up to time last. */
 int zc_log_conv_add(struct zc_mem *m, const char *key, long long n, int lines, int64_t last,
@@ -446,9 +471,10 @@ struct log_call {
 	json_t *written, *evicted;
 };
 
-static int log_op(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+static int log_batch_op(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
 {
 	struct log_call *c = op->ud;
+	(void)args, (void)out;
 	int rc = log_body(op->m, c->key, c->bound, c->v, c->n, &c->logged, c->written, c->evicted, e);
 	if (rc) {
 		zc_err_prefix(e, "nothing was logged");
@@ -465,6 +491,17 @@ static int log_op(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e
 		op->log_conv = zc_strdup(c->key);
 	}
 	return ZCOR_OK;
+}
+
+/* One batch in a transaction of its own: its messages, then their
+ * full-text rows (zc_log_index). */
+static int log_op(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	int64_t top = 0;
+	int rc = zc_log_top(&op->m->store, &top, e);
+	if (!rc)
+		rc = log_batch_op(op, args, out, e);
+	return rc ? rc : zc_log_index(&op->m->store, top, e);
 }
 
 /* Logging is not a call: no history record (transcript.h). */
@@ -523,7 +560,8 @@ struct log_many {
 };
 
 /* Each batch in a savepoint of the caller's transaction. */
-static const struct zc_opdef log_join_def = {"log", NULL, log_op, ZC_OP_NO_HISTORY | ZC_OP_JOIN};
+static const struct zc_opdef log_join_def = {"log", NULL, log_batch_op,
+					     ZC_OP_NO_HISTORY | ZC_OP_JOIN};
 
 /* A refusal of one batch (what it holds) rolls back its savepoint alone;
  * anything else (the disk, a lock) fails the whole transaction. */
@@ -531,6 +569,10 @@ static int log_many_op(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 {
 	struct log_many *lm = op->ud;
 	(void)args, (void)out;
+	int64_t top = 0;
+	int rc0 = zc_log_top(&op->m->store, &top, e);
+	if (rc0)
+		return rc0;
 	for (size_t i = 0; i < lm->n; i++) {
 		struct log_one *b = &lm->b[i];
 		if (b->rc)
@@ -549,7 +591,8 @@ static int log_many_op(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 			return rc;
 		}
 	}
-	return ZCOR_OK;
+	/* every batch's full-text rows at once (a refused one's rolled back) */
+	return zc_log_index(&op->m->store, top, e);
 }
 
 static const struct zc_opdef log_many_def = {"log", NULL, log_many_op, ZC_OP_NO_HISTORY};

@@ -29,6 +29,17 @@ int zc_log_is_self(struct zc_mem *m, const char *sender, int self_flag);
  * msg's "recalledAt" (ISO, optional: an imported log line) is kept. */
 int zc_log_insert_message(struct zc_store *s, const char *conv, const json_t *msg, int64_t at,
 			  int *inserted, struct zc_err *e);
+/*
+ * The full-text rows of a logging transaction's messages, written once at
+ * its end (schema 20: no trigger): zc_log_top before the first insert,
+ * zc_log_index(s, top) after the last — every message above top is this
+ * transaction's (it holds the write lock). Once messages_fts is written in
+ * a transaction, each later statement that opens a statement journal (an
+ * upsert into messages does) makes FTS5 flush its pending terms at the
+ * statement's savepoint; indexing at the end keeps that to one flush.
+ */
+int zc_log_top(struct zc_store *s, int64_t *top, struct zc_err *e);
+int zc_log_index(struct zc_store *s, int64_t top, struct zc_err *e);
 /* Creates the conversation row if needed and adds n messages (lines =
  * whether they count as new lines for the digest) up to time last. */
 int zc_log_conv_add(struct zc_mem *m, const char *key, long long n, int lines, int64_t last,

@@ -688,7 +688,77 @@ static void X_REINDEX_rebuilds_the_message_index(void)
 	zcor_close(z);
 }
 
+/* Every logged message once in the full-text index: the doctor's
+ * integrity check (external content, rank 1) finds no row missing or
+ * indexed twice, and search finds them. */
+static void check_message_index(zcor *z, const char *keyword, long long want)
+{
+	char *out = NULL;
+	CHECK_INT(zcor_doctor(z, 0, &out), ZCOR_OK);
+	CHECK(out && !strstr(out, "INDEX_STALE"));
+	if (out && strstr(out, "INDEX_STALE"))
+		fprintf(stderr, "doctor: %s\n", out);
+	zcor_free(out);
+	char q[200];
+	snprintf(q, sizeof(q), "{\"action\":\"search\",\"keywords\":[\"%s\"]}", keyword);
+	json_t *r = t_call(z, NULL, "qq_transcript", q);
+	CHECK_INT(t_int(r, "total"), want);
+	json_decref(r);
+}
+
+/* s22 (issue 15, logging's cost): the index rows are written once at the
+ * end of the logging transaction (schema 20 drops the insert trigger;
+ * FTS5 flushed at every later statement's savepoint): a batch, a
+ * duplicate and a multi-conversation call are each indexed exactly once; a store of schema 16 loses the
+ * trigger when it opens, so a message is never indexed twice. */
+static void s22_issue15_message_index_written_once_per_transaction(void)
+{
+	zcor *z = t_open();
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s", zcor_dir(z));
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE name = 'messages_fts_ai'"), 0);
+	int rc = 0;
+	json_t *r = log_batch(z, "group:7", &rc,
+			      "{\"messages\":[{\"id\":\"a1\",\"time\":\"2026-12-01T10:00:00Z\",\"senderId\":\"1\","
+			      "\"senderName\":\"甲\",\"text\":\"今晚一起打本吗\"},{\"id\":\"a2\",\"time\":"
+			      "\"2026-12-01T10:00:01Z\",\"senderId\":\"2\",\"senderName\":\"乙\",\"text\":\"打本可以\"}]}");
+	CHECK_INT(rc, ZCOR_OK);
+	json_decref(r);
+	r = log_batch(z, "group:7", &rc, /* a2 again: a duplicate, skipped */
+		      "{\"messages\":[{\"id\":\"a2\",\"time\":\"2026-12-01T10:00:01Z\",\"senderId\":\"2\","
+		      "\"senderName\":\"乙\",\"text\":\"打本可以\"}]}");
+	CHECK_INT(rc, ZCOR_OK);
+	json_decref(r);
+	check_message_index(z, "打本", 2);
+	char *out = NULL;
+	CHECK_INT(zcor_log_batches(z, NULL,
+				   "{\"batches\":[{\"conversation\":\"group:8\",\"messages\":[{\"id\":\"b1\","
+				   "\"time\":\"2026-12-01T10:01:00Z\",\"senderId\":\"3\",\"text\":\"打本去\"}]},"
+				   "{\"conversation\":\"group:7\",\"messages\":[{\"id\":\"a3\","
+				   "\"time\":\"2026-12-01T10:01:01Z\",\"senderId\":\"1\",\"text\":\"那就打本\"}]}]}",
+				   &out),
+		  ZCOR_OK);
+	zcor_free(out);
+	check_message_index(z, "打本", 4); /* a1 a2 b1 a3 */
+	/* an old store: schema 16 with the trigger */
+	t_sql_exec(z, "CREATE TRIGGER messages_fts_ai AFTER INSERT ON messages BEGIN INSERT INTO "
+		      "messages_fts(rowid, text, sender_name) VALUES (new.seq, new.text, new.sender_name); END");
+	t_sql_exec(z, "PRAGMA user_version = 16");
+	zcor_close(z);
+	z = t_open_dir(dir);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 20);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE name = 'messages_fts_ai'"), 0);
+	r = log_batch(z, "group:7", &rc,
+		      "{\"messages\":[{\"id\":\"a4\",\"time\":\"2026-12-01T10:02:00Z\",\"senderId\":\"2\","
+		      "\"text\":\"打本打完了\"}]}");
+	CHECK_INT(rc, ZCOR_OK);
+	json_decref(r);
+	check_message_index(z, "打本", 5);
+	zcor_close(z);
+}
+
 const struct t_case t_cases[] = {
+	{"s22_issue15_message_index_written_once_per_transaction", s22_issue15_message_index_written_once_per_transaction},
 	{"Q_LOG_admission_private_switch_and_allow_lists", Q_LOG_admission_private_switch_and_allow_lists},
 	{"Q_LOG_bot_own_messages_are_never_logged", Q_LOG_bot_own_messages_are_never_logged},
 	{"Q_LOG_counters_slug_and_no_history", Q_LOG_counters_slug_and_no_history},
