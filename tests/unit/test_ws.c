@@ -914,9 +914,21 @@ static void ob_lost_and_not_sent(void)
 	struct seen s = {0};
 	struct zc_ob *ob = ob_forward(&nc, &s, 3000, 3000); /* no re-dial during the test */
 	CHECK(seen_wait(&s, &s.ups, 1, 3000));
+	pthread_mutex_lock(&nc.lock);
+	int before = nc.actions;
+	pthread_mutex_unlock(&nc.lock);
 	struct call never = {0};
 	call_start(&never, ob, "never", 5000);
-	usleep(100 * 1000);
+	/* until NapCat has it (a fixed 100 ms was too short under ASan on a
+	 * loaded machine: the call had not left yet and failed NOT_SENT) */
+	for (int waited = 0; waited < 3000; waited += 10) {
+		pthread_mutex_lock(&nc.lock);
+		int got = nc.actions > before;
+		pthread_mutex_unlock(&nc.lock);
+		if (got)
+			break;
+		usleep(10 * 1000);
+	}
 	struct zc_ob_result res;
 	double t0 = zc_time_mono_ms();
 	CHECK_INT(zc_ob_call(ob, "drop_me", NULL, 5000, 0, NULL, &res), -1);
