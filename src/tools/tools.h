@@ -42,7 +42,11 @@ enum zc_offer {
  * error (ZCOR_EUPSTREAM) with *kind one of ZC_HTTP_* and the reason in e,
  * naming url and no setting: the caller says what to check.
  */
-enum { ZC_HTTP_OK = 0, ZC_HTTP_UNREACHABLE, ZC_HTTP_TIMEOUT, ZC_HTTP_TOO_BIG, ZC_HTTP_STATUS };
+/* ZC_HTTP_CUT: the wait was cut short by the caller's own limit (a turn's
+ * time per tool call or deadline, a digest run's digestTimeoutMs), not the
+ * tool's timeout; e names that limit. */
+enum { ZC_HTTP_OK = 0, ZC_HTTP_UNREACHABLE, ZC_HTTP_TIMEOUT, ZC_HTTP_TOO_BIG, ZC_HTTP_STATUS,
+       ZC_HTTP_CUT };
 struct zc_buf;
 struct zc_http_get {
 	int (*get)(void *ud, const char *url, long timeout_ms, long max_bytes, struct zc_buf *body,

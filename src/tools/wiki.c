@@ -166,7 +166,12 @@ static int ask(const struct zc_tool_env *env, const char *url, json_t **doc, str
 	if (rc) {
 		char why[sizeof(e->msg)];
 		snprintf(why, sizeof(why), "%s", e->msg);
-		if (kind == ZC_HTTP_TIMEOUT)
+		if (kind == ZC_HTTP_CUT)
+			zc_fail(e, ZCOR_EUPSTREAM,
+				"the wiki at '%s' did not answer in the time this call had (%s); nothing "
+				"was looked up: go on without it, or try once more later",
+				w->base_url, why);
+		else if (kind == ZC_HTTP_TIMEOUT)
 			zc_fail(e, ZCOR_EUPSTREAM,
 				"the wiki at '%s' did not answer within wiki.timeoutMs (%ld ms); check the "
 				"network and wiki.baseUrl in config.json, or raise wiki.timeoutMs",
