@@ -436,7 +436,10 @@ int zcor_turns(zcor *z, const struct zcor_ctx *ctx, const char *query_json, char
  * answer, after (the conversation's row)}. A failed or timed-out run is
  * recorded and its error returned with details {digest, status}; the
  * lines stay for the next run. ZCOR_ENOPROVIDER: no provider;
- * ZCOR_ECONFLICT: "memory": false; ZCOR_EBUSY: one runs already.
+ * ZCOR_ECONFLICT: "memory": false, or a digest of the conversation runs
+ * already (in this process or another: the store's lease), details
+ * {reason "digest_running", conversation, holder, pid, until}; nothing
+ * is recorded for these.
  */
 int zcor_digest(zcor *z, const char *conversation, const char *opts_json, char **out_json);
 /* Which conversations are due now (not digested on today's local date,

@@ -31,8 +31,9 @@ struct zc_skills;
  * *out on ZCOR_OK: {digest (the record's id), conversation, status "ok",
  * lines, sentLines, chars, cut, toolCalls: [{id, name, arguments, status,
  * ms, error?}], tokens, modelMs, answer}. ZCOR_ENOPROVIDER: no provider;
- * ZCOR_ECONFLICT: config.json's memory is false; ZCOR_EBUSY: a digest of
- * the conversation runs in this process; ZCOR_ENOTFOUND: no log (nothing
+ * ZCOR_ECONFLICT: config.json's memory is false, or a digest of the
+ * conversation runs (this process or another: memory/digest.h's lease,
+ * details reason "digest_running"); ZCOR_ENOTFOUND: no log (nothing
  * recorded for these). A run that failed or timed out is recorded (its
  * lines stay for the next run) and returns its error (ZCOR_EPROVIDER for
  * a timeout) with details {"digest": id, "status": "error"|"timeout"}.

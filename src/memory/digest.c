@@ -19,6 +19,7 @@
 #include "base/timeutil.h"
 #include "base/utf8.h"
 #include "memory/dialogue.h"
+#include "memory/lease.h"
 #include "memory/transcript_int.h"
 #include "store/store.h"
 
@@ -128,6 +129,53 @@ int zc_digest_due(const json_t *conv, const char *today, long min_lines)
 	return json_integer_value(json_object_get(conv, "linesSinceDigest")) >= min_lines;
 }
 
+/* ---- one digest at a time per conversation (memory/lease.c) ----------- */
+
+static int digest_begin(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	const char *conv = zc_json_str(args, "conversation"), *owner = zc_json_str(args, "owner");
+	long long ms = json_integer_value(json_object_get(args, "leaseMs"));
+	struct zc_lease_holder held = {{0}, 0};
+	int rc = zc_lease_take(&op->m->store, "digest", conv, owner, op->now, ms, &held, e);
+	if (rc == ZCOR_EBUSY) {
+		const char *what;
+		long pid = zc_lease_owner_pid(held.owner, &what);
+		char until[ZC_TIME_LEN], who[160];
+		zc_time_format(held.until, until);
+		if (pid)
+			snprintf(who, sizeof(who), "process %ld%s%s%s", pid, *what ? " (a " : "", what,
+				 *what ? " run)" : "");
+		else
+			snprintf(who, sizeof(who), "'%s'", ZC_Q(held.owner, 60));
+		rc = zc_fail(e, ZCOR_ECONFLICT,
+			     "a digest of conversation '%s' is running already, held by %s until %s; "
+			     "nothing was run: try again when it ends (the lease of a process that "
+			     "died runs out at that time)",
+			     ZC_Q(conv, 80), who, until);
+		zc_json_err_detail(e, json_pack("{s:s, s:s, s:s, s:I, s:s}", "reason", "digest_running",
+						"conversation", conv, "holder", held.owner, "pid",
+						(json_int_t)pid, "until", until));
+		return rc;
+	}
+	if (!rc)
+		*out = json_object();
+	return rc;
+}
+
+static int digest_release(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	int rc = zc_lease_give(&op->m->store, "digest", zc_json_str(args, "conversation"),
+			       zc_json_str(args, "owner"), e);
+	if (!rc)
+		*out = json_object();
+	return rc;
+}
+
+const struct zc_opdef zc_op_digest_begin = {"digest_begin", NULL, digest_begin,
+					    ZC_OP_NO_HISTORY};
+const struct zc_opdef zc_op_digest_release = {"digest_release", NULL, digest_release,
+					      ZC_OP_NO_HISTORY};
+
 static int digest_finish(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
 {
 	struct zc_store *s = &op->m->store;
@@ -136,6 +184,9 @@ static int digest_finish(struct zc_op *op, json_t *args, json_t **out, struct zc
 	char *record = zc_json_dump(json_object_get(args, "record"));
 	char *err_text = json_is_object(error) ? zc_json_dump(error) : NULL;
 	int rc = ZCOR_OK, step;
+	if (zc_json_str(args, "owner") &&
+	    (rc = zc_lease_give(s, "digest", conv, zc_json_str(args, "owner"), e)))
+		goto out;
 	sqlite3_stmt *st = zc_stmt(s,
 				   "INSERT INTO digests(conversation, started_at, ended_at, status, lines, "
 				   "sent_lines, chars, cut, error, record) "
@@ -164,8 +215,10 @@ static int digest_finish(struct zc_op *op, json_t *args, json_t **out, struct zc
 	}
 	sqlite3_int64 id = sqlite3_last_insert_rowid(s->db);
 	if (strcmp(status, "ok") == 0) {
+		/* the local date the run started (was due), not the one it ended
+		 * on: a run that crosses midnight is that day's digest */
 		char date[ZC_DATE_LEN];
-		zc_time_local_date(op->now, date);
+		zc_time_local_date(zc_json_get_time(args, "startedAt", op->now), date);
 		st = zc_stmt(s,
 			     "UPDATE conversations SET last_digest_at = ?2, last_digest_date = ?3, "
 			     "lines_since_digest = max(0, lines_since_digest - ?4) WHERE key = ?1",

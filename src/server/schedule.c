@@ -84,10 +84,14 @@ static void run_one(struct zc_sched *s, const char *key, json_int_t lines, json_
 	json_t *r = rc ? NULL : json_loads(out, 0, NULL);
 	if (rc) {
 		json_t *ej = json_loads(zcor_errjson(s->z), 0, NULL);
-		const char *st = json_string_value(
-			json_object_get(json_object_get(json_object_get(ej, "error"), "details"), "status"));
+		json_t *det = json_object_get(json_object_get(ej, "error"), "details");
+		const char *st = json_string_value(json_object_get(det, "status"));
+		const char *why = json_string_value(json_object_get(det, "reason"));
 		fprintf(stderr, "zcor serve: digest %s: %s: %s\n", key,
-			st && !strcmp(st, "timeout") ? "timed out" : "failed", zcor_errmsg(s->z));
+			st && !strcmp(st, "timeout")               ? "timed out"
+			: why && !strcmp(why, "digest_running") ? "skipped"
+								  : "failed",
+			zcor_errmsg(s->z));
 		json_decref(ej);
 	} else if (json_is_true(json_object_get(r, "idle"))) {
 		fprintf(stderr, "zcor serve: digest %s: nothing new\n", key);

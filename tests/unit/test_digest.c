@@ -146,8 +146,35 @@ static void issue16_migration_15_to_16(void)
 	t_sql_exec(z, "PRAGMA user_version = 15");
 	zcor_close(z);
 	z = t_open_dir(dir);
-	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 16);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 17);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE name = 'messages_conv_seq'"), 1);
+	zcor_close(z);
+}
+
+/* issue16_digest_lease: schema 17 from 16: the turn's lease moves from
+ * turn_state into leases (a turn running across the upgrade stays held),
+ * and the migration runs again harmlessly. */
+static void issue16_migration_16_to_17(void)
+{
+	zcor *z = t_open();
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s", zcor_dir(z));
+	t_sql_exec(z, "DROP TABLE leases");
+	t_sql_exec(z, "INSERT INTO turn_state(conversation, cursor, lease_owner, lease_until) "
+		      "VALUES ('console:a', 3, 'pid:1:1:1', 9999999999999)");
+	t_sql_exec(z, "PRAGMA user_version = 16");
+	zcor_close(z);
+	z = t_open_dir(dir);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 17);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM leases WHERE kind = 'turn' AND "
+				 "conversation = 'console:a' AND owner = 'pid:1:1:1'"), 1);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM turn_state WHERE lease_owner IS NOT NULL"), 0);
+	CHECK_INT(t_sql_int(dir, "SELECT cursor FROM turn_state WHERE conversation = 'console:a'"), 3);
+	t_sql_exec(z, "PRAGMA user_version = 16");
+	zcor_close(z);
+	z = t_open_dir(dir);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 17);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM leases"), 1);
 	zcor_close(z);
 }
 
@@ -158,13 +185,13 @@ static void issue16_migration_14_to_15(void)
 	zcor *z = t_open();
 	char dir[4096];
 	snprintf(dir, sizeof(dir), "%s", zcor_dir(z));
-	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 16);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 17);
 	t_sql_exec(z, "DROP TABLE digests");
 	t_sql_exec(z, "PRAGMA user_version = 14");
 	zcor_close(z);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'digests%'"), 0);
 	z = t_open_dir(dir);
-	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 16);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 17);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE name IN ('digests', 'digests_conv')"), 2);
 	char *out = NULL;
 	CHECK_INT(zcor_digests(z, NULL, NULL, &out), ZCOR_OK);
@@ -176,6 +203,7 @@ static void issue16_migration_14_to_15(void)
 const struct t_case t_cases[] = {
 	{"issue16_migration_14_to_15", issue16_migration_14_to_15},
 	{"issue16_migration_15_to_16", issue16_migration_15_to_16},
+	{"issue16_migration_16_to_17", issue16_migration_16_to_17},
 	{"issue16_digest_input_cuts_an_overlong_newest_line", issue16_digest_input_cuts_an_overlong_newest_line},
 	{"issue16_digest_input_reads_only_its_lines", issue16_digest_input_reads_only_its_lines},
 	{"issue16_next_wake_is_the_local_hour_strictly_after_now",
