@@ -192,8 +192,8 @@ static int turn_finish(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 		goto out;
 	}
 	sqlite3_bind_text(st, 1, conv, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, zc_json_get_time(args, "startedAt", op->now));
-	sqlite3_bind_int64(st, 3, zc_json_get_time(args, "endedAt", op->now));
+	sqlite3_bind_int64(st, 2, zc_json_get_ms(args, "startedAt", op->now));
+	sqlite3_bind_int64(st, 3, zc_json_get_ms(args, "endedAt", op->now));
 	sqlite3_bind_text(st, 4, zc_json_str(args, "status"), -1, SQLITE_STATIC);
 	if (zc_json_str(args, "reply"))
 		sqlite3_bind_text(st, 5, zc_json_str(args, "reply"), -1, SQLITE_STATIC);

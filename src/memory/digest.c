@@ -197,8 +197,8 @@ static int digest_finish(struct zc_op *op, json_t *args, json_t **out, struct zc
 		goto out;
 	}
 	sqlite3_bind_text(st, 1, conv, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, zc_json_get_time(args, "startedAt", op->now));
-	sqlite3_bind_int64(st, 3, zc_json_get_time(args, "endedAt", op->now));
+	sqlite3_bind_int64(st, 2, zc_json_get_ms(args, "startedAt", op->now));
+	sqlite3_bind_int64(st, 3, zc_json_get_ms(args, "endedAt", op->now));
 	sqlite3_bind_text(st, 4, status, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 5, json_integer_value(json_object_get(args, "lines")));
 	sqlite3_bind_int64(st, 6, json_integer_value(json_object_get(args, "sentLines")));
@@ -218,7 +218,7 @@ static int digest_finish(struct zc_op *op, json_t *args, json_t **out, struct zc
 		/* the local date the run started (was due), not the one it ended
 		 * on: a run that crosses midnight is that day's digest */
 		char date[ZC_DATE_LEN];
-		zc_time_local_date(zc_json_get_time(args, "startedAt", op->now), date);
+		zc_time_local_date(zc_json_get_ms(args, "startedAt", op->now), date);
 		st = zc_stmt(s,
 			     "UPDATE conversations SET last_digest_at = ?2, last_digest_date = ?3, "
 			     "lines_since_digest = max(0, lines_since_digest - ?4) WHERE key = ?1",

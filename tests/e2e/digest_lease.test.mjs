@@ -91,6 +91,8 @@ test('issue16_digest_lease_two_processes: while `zcor digest --now` runs group:1
     assert.equal(fake.requests.length, 1, 'the model was asked once');
     // one record: the refused runs wrote nothing
     assert.deepEqual(sql(dir, 'SELECT status FROM digests'), [{ status: 'ok' }]);
+    // the record's start is the run's (it was its end, as for turns)
+    assert.ok(sql(dir, 'SELECT ended_at - started_at AS d FROM digests')[0].d >= 2000);
     assert.deepEqual(sql(dir, "SELECT count(*) AS n FROM leases WHERE kind = 'digest'"), [{ n: 0 }]);
   } finally {
     await fake.close();

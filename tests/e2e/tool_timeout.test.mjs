@@ -85,6 +85,7 @@ test('issue14_hanging_tool_call: wiki_lookup on a wiki that never answers ends a
     assert.equal(rec.status, 'ok');
     assert.equal(rec.toolCalls[0].status, 'timeout');
     assert.equal(typeof rec.toolCalls[0].ms, 'number');
+    assert.ok(sql(dir, 'SELECT ended_at - started_at AS d FROM turns')[0].d >= 700, 'the record keeps the turn\'s start');
     // not stuck: the lease is free, the next batch runs at once
     const r2 = await zc(dir, ['chat', '--once', '还在吗', '--json']);
     assert.equal(r2.code, 0, r2.stderr);
