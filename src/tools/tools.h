@@ -18,7 +18,8 @@
  * Who a tool is for (zc_tool.audience, a bit set). A caller is exactly
  * one of them (zc_tool_audience_of): the model in a conversation (also an
  * MCP client, whose actor is the model, with or without a conversation),
- * the digest agent (seed 003: qq_memory and qq_transcript, and its skill),
+ * the digest agent (seed 003: qq_memory, qq_transcript, qq_save_sticker,
+ * its skill and the wiki lookup),
  * or the host plane (the operator: CLI, REST, the page).
  */
 #define ZC_AUD_MODEL  0x1u
