@@ -493,6 +493,17 @@ void zcor_set_provider(zcor *z, const struct zcor_provider *p);
  */
 void zcor_set_fallback_provider(zcor *z, const struct zcor_provider *p);
 
+/*
+ * Asks the digest run going on z (zcor_digest, in another thread) to stop
+ * now: its provider request is abandoned, no further tool call runs, and
+ * the run is recorded as failed ("interrupted"), its lines kept — the
+ * record and "not done" in one transaction, so nothing is half-written.
+ * For a process that is stopping: it is for good, every later digest on
+ * z is refused (ZCOR_ECONFLICT). The one call that may be made on a
+ * handle while another thread uses it; NULL is fine.
+ */
+void zcor_interrupt(zcor *z);
+
 /* ---- time ----------------------------------------------------------- */
 
 /* Replaces the clock (milliseconds since the epoch, UTC). NULL restores

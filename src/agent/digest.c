@@ -173,10 +173,11 @@ static int record(struct zc_session *s, const char *conv, const char *owner, con
 }
 
 int zc_digest_run(struct zc_mem *m, struct zc_skills *skills, const char *conversation,
-		  const char *trigger, json_t **out, struct zc_err *e)
+		  const char *trigger, const int *cancel, json_t **out, struct zc_err *e)
 {
 	struct zc_session s = {.m = m, .skills = skills, .conv = conversation,
-			       .actor = ZCOR_ACTOR_DIGEST, .audience = ZC_AUD_DIGEST, .hard = 1};
+			       .actor = ZCOR_ACTOR_DIGEST, .audience = ZC_AUD_DIGEST, .hard = 1,
+			       .cancel = cancel};
 	json_t *input = NULL;
 	char *system = NULL, *user = NULL;
 	char owner[ZC_LEASE_OWNER_MAX];
@@ -188,6 +189,13 @@ int zc_digest_run(struct zc_mem *m, struct zc_skills *skills, const char *conver
 		rc = zc_fail(e, ZCOR_ECONFLICT,
 			     "the long-term memory is off (config.json \"memory\": false), so nothing is "
 			     "digested; set \"memory\": true to turn it on");
+		goto out;
+	}
+	if (cancel && __atomic_load_n(cancel, __ATOMIC_ACQUIRE)) {
+		rc = zc_fail(e, ZCOR_ECONFLICT,
+			     "zcor is stopping, so no digest starts now; the lines of '%s' stay for the "
+			     "next run",
+			     conversation);
 		goto out;
 	}
 	if (!s.cfg.provider.enabled) {

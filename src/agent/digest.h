@@ -37,9 +37,14 @@ struct zc_skills;
  * recorded for these). A run that failed or timed out is recorded (its
  * lines stay for the next run) and returns its error (ZCOR_EPROVIDER for
  * a timeout) with details {"digest": id, "status": "error"|"timeout"}.
+ * cancel (may be NULL): while *cancel is nonzero (another thread's
+ * zcor_interrupt) the run stops at once — its provider request
+ * abandoned, no further tool call — and is recorded as an error
+ * ("interrupted"), its lines kept; a run it stops before the start is
+ * refused (ZCOR_ECONFLICT, nothing recorded).
  */
 int zc_digest_run(struct zc_mem *m, struct zc_skills *skills, const char *conversation,
-		  const char *trigger, json_t **out, struct zc_err *e);
+		  const char *trigger, const int *cancel, json_t **out, struct zc_err *e);
 
 /* The next daily wake strictly after now_ms: the first instant whose
  * local time (the process's time zone) is hour:00:00 (ms). */

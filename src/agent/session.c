@@ -96,6 +96,7 @@ static int search_complete(void *ud, const char *system, const char *user, char 
 	const char *why;
 	int limited;
 	cfg.timeout_ms = call_cap(t, cfg.timeout_ms, &why, &limited);
+	cfg.cancel = t->cancel;
 	struct zc_err e = {0};
 	int rc = zc_llm_complete(&cfg, system, user, reply, &e);
 	if (rc && limited && zc_session_call_left_ms(t, &why) <= 0) {
@@ -226,6 +227,7 @@ static int streamed(void *ud, const struct zc_chat_delta *d)
 static int ask(struct zc_session *t, int final, struct zc_chat_reply *r, struct zc_err *e)
 {
 	struct zc_provider_config cfg = t->cfg.provider;
+	cfg.cancel = t->cancel;
 	long window = final ? t->cfg.turn.deadline_ms / ZC_TURN_FINAL_SHARE : (long)left_ms(t);
 	if (t->hard) { /* the deadline is the end: every call is cut there */
 		long left = (long)left_ms(t);
@@ -470,6 +472,25 @@ static int cut(struct zc_session *t, double slack)
 	return 1;
 }
 
+static int interrupted(const struct zc_session *t)
+{
+	return t->cancel && __atomic_load_n(t->cancel, __ATOMIC_ACQUIRE);
+}
+
+/* The session was interrupted (zcor_interrupt): it ends failed, now. */
+static int stop_now(struct zc_session *t)
+{
+	if (!interrupted(t))
+		return 0;
+	t->failed = 1;
+	t->timed_out = 0;
+	zc_fail(&t->fail, ZCOR_EPROVIDER,
+		"interrupted after %.0f ms: zcor is stopping (SIGTERM or SIGINT); the model's request "
+		"was abandoned, the tool calls made before stay",
+		zc_time_mono_ms() - t->t0);
+	return 1;
+}
+
 /* 5-7: the tool loop, until a reply or the session's failure. At a limit
  * (steps, deadline, a repeated call) the tools are withdrawn and the model
  * is asked once to answer; a hard deadline ends the session instead. */
@@ -479,7 +500,7 @@ void zc_session_loop(struct zc_session *t)
 	for (;;) {
 		/* a request with less than the slack left (a tool call cut at the
 		 * deadline ends a hair before it) could not be answered anyway */
-		if (cut(t, CUT_SLACK_MS))
+		if (stop_now(t) || cut(t, CUT_SLACK_MS))
 			return;
 		if (!t->limit && left_ms(t) <= 0)
 			t->limit = "deadline";
@@ -490,7 +511,7 @@ void zc_session_loop(struct zc_session *t)
 		struct zc_err ce = {0};
 		if (ask(t, final, &r, &ce)) {
 			zc_chat_reply_release(&r);
-			if (cut(t, CUT_SLACK_MS))
+			if (stop_now(t) || cut(t, CUT_SLACK_MS))
 				return;
 			if (!final && left_ms(t) <= 0) { /* cut by the turn's deadline */
 				t->limit = "deadline";
@@ -513,7 +534,7 @@ void zc_session_loop(struct zc_session *t)
 		if (r.n_tool_calls && !final) {
 			steps++;
 			add_msg(t, assistant_calls(&r), 1);
-			for (size_t i = 0; i < r.n_tool_calls; i++)
+			for (size_t i = 0; i < r.n_tool_calls && !interrupted(t); i++)
 				run_call(t, &r.tool_calls[i]);
 			zc_chat_reply_release(&r);
 			if (!t->limit && steps >= t->cfg.turn.max_steps)

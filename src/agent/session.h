@@ -65,6 +65,7 @@ struct zc_session {
 	int hard;                      /* the deadline abandons the session (the digest run)
 	                                * instead of asking for an answer without tools */
 	struct zc_config cfg;          /* the settings at the start */
+	const int *cancel;             /* nonzero *cancel: stop now (zcor_interrupt); may be NULL */
 	double t0, deadline;           /* monotonic ms */
 	/* the session's state */
 	json_t *messages;              /* what the next request sends, but for… */

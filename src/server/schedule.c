@@ -297,6 +297,7 @@ void zc_sched_stop(struct zc_sched *s)
 	s->stopping = 1;
 	pthread_cond_signal(&s->wake);
 	pthread_mutex_unlock(&s->mu);
+	zcor_interrupt(s->z); /* a run going on is cut, recorded, and the thread ends */
 	pthread_join(s->thread, NULL);
 	zcor_close(s->z);
 	json_decref(s->counts);
