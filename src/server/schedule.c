@@ -168,6 +168,7 @@ static void *sched_main(void *ud)
 	json_t *d = due_now(s);
 	int64_t next = 0;
 	int memory = -1;
+	json_int_t hour = -1; /* digestAtHour the next wake was computed from */
 	char when[80];
 	if (d)
 		note_counts(s, d);
@@ -190,6 +191,18 @@ static void *sched_main(void *ud)
 							"false): no digest timer\n");
 			}
 			int64_t now = json_integer_value(json_object_get(d, "now"));
+			json_int_t h = json_integer_value(json_object_get(d, "atHour"));
+			if (on && hour >= 0 && h != hour && now < next) {
+				/* config.json's digestAtHour changed: the next wake is
+				 * the new hour's, not the old one's */
+				next = json_integer_value(json_object_get(d, "nextWake"));
+				local_text(next, when, sizeof(when));
+				fprintf(stderr,
+					"zcor serve: digest: digestAtHour is now %02lld:00 (config.json): next "
+					"wake at %s\n",
+					(long long)h, when);
+			}
+			hour = h;
 			if (on && now >= next) {
 				round_all(s, d);
 				json_decref(d);
