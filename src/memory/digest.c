@@ -42,8 +42,16 @@ static char *line_of(sqlite3_stmt *st)
 	zc_buf_add(&b, text ? text : "", n);
 	if (text && text[n])
 		zc_buf_adds(&b, "…");
-	if (media && strcmp(media, "[]") != 0)
-		zc_buf_addf(&b, " [图片: %s]", media);
+	json_t *refs = media && strcmp(media, "[]") != 0 ? json_loads(media, 0, NULL) : NULL;
+	if (json_array_size(refs)) { /* the paths as the model copies them into qq_save_sticker */
+		zc_buf_adds(&b, " [图片: ");
+		size_t i;
+		json_t *r;
+		json_array_foreach(refs, i, r) zc_buf_addf(&b, "%s%s", i ? ", " : "",
+							   json_is_string(r) ? json_string_value(r) : "?");
+		zc_buf_addc(&b, ']');
+	}
+	json_decref(refs);
 	if (sqlite3_column_type(st, 5) != SQLITE_NULL)
 		zc_buf_adds(&b, " (已撤回 / withdrawn)");
 	/* one line per message: a newline inside a text would pass for a line of its own */

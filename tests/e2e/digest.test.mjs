@@ -280,7 +280,7 @@ test('issue16_digest_collects_sticker: the digest agent is offered qq_save_stick
     const r = await digestNow(dir, 'group:500');
     assert.equal(r.code, 0, r.stdout + r.stderr);
     // the digested line carries the image's path, and the tool is offered
-    assert.ok(userText(fake.requests[0]).includes(ref(mine)));
+    assert.ok(userText(fake.requests[0]).includes(`看这个 [图片: ${ref(mine)}]`), userText(fake.requests[0]));
     assert.ok(toolNames(fake.requests[0]).includes('qq_save_sticker'));
     const calls = JSON.parse(r.stdout).runs[0].toolCalls;
     assert.deepEqual(calls.map((c) => [c.name, c.status]), [['qq_save_sticker', 'ok'], ['qq_save_sticker', 'error']]);
