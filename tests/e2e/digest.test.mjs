@@ -295,3 +295,21 @@ test('issue16_digest_collects_sticker: the digest agent is offered qq_save_stick
     await fake.close();
   }
 });
+
+test('issue16_memory_off_no_file_hints: with "memory": false the system prefix no longer sends the model to qq_memory / qq_transcript (tools it is not offered); with it on, it does', async () => {
+  const fake = await startFakeOpenAI([]);
+  try {
+    const dir = setup(fake);
+    let r = await zc(dir, ['--conversation', 'group:1', 'prefix']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /qq_memory search/);
+    assert.match(r.stdout, /zcor_memory_write/);
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ provider: { baseUrl: fake.baseUrl, model: 'fake' }, memory: false }));
+    r = await zc(dir, ['--conversation', 'group:1', 'prefix']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stdout, /qq_memory|qq_transcript|COGNITION\.md/);
+    assert.match(r.stdout, /zcor_memory_write/, 'seed 000\'s memory tools stay');
+  } finally {
+    await fake.close();
+  }
+});
