@@ -121,3 +121,24 @@ test('issue16_digest_lease_expires_after_kill: a run killed with SIGKILL while t
     await fake.close();
   }
 });
+
+test('issue16_digest_cli_sigterm: SIGTERM to `zcor digest --now` while the model hangs cuts the run: recorded as interrupted, lines kept, the lease given back at once (no wait for it to run out)', async () => {
+  const fake = await startFakeOpenAI([{ content: '永远不来', delayMs: 60000 }, { content: '好了。' }]);
+  try {
+    const dir = await setup(fake, { digestTimeoutMs: 60000 });
+    const a = start(dir, digestNow);
+    await until('the run to ask the model', () => fake.requests.length === 1);
+    const t0 = Date.now();
+    a.kill('SIGTERM');
+    const ra = await a.done;
+    assert.ok(Date.now() - t0 < 4000, `took ${Date.now() - t0} ms`);
+    assert.equal(ra.code, 1, ra.stdout + ra.stderr);
+    assert.match(JSON.parse(ra.stdout).runs[0].error.message, /interrupted after \d+ ms/);
+    assert.deepEqual(sql(dir, 'SELECT status FROM digests'), [{ status: 'error' }]);
+    assert.deepEqual(sql(dir, 'SELECT count(*) AS n FROM leases'), [{ n: 0 }]);
+    const b = await zc(dir, digestNow);
+    assert.equal(b.code, 0, b.stdout + b.stderr);
+  } finally {
+    await fake.close();
+  }
+});
