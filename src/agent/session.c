@@ -357,6 +357,12 @@ static void run_call(struct zc_session *t, const struct zc_tool_call *c)
 	zc_free(key);
 	if (!t->limit && (left_ms(t) <= 0 || t->call_cut == 2))
 		t->limit = "deadline";
+	/* issue 14 step 6: at the time per tool call too, the tools are
+	 * withdrawn and the model asked once to answer (with the call's error
+	 * in front of it). Not in a digest run: its work is the tool calls,
+	 * and the next ones may not need the network that hung. */
+	if (!t->limit && t->call_cut == 1 && !t->hard)
+		t->limit = "toolTime";
 }
 
 static json_t *assistant_calls(const struct zc_chat_reply *r)

@@ -77,7 +77,7 @@ struct zc_session {
 	json_t *tools_text;            /* tools as JSON text, a JSON string (shared) */
 	json_t *calls;                 /* the record's toolCalls: [{id, name, arguments, status, ms, error?}] */
 	json_t *seen;                  /* name + arguments of every call, for the guard */
-	const char *limit;             /* NULL, "steps", "deadline", "repeat" */
+	const char *limit;             /* NULL, "steps", "deadline", "repeat", "toolTime" */
 	int requests;
 	long long model_ms, tok_prompt, tok_completion, tok_total;
 	int tokens_reported;
