@@ -40,7 +40,52 @@ struct zc_sched {
 	 * first message after start was seen (its one catch-up is spent) */
 	json_t *counts;  /* {key: messages} */
 	json_t *checked; /* {key: true} */
+	/* config.json's timeZone at start (in effect: set before the threads)
+	 * and the last one told about, "" for none */
+	char zone_start[80], zone_told[80];
+	int zone_read;
 };
+
+/* config.json's timeZone now ("" for none or null) into out. */
+static void zone_now(struct zc_sched *s, char *out, size_t cap)
+{
+	char *text = NULL;
+	out[0] = '\0';
+	if (zcor_config_json(s->z, &text) == ZCOR_OK) {
+		json_t *c = json_loads(text, 0, NULL);
+		const char *v = json_string_value(json_object_get(c, "timeZone"));
+		snprintf(out, cap, "%s", v ? v : "");
+		json_decref(c);
+	}
+	zcor_free(text);
+}
+
+/* A timeZone changed on a running serve cannot move the process's local
+ * time safely (TZ is process state other threads read): say so, once per
+ * new value, so the operator knows a restart applies it. */
+static void zone_check(struct zc_sched *s)
+{
+	char now[80];
+	zone_now(s, now, sizeof(now));
+	if (!s->zone_read) {
+		snprintf(s->zone_start, sizeof(s->zone_start), "%s", now);
+		snprintf(s->zone_told, sizeof(s->zone_told), "%s", now);
+		s->zone_read = 1;
+		return;
+	}
+	if (strcmp(now, s->zone_told) == 0)
+		return;
+	snprintf(s->zone_told, sizeof(s->zone_told), "%s", now);
+	if (strcmp(now, s->zone_start) == 0)
+		fprintf(stderr, "zcor serve: digest: timeZone is back to the one in effect\n");
+	else
+		fprintf(stderr,
+			"zcor serve: digest: timeZone changed in config.json to %s%s%s: restart zcor serve to "
+			"apply it; until then the digest hour and dates follow %s%s%s\n",
+			*now ? "'" : "", *now ? now : "null (the system's)", *now ? "'" : "",
+			*s->zone_start ? "'" : "", *s->zone_start ? s->zone_start : "the system's zone",
+			*s->zone_start ? "'" : "");
+}
 
 static int64_t test_clock(void *ud)
 {
@@ -191,6 +236,7 @@ static void *sched_main(void *ud)
 							"false): no digest timer\n");
 			}
 			int64_t now = json_integer_value(json_object_get(d, "now"));
+			zone_check(s);
 			json_int_t h = json_integer_value(json_object_get(d, "atHour"));
 			if (on && hour >= 0 && h != hour && now < next) {
 				/* config.json's digestAtHour changed: the next wake is

@@ -239,6 +239,10 @@ test('issue16_digest_hour_change_live: digestAtHour changed in config.json on a 
       await until('the 03:00 digest', () => digests(dir).length === 1, 15000);
       assert.deepEqual(digests(dir), [{ conversation: 'group:8', status: 'ok', trigger: 'schedule' }]);
       await until('the next wake line', () => /next wake at 2026-12-02 03:00/.test(srv.stderr()));
+      // a new timeZone cannot move a running process's local time: it says so
+      writeFileSync(join(dir, 'config.json'),
+        JSON.stringify({ provider: { baseUrl: fake.baseUrl, model: 'fake', maxRetries: 0 }, digestMinLines: 5, digestAtHour: 3, timeZone: 'Asia/Tokyo' }));
+      await until('the zone line', () => /timeZone changed in config\.json to 'Asia\/Tokyo': restart zcor serve to apply it; until then the digest hour and dates follow the system's zone/.test(srv.stderr()));
     });
   } finally {
     await fake.close();
