@@ -65,8 +65,10 @@ double zc_session_call_left_ms(const struct zc_session *t, const char **why)
 	double now = zc_time_mono_ms();
 	double own = t->call_t0 + (double)t->cfg.turn.tool_timeout_ms - now;
 	double run = t->deadline - now;
-	*why = run < own ? (t->hard ? "the digest run's digestTimeoutMs" : "the turn's deadline (turn.deadlineMs)")
-			 : "the time per tool call (turn.toolTimeoutMs)";
+	if (run < own)
+		*why = t->hard ? "the digest run's digestTimeoutMs" : "the turn's deadline (turn.deadlineMs)";
+	else
+		*why = "the time per tool call (turn.toolTimeoutMs)";
 	return run < own ? run : own;
 }
 
