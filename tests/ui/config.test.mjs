@@ -127,8 +127,15 @@ test('issue16_config_panel_digest_keys: the digest settings are edited in the pa
     assert.deepEqual([cfg.digestAtHour, cfg.digestMinLines, cfg.digestMaxChars, cfg.digestTimeoutMs, cfg.digestCatchUp, cfg.timeZone, cfg.memory],
       [3, 7, 5000, 90000, false, 'Asia/Shanghai', true]);
     assert.equal(await page.inputValue('#c-timeZone'), 'Asia/Shanghai');
+    // what an earlier save left on the page is cleared first, so each
+    // wait below sees this save's outcome
+    const fresh = () => page.evaluate(() => {
+      document.querySelectorAll('main .error').forEach((e) => e.remove());
+      document.querySelector('#status').textContent = '';
+    });
     const refused = async (id, value, re) => {
       await page.fill(id, value);
+      await fresh();
       await page.click('#c-save');
       await page.locator('main .error', { hasText: re }).waitFor();
       const now = (await srv.api('GET', 'config')).body;
@@ -144,6 +151,7 @@ test('issue16_config_panel_digest_keys: the digest settings are edited in the pa
     await page.fill('#c-digestMinLines', '7');
     // memory off from the page
     await page.uncheck('#c-memory');
+    await fresh();
     await page.click('#c-save');
     await page.locator('#status', { hasText: '配置已保存' }).waitFor();
     cfg = (await srv.api('GET', 'config')).body;
