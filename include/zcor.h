@@ -440,7 +440,10 @@ int zcor_turns(zcor *z, const struct zcor_ctx *ctx, const char *query_json, char
  * answer, after (the conversation's row)}. A failed or timed-out run is
  * recorded and its error returned with details {digest, status}; the
  * lines stay for the next run. ZCOR_ENOPROVIDER: no provider;
- * ZCOR_ECONFLICT: "memory": false; ZCOR_EBUSY: one runs already.
+ * ZCOR_ECONFLICT: "memory": false, or a digest of the conversation runs
+ * already (in this process or another: the store's lease), details
+ * {reason "digest_running", conversation, holder, pid, until}; nothing
+ * is recorded for these.
  */
 int zcor_digest(zcor *z, const char *conversation, const char *opts_json, char **out_json);
 /* Which conversations are due now (not digested on today's local date,
@@ -493,6 +496,17 @@ void zcor_set_provider(zcor *z, const struct zcor_provider *p);
  * to config.json takes over without a restart. zcor keeps a copy of *p.
  */
 void zcor_set_fallback_provider(zcor *z, const struct zcor_provider *p);
+
+/*
+ * Asks the digest run going on z (zcor_digest, in another thread) to stop
+ * now: its provider request is abandoned, no further tool call runs, and
+ * the run is recorded as failed ("interrupted"), its lines kept — the
+ * record and "not done" in one transaction, so nothing is half-written.
+ * For a process that is stopping: it is for good, every later digest on
+ * z is refused (ZCOR_ECONFLICT). The one call that may be made on a
+ * handle while another thread uses it; NULL is fine.
+ */
+void zcor_interrupt(zcor *z);
 
 /* ---- time ----------------------------------------------------------- */
 

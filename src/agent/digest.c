@@ -7,7 +7,6 @@
  */
 #include "agent/digest.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -19,45 +18,41 @@
 #include "base/timeutil.h"
 #include "base/utf8.h"
 #include "memory/digest.h"
+#include "memory/lease.h"
 #include "tools/skills.h"
 #include "tools/tools.h"
 
-/* ---- one digest per conversation at a time (in this process) ---------- */
+/* ---- one digest per conversation at a time (the store's lease) -------- */
 
-#define RUNNING_MAX 64
-#define KEY_MAX 96 /* a conversation key (zc_conv_check: a prefix and up to 64) */
-static char running[RUNNING_MAX][KEY_MAX];
-static pthread_mutex_t running_mu = PTHREAD_MUTEX_INITIALIZER;
+/* What the lease outlasts the run's hard limit by: the record's write
+ * after the deadline. A process that dies mid-run holds the next run off
+ * for at most digestTimeoutMs and this. */
+#define DIGEST_LEASE_SLACK_MS 5000
 
-/* 1: taken; 0: a digest of conv runs; -1: RUNNING_MAX digests run. */
-static int running_take(const char *conv)
+static int lease_begin(struct zc_mem *m, const char *conv, const char *owner, long timeout_ms,
+		       struct zc_err *e)
 {
-	int got = -1, free_at = -1;
-	pthread_mutex_lock(&running_mu);
-	for (int i = 0; i < RUNNING_MAX; i++) {
-		if (strcmp(running[i], conv) == 0) {
-			free_at = -2;
-			got = 0;
-			break;
-		}
-		if (!running[i][0] && free_at == -1)
-			free_at = i;
-	}
-	if (free_at >= 0) {
-		snprintf(running[free_at], sizeof(running[free_at]), "%s", conv);
-		got = 1;
-	}
-	pthread_mutex_unlock(&running_mu);
-	return got;
+	static const struct zcor_ctx digest = {ZCOR_ACTOR_DIGEST, NULL};
+	json_t *args = json_pack("{s:s, s:s, s:I}", "conversation", conv, "owner", owner, "leaseMs",
+				 (json_int_t)timeout_ms + DIGEST_LEASE_SLACK_MS);
+	json_t *out = NULL;
+	int rc = zc_mem_run(m, &digest, &zc_op_digest_begin, args, &out, e);
+	json_decref(args);
+	json_decref(out);
+	return rc;
 }
 
-static void running_give(const char *conv)
+static void lease_end(struct zc_mem *m, const char *conv, const char *owner)
 {
-	pthread_mutex_lock(&running_mu);
-	for (int i = 0; i < RUNNING_MAX; i++)
-		if (strcmp(running[i], conv) == 0)
-			running[i][0] = '\0';
-	pthread_mutex_unlock(&running_mu);
+	static const struct zcor_ctx digest = {ZCOR_ACTOR_DIGEST, NULL};
+	json_t *args = json_pack("{s:s, s:s}", "conversation", conv, "owner", owner);
+	json_t *out = NULL;
+	struct zc_err e = {0};
+	/* failing, the lease runs out by itself */
+	zc_mem_run(m, &digest, &zc_op_digest_release, args, &out, &e);
+	zc_err_clear(&e);
+	json_decref(args);
+	json_decref(out);
 }
 
 /* ---- the prompt ---------------------------------------------------------- */
@@ -124,8 +119,11 @@ int64_t zc_digest_next_wake(int64_t now_ms, int hour)
 
 /* ---- the run --------------------------------------------------------------- */
 
-static int record(struct zc_session *s, const char *conv, const char *trigger, const json_t *input,
-		  int64_t started, json_t **out, struct zc_err *e)
+/* Writes the record (giving the lease back in the same transaction:
+ * *written set) and makes the run's answer. */
+static int record(struct zc_session *s, const char *conv, const char *owner, const char *trigger,
+		  const json_t *input, int64_t started, int *written, json_t **out,
+		  struct zc_err *e)
 {
 	static const struct zcor_ctx digest = {ZCOR_ACTOR_DIGEST, NULL};
 	const char *status = s->timed_out ? "timeout" : s->failed ? "error" : "ok";
@@ -137,14 +135,15 @@ static int record(struct zc_session *s, const char *conv, const char *trigger, c
 	json_t *errj = s->failed ? json_pack("{s:s, s:o}", "code", zcor_code_name(s->fail.code),
 					     "message", zc_json_string_own(zc_utf8_lossy(s->fail.msg)))
 				 : json_null();
-	json_t *fin = json_pack("{s:s, s:I, s:I, s:s, s:O, s:O, s:O, s:O, s:o, s:O}", "conversation",
-				conv, "startedAt", (json_int_t)started, "endedAt",
+	json_t *fin = json_pack("{s:s, s:s, s:I, s:I, s:s, s:O, s:O, s:O, s:O, s:o, s:O}",
+				"conversation", conv, "owner", owner, "startedAt", (json_int_t)started, "endedAt",
 				(json_int_t)zc_mem_now(s->m), "status", status, "lines",
 				json_object_get(input, "lines"), "sentLines",
 				json_object_get(input, "sentLines"), "chars", json_object_get(input, "chars"),
 				"cut", json_object_get(input, "cut"), "error", errj, "record", rec);
 	json_t *done = NULL;
 	int rc = zc_mem_run(s->m, &digest, &zc_op_digest_finish, fin, &done, e);
+	*written = rc == ZCOR_OK;
 	if (rc) {
 		zc_err_prefix(e, "the digest's record could not be written (the digest is not marked done)");
 	} else if (s->failed) {
@@ -174,13 +173,15 @@ static int record(struct zc_session *s, const char *conv, const char *trigger, c
 }
 
 int zc_digest_run(struct zc_mem *m, struct zc_skills *skills, const char *conversation,
-		  const char *trigger, json_t **out, struct zc_err *e)
+		  const char *trigger, const int *cancel, json_t **out, struct zc_err *e)
 {
 	struct zc_session s = {.m = m, .skills = skills, .conv = conversation,
-			       .actor = ZCOR_ACTOR_DIGEST, .audience = ZC_AUD_DIGEST, .hard = 1};
+			       .actor = ZCOR_ACTOR_DIGEST, .audience = ZC_AUD_DIGEST, .hard = 1,
+			       .cancel = cancel};
 	json_t *input = NULL;
 	char *system = NULL, *user = NULL;
-	int rc, taken = 0;
+	char owner[ZC_LEASE_OWNER_MAX];
+	int rc, taken = 0, recorded = 0;
 	*out = NULL;
 	zc_config_refresh(&m->conf);
 	s.cfg = m->conf.cfg;
@@ -190,6 +191,13 @@ int zc_digest_run(struct zc_mem *m, struct zc_skills *skills, const char *conver
 			     "digested; set \"memory\": true to turn it on");
 		goto out;
 	}
+	if (cancel && __atomic_load_n(cancel, __ATOMIC_ACQUIRE)) {
+		rc = zc_fail(e, ZCOR_ECONFLICT,
+			     "zcor is stopping, so no digest starts now; the lines of '%s' stay for the "
+			     "next run",
+			     conversation);
+		goto out;
+	}
 	if (!s.cfg.provider.enabled) {
 		rc = zc_fail(e, ZCOR_ENOPROVIDER,
 			     "no model provider is configured, so the digest agent cannot run: add "
@@ -197,16 +205,10 @@ int zc_digest_run(struct zc_mem *m, struct zc_skills *skills, const char *conver
 			     m->dir);
 		goto out;
 	}
-	if ((taken = running_take(conversation)) != 1) {
-		rc = taken == 0 ? zc_fail(e, ZCOR_EBUSY,
-					  "a digest of '%s' is running already; try again when it ends",
-					  conversation)
-				: zc_fail(e, ZCOR_EBUSY,
-					  "%d digests are running already; try again when one ends",
-					  RUNNING_MAX);
-		taken = 0;
+	zc_lease_owner_name(owner, sizeof(owner), zc_mem_now(m), trigger ? trigger : "manual");
+	if ((rc = lease_begin(m, conversation, owner, s.cfg.digest_timeout_ms, e)))
 		goto out;
-	}
+	taken = 1;
 	if ((rc = zc_digest_input(m, conversation, s.cfg.digest_max_chars, &input, e)))
 		goto out;
 	if (json_integer_value(json_object_get(input, "sentLines")) == 0) {
@@ -223,10 +225,11 @@ int zc_digest_run(struct zc_mem *m, struct zc_skills *skills, const char *conver
 	json_array_append_new(s.messages, json_pack("{s:s, s:s}", "role", "system", "content", system));
 	json_array_append_new(s.messages, json_pack("{s:s, s:s}", "role", "user", "content", user));
 	zc_session_loop(&s);
-	rc = record(&s, conversation, trigger ? trigger : "manual", input, started, out, e);
+	rc = record(&s, conversation, owner, trigger ? trigger : "manual", input, started, &recorded,
+		    out, e);
 out:
-	if (taken)
-		running_give(conversation);
+	if (taken && !recorded)
+		lease_end(m, conversation, owner);
 	zc_session_release(&s);
 	json_decref(input);
 	zc_free(system);

@@ -31,14 +31,20 @@ struct zc_skills;
  * *out on ZCOR_OK: {digest (the record's id), conversation, status "ok",
  * lines, sentLines, chars, cut, toolCalls: [{id, name, arguments, status,
  * ms, error?}], tokens, modelMs, answer}. ZCOR_ENOPROVIDER: no provider;
- * ZCOR_ECONFLICT: config.json's memory is false; ZCOR_EBUSY: a digest of
- * the conversation runs in this process; ZCOR_ENOTFOUND: no log (nothing
+ * ZCOR_ECONFLICT: config.json's memory is false, or a digest of the
+ * conversation runs (this process or another: memory/digest.h's lease,
+ * details reason "digest_running"); ZCOR_ENOTFOUND: no log (nothing
  * recorded for these). A run that failed or timed out is recorded (its
  * lines stay for the next run) and returns its error (ZCOR_EPROVIDER for
  * a timeout) with details {"digest": id, "status": "error"|"timeout"}.
+ * cancel (may be NULL): while *cancel is nonzero (another thread's
+ * zcor_interrupt) the run stops at once — its provider request
+ * abandoned, no further tool call — and is recorded as an error
+ * ("interrupted"), its lines kept; a run it stops before the start is
+ * refused (ZCOR_ECONFLICT, nothing recorded).
  */
 int zc_digest_run(struct zc_mem *m, struct zc_skills *skills, const char *conversation,
-		  const char *trigger, json_t **out, struct zc_err *e);
+		  const char *trigger, const int *cancel, json_t **out, struct zc_err *e);
 
 /* The next daily wake strictly after now_ms: the first instant whose
  * local time (the process's time zone) is hour:00:00 (ms). */

@@ -60,23 +60,75 @@ const char *zc_turn_refusal(const char *name, int args_object, const char *argum
 
 static double left_ms(const struct zc_session *t) { return t->deadline - zc_time_mono_ms(); }
 
-/* zcor_memory_search's filter stage inside a turn: config.json's
- * provider, its timeout cut to turn.toolTimeoutMs and the time left. */
+double zc_session_call_left_ms(const struct zc_session *t, const char **why)
+{
+	double now = zc_time_mono_ms();
+	double own = t->call_t0 + (double)t->cfg.turn.tool_timeout_ms - now;
+	double run = t->deadline - now;
+	if (run < own)
+		*why = t->hard ? "the digest run's digestTimeoutMs" : "the turn's deadline (turn.deadlineMs)";
+	else
+		*why = "the time per tool call (turn.toolTimeoutMs)";
+	return run < own ? run : own;
+}
+
+/* A wait cut to what the call has left: at least 1 ms (a wait of 0 would
+ * be none at all); *cut set when the limit is nearer than the tool's own. */
+static long call_cap(struct zc_session *t, long own_ms, const char **why, int *cut)
+{
+	double left = zc_session_call_left_ms(t, why);
+	long cap = left < 1 ? 1 : (long)left;
+	*cut = cap < own_ms;
+	return *cut ? cap : own_ms;
+}
+
+/* The running call's wait was cut: 2 when at the session's deadline. */
+static void call_was_cut(struct zc_session *t)
+{
+	t->call_cut = t->deadline <= t->call_t0 + (double)t->cfg.turn.tool_timeout_ms ? 2 : 1;
+}
+
+/* zcor_memory_search's filter stage inside a session: config.json's
+ * provider, its timeout cut to what the call has left. */
 static int search_complete(void *ud, const char *system, const char *user, char **reply,
 			   char **errmsg)
 {
 	struct zc_session *t = ud;
 	struct zc_provider_config cfg = t->cfg.provider;
-	long cap = t->cfg.turn.tool_timeout_ms;
-	double left = left_ms(t);
-	if (left < (double)cap)
-		cap = left > ZC_TURN_FINAL_MIN_MS ? (long)left : ZC_TURN_FINAL_MIN_MS;
-	if (cfg.timeout_ms > cap)
-		cfg.timeout_ms = cap;
+	const char *why;
+	int limited;
+	cfg.timeout_ms = call_cap(t, cfg.timeout_ms, &why, &limited);
+	cfg.cancel = t->cancel;
 	struct zc_err e = {0};
 	int rc = zc_llm_complete(&cfg, system, user, reply, &e);
+	if (rc && limited && zc_session_call_left_ms(t, &why) <= 0) {
+		call_was_cut(t);
+		zc_fail(&e, ZCOR_EPROVIDER, "the model's answer was cut after %ld ms at %s", cfg.timeout_ms,
+			why);
+	}
 	if (rc)
 		*errmsg = zc_strdup(e.msg);
+	return rc;
+}
+
+/* The GET a plain function gets (wiki_lookup): the process's client
+ * (llm/transport.c), its timeout cut to what the call has left; a wait
+ * cut there is ZC_HTTP_CUT, naming the limit. */
+static int capped_get(void *ud, const char *url, long timeout_ms, long max_bytes,
+		      struct zc_buf *body, int *kind, struct zc_err *e)
+{
+	struct zc_session *t = ud;
+	const struct zc_http_get *h = zc_llm_http_get();
+	const char *why;
+	int limited;
+	long cap = call_cap(t, timeout_ms, &why, &limited);
+	int rc = h->get(h->ud, url, cap, max_bytes, body, kind, e);
+	if (rc && limited && *kind == ZC_HTTP_TIMEOUT) {
+		call_was_cut(t);
+		*kind = ZC_HTTP_CUT;
+		zc_fail(e, ZCOR_EUPSTREAM, "no answer from '%s' within %ld ms: the wait was cut at %s",
+			ZC_Q(url, 200), cap, why);
+	}
 	return rc;
 }
 
@@ -177,6 +229,7 @@ static int streamed(void *ud, const struct zc_chat_delta *d)
 static int ask(struct zc_session *t, int final, struct zc_chat_reply *r, struct zc_err *e)
 {
 	struct zc_provider_config cfg = t->cfg.provider;
+	cfg.cancel = t->cancel;
 	long window = final ? t->cfg.turn.deadline_ms / ZC_TURN_FINAL_SHARE : (long)left_ms(t);
 	if (t->hard) { /* the deadline is the end: every call is cut there */
 		long left = (long)left_ms(t);
@@ -279,12 +332,14 @@ static void run_call(struct zc_session *t, const struct zc_tool_call *c)
 		struct zc_err te = {0};
 		if (t->ev && t->ev->tool_start)
 			t->ev->tool_start(t->ev->ud, c->name, c->arguments);
-		int rc = zc_tool_call(t->m, &ctx, x, &t->search, zc_llm_http_get(), t->skills,
-				      c->arguments, &result, &te);
+		t->call_t0 = started;
+		t->call_cut = 0;
+		int rc = zc_tool_call(t->m, &ctx, x, &t->search, &t->http, t->skills, c->arguments,
+				      &result, &te);
 		if (rc) {
 			json_decref(result);
 			result = error_result(rc, te.msg, te.detail);
-			status = "error";
+			status = t->call_cut ? "timeout" : "error";
 		}
 	}
 	long long ms = (long long)(zc_time_mono_ms() - started);
@@ -302,8 +357,14 @@ static void run_call(struct zc_session *t, const struct zc_tool_call *c)
 		1);
 	json_decref(result);
 	zc_free(key);
-	if (!t->limit && left_ms(t) <= 0)
+	if (!t->limit && (left_ms(t) <= 0 || t->call_cut == 2))
 		t->limit = "deadline";
+	/* issue 14 step 6: at the time per tool call too, the tools are
+	 * withdrawn and the model asked once to answer (with the call's error
+	 * in front of it). Not in a digest run: its work is the tool calls,
+	 * and the next ones may not need the network that hung. */
+	if (!t->limit && t->call_cut == 1 && !t->hard)
+		t->limit = "toolTime";
 }
 
 static json_t *assistant_calls(const struct zc_chat_reply *r)
@@ -419,6 +480,25 @@ static int cut(struct zc_session *t, double slack)
 	return 1;
 }
 
+static int interrupted(const struct zc_session *t)
+{
+	return t->cancel && __atomic_load_n(t->cancel, __ATOMIC_ACQUIRE);
+}
+
+/* The session was interrupted (zcor_interrupt): it ends failed, now. */
+static int stop_now(struct zc_session *t)
+{
+	if (!interrupted(t))
+		return 0;
+	t->failed = 1;
+	t->timed_out = 0;
+	zc_fail(&t->fail, ZCOR_EPROVIDER,
+		"interrupted after %.0f ms: zcor is stopping (SIGTERM or SIGINT); the model's request "
+		"was abandoned, the tool calls made before stay",
+		zc_time_mono_ms() - t->t0);
+	return 1;
+}
+
 /* 5-7: the tool loop, until a reply or the session's failure. At a limit
  * (steps, deadline, a repeated call) the tools are withdrawn and the model
  * is asked once to answer; a hard deadline ends the session instead. */
@@ -426,7 +506,9 @@ void zc_session_loop(struct zc_session *t)
 {
 	int steps = 0, reply_checked = 0, asked = 0;
 	for (;;) {
-		if (cut(t, 0))
+		/* a request with less than the slack left (a tool call cut at the
+		 * deadline ends a hair before it) could not be answered anyway */
+		if (stop_now(t) || cut(t, CUT_SLACK_MS))
 			return;
 		if (!t->limit && left_ms(t) <= 0)
 			t->limit = "deadline";
@@ -437,7 +519,7 @@ void zc_session_loop(struct zc_session *t)
 		struct zc_err ce = {0};
 		if (ask(t, final, &r, &ce)) {
 			zc_chat_reply_release(&r);
-			if (cut(t, CUT_SLACK_MS))
+			if (stop_now(t) || cut(t, CUT_SLACK_MS))
 				return;
 			if (!final && left_ms(t) <= 0) { /* cut by the turn's deadline */
 				t->limit = "deadline";
@@ -460,7 +542,7 @@ void zc_session_loop(struct zc_session *t)
 		if (r.n_tool_calls && !final) {
 			steps++;
 			add_msg(t, assistant_calls(&r), 1);
-			for (size_t i = 0; i < r.n_tool_calls; i++)
+			for (size_t i = 0; i < r.n_tool_calls && !interrupted(t); i++)
 				run_call(t, &r.tool_calls[i]);
 			zc_chat_reply_release(&r);
 			if (!t->limit && steps >= t->cfg.turn.max_steps)
@@ -478,6 +560,7 @@ void zc_session_loop(struct zc_session *t)
 void zc_session_start(struct zc_session *t)
 {
 	t->search = (struct zcor_provider){search_complete, t};
+	t->http = (struct zc_http_get){capped_get, t};
 	t->messages = json_array();
 	t->dialogue = json_array();
 	t->calls = json_array();

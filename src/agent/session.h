@@ -19,6 +19,7 @@
 
 #include "base/err.h"
 #include "memory/memory.h"
+#include "tools/tools.h"
 #include "zcor.h"
 
 struct zc_skills;
@@ -33,6 +34,15 @@ struct zc_skills;
  * own timeoutMs. */
 #define ZC_TURN_FINAL_SHARE 4
 #define ZC_TURN_FINAL_MIN_MS 1000
+/*
+ * What a running tool call may still wait on the network: the rest of
+ * turn.toolTimeoutMs since it started, and never past the session's
+ * deadline (a turn's, or a digest run's hard digestTimeoutMs). *why
+ * (static text) names the limit that is the nearer one.
+ */
+struct zc_session;
+double zc_session_call_left_ms(const struct zc_session *s, const char **why);
+
 /*
  * Why a tool call of the model is not run, or NULL when it may run:
  * the frame, a name not in declared (an array of names), arguments that
@@ -55,6 +65,7 @@ struct zc_session {
 	int hard;                      /* the deadline abandons the session (the digest run)
 	                                * instead of asking for an answer without tools */
 	struct zc_config cfg;          /* the settings at the start */
+	const int *cancel;             /* nonzero *cancel: stop now (zcor_interrupt); may be NULL */
 	double t0, deadline;           /* monotonic ms */
 	/* the session's state */
 	json_t *messages;              /* what the next request sends, but for… */
@@ -66,11 +77,16 @@ struct zc_session {
 	json_t *tools_text;            /* tools as JSON text, a JSON string (shared) */
 	json_t *calls;                 /* the record's toolCalls: [{id, name, arguments, status, ms, error?}] */
 	json_t *seen;                  /* name + arguments of every call, for the guard */
-	const char *limit;             /* NULL, "steps", "deadline", "repeat" */
+	const char *limit;             /* NULL, "steps", "deadline", "repeat", "toolTime" */
 	int requests;
 	long long model_ms, tok_prompt, tok_completion, tok_total;
 	int tokens_reported;
 	struct zcor_provider search;   /* the provider a tool (search) gets */
+	struct zc_http_get http;       /* the GET a plain function (wiki_lookup) gets: its own
+					* timeout cut to what the call has left (call_left_ms) */
+	double call_t0;                /* monotonic ms the running tool call started */
+	int call_cut;                  /* the running call's network wait was cut: 1 at the time
+					* per tool call, 2 at the session's deadline; 0 not */
 	char *reply;                   /* the answer (a turn: the checked reply) */
 	json_t *reply_problems;
 	struct zc_err fail;            /* the session's own failure */

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "agent/session.h"
 #include "base/alloc.h"
@@ -24,6 +23,7 @@
 #include "base/timeutil.h"
 #include "base/utf8.h"
 #include "memory/dialogue.h"
+#include "memory/lease.h"
 #include "tools/tools.h"
 
 /* The state of one turn: the session (the loop's part) and the batch's. */
@@ -137,13 +137,6 @@ static int take_batch(struct turn *t, const char *owner, json_t **batch, struct 
 	}
 	json_decref(args);
 	return rc;
-}
-
-static void owner_name(char *buf, size_t cap, struct zc_mem *m)
-{
-	static unsigned long counter;
-	unsigned long n = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
-	snprintf(buf, cap, "pid:%ld:%lu:%lld", (long)getpid(), n, (long long)zc_mem_now(m));
 }
 
 /* The batch as the frame delivers it: what the world logged, no seq. */
@@ -365,7 +358,7 @@ int zc_turn(struct zc_mem *m, struct zc_recall *rs, struct zc_skills *skills,
 		*out = json_pack("{s:b}", "ready", 1);
 		goto out;
 	}
-	owner_name(t.owner, sizeof(t.owner), m);
+	zc_lease_owner_name(t.owner, sizeof(t.owner), zc_mem_now(m), "turn");
 	if ((rc = take_batch(&t, t.owner, &t.batch, e)))
 		goto out;
 	t.started = zc_mem_now(m);

@@ -46,6 +46,7 @@ struct zcor {
 	struct zc_recall recall; /* recall layer: its caches, over mem */
 	struct zc_llm llm;       /* LLM layer: the provider, over mem's config */
 	struct zc_skills skills; /* tools layer: the skills discovered (tools/skills.h) */
+	int interrupted;         /* zcor_interrupt (any thread; atomic): runs stop */
 	struct last_err last; /* what zcor_errmsg/_errcode/_errjson answer */
 	/* zcor_open's failure, kept: every later call on the handle answers it */
 	int open_rc;
@@ -329,6 +330,12 @@ void zcor_set_fallback_provider(zcor *z, const struct zcor_provider *p)
 }
 
 static int64_t system_now(void *ud) { return zc_time_now_ms(); }
+
+void zcor_interrupt(zcor *z)
+{
+	if (z)
+		__atomic_store_n(&z->interrupted, 1, __ATOMIC_RELEASE);
+}
 
 void zcor_set_clock(zcor *z, int64_t (*now_ms)(void *ud), void *ud)
 {
@@ -1126,7 +1133,8 @@ int zcor_digest(zcor *z, const char *conversation, const char *opts_json, char *
 		}
 	}
 	if (!rc)
-		rc = zc_digest_run(&z->mem, &z->skills, conversation, trigger, &out, &z->last.err);
+		rc = zc_digest_run(&z->mem, &z->skills, conversation, trigger, &z->interrupted, &out,
+				   &z->last.err);
 	json_decref(opts);
 	return answer(z, rc, out, out_json);
 }

@@ -142,6 +142,12 @@ void zc_json_buf_string(struct zc_buf *b, const char *s)
 	zc_buf_addc(b, '"');
 }
 
+long long zc_json_get_ms(const json_t *obj, const char *key, long long dflt)
+{
+	const json_t *v = json_object_get(obj, key);
+	return json_is_integer(v) ? (long long)json_integer_value(v) : zc_json_get_time(obj, key, dflt);
+}
+
 long long zc_json_get_time(const json_t *obj, const char *key, long long dflt)
 {
 	const char *s = zc_json_str(obj, key);

@@ -20,6 +20,9 @@ const char *zc_json_str(const json_t *obj, const char *key);
 void zc_json_set_str(json_t *obj, const char *key, const char *s);
 /* The instant in key (ISO-8601 with a zone), or dflt when absent or not one. */
 long long zc_json_get_time(const json_t *obj, const char *key, long long dflt);
+/* The instant in key as our own operations hand it: an integer of ms, or
+ * ISO-8601 text as zc_json_get_time; dflt otherwise. */
+long long zc_json_get_ms(const json_t *obj, const char *key, long long dflt);
 /* Sets key to the ISO-8601 text of ms, or null when ms < 0. */
 void zc_json_set_time(json_t *obj, const char *key, long long ms);
 /* A JSON string that takes over s (a zc_malloc'ed UTF-8 string). */

@@ -6,6 +6,7 @@
  * whatever its count: naming one is the operator asking for it. Argument
  * parsing and printing only; the run is zcor_digest.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +35,26 @@ static void print_run(const char *key, int rc, const char *out, zcor *z)
 	json_decref(r);
 }
 
+/* Ctrl-C or SIGTERM while a run goes: the run is cut and recorded
+ * (zcor_interrupt: one atomic store, safe in a handler), its lease given
+ * back, instead of the process dying with the lease held until it runs
+ * out. */
+static zcor *running;
+static void on_stop(int sig)
+{
+	(void)sig;
+	zcor_interrupt(running);
+}
+
 static int run_now(struct cli *c, zcor *z, int as_json)
 {
+	struct sigaction sa, old_int, old_term;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	running = z;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
 	json_t *keys = json_array(), *results = json_array();
 	int failed = 0;
 	if (c->conversation) {
@@ -48,6 +67,9 @@ static int run_now(struct cli *c, zcor *z, int as_json)
 			zcor_free(due);
 			json_decref(keys);
 			json_decref(results);
+			sigaction(SIGINT, &old_int, NULL);
+			sigaction(SIGTERM, &old_term, NULL);
+			running = NULL;
 			return CLI_FAILED;
 		}
 		json_t *d = json_loads(due, 0, NULL);
@@ -79,6 +101,9 @@ static int run_now(struct cli *c, zcor *z, int as_json)
 	}
 	json_decref(keys);
 	json_decref(results);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	running = NULL;
 	return failed ? CLI_FAILED : CLI_OK;
 }
 

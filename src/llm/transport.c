@@ -254,6 +254,11 @@ static const char *status_hint(long status, const struct zc_provider_config *cfg
 	return "";
 }
 
+static int cancelled(const struct zc_provider_config *cfg)
+{
+	return cfg->cancel && __atomic_load_n(cfg->cancel, __ATOMIC_ACQUIRE);
+}
+
 /*
  * One attempt. Returns ZCOR_OK (the sink finished the body), or an error
  * with the reason in e and *retry_ms >= 0 when another attempt may succeed
@@ -267,6 +272,11 @@ static int attempt(struct xfer *x, int n, long long deadline, long long *retry_m
 	long long started = mono_ms(), left = deadline - started;
 	*retry_ms = -1;
 	x->kind = ZC_HTTP_TIMEOUT;
+	if (cancelled(cfg))
+		return zc_fail(e, ZCOR_EPROVIDER,
+			       "the request to '%s' was abandoned: the run was interrupted (zcor is "
+			       "stopping)",
+			       x->url);
 	if (left <= 0)
 		return zc_fail(e, ZCOR_EPROVIDER, "no answer from '%s' within timeoutMs (%ld ms)", x->url,
 			       cfg->timeout_ms);
@@ -290,6 +300,11 @@ static int attempt(struct xfer *x, int n, long long deadline, long long *retry_m
 
 	if (x->sink_rc)
 		return x->sink_rc; /* the sink's own error is in e */
+	if (cc == CURLE_ABORTED_BY_CALLBACK)
+		return zc_fail(e, ZCOR_EPROVIDER,
+			       "the request to '%s' was abandoned: the run was interrupted (zcor is "
+			       "stopping)",
+			       x->url);
 	x->kind = ZC_HTTP_TOO_BIG;
 	if (x->too_big || cc == CURLE_FILESIZE_EXCEEDED)
 		return zc_fail(e, ZCOR_EPROVIDER,
@@ -366,9 +381,21 @@ static int make_headers(const struct zc_provider_config *cfg, int stream, struct
 	return ZCOR_OK;
 }
 
+/* curl's progress callback (at least once a second, and as data moves):
+ * nonzero abandons the transfer (CURLE_ABORTED_BY_CALLBACK). */
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return cancelled(((struct xfer *)ud)->cfg);
+}
+
 static void setup(struct xfer *x, struct curl_slist *headers, const char *payload)
 {
 	CURL *h = x->h;
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, x->cfg->cancel ? 0L : 1L);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, x->cfg->cancel ? on_progress : NULL);
+	curl_easy_setopt(h, CURLOPT_XFERINFODATA, x);
 	curl_easy_setopt(h, CURLOPT_URL, x->url);
 #if LIBCURL_VERSION_NUM >= 0x075500
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");

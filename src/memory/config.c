@@ -638,8 +638,10 @@ const struct zc_conf_row zc_conf_rows[] = {
 	{.name = "turn.toolTimeoutMs", .type = ZC_CONF_INT, .layer = "agent", F(turn.tool_timeout_ms),
 	 .lo = 100, .hi = 600000, .def = ZC_TURN_TOOL_TIMEOUT_DEFAULT, .unit = "milliseconds",
 	 .flags = ZC_CONF_SAY_DEFAULT,
-	 .help = "一次工具调用中模型请求部分的时限（记忆操作是事务，不会被中途切断） / the time of a "
-		 "tool call's provider stage (memory operations are transactions, never cut)"},
+	 .help = "一次工具调用在网络上最多等多久（搜索的模型筛选、wiki_lookup 的请求；也不超过本轮"
+		 "或摘要剩下的时间；记忆操作是事务，不会被中途切断） / the most a tool call waits on the "
+		 "network (search's model stage, wiki_lookup's requests; never past the turn's or the "
+		 "digest run's time left; memory operations are transactions, never cut)"},
 	{.name = "turn.waitMs", .type = ZC_CONF_INT, .layer = "agent", F(turn.wait_ms), .lo = 0,
 	 .hi = 3600000, .def = ZC_TURN_WAIT_DEFAULT, .unit = "milliseconds",
 	 .flags = ZC_CONF_SAY_DEFAULT,

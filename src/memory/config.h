@@ -35,6 +35,10 @@ struct zc_provider_config {
 	int max_retries;                        /* maxRetries */
 	long max_response_bytes;                /* maxResponseBytes */
 	double temperature;                     /* temperature: the turn's sampling */
+	/* Not a setting (never read from config.json): a caller sets it on
+	 * its copy for one call; while *cancel is nonzero the request is
+	 * abandoned at once and not retried (zcor_interrupt). NULL: none. */
+	const int *cancel;
 };
 
 #define ZC_PROVIDER_CONNECT_TIMEOUT_DEFAULT 10000

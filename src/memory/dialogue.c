@@ -2,7 +2,7 @@
  * dialogue.c — the turn's rows in the store (dialogue.h): the dialogue,
  * the turn records, the turn cursor and its lease.
  *
- * Memory layer: SQL over the tables of schema 11, as operations of the
+ * Memory layer: SQL over the tables of schema 11 (the lease: memory/lease.c), as operations of the
  * runner without history records (a turn's trace is its turn record; the
  * tool calls inside it have their own records). It never calls a model
  * and never decides what a turn does: agent/turn.c does.
@@ -16,9 +16,11 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/utf8.h"
+#include "memory/lease.h"
 
 /* ---- the lease and the batch ----------------------------------------- */
 
+/* The turn's cursor (its row made the first time) and its lease. */
 static int lease_take(struct zc_op *op, const char *conv, const char *owner, long long lease_ms,
 		      long long *cursor, struct zc_err *e)
 {
@@ -31,8 +33,7 @@ static int lease_take(struct zc_op *op, const char *conv, const char *owner, lon
 	sqlite3_reset(st);
 	if (step != SQLITE_DONE)
 		return zc_store_fail(s, step, e, "starting a turn");
-	st = zc_stmt(s, "SELECT cursor, lease_owner, lease_until FROM turn_state WHERE conversation = ?1",
-		     e);
+	st = zc_stmt(s, "SELECT cursor FROM turn_state WHERE conversation = ?1", e);
 	if (!st)
 		return e->code;
 	sqlite3_bind_text(st, 1, conv, -1, SQLITE_STATIC);
@@ -41,25 +42,14 @@ static int lease_take(struct zc_op *op, const char *conv, const char *owner, lon
 		return zc_store_fail(s, step, e, "starting a turn");
 	}
 	*cursor = sqlite3_column_int64(st, 0);
-	const char *held = (const char *)sqlite3_column_text(st, 1);
-	long long until = sqlite3_column_int64(st, 2);
-	int busy = held && strcmp(held, owner) != 0 && until > op->now;
 	sqlite3_reset(st);
-	if (busy)
+	int rc = zc_lease_take(s, "turn", conv, owner, op->now, lease_ms, NULL, e);
+	if (rc == ZCOR_EBUSY)
 		return zc_fail(e, ZCOR_EBUSY,
 			       "a turn of conversation '%s' is running; its next batch waits for it (try "
 			       "again, or raise turn.waitMs)",
 			       ZC_Q(conv, 80));
-	st = zc_stmt(s, "UPDATE turn_state SET lease_owner = ?2, lease_until = ?3 WHERE conversation = ?1",
-		     e);
-	if (!st)
-		return e->code;
-	sqlite3_bind_text(st, 1, conv, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, owner, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, op->now + lease_ms);
-	step = sqlite3_step(st);
-	sqlite3_reset(st);
-	return step == SQLITE_DONE ? ZCOR_OK : zc_store_fail(s, step, e, "starting a turn");
+	return rc;
 }
 
 static json_t *message_from_row(sqlite3_stmt *st)
@@ -133,17 +123,7 @@ static int turn_begin(struct zc_op *op, json_t *args, json_t **out, struct zc_er
 
 static int lease_release(struct zc_store *s, const char *conv, const char *owner, struct zc_err *e)
 {
-	sqlite3_stmt *st = zc_stmt(s,
-				   "UPDATE turn_state SET lease_owner = NULL, lease_until = NULL "
-				   "WHERE conversation = ?1 AND lease_owner = ?2",
-				   e);
-	if (!st)
-		return e->code;
-	sqlite3_bind_text(st, 1, conv, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, owner, -1, SQLITE_STATIC);
-	int step = sqlite3_step(st);
-	sqlite3_reset(st);
-	return step == SQLITE_DONE ? ZCOR_OK : zc_store_fail(s, step, e, "ending a turn");
+	return zc_lease_give(s, "turn", conv, owner, e);
 }
 
 static int turn_release(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
@@ -212,8 +192,8 @@ static int turn_finish(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 		goto out;
 	}
 	sqlite3_bind_text(st, 1, conv, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, zc_json_get_time(args, "startedAt", op->now));
-	sqlite3_bind_int64(st, 3, zc_json_get_time(args, "endedAt", op->now));
+	sqlite3_bind_int64(st, 2, zc_json_get_ms(args, "startedAt", op->now));
+	sqlite3_bind_int64(st, 3, zc_json_get_ms(args, "endedAt", op->now));
 	sqlite3_bind_text(st, 4, zc_json_str(args, "status"), -1, SQLITE_STATIC);
 	if (zc_json_str(args, "reply"))
 		sqlite3_bind_text(st, 5, zc_json_str(args, "reply"), -1, SQLITE_STATIC);

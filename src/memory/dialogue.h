@@ -16,10 +16,11 @@
 
 #include <jansson.h>
 
+#include "memory/lease.h"
 #include "memory/memory.h"
 
 #define ZC_TURN_BATCH_MAX 100 /* external messages in one batch (recall's limit) */
-#define ZC_TURN_OWNER_MAX 96  /* a lease owner's name, with the NUL */
+#define ZC_TURN_OWNER_MAX ZC_LEASE_OWNER_MAX /* a lease owner's name (memory/lease.h) */
 
 /*
  * Run with zc_mem_run (args borrowed; ZC_OP_NO_HISTORY).

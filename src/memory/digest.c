@@ -19,6 +19,7 @@
 #include "base/timeutil.h"
 #include "base/utf8.h"
 #include "memory/dialogue.h"
+#include "memory/lease.h"
 #include "memory/transcript_int.h"
 #include "store/store.h"
 
@@ -41,8 +42,16 @@ static char *line_of(sqlite3_stmt *st)
 	zc_buf_add(&b, text ? text : "", n);
 	if (text && text[n])
 		zc_buf_adds(&b, "…");
-	if (media && strcmp(media, "[]") != 0)
-		zc_buf_addf(&b, " [图片: %s]", media);
+	json_t *refs = media && strcmp(media, "[]") != 0 ? json_loads(media, 0, NULL) : NULL;
+	if (json_array_size(refs)) { /* the paths as the model copies them into qq_save_sticker */
+		zc_buf_adds(&b, " [图片: ");
+		size_t i;
+		json_t *r;
+		json_array_foreach(refs, i, r) zc_buf_addf(&b, "%s%s", i ? ", " : "",
+							   json_is_string(r) ? json_string_value(r) : "?");
+		zc_buf_addc(&b, ']');
+	}
+	json_decref(refs);
 	if (sqlite3_column_type(st, 5) != SQLITE_NULL)
 		zc_buf_adds(&b, " (已撤回 / withdrawn)");
 	/* one line per message: a newline inside a text would pass for a line of its own */
@@ -128,6 +137,53 @@ int zc_digest_due(const json_t *conv, const char *today, long min_lines)
 	return json_integer_value(json_object_get(conv, "linesSinceDigest")) >= min_lines;
 }
 
+/* ---- one digest at a time per conversation (memory/lease.c) ----------- */
+
+static int digest_begin(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	const char *conv = zc_json_str(args, "conversation"), *owner = zc_json_str(args, "owner");
+	long long ms = json_integer_value(json_object_get(args, "leaseMs"));
+	struct zc_lease_holder held = {{0}, 0};
+	int rc = zc_lease_take(&op->m->store, "digest", conv, owner, op->now, ms, &held, e);
+	if (rc == ZCOR_EBUSY) {
+		const char *what;
+		long pid = zc_lease_owner_pid(held.owner, &what);
+		char until[ZC_TIME_LEN], who[160];
+		zc_time_format(held.until, until);
+		if (pid)
+			snprintf(who, sizeof(who), "process %ld%s%s%s", pid, *what ? " (a " : "", what,
+				 *what ? " run)" : "");
+		else
+			snprintf(who, sizeof(who), "'%s'", ZC_Q(held.owner, 60));
+		rc = zc_fail(e, ZCOR_ECONFLICT,
+			     "a digest of conversation '%s' is running already, held by %s until %s; "
+			     "nothing was run: try again when it ends (the lease of a process that "
+			     "died runs out at that time)",
+			     ZC_Q(conv, 80), who, until);
+		zc_json_err_detail(e, json_pack("{s:s, s:s, s:s, s:I, s:s}", "reason", "digest_running",
+						"conversation", conv, "holder", held.owner, "pid",
+						(json_int_t)pid, "until", until));
+		return rc;
+	}
+	if (!rc)
+		*out = json_object();
+	return rc;
+}
+
+static int digest_release(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	int rc = zc_lease_give(&op->m->store, "digest", zc_json_str(args, "conversation"),
+			       zc_json_str(args, "owner"), e);
+	if (!rc)
+		*out = json_object();
+	return rc;
+}
+
+const struct zc_opdef zc_op_digest_begin = {"digest_begin", NULL, digest_begin,
+					    ZC_OP_NO_HISTORY};
+const struct zc_opdef zc_op_digest_release = {"digest_release", NULL, digest_release,
+					      ZC_OP_NO_HISTORY};
+
 static int digest_finish(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
 {
 	struct zc_store *s = &op->m->store;
@@ -136,6 +192,9 @@ static int digest_finish(struct zc_op *op, json_t *args, json_t **out, struct zc
 	char *record = zc_json_dump(json_object_get(args, "record"));
 	char *err_text = json_is_object(error) ? zc_json_dump(error) : NULL;
 	int rc = ZCOR_OK, step;
+	if (zc_json_str(args, "owner") &&
+	    (rc = zc_lease_give(s, "digest", conv, zc_json_str(args, "owner"), e)))
+		goto out;
 	sqlite3_stmt *st = zc_stmt(s,
 				   "INSERT INTO digests(conversation, started_at, ended_at, status, lines, "
 				   "sent_lines, chars, cut, error, record) "
@@ -146,8 +205,8 @@ static int digest_finish(struct zc_op *op, json_t *args, json_t **out, struct zc
 		goto out;
 	}
 	sqlite3_bind_text(st, 1, conv, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, zc_json_get_time(args, "startedAt", op->now));
-	sqlite3_bind_int64(st, 3, zc_json_get_time(args, "endedAt", op->now));
+	sqlite3_bind_int64(st, 2, zc_json_get_ms(args, "startedAt", op->now));
+	sqlite3_bind_int64(st, 3, zc_json_get_ms(args, "endedAt", op->now));
 	sqlite3_bind_text(st, 4, status, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 5, json_integer_value(json_object_get(args, "lines")));
 	sqlite3_bind_int64(st, 6, json_integer_value(json_object_get(args, "sentLines")));
@@ -164,8 +223,10 @@ static int digest_finish(struct zc_op *op, json_t *args, json_t **out, struct zc
 	}
 	sqlite3_int64 id = sqlite3_last_insert_rowid(s->db);
 	if (strcmp(status, "ok") == 0) {
+		/* the local date the run started (was due), not the one it ended
+		 * on: a run that crosses midnight is that day's digest */
 		char date[ZC_DATE_LEN];
-		zc_time_local_date(op->now, date);
+		zc_time_local_date(zc_json_get_ms(args, "startedAt", op->now), date);
 		st = zc_stmt(s,
 			     "UPDATE conversations SET last_digest_at = ?2, last_digest_date = ?3, "
 			     "lines_since_digest = max(0, lines_since_digest - ?4) WHERE key = ?1",

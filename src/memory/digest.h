@@ -34,15 +34,27 @@ int zc_digest_due(const json_t *conv, const char *today, long min_lines);
 
 /*
  * Run with zc_mem_run (ZC_OP_NO_HISTORY: the run's tool calls have their
- * own history): zc_op_digest_finish {conversation, startedAt, endedAt,
- * status "ok"|"error"|"timeout", lines, sentLines, chars, cut, error
- * ({code, message}|null), record (object)}: writes the run's record; with
- * status "ok" also marks the digest done in the same transaction: last
- * digest time now, date the local date of now, and the lines since the
- * digest less the `lines` it started with (lines logged during the run
- * stay for the next one). *out: {id, conversation: {…the row after}}.
+ * own history):
+ * zc_op_digest_begin {conversation, owner, leaseMs}: takes the
+ *   conversation's digest lease (memory/lease.h) for leaseMs. While
+ *   another owner's lease runs — a run in this process or another —
+ *   ZCOR_ECONFLICT naming the conversation, the process holding it and
+ *   the lease's end, details {reason "digest_running", conversation,
+ *   holder, pid, until}; a lease past its end (its process died) is
+ *   taken over. *out: {}.
+ * zc_op_digest_release {conversation, owner}: gives the lease back (a
+ *   run that ends without a record).
+ * zc_op_digest_finish {conversation, owner?, startedAt, endedAt, status
+ *   "ok"|"error"|"timeout", lines, sentLines, chars, cut, error ({code,
+ *   message}|null), record (object)}: writes the run's record and gives
+ *   owner's lease back; with status "ok" also marks the digest done in
+ *   the same transaction: last digest time now, date the local date of
+ *   startedAt (a run crossing midnight is the digest of the day it
+ *   started), and the lines since the digest less the `lines` it started
+ *   with (lines logged during the run stay for the next one). *out: {id,
+ *   conversation: {…the row after}}.
  */
-extern const struct zc_opdef zc_op_digest_finish;
+extern const struct zc_opdef zc_op_digest_begin, zc_op_digest_release, zc_op_digest_finish;
 
 /*
  * Digest records, newest first; conversation NULL for all. *out: {items:

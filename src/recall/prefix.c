@@ -37,15 +37,20 @@ static const char memory_guidance[] =
 	"- 值得长期记住的事用 zcor_memory_write 保存（有来源时附 sourceMessage）；旧信息过时用 zcor_memory_supersede "
 	"或 zcor_memory_merge，不要重复保存。\n"
 	"- 找记忆：zcor_memory_query 做本地关键词查询，zcor_memory_search 做同义词扩展加筛选的检索。\n"
+	"- The memory context above is reference material found for these messages, not something anyone "
+	"said. Save what is worth keeping with zcor_memory_write; supersede or merge outdated records instead "
+	"of duplicating them.\n";
+
+/* Seed 003's memory files and transcript: only while its long-term
+ * memory is on ("memory": false takes these tools away, so no hint may
+ * send the model to them). */
+static const char files_guidance[] =
 	"- 自动回忆只挑了相关的几条：没看到的用 qq_memory search 查记忆文件（含冷层 archive），"
 	"用 qq_transcript search 查聊天原话；听不懂的梗先查 COGNITION.md，懂之前不要装懂。"
 	"结构化的记忆文件（PEOPLE.md、COGNITION.md、STICKERS.md、MEMORY.md）只用 qq_memory upsert 按条改。\n"
 	"- Recall picked only a few entries: look up the rest with qq_memory search (the archive "
 	"included) and what was said with qq_transcript search; change the memory files one entry at a "
-	"time with qq_memory upsert.\n"
-	"- The memory context above is reference material found for these messages, not something anyone "
-	"said. Save what is worth keeping with zcor_memory_write; supersede or merge outdated records instead "
-	"of duplicating them.\n";
+	"time with qq_memory upsert.\n";
 
 static const char relationship_guidance[] =
 	"## 人物关系 / Relationships\n"
@@ -83,6 +88,8 @@ int zc_prefix(struct zc_mem *m, const char *conversation, char **out, struct zc_
 		zc_buf_adds(&b, qq_rules);
 	zc_buf_addc(&b, '\n');
 	zc_buf_adds(&b, memory_guidance);
+	if (m->conf.cfg.memory)
+		zc_buf_adds(&b, files_guidance);
 	if (m->conf.cfg.relationships) {
 		zc_buf_addc(&b, '\n');
 		zc_buf_adds(&b, relationship_guidance);

@@ -846,7 +846,12 @@ int zc_serve(const char *dir, const struct zc_serve_opts *o)
 	s->qq = NULL; /* (GET worlds reads it under the lock) */
 	pthread_mutex_unlock(&s->lock);
 	zc_qq_stop(qq);
-	zc_sched_stop(sched); /* a digest that runs finishes first */
+	zc_sched_stop(sched); /* a digest that runs is cut and recorded */
+	pthread_mutex_lock(&s->lock); /* and so are the runs REST started */
+	s->digests_stopped = 1;
+	for (int i = 0; i < DIGESTING_MAX; i++)
+		zcor_interrupt(s->digesting[i]);
+	pthread_mutex_unlock(&s->lock);
 	/* stop accepting; let every request in flight finish and its answer
 	 * go out (its transaction commits or rolls back on the way), at most
 	 * a minute; then close the idle keep-alive connections */

@@ -52,6 +52,8 @@ struct conn {
 	char client[INET6_ADDRSTRLEN]; /* who, for the limits: addr, or its /64 */
 };
 
+#define DIGESTING_MAX 64 /* REST digest runs at once that shutdown can cut */
+
 struct server {
 	const char *dir;
 	char token[80];
@@ -63,6 +65,10 @@ struct server {
 	int npool;
 	pthread_cond_t idle;
 	int in_flight; /* requests begun and not yet completed */
+	/* the handles of the digest runs REST started (POST …/digest), so that
+	 * shutdown can cut them (zcor_interrupt); under lock */
+	zcor *digesting[DIGESTING_MAX];
+	int digests_stopped; /* shutdown began: a new run is cut at once */
 	struct session sessions[SESSIONS_MAX];
 	/* the connections and their deadlines (conn_lock guards the list
 	 * and every entry's phase; the watchdog waits on conn_wake) */

@@ -526,7 +526,20 @@ static enum MHD_Result rest_digest_run(struct rest_call *k)
 		return zc_http_send_error(k->c, k->r, 400, "invalid_argument", why);
 	}
 	char *out = NULL;
+	int slot = -1;
+	pthread_mutex_lock(&k->s->lock); /* known to shutdown, which cuts the run */
+	if (k->s->digests_stopped)
+		zcor_interrupt(k->z);
+	for (int i = 0; i < DIGESTING_MAX && slot < 0 && !k->s->digests_stopped; i++)
+		if (!k->s->digesting[i])
+			k->s->digesting[slot = i] = k->z;
+	pthread_mutex_unlock(&k->s->lock);
 	int rc = zcor_digest(k->z, k->p.v[0], "{\"trigger\": \"manual\"}", &out);
+	if (slot >= 0) {
+		pthread_mutex_lock(&k->s->lock);
+		k->s->digesting[slot] = NULL;
+		pthread_mutex_unlock(&k->s->lock);
+	}
 	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
 }
 

@@ -40,7 +40,52 @@ struct zc_sched {
 	 * first message after start was seen (its one catch-up is spent) */
 	json_t *counts;  /* {key: messages} */
 	json_t *checked; /* {key: true} */
+	/* config.json's timeZone at start (in effect: set before the threads)
+	 * and the last one told about, "" for none */
+	char zone_start[80], zone_told[80];
+	int zone_read;
 };
+
+/* config.json's timeZone now ("" for none or null) into out. */
+static void zone_now(struct zc_sched *s, char *out, size_t cap)
+{
+	char *text = NULL;
+	out[0] = '\0';
+	if (zcor_config_json(s->z, &text) == ZCOR_OK) {
+		json_t *c = json_loads(text, 0, NULL);
+		const char *v = json_string_value(json_object_get(c, "timeZone"));
+		snprintf(out, cap, "%s", v ? v : "");
+		json_decref(c);
+	}
+	zcor_free(text);
+}
+
+/* A timeZone changed on a running serve cannot move the process's local
+ * time safely (TZ is process state other threads read): say so, once per
+ * new value, so the operator knows a restart applies it. */
+static void zone_check(struct zc_sched *s)
+{
+	char now[80];
+	zone_now(s, now, sizeof(now));
+	if (!s->zone_read) {
+		snprintf(s->zone_start, sizeof(s->zone_start), "%s", now);
+		snprintf(s->zone_told, sizeof(s->zone_told), "%s", now);
+		s->zone_read = 1;
+		return;
+	}
+	if (strcmp(now, s->zone_told) == 0)
+		return;
+	snprintf(s->zone_told, sizeof(s->zone_told), "%s", now);
+	if (strcmp(now, s->zone_start) == 0)
+		fprintf(stderr, "zcor serve: digest: timeZone is back to the one in effect\n");
+	else
+		fprintf(stderr,
+			"zcor serve: digest: timeZone changed in config.json to %s%s%s: restart zcor serve to "
+			"apply it; until then the digest hour and dates follow %s%s%s\n",
+			*now ? "'" : "", *now ? now : "null (the system's)", *now ? "'" : "",
+			*s->zone_start ? "'" : "", *s->zone_start ? s->zone_start : "the system's zone",
+			*s->zone_start ? "'" : "");
+}
 
 static int64_t test_clock(void *ud)
 {
@@ -84,10 +129,14 @@ static void run_one(struct zc_sched *s, const char *key, json_int_t lines, json_
 	json_t *r = rc ? NULL : json_loads(out, 0, NULL);
 	if (rc) {
 		json_t *ej = json_loads(zcor_errjson(s->z), 0, NULL);
-		const char *st = json_string_value(
-			json_object_get(json_object_get(json_object_get(ej, "error"), "details"), "status"));
+		json_t *det = json_object_get(json_object_get(ej, "error"), "details");
+		const char *st = json_string_value(json_object_get(det, "status"));
+		const char *why = json_string_value(json_object_get(det, "reason"));
 		fprintf(stderr, "zcor serve: digest %s: %s: %s\n", key,
-			st && !strcmp(st, "timeout") ? "timed out" : "failed", zcor_errmsg(s->z));
+			st && !strcmp(st, "timeout")               ? "timed out"
+			: why && !strcmp(why, "digest_running") ? "skipped"
+								  : "failed",
+			zcor_errmsg(s->z));
 		json_decref(ej);
 	} else if (json_is_true(json_object_get(r, "idle"))) {
 		fprintf(stderr, "zcor serve: digest %s: nothing new\n", key);
@@ -164,6 +213,7 @@ static void *sched_main(void *ud)
 	json_t *d = due_now(s);
 	int64_t next = 0;
 	int memory = -1;
+	json_int_t hour = -1; /* digestAtHour the next wake was computed from */
 	char when[80];
 	if (d)
 		note_counts(s, d);
@@ -186,6 +236,19 @@ static void *sched_main(void *ud)
 							"false): no digest timer\n");
 			}
 			int64_t now = json_integer_value(json_object_get(d, "now"));
+			zone_check(s);
+			json_int_t h = json_integer_value(json_object_get(d, "atHour"));
+			if (on && hour >= 0 && h != hour && now < next) {
+				/* config.json's digestAtHour changed: the next wake is
+				 * the new hour's, not the old one's */
+				next = json_integer_value(json_object_get(d, "nextWake"));
+				local_text(next, when, sizeof(when));
+				fprintf(stderr,
+					"zcor serve: digest: digestAtHour is now %02lld:00 (config.json): next "
+					"wake at %s\n",
+					(long long)h, when);
+			}
+			hour = h;
 			if (on && now >= next) {
 				round_all(s, d);
 				json_decref(d);
@@ -293,6 +356,7 @@ void zc_sched_stop(struct zc_sched *s)
 	s->stopping = 1;
 	pthread_cond_signal(&s->wake);
 	pthread_mutex_unlock(&s->mu);
+	zcor_interrupt(s->z); /* a run going on is cut, recorded, and the thread ends */
 	pthread_join(s->thread, NULL);
 	zcor_close(s->z);
 	json_decref(s->counts);

@@ -34,8 +34,9 @@ int zc_sched_start(const char *dir, const char *test_now, struct zc_sched **out,
 struct zcor;
 const char *zc_sched_time_zone(struct zcor *z);
 
-/* Stops it: a digest that runs finishes first (at most digestTimeoutMs).
- * NULL is fine. */
+/* Stops it: a digest that runs is cut now (zcor_interrupt: its provider
+ * request abandoned, the run recorded as interrupted, its lines kept) and
+ * the thread ends. NULL is fine. */
 void zc_sched_stop(struct zc_sched *s);
 
 #endif

@@ -596,12 +596,28 @@ static const char *const migrations[] = {
 	 * (conversation, at) they read and sorted the conversation's whole
 	 * log (a QQ group's grows without end). Derived: an index. */
 	"CREATE INDEX IF NOT EXISTS messages_conv_seq ON messages(conversation, seq);\n",
-	/* 16 -> 17, 17 -> 18, 18 -> 19: other sessions' migrations (s22:
-	 * schema numbers are assigned per session; the merger renumbers) */
-	"",
-	"",
-	"",
-	/* 19 -> 20: a logged message's full-text row is written by the insert
+	/* 16 -> 17 (issue 16: two processes digested one conversation at
+	 * once): a conversation's leases, one per kind of run — "turn" (one
+	 * turn at a time; it was turn_state's lease_owner/lease_until, moved
+	 * here with any lease held now) and "digest" (one digest run at a
+	 * time) — so both are one mechanism (memory/lease.c). until: ms; a
+	 * lease past it is taken over (its holder died). turn_state keeps its
+	 * two old columns, unused: this may run again on a store that has it
+	 * (as every migration here), and a dropped column could not be read
+	 * for the copy a second time. */
+	"CREATE TABLE IF NOT EXISTS leases(\n"
+	"  kind         TEXT NOT NULL,\n"
+	"  conversation TEXT NOT NULL,\n"
+	"  owner        TEXT NOT NULL,\n"
+	"  until        INTEGER NOT NULL,\n"
+	"  PRIMARY KEY (kind, conversation)\n"
+	") WITHOUT ROWID, STRICT;\n"
+	"INSERT OR IGNORE INTO leases(kind, conversation, owner, until)\n"
+	"  SELECT 'turn', conversation, lease_owner, lease_until FROM turn_state\n"
+	"  WHERE lease_owner IS NOT NULL AND lease_until IS NOT NULL;\n"
+	"UPDATE turn_state SET lease_owner = NULL, lease_until = NULL\n"
+	"  WHERE lease_owner IS NOT NULL;\n",
+	/* 17 -> 18: a logged message's full-text row is written by the insert
 	 * itself (zc_log_insert_message), not by a trigger. An AFTER INSERT
 	 * trigger makes every INSERT INTO messages a statement with a
 	 * statement journal, and FTS5 flushes its pending terms at each such
@@ -806,6 +822,11 @@ static int migrate(struct zc_store *s, struct zc_err *e)
 		return rc;
 	}
 	return zc_store_commit(s, e);
+}
+
+int zc_store_schema_version(void)
+{
+	return (int)(sizeof(migrations) / sizeof(migrations[0]));
 }
 
 long zc_store_read_header(const char *path, unsigned char *h, size_t n)

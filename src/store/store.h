@@ -40,6 +40,8 @@ struct zc_store {
 
 /* Opens (creating if needed) and migrates the database at path. */
 int zc_store_open(struct zc_store *s, const char *path, struct zc_err *e);
+/* The schema version this build migrates memory.db to (PRAGMA user_version). */
+int zc_store_schema_version(void);
 /* Accepts a zeroed or closed store. */
 void zc_store_close(struct zc_store *s);
 

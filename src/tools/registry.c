@@ -223,7 +223,9 @@ const struct zc_tool zc_tools[] = {
 	     "\"meaning\":{\"type\":\"string\",\"maxLength\":2000,\"description\":\"含义 / meaning\"},"
 	     "\"scene\":{\"type\":\"string\",\"maxLength\":2000,\"description\":\"使用场景 / when to use it\"}",
 	     "\"media\",\"name\""),
-	 FOR_MODEL_HOST, ZC_OFFER_ALWAYS, OP(zc_op_qq_save_sticker)},
+	 /* the digest agent too: seed 003 names it a writer of STICKERS.md,
+	  * and its skills collect before recording (issue 16) */
+	 FOR_DIGEST_TOO, ZC_OFFER_ALWAYS, OP(zc_op_qq_save_sticker)},
 	{"qq_rename_sticker", "qq", "重命名表情包 / Rename a sticker",
 	 "给已收藏的表情包改名：文件与 STICKERS.md 条目一起搬，失败时两者都保持原样。",
 	 "Rename a collected sticker: the file and its STICKERS.md entry move together; on failure both stay as they were.",

@@ -18,7 +18,8 @@
  * Who a tool is for (zc_tool.audience, a bit set). A caller is exactly
  * one of them (zc_tool_audience_of): the model in a conversation (also an
  * MCP client, whose actor is the model, with or without a conversation),
- * the digest agent (seed 003: qq_memory and qq_transcript, and its skill),
+ * the digest agent (seed 003: qq_memory, qq_transcript, qq_save_sticker,
+ * its skill and the wiki lookup),
  * or the host plane (the operator: CLI, REST, the page).
  */
 #define ZC_AUD_MODEL  0x1u
@@ -42,7 +43,11 @@ enum zc_offer {
  * error (ZCOR_EUPSTREAM) with *kind one of ZC_HTTP_* and the reason in e,
  * naming url and no setting: the caller says what to check.
  */
-enum { ZC_HTTP_OK = 0, ZC_HTTP_UNREACHABLE, ZC_HTTP_TIMEOUT, ZC_HTTP_TOO_BIG, ZC_HTTP_STATUS };
+/* ZC_HTTP_CUT: the wait was cut short by the caller's own limit (a turn's
+ * time per tool call or deadline, a digest run's digestTimeoutMs), not the
+ * tool's timeout; e names that limit. */
+enum { ZC_HTTP_OK = 0, ZC_HTTP_UNREACHABLE, ZC_HTTP_TIMEOUT, ZC_HTTP_TOO_BIG, ZC_HTTP_STATUS,
+       ZC_HTTP_CUT };
 struct zc_buf;
 struct zc_http_get {
 	int (*get)(void *ud, const char *url, long timeout_ms, long max_bytes, struct zc_buf *body,

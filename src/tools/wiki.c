@@ -166,7 +166,12 @@ static int ask(const struct zc_tool_env *env, const char *url, json_t **doc, str
 	if (rc) {
 		char why[sizeof(e->msg)];
 		snprintf(why, sizeof(why), "%s", e->msg);
-		if (kind == ZC_HTTP_TIMEOUT)
+		if (kind == ZC_HTTP_CUT)
+			zc_fail(e, ZCOR_EUPSTREAM,
+				"the wiki at '%s' did not answer in the time this call had (%s); nothing "
+				"was looked up: go on without it, or try once more later",
+				w->base_url, why);
+		else if (kind == ZC_HTTP_TIMEOUT)
 			zc_fail(e, ZCOR_EUPSTREAM,
 				"the wiki at '%s' did not answer within wiki.timeoutMs (%ld ms); check the "
 				"network and wiki.baseUrl in config.json, or raise wiki.timeoutMs",
@@ -220,6 +225,22 @@ static int not_api(const struct zc_tool_env *env, const char *what, struct zc_er
 		       env->m->conf.cfg.wiki.base_url, what);
 }
 
+/* A title or URL of the answer within its cap, or the error naming it. */
+static int over_cap(const struct zc_tool_env *env, const char *what, const char *s,
+		    struct zc_err *e)
+{
+	int url = strcmp(what, "a page URL") == 0;
+	size_t n = url ? strlen(s) : zc_utf8_len(s);
+	if (n <= (url ? (size_t)ZC_WIKI_URL_BYTES : (size_t)ZC_WIKI_TITLE_CHARS))
+		return ZCOR_OK;
+	return zc_fail(e, ZCOR_EUPSTREAM,
+		       "the wiki at '%s' answered %s of %zu %s (at most %d are taken) beginning '%s'; "
+		       "a MediaWiki does not: check that wiki.baseUrl in config.json is the wiki's "
+		       "api.php",
+		       env->m->conf.cfg.wiki.base_url, what, n, url ? "bytes" : "characters",
+		       url ? ZC_WIKI_URL_BYTES : ZC_WIKI_TITLE_CHARS, ZC_Q(s, 60));
+}
+
 /* ---- the two calls ---------------------------------------------------------- */
 
 /* opensearch: *titles and *urls (new refs, arrays of strings; urls may be
@@ -249,6 +270,13 @@ static int opensearch(const struct zc_tool_env *env, const char *q, json_t **tit
 		if (!json_is_string(x) || !json_string_length(x))
 			continue;
 		json_t *ux = json_is_array(u) ? json_array_get(u, i) : NULL;
+		if ((rc = over_cap(env, "a title", json_string_value(x), e)) ||
+		    (json_is_string(ux) && (rc = over_cap(env, "a page URL", json_string_value(ux), e)))) {
+			json_decref(*titles);
+			json_decref(*urls);
+			*titles = *urls = NULL;
+			goto out;
+		}
 		json_array_append(*titles, x);
 		json_array_append_new(*urls, json_is_string(ux) ? json_incref(ux) : json_null());
 		if (json_array_size(*titles) >= WIKI_LIMIT)
@@ -351,11 +379,19 @@ static int extract(const struct zc_tool_env *env, json_t *titles, json_t *urls, 
 	if (!final)
 		final = title;
 	redirect_of(query, &from);
+	if ((rc = over_cap(env, "a title", final, e)) || (from && (rc = over_cap(env, "a title", from, e))))
+		goto out;
 	int truncated = 0;
 	json_t *ex = cut_extract(text ? text : "", &truncated); /* before truncated is read */
 	*out = json_pack("{s:s, s:o, s:b}", "title", final, "extract", ex, "truncated", truncated);
 	const char *u = json_string_value(json_array_get(urls, i));
 	char *ru = u && from && strcmp(final, title) ? redirect_url(u, title, final) : NULL;
+	if (ru && (rc = over_cap(env, "a page URL", ru, e))) {
+		zc_free(ru);
+		json_decref(*out);
+		*out = NULL;
+		goto out;
+	}
 	json_object_set_new(*out, "url", ru ? zc_json_string_own(ru) : u ? json_string(u) : json_null());
 	if (from)
 		json_object_set_new(*out, "redirectedFrom", json_string(from));

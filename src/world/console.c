@@ -305,9 +305,11 @@ static void cmd_recall(struct session *s)
 	}
 	const json_t *ids = json_object_get(s->last, "recalled");
 	const json_t *people = json_object_get(s->last, "recalledPeople");
-	json_t *req = json_pack("{s:s, s:[{s:s, s:s, s:s}], s:b}", "conversation", c->conversation,
-				"messages", "text", s->last_text, "senderId", "operator", "senderName",
-				"operator", "explain", 1);
+	/* the reasons are recomputed, but the batch's hits were counted by
+	 * its turn already: this look is not another hit */
+	json_t *req = json_pack("{s:s, s:[{s:s, s:s, s:s}], s:b, s:b}", "conversation",
+				c->conversation, "messages", "text", s->last_text, "senderId",
+				"operator", "senderName", "operator", "explain", 1, "countHits", 0);
 	char *body = req ? json_dumps(req, JSON_COMPACT) : NULL;
 	char *out = NULL;
 	json_t *r = NULL;

@@ -167,11 +167,18 @@ test('[issue 14] zcor chat in a terminal: a dim tool line while the tool runs, t
     assert.match(s, /"status": "ok"/);
     assert.match(s, new RegExp(`"recalled": \\[\\s*"${id}"`));
 
+    // issue 14: /recall again: the same listing, and looking is not a hit
+    await t.line('/recall');
+    s = await t.waitFor(/recalled for the last batch: 1 memories[^]*recalled for the last batch: 1 memories/);
+
     await t.line('/nosuch');
     await t.waitFor(/no command '\/nosuch'/);
     await t.line('/quit');
     assert.equal(await t.exitStatus(), 0);
     assert.equal(fake.remaining(), 0);
+    // issue14_recall_counts_hits_twice: the second turn recalled it once;
+    // the two /recall looks added nothing (hits fold in at close)
+    assert.deepEqual(sql(dir, `SELECT hits FROM nodes WHERE id = '${id}'`), [{ hits: 1 }]);
     assert.equal(fake.requests.length, 3, 'the commands asked the model nothing');
   } finally {
     await t.close();

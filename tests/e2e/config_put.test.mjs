@@ -119,3 +119,41 @@ test('[issue 12] a caller bound to a conversation cannot PUT the config', async 
     assert.equal((await put(srv, { recallChars: 123 })).status, 200);
   });
 });
+
+test('issue16_digest_settings_validated: PUT /api/v1/config checks every digest key, naming the field (blank, out of range, wrong type, unknown zone) and changing nothing; good values land', async () => {
+  const dir = mkTmp('zcor-config-digest-');
+  const file = join(dir, 'config.json');
+  const srv = await startServe(BIN, dir, cleanEnv());
+  await runThenStop(srv, async () => {
+    assert.equal((await put(srv, { recallChars: 3000 })).status, 200);
+    const before = readFileSync(file, 'utf8');
+    const bad = [
+      [{ digestAtHour: '' }, /'digestAtHour'/],
+      [{ digestAtHour: 24 }, /'digestAtHour' must be an integer from 0 to 23/],
+      [{ digestAtHour: -1 }, /'digestAtHour'/],
+      [{ digestAtHour: 3.5 }, /'digestAtHour'/],
+      [{ digestMinLines: 0 }, /'digestMinLines'/],
+      [{ digestMinLines: 'many' }, /'digestMinLines'/],
+      [{ digestMaxChars: 10 }, /'digestMaxChars'/],
+      [{ digestTimeoutMs: 999999999 }, /'digestTimeoutMs'/],
+      [{ digestCatchUp: 'yes' }, /'digestCatchUp'/],
+      [{ memory: 1 }, /'memory'/],
+      [{ timeZone: 'Mars/Olympus_Mons' }, /'timeZone'.*Mars\/Olympus_Mons/],
+      [{ timeZone: 8 }, /'timeZone'/],
+    ];
+    for (const [body, re] of bad) {
+      const r = await put(srv, body);
+      assert.equal(r.status, 400, `${JSON.stringify(body)}: ${r.status} ${r.text}`);
+      assert.equal(r.json.error.code, 'invalid_argument');
+      assert.match(r.json.error.message, re, JSON.stringify(body));
+      assert.equal(readFileSync(file, 'utf8'), before, `${JSON.stringify(body)} changed config.json`);
+    }
+    const good = { digestAtHour: 3, digestMinLines: 7, digestMaxChars: 5000, digestTimeoutMs: 90000, digestCatchUp: false, timeZone: 'Asia/Shanghai', memory: false };
+    assert.equal((await put(srv, good)).status, 200);
+    const cfg = (await request(srv, '/api/v1/config')).json;
+    for (const [k, v] of Object.entries(good)) assert.deepEqual(cfg[k], v, k);
+    // a blank zone is the system's (null)
+    assert.equal((await put(srv, { timeZone: '' })).status, 200);
+    assert.equal((await request(srv, '/api/v1/config')).json.timeZone, null);
+  });
+});

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { startFakeOpenAI } from '../fake_openai.mjs';
@@ -100,7 +100,7 @@ test('[Q-DIGEST] a run: its input is the transcript since the last digest, the n
     assert.match(sys, /learn-meme/);
     assert.equal(req.body.messages.length, 2);
     // the tools: exactly the digest audience's list
-    assert.deepEqual(toolNames(req), ['qq_memory', 'qq_transcript', 'skill', 'wiki_lookup']);
+    assert.deepEqual(toolNames(req), ['qq_memory', 'qq_save_sticker', 'qq_transcript', 'skill', 'wiki_lookup']);
     // the calls: the two upserts ran, the undeclared tool was refused
     const calls = run.toolCalls;
     assert.deepEqual(calls.map((c) => [c.name, c.status]),
@@ -251,6 +251,64 @@ test('[Q-DIGEST] REST: POST /api/v1/conversations/:key/digest runs one, GET /api
       assert.deepEqual(r.json.items, []);
     });
     assert.equal(fake.requests.length, 1);
+  } finally {
+    await fake.close();
+  }
+});
+
+test('issue16_digest_collects_sticker: the digest agent is offered qq_save_sticker (seed 003: it writes STICKERS.md, collecting first); it collects the image of a digested line and the entry lands in STICKERS.md; an image only another conversation saw is refused', async () => {
+  const { createHash } = await import('node:crypto');
+  const gif = (tag) => Buffer.concat([Buffer.from('R0lGODlhAQABAIAAAP///wAAACwAAAAAAQABAAACAkQBADs=', 'base64'), Buffer.from(tag)]);
+  const mine = gif('mine'), theirs = gif('theirs');
+  const ref = (b) => `media/${createHash('sha256').update(b).digest('hex')}.gif`;
+  const fake = await startFakeOpenAI([
+    { toolCalls: [
+      { name: 'qq_save_sticker', arguments: { media: ref(mine), name: '无语猫', meaning: '无语、懒得吐槽', scene: '对方说了离谱的话时' } },
+      { name: 'qq_save_sticker', arguments: { media: ref(theirs), name: '别人的图' } },
+    ] },
+    { content: '收藏了一张。' },
+  ]);
+  try {
+    const dir = setup(fake);
+    const log = async (conv, id, data) => {
+      const r = await zc(dir, ['transcript', 'log', '--conversation', conv], JSON.stringify({ messages: [
+        { id, time: '2026-11-20T08:00:00Z', senderId: '101', senderName: '甲', text: '看这个', media: [{ type: 'image', data: data.toString('base64') }] }] }));
+      assert.equal(r.code, 0, r.stderr);
+    };
+    await log('group:500', 'g1', mine);
+    await log('group:600', 'o1', theirs);
+    const r = await digestNow(dir, 'group:500');
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    // the digested line carries the image's path, and the tool is offered
+    assert.ok(userText(fake.requests[0]).includes(`看这个 [图片: ${ref(mine)}]`), userText(fake.requests[0]));
+    assert.ok(toolNames(fake.requests[0]).includes('qq_save_sticker'));
+    const calls = JSON.parse(r.stdout).runs[0].toolCalls;
+    assert.deepEqual(calls.map((c) => [c.name, c.status]), [['qq_save_sticker', 'ok'], ['qq_save_sticker', 'error']]);
+    assert.match(calls[1].error, /not in the media cache/);
+    const st = JSON.parse((await zc(dir, ['tool', 'qq_memory', JSON.stringify({ action: 'read', path: 'STICKERS.md' })])).stdout);
+    assert.match(st.text, /无语猫/);
+    assert.match(st.text, /stickers\/无语猫\.gif/);
+    assert.doesNotMatch(st.text, /别人的图|media\//);
+    assert.ok(existsSync(join(dir, 'stickers', '无语猫.gif')));
+    assert.deepEqual(sql(dir, "SELECT DISTINCT actor FROM history WHERE operation = 'qq_save_sticker'"), [{ actor: 'digest' }]);
+  } finally {
+    await fake.close();
+  }
+});
+
+test('issue16_memory_off_no_file_hints: with "memory": false the system prefix no longer sends the model to qq_memory / qq_transcript (tools it is not offered); with it on, it does', async () => {
+  const fake = await startFakeOpenAI([]);
+  try {
+    const dir = setup(fake);
+    let r = await zc(dir, ['--conversation', 'group:1', 'prefix']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /qq_memory search/);
+    assert.match(r.stdout, /zcor_memory_write/);
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ provider: { baseUrl: fake.baseUrl, model: 'fake' }, memory: false }));
+    r = await zc(dir, ['--conversation', 'group:1', 'prefix']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stdout, /qq_memory|qq_transcript|COGNITION\.md/);
+    assert.match(r.stdout, /zcor_memory_write/, 'seed 000\'s memory tools stay');
   } finally {
     await fake.close();
   }

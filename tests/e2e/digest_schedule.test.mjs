@@ -162,7 +162,7 @@ test('[Q-DIGEST schedule] catch-up only after a missed wake: a conversation dige
   }
 });
 
-test('[Q-DIGEST schedule] SIGTERM during the daily round: the run in flight finishes, the conversations after it are left for the next start', async () => {
+test('[Q-DIGEST schedule] SIGTERM during the daily round: the run in flight is cut and recorded as interrupted (issue 16: stopping does not wait for digestTimeoutMs), its lines and the conversations after it are left for the next start', async () => {
   const fake = await startFakeOpenAI([{ content: '好', delayMs: 2500 }, { content: '好' }]);
   try {
     const dir = setup(fake);
@@ -170,11 +170,13 @@ test('[Q-DIGEST schedule] SIGTERM during the daily round: the run in flight fini
     await logLines(dir, 'group:8', 6);
     const srv = await startServe(BIN, dir, env('2026-12-01T03:59:58Z'));
     await until('the first run of the round', () => /digest group:[78]: 6\/5 lines \(schedule\)/.test(srv.stderr()));
+    await until('its request', () => fake.requests.length === 1);
     await srv.stop();
     const ran = digests(dir);
     assert.equal(ran.length, 1, JSON.stringify(ran));
+    assert.equal(ran[0].status, 'error');
     assert.equal(fake.requests.length, 1, 'the second conversation was not started');
-    assert.equal([lines(dir, 'group:7').n, lines(dir, 'group:8').n].sort().join(','), '0,6');
+    assert.equal([lines(dir, 'group:7').n, lines(dir, 'group:8').n].sort().join(','), '6,6');
   } finally {
     await fake.close();
   }
@@ -218,6 +220,30 @@ test('[Q-DIGEST schedule] timeZone: the hour and the local date are config.json\
     assert.match(r.stdout, /'timeZone': 'Mars\/Olympus_Mons' is not a time zone this system knows/);
     writeFileSync(join(dir, 'config.json'), JSON.stringify({ timeZone: '../../etc/passwd' }));
     assert.match((await zc(dir, ['doctor'])).stdout, /'timeZone' must be an IANA time zone name/);
+  } finally {
+    await fake.close();
+  }
+});
+
+test('issue16_digest_hour_change_live: digestAtHour changed in config.json on a running serve takes effect at the next wake computed from the new value, not after the old wake', async () => {
+  const fake = await startFakeOpenAI([{ content: '好' }]);
+  try {
+    const dir = setup(fake);
+    await logLines(dir, 'group:8', 6);
+    const srv = await startServe(BIN, dir, env('2026-12-01T02:59:52Z'));
+    await runThenStop(srv, async () => {
+      await until('the start line', () => /memory enabled at 2026-12-01 04:00/.test(srv.stderr()));
+      writeFileSync(join(dir, 'config.json'),
+        JSON.stringify({ provider: { baseUrl: fake.baseUrl, model: 'fake', maxRetries: 0 }, digestMinLines: 5, digestAtHour: 3 }));
+      await until('the new wake', () => /digestAtHour is now 03:00 \(config\.json\): next wake at 2026-12-01 03:00/.test(srv.stderr()));
+      await until('the 03:00 digest', () => digests(dir).length === 1, 15000);
+      assert.deepEqual(digests(dir), [{ conversation: 'group:8', status: 'ok', trigger: 'schedule' }]);
+      await until('the next wake line', () => /next wake at 2026-12-02 03:00/.test(srv.stderr()));
+      // a new timeZone cannot move a running process's local time: it says so
+      writeFileSync(join(dir, 'config.json'),
+        JSON.stringify({ provider: { baseUrl: fake.baseUrl, model: 'fake', maxRetries: 0 }, digestMinLines: 5, digestAtHour: 3, timeZone: 'Asia/Tokyo' }));
+      await until('the zone line', () => /timeZone changed in config\.json to 'Asia\/Tokyo': restart zcor serve to apply it; until then the digest hour and dates follow the system's zone/.test(srv.stderr()));
+    });
   } finally {
     await fake.close();
   }

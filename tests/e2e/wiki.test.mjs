@@ -50,6 +50,14 @@ const server = createServer((req, res) => {
   const site = `http://${req.headers.host}`;
   if (u.pathname === '/slow/api.php') return; // never answers
   if (u.pathname === '/big/api.php') return json(['x', ['x'.repeat(5000)], [''], ['']]);
+  // issue 16: answers no MediaWiki gives — a title over 255 characters in
+  // the search, a page URL of 3000 bytes, a page whose own title is too long
+  if (u.pathname === '/longtitle/api.php') return json(['x', ['长'.repeat(256)], [''], ['']]);
+  if (u.pathname === '/longurl/api.php') return json(['x', ['阿卡林'], [''], [`${site}/${'a'.repeat(3000)}`]]);
+  if (u.pathname === '/longfinal/api.php') {
+    if (u.searchParams.get('action') === 'opensearch') return json(['x', ['阿卡林'], [''], [`${site}/x`]]);
+    return json({ query: { pages: { 1: { pageid: 1, ns: 0, title: '长'.repeat(300), extract: '文' } } } });
+  }
   if (u.pathname === '/html/api.php') {
     res.writeHead(200, { 'content-type': 'text/html' });
     return res.end('<!DOCTYPE html><html><body>萌娘百科</body></html>');
@@ -180,6 +188,26 @@ test('[Q-WIKI] an answer larger than wiki.maxBytes is refused', async () => {
   assert.equal(r.status, 1, r.stdout);
   assert.equal(r.out.error.code, 'upstream_error');
   assert.match(r.out.error.message, /answered more than wiki\.maxBytes \(1024 bytes\)/);
+});
+
+test('issue16_wiki_caps_titles_and_urls: a query over 100 characters is refused naming the argument; an answer with a title over 255 characters or a URL over 2000 bytes is a clear error', async () => {
+  let dir = wikiDir({ baseUrl: `${SITE}/api.php` });
+  let r = await lookup(dir, '长'.repeat(101));
+  assert.equal(r.status, 1, r.stdout);
+  assert.equal(r.out.error.code, 'invalid_argument');
+  assert.match(r.out.error.message, /'query'/);
+  assert.match(r.out.error.message, /100/);
+  assert.equal(r.seen.length, 0, 'the wiki was not asked');
+  for (const [path, what] of [['longtitle', /answered a title of 256 characters \(at most 255 are taken\)/],
+    ['longurl', /answered a page URL of \d{4} bytes \(at most 2000 are taken\)/],
+    ['longfinal', /answered a title of 300 characters/]]) {
+    dir = wikiDir({ baseUrl: `${SITE}/${path}/api.php` });
+    r = await lookup(dir, '阿卡林');
+    assert.equal(r.status, 1, r.stdout);
+    assert.equal(r.out.error.code, 'upstream_error', path);
+    assert.match(r.out.error.message, what, path);
+    assert.match(r.out.error.message, /check that wiki\.baseUrl in config\.json is the wiki's api\.php/);
+  }
 });
 
 test('[Q-WIKI] an answer that is not JSON (a page of HTML) is a clear error', async () => {

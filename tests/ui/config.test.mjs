@@ -107,3 +107,54 @@ test('config: conversation admission, limits and mirror set in the page take eff
     assert.equal(readFileSync(`${srv.dir}/mirror/COGNITION.md`, 'utf8'), JSON.parse(mirrored.stdout).text);
   });
 });
+
+test('issue16_config_panel_digest_keys: the digest settings are edited in the page and land in config.json; blank, out of range and an unknown zone are refused with the server\'s message naming the field, nothing changed', async () => {
+  await withPage(async ({ srv, page }) => {
+    await openPanel(page, srv, 'config');
+    await page.locator('#c-digestAtHour').waitFor();
+    assert.equal(await page.inputValue('#c-digestAtHour'), '4');
+    assert.equal(await page.isChecked('#c-memory'), true);
+    await page.fill('#c-digestAtHour', '3');
+    await page.fill('#c-digestMinLines', '7');
+    await page.fill('#c-digestMaxChars', '5000');
+    await page.fill('#c-digestTimeoutMs', '90000');
+    await page.uncheck('#c-digestCatchUp');
+    await page.fill('#c-timeZone', 'Asia/Shanghai');
+    await page.click('#c-save');
+    await page.locator('#status', { hasText: '配置已保存' }).waitFor();
+    await page.locator('#c-digestAtHour').waitFor();
+    let cfg = (await srv.api('GET', 'config')).body;
+    assert.deepEqual([cfg.digestAtHour, cfg.digestMinLines, cfg.digestMaxChars, cfg.digestTimeoutMs, cfg.digestCatchUp, cfg.timeZone, cfg.memory],
+      [3, 7, 5000, 90000, false, 'Asia/Shanghai', true]);
+    assert.equal(await page.inputValue('#c-timeZone'), 'Asia/Shanghai');
+    // what an earlier save left on the page is cleared first, so each
+    // wait below sees this save's outcome
+    const fresh = () => page.evaluate(() => {
+      document.querySelectorAll('main .error').forEach((e) => e.remove());
+      document.querySelector('#status').textContent = '';
+    });
+    const refused = async (id, value, re) => {
+      await page.fill(id, value);
+      await fresh();
+      await page.click('#c-save');
+      await page.locator('main .error', { hasText: re }).waitFor();
+      const now = (await srv.api('GET', 'config')).body;
+      assert.equal(now.digestAtHour, 3, `${id} ${value}`);
+      assert.equal(now.timeZone, 'Asia/Shanghai', `${id} ${value}`);
+    };
+    await refused('#c-digestAtHour', '', 'digestAtHour');
+    await refused('#c-digestAtHour', '24', 'digestAtHour');
+    await page.fill('#c-digestAtHour', '3');
+    await refused('#c-timeZone', 'Mars/Olympus_Mons', 'timeZone');
+    await page.fill('#c-timeZone', 'Asia/Shanghai');
+    await refused('#c-digestMinLines', '0', 'digestMinLines');
+    await page.fill('#c-digestMinLines', '7');
+    // memory off from the page
+    await page.uncheck('#c-memory');
+    await fresh();
+    await page.click('#c-save');
+    await page.locator('#status', { hasText: '配置已保存' }).waitFor();
+    cfg = (await srv.api('GET', 'config')).body;
+    assert.equal(cfg.memory, false);
+  });
+});

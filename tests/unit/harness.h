@@ -14,6 +14,11 @@
 
 #include "zcor.h"
 
+/* the schema version of this build (store.c's migrations), for the
+ * migration tests: one place instead of a number in each suite */
+int zc_store_schema_version(void);
+#define T_SCHEMA zc_store_schema_version()
+
 extern int t_failures;
 
 #define CHECK(cond)                                                                        \

@@ -14,6 +14,7 @@
 #include "agent/digest.h"
 #include "harness.h"
 #include "memory/digest.h"
+#include "memory/transcript.h"
 
 static int64_t utc(int y, int mo, int d, int h, int mi, int s)
 {
@@ -146,8 +147,76 @@ static void issue16_migration_15_to_16(void)
 	t_sql_exec(z, "PRAGMA user_version = 15");
 	zcor_close(z);
 	z = t_open_dir(dir);
-	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 20);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), T_SCHEMA);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE name = 'messages_conv_seq'"), 1);
+	zcor_close(z);
+}
+
+static int64_t fixed_now(void *ud) { return *(const int64_t *)ud; }
+
+/* issue16_done_date_is_the_start_date: a run that starts at 23:59:30
+ * local and is recorded at 00:00:30 marks the digest done on the day it
+ * started (it was that day's digest), so the next day's wake is not
+ * skipped as "digested today". */
+static void issue16_done_date_is_the_start_date(void)
+{
+	static const struct zcor_ctx ctx = {ZCOR_ACTOR_DIGEST, NULL};
+	setenv("TZ", "Asia/Shanghai", 1);
+	tzset();
+	struct zc_mem m;
+	struct zc_err e = {0};
+	CHECK_INT(zc_mem_open(&m, t_tmpdir(), &e), ZCOR_OK);
+	static const struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
+	json_t *batch = json_pack("{s:[{s:s, s:s, s:s}]}", "messages", "id", "a", "senderId", "1",
+				  "text", "x");
+	json_t *logged = NULL;
+	CHECK_INT(zc_transcript_log(&m, &host, "group:1", batch, &logged, &e), ZCOR_OK);
+	json_decref(batch);
+	json_decref(logged);
+	int64_t started = utc(2026, 11, 30, 15, 59, 30); /* 23:59:30 in Shanghai */
+	int64_t now = utc(2026, 11, 30, 16, 0, 30);      /* 00:00:30 on 12-01 */
+	m.now_ms = fixed_now;
+	m.clock_ud = &now;
+	json_t *fin = json_pack("{s:s, s:s, s:I, s:I, s:s, s:i, s:i, s:i, s:b, s:n, s:{}}",
+				"conversation", "group:1", "owner", "o", "startedAt", (json_int_t)started,
+				"endedAt", (json_int_t)now, "status", "ok", "lines", 1, "sentLines", 1,
+				"chars", 10, "cut", 0, "error", "record");
+	json_t *out = NULL;
+	CHECK_INT(zc_mem_run(&m, &ctx, &zc_op_digest_finish, fin, &out, &e), ZCOR_OK);
+	CHECK_STR(json_string_value(json_object_get(json_object_get(out, "conversation"),
+						    "lastDigestDate")),
+		  "2026-11-30");
+	json_decref(fin);
+	json_decref(out);
+	zc_mem_close(&m);
+	setenv("TZ", "UTC", 1);
+	tzset();
+}
+
+/* issue16_digest_lease: schema 17 from 16: the turn's lease moves from
+ * turn_state into leases (a turn running across the upgrade stays held),
+ * and the migration runs again harmlessly. */
+static void issue16_migration_16_to_17(void)
+{
+	zcor *z = t_open();
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s", zcor_dir(z));
+	t_sql_exec(z, "DROP TABLE leases");
+	t_sql_exec(z, "INSERT INTO turn_state(conversation, cursor, lease_owner, lease_until) "
+		      "VALUES ('console:a', 3, 'pid:1:1:1', 9999999999999)");
+	t_sql_exec(z, "PRAGMA user_version = 16");
+	zcor_close(z);
+	z = t_open_dir(dir);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), T_SCHEMA);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM leases WHERE kind = 'turn' AND "
+				 "conversation = 'console:a' AND owner = 'pid:1:1:1'"), 1);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM turn_state WHERE lease_owner IS NOT NULL"), 0);
+	CHECK_INT(t_sql_int(dir, "SELECT cursor FROM turn_state WHERE conversation = 'console:a'"), 3);
+	t_sql_exec(z, "PRAGMA user_version = 16");
+	zcor_close(z);
+	z = t_open_dir(dir);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), T_SCHEMA);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM leases"), 1);
 	zcor_close(z);
 }
 
@@ -158,13 +227,13 @@ static void issue16_migration_14_to_15(void)
 	zcor *z = t_open();
 	char dir[4096];
 	snprintf(dir, sizeof(dir), "%s", zcor_dir(z));
-	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 20);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), T_SCHEMA);
 	t_sql_exec(z, "DROP TABLE digests");
 	t_sql_exec(z, "PRAGMA user_version = 14");
 	zcor_close(z);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'digests%'"), 0);
 	z = t_open_dir(dir);
-	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 20);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), T_SCHEMA);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE name IN ('digests', 'digests_conv')"), 2);
 	char *out = NULL;
 	CHECK_INT(zcor_digests(z, NULL, NULL, &out), ZCOR_OK);
@@ -176,6 +245,8 @@ static void issue16_migration_14_to_15(void)
 const struct t_case t_cases[] = {
 	{"issue16_migration_14_to_15", issue16_migration_14_to_15},
 	{"issue16_migration_15_to_16", issue16_migration_15_to_16},
+	{"issue16_migration_16_to_17", issue16_migration_16_to_17},
+	{"issue16_done_date_is_the_start_date", issue16_done_date_is_the_start_date},
 	{"issue16_digest_input_cuts_an_overlong_newest_line", issue16_digest_input_cuts_an_overlong_newest_line},
 	{"issue16_digest_input_reads_only_its_lines", issue16_digest_input_reads_only_its_lines},
 	{"issue16_next_wake_is_the_local_hour_strictly_after_now",

@@ -2140,7 +2140,7 @@ static void issue14_migration_13_to_14(void)
 	zcor_close(z);
 	z = t_open_dir(dir);
 	zcor_set_clock(z, clock_of, &now_ms);
-	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 20);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), T_SCHEMA);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'recall_gen%'"), 4);
 	json_t *res = recall1(z, "group:1", "潜水艇模型拼好了吗"); /* (catches the index up) */
 	CHECK(item_pos(res, id) >= 0);

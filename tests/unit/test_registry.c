@@ -95,11 +95,12 @@ static void issue14_one_list_per_audience(void)
 	names_of(&l, got, sizeof(got));
 	expected(NULL, want, sizeof(want));
 	CHECK_STR(got, want);
-	/* the digest agent: seed 003's qq_memory, qq_transcript and skill, and
-	 * the moegirl skill's wiki_lookup (issue 16) */
-	CHECK_INT((long long)zc_tools_for(ZC_AUD_DIGEST, &on, "group:1", &l), 4);
+	/* the digest agent: seed 003's qq_memory, qq_transcript and skill, the
+	 * moegirl skill's wiki_lookup (issue 16), and qq_save_sticker (seed
+	 * 003: the digest agent writes STICKERS.md, collecting first) */
+	CHECK_INT((long long)zc_tools_for(ZC_AUD_DIGEST, &on, "group:1", &l), 5);
 	names_of(&l, got, sizeof(got));
-	CHECK_STR(got, "qq_memory,skill,qq_transcript,wiki_lookup");
+	CHECK_STR(got, "qq_memory,qq_save_sticker,skill,qq_transcript,wiki_lookup");
 	/* issue 16: "memory": false (seed 003's 关掉) takes the seed-003
 	 * memory tools, the skills and the wiki from the model and the digest
 	 * agent (the host plane keeps them) */
@@ -154,7 +155,7 @@ static void issue14_call_outside_the_audience_is_refused(void)
 	CHECK_INT(rc, ZCOR_EFORBIDDEN);
 	CHECK(out == NULL);
 	CHECK_HAS(zcor_errjson(z), "'zcor_memory_write' is not offered to the digest agent");
-	CHECK_HAS(zcor_errjson(z), "qq_memory, skill, qq_transcript");
+	CHECK_HAS(zcor_errjson(z), "qq_memory, qq_save_sticker, skill, qq_transcript");
 	CHECK_INT(nodes_of(z), 0);
 	/* the digest agent's own tools run */
 	rc = zcor_tool_call(z, &digest, "qq_transcript", "{\"action\":\"list\"}", &out);

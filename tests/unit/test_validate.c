@@ -49,9 +49,9 @@ static char *expand(const char *in, const char *fill)
 static const struct golden recall_golden[] = {
 	{"[]", "the recall request must be a JSON object"},
 	{"{\"x\":1}", "unknown field 'x'; a recall request has conversation, messages, speakers, mentions, "
-		      "explain"},
+		      "explain, countHits"},
 	{"{\"messages\":[\"x\"],\"x\":1}", "unknown field 'x'; a recall request has conversation, messages, "
-					   "speakers, mentions, explain"},
+					   "speakers, mentions, explain, countHits"},
 	{"{\"messages\":[\"x\"]}", RECALL_CONV},
 	{"{\"conversation\":5,\"messages\":[\"x\"]}", RECALL_CONV},
 	{"{\"conversation\":null,\"messages\":[\"x\"]}", RECALL_CONV},
@@ -77,6 +77,7 @@ static const struct golden recall_golden[] = {
 	 "field 'mentions': must be an array of person ids (strings)"},
 	{"{" CONV ",\"messages\":[\"a\"],\"explain\":1}", "field 'explain': must be true or false"},
 	{"{" CONV ",\"messages\":[\"a\"],\"explain\":null}", "field 'explain': must be true or false"},
+	{"{" CONV ",\"messages\":[\"a\"],\"countHits\":0}", "field 'countHits': must be true or false"},
 	/* the first mistake in the order the fields were checked */
 	{"{\"explain\":1,\"mentions\":1,\"speakers\":1,\"messages\":[]," CONV "}",
 	 "field 'messages': must be an array of 1 to 100 messages"},

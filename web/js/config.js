@@ -1,6 +1,10 @@
 // config.js — the Config panel: recall budget (recallChars), relationship
 // memory on/off, recall profile; the conversation settings (bot id,
-// admission, media cache) and the memory files' limits and mirror.
+// admission, media cache) and the memory files' limits and mirror; the
+// long-term memory and its digest agent (memory, digestAtHour,
+// digestMinLines, digestMaxChars, digestTimeoutMs, digestCatchUp,
+// timeZone; docs/DIGEST.md). Every value is checked by the server, which
+// names the field; the page sends what was typed (a blank number as "").
 // Settings this page does not know yet are shown read-only, so new ones
 // appear as they are added.
 import { h, clear, field, splitList } from './dom.js';
@@ -9,7 +13,12 @@ import { t } from './i18n.js';
 import { load, errorBox, form as busyForm } from './ui.js';
 
 const KNOWN = ['recallChars', 'relationships', 'recall', 'botId', 'admission', 'mediaCacheMax',
-  'memoryFileMaxBytes', 'memoryArchiveRatio', 'viewMaxBytes', 'mirror'];
+  'memoryFileMaxBytes', 'memoryArchiveRatio', 'viewMaxBytes', 'mirror',
+  'memory', 'digestAtHour', 'digestMinLines', 'digestMaxChars', 'digestTimeoutMs', 'digestCatchUp', 'timeZone'];
+
+// What a number input holds, for the server to check: "" when blank (so
+// the server says the field is missing a number, instead of a 0 sent).
+const typed = (input) => (input.value.trim() === '' ? '' : Number(input.value));
 
 // A number input for key; its value goes back as a number.
 function num(id, value, step = 1) {
@@ -37,6 +46,14 @@ function form(cfg, app, reload) {
   const ratio = num('c-memoryArchiveRatio', cfg.memoryArchiveRatio, 0.05);
   const viewMax = num('c-viewMaxBytes', cfg.viewMaxBytes);
   const mirror = h('input', { type: 'checkbox', id: 'c-mirror', checked: !!cfg.mirror });
+  const digest = 'digestAtHour' in cfg;
+  const memory = h('input', { type: 'checkbox', id: 'c-memory', checked: cfg.memory !== false });
+  const atHour = num('c-digestAtHour', cfg.digestAtHour);
+  const minLines = num('c-digestMinLines', cfg.digestMinLines);
+  const maxChars = num('c-digestMaxChars', cfg.digestMaxChars);
+  const timeout = num('c-digestTimeoutMs', cfg.digestTimeoutMs);
+  const catchUp = h('input', { type: 'checkbox', id: 'c-digestCatchUp', checked: cfg.digestCatchUp !== false });
+  const zone = h('input', { type: 'text', id: 'c-timeZone', value: cfg.timeZone ?? '', placeholder: 'Asia/Shanghai' });
   const list = (input) => { const v = splitList(input.value); return v.length ? v : null; };
   const msg = h('div');
   const others = Object.fromEntries(Object.entries(cfg).filter(([k]) => !KNOWN.includes(k) && k !== 'warning'));
@@ -53,6 +70,13 @@ function form(cfg, app, reload) {
         patch.memoryArchiveRatio = Number(ratio.value);
         patch.viewMaxBytes = Number(viewMax.value);
         patch.mirror = mirror.checked;
+      }
+      if (digest) {
+        Object.assign(patch, {
+          memory: memory.checked, digestAtHour: typed(atHour), digestMinLines: typed(minLines),
+          digestMaxChars: typed(maxChars), digestTimeoutMs: typed(timeout), digestCatchUp: catchUp.checked,
+          timeZone: zone.value.trim() || null,
+        });
       }
       await api('PUT', 'config', patch);
       app.status(t('cfg.saved'));
@@ -71,6 +95,12 @@ function form(cfg, app, reload) {
     'memoryFileMaxBytes' in cfg ? [field(t('cfg.memoryFileMaxBytes'), memMax),
       field(t('cfg.memoryArchiveRatio'), ratio), field(t('cfg.viewMaxBytes'), viewMax),
       h('div', {}, h('label', { for: 'c-mirror' }, mirror, ' ', t('cfg.mirror')))] : null) : null,
+  digest ? h('fieldset', {}, h('legend', {}, t('cfg.digest')),
+    h('div', {}, h('label', { for: 'c-memory' }, memory, ' ', t('cfg.memory'))), h('p', { class: 'meta' }, t('cfg.memoryHelp')),
+    field(t('cfg.digestAtHour'), atHour), field(t('cfg.digestMinLines'), minLines),
+    field(t('cfg.digestMaxChars'), maxChars), field(t('cfg.digestTimeoutMs'), timeout),
+    h('div', {}, h('label', { for: 'c-digestCatchUp' }, catchUp, ' ', t('cfg.digestCatchUp'))),
+    field(t('cfg.timeZone'), zone), h('p', { class: 'meta' }, t('cfg.timeZoneHelp'))) : null,
   h('button', { type: 'submit', class: 'primary', id: 'c-save' }, t('action.save')), msg,
   Object.keys(others).length ? [h('h3', {}, t('cfg.others')), h('pre', {}, JSON.stringify(others, null, 2))] : null);
 }

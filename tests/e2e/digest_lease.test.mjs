@@ -1,0 +1,144 @@
+// digest_lease.test.mjs — issue 16: one digest run per conversation at a
+// time across processes (the store's lease, memory/lease.c), through two
+// real processes: `zcor digest --now` and a second `zcor digest --now` or
+// `zcor serve`'s REST route, against the scripted model of
+// tests/fake_openai.mjs. A process killed with SIGKILL mid-run leaves its
+// lease, which runs out at digestTimeoutMs + 5 s.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { startFakeOpenAI } from '../fake_openai.mjs';
+import { request, withServe } from '../net.mjs';
+import { mkTmp } from '../tmpdir.mjs';
+
+const BIN = process.env.ZCOR_BIN;
+assert.ok(BIN, 'ZCOR_BIN must name the zcor binary');
+
+function env() {
+  const e = { ...process.env };
+  delete e.ZCOR_DIR;
+  for (const k of ['http_proxy', 'https_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'all_proxy']) delete e[k];
+  return e;
+}
+
+// A zcor process, and its outcome as a promise.
+function start(dir, args, input) {
+  const p = spawn(BIN, ['--dir', dir, ...args], { env: env() });
+  let stdout = '', stderr = '';
+  p.stdout.setEncoding('utf8').on('data', (c) => { stdout += c; });
+  p.stderr.setEncoding('utf8').on('data', (c) => { stderr += c; });
+  if (input !== undefined) p.stdin.end(input); else p.stdin.end();
+  p.done = new Promise((resolve) => p.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  return p;
+}
+const zc = (dir, args, input) => start(dir, args, input).done;
+
+function sql(dir, q) {
+  const r = spawnSync('sqlite3', ['-json', join(dir, 'memory.db'), q], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout.trim() ? JSON.parse(r.stdout) : [];
+}
+
+async function until(what, fn, ms = 10000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await fn()) return;
+    await sleep(25);
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
+
+async function setup(fake, extra = {}) {
+  const dir = mkTmp('zcor-dlease-');
+  writeFileSync(join(dir, 'config.json'),
+    JSON.stringify({ provider: { baseUrl: fake.baseUrl, model: 'fake', maxRetries: 0 }, ...extra }));
+  const messages = [1, 2, 3].map((i) => ({ id: `m${i}`, time: `2026-11-20T08:0${i}:00Z`, senderId: '101', senderName: '甲', text: `第${i}句` }));
+  const r = await zc(dir, ['transcript', 'log', '--conversation', 'group:1'], JSON.stringify({ messages }));
+  assert.equal(r.code, 0, r.stderr);
+  return dir;
+}
+
+const digestNow = ['digest', '--now', '--conversation', 'group:1', '--json'];
+
+test('issue16_digest_lease_two_processes: while `zcor digest --now` runs group:1, a second process is refused naming the conversation and the holder (CLI exit 1; REST 409 conflict, digest_running); the model is asked once; the lease is gone after', async () => {
+  const fake = await startFakeOpenAI([{ content: '写好了。', delayMs: 2500 }]);
+  try {
+    const dir = await setup(fake);
+    const a = start(dir, digestNow);
+    await until('the first run to ask the model', () => fake.requests.length === 1);
+    assert.equal(sql(dir, "SELECT count(*) AS n FROM leases WHERE kind = 'digest' AND conversation = 'group:1'")[0].n, 1);
+    const b = await zc(dir, digestNow);
+    assert.equal(b.code, 1, b.stdout + b.stderr);
+    const err = JSON.parse(b.stdout).runs[0].error;
+    assert.equal(err.code, 'conflict');
+    assert.match(err.message, new RegExp(`a digest of conversation 'group:1' is running already, held by process ${a.pid} \\(a manual run\\) until`));
+    assert.equal(err.details.reason, 'digest_running');
+    assert.equal(err.details.pid, a.pid);
+    await withServe(BIN, dir, env(), async (srv) => {
+      const r = await request(srv, '/api/v1/conversations/group:1/digest', { method: 'POST', body: {} });
+      assert.equal(r.status, 409, r.text);
+      assert.equal(r.json.error.code, 'conflict');
+      assert.equal(r.json.error.details.reason, 'digest_running');
+      assert.match(r.json.error.message, /group:1.*is running already, held by process/);
+    });
+    const ra = await a.done;
+    assert.equal(ra.code, 0, ra.stdout + ra.stderr);
+    assert.equal(JSON.parse(ra.stdout).runs[0].status, 'ok');
+    assert.equal(fake.requests.length, 1, 'the model was asked once');
+    // one record: the refused runs wrote nothing
+    assert.deepEqual(sql(dir, 'SELECT status FROM digests'), [{ status: 'ok' }]);
+    // the record's start is the run's (it was its end, as for turns)
+    assert.ok(sql(dir, 'SELECT ended_at - started_at AS d FROM digests')[0].d >= 2000);
+    assert.deepEqual(sql(dir, "SELECT count(*) AS n FROM leases WHERE kind = 'digest'"), [{ n: 0 }]);
+  } finally {
+    await fake.close();
+  }
+});
+
+test('issue16_digest_lease_expires_after_kill: a run killed with SIGKILL while the model hangs leaves its lease; the next run is refused until it runs out (digestTimeoutMs + 5 s), then runs', async () => {
+  const fake = await startFakeOpenAI([{ content: '永远不来', delayMs: 60000 }, { content: '这次好了。' }]);
+  try {
+    const dir = await setup(fake, { digestTimeoutMs: 2000 });
+    const a = start(dir, digestNow);
+    await until('the run to ask the model', () => fake.requests.length === 1);
+    a.kill('SIGKILL');
+    assert.equal((await a.done).signal, 'SIGKILL');
+    const [{ until: leaseEnd }] = sql(dir, "SELECT until FROM leases WHERE kind = 'digest'");
+    let b = await zc(dir, digestNow);
+    assert.equal(b.code, 1, b.stdout);
+    assert.equal(JSON.parse(b.stdout).runs[0].error.details.reason, 'digest_running');
+    assert.ok(leaseEnd - Date.now() <= 7000, `the lease ends within digestTimeoutMs + 5 s (${leaseEnd - Date.now()} ms)`);
+    await sleep(Math.max(0, leaseEnd - Date.now() + 100));
+    b = await zc(dir, digestNow);
+    assert.equal(b.code, 0, b.stdout + b.stderr);
+    assert.equal(JSON.parse(b.stdout).runs[0].status, 'ok');
+    assert.deepEqual(sql(dir, 'SELECT lines_since_digest AS n FROM conversations'), [{ n: 0 }]);
+  } finally {
+    await fake.close();
+  }
+});
+
+test('issue16_digest_cli_sigterm: SIGTERM to `zcor digest --now` while the model hangs cuts the run: recorded as interrupted, lines kept, the lease given back at once (no wait for it to run out)', async () => {
+  const fake = await startFakeOpenAI([{ content: '永远不来', delayMs: 60000 }, { content: '好了。' }]);
+  try {
+    const dir = await setup(fake, { digestTimeoutMs: 60000 });
+    const a = start(dir, digestNow);
+    await until('the run to ask the model', () => fake.requests.length === 1);
+    const t0 = Date.now();
+    a.kill('SIGTERM');
+    const ra = await a.done;
+    assert.ok(Date.now() - t0 < 4000, `took ${Date.now() - t0} ms`);
+    assert.equal(ra.code, 1, ra.stdout + ra.stderr);
+    assert.match(JSON.parse(ra.stdout).runs[0].error.message, /interrupted after \d+ ms/);
+    assert.deepEqual(sql(dir, 'SELECT status FROM digests'), [{ status: 'error' }]);
+    assert.deepEqual(sql(dir, 'SELECT count(*) AS n FROM leases'), [{ n: 0 }]);
+    const b = await zc(dir, digestNow);
+    assert.equal(b.code, 0, b.stdout + b.stderr);
+  } finally {
+    await fake.close();
+  }
+});
