@@ -51,7 +51,9 @@ const struct zc_lex_shape zc_lex_shape_default = {
 #ifndef LEX_SETS
 #define LEX_SETS 2048
 #endif
+#ifndef LEX_WAYS
 #define LEX_WAYS 4
+#endif
 #define LEX_SLOTS (LEX_SETS * LEX_WAYS)
 #define LEX_KEY_MAX 160
 
@@ -206,6 +208,7 @@ static struct lexent *slot_for(struct zc_lex_cache *c, const char *scope, const 
 	unsigned long h = 5381;
 	for (const char *p = key; *p; p++)
 		h = h * 33 + (unsigned char)*p;
+	h = (unsigned long)(((unsigned long long)h * 0x9E3779B97F4A7C15ULL) >> 32); /* all bits count */
 	struct lexent *set = &c->slot[(h & (LEX_SETS - 1)) * LEX_WAYS], *x = NULL;
 	for (int w = 0; w < LEX_WAYS && !x; w++)
 		if (strcmp(set[w].key, key) == 0)
@@ -264,15 +267,19 @@ static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope,
 		    int limit, struct lexent **out, struct zc_err *e)
 {
 	struct lexent *x = *out = slot_for(c, scope, tok, 0);
+	if (limit > ZC_POSTINGS_MAX)
+		limit = ZC_POSTINGS_MAX;
 	if (!x || (x->limit && (x->n < x->limit || x->limit >= limit)))
 		return ZCOR_OK; /* no such token, or read already */
 	struct zc_buf q = ZC_BUF_INIT;
 	scoped_phrase(&q, scope, tok);
-	struct post *rows = zc_malloc((size_t)limit * sizeof(*rows));
+	struct post *rows = NULL;
 	int n = 0, step, rc = ZCOR_OK;
+	/* one call reads them all (zc_postings: xQueryPhrase), not a row
+	 * of the statement each */
 	sqlite3_stmt *st = zc_stmt(&m->store,
-				   "SELECT -rowid, zc_tf(recall_fts) FROM recall_fts WHERE recall_fts MATCH ?1 "
-				   "ORDER BY rowid LIMIT ?2",
+				   "SELECT zc_postings(recall_fts, ?2) FROM recall_fts WHERE recall_fts MATCH ?1 "
+				   "LIMIT 1",
 				   e);
 	if (!st) {
 		rc = e->code;
@@ -280,10 +287,17 @@ static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope,
 	}
 	sqlite3_bind_text(st, 1, q.p, (int)q.len, SQLITE_STATIC);
 	sqlite3_bind_int(st, 2, limit);
-	while ((step = sqlite3_step(st)) == SQLITE_ROW && n < limit) {
-		rows[n].seq = sqlite3_column_int64(st, 0);
-		rows[n].tf = sqlite3_column_int(st, 1);
-		n++;
+	step = sqlite3_step(st);
+	if (step == SQLITE_ROW) {
+		const struct zc_posting *p = sqlite3_column_blob(st, 0);
+		n = sqlite3_column_bytes(st, 0) / (int)sizeof(*p);
+		rows = n ? zc_malloc((size_t)n * sizeof(*rows)) : NULL;
+		for (int i = 0; i < n; i++) {
+			struct zc_posting one;
+			memcpy(&one, (const char *)p + (size_t)i * sizeof(one), sizeof(one));
+			rows[i].seq = -one.rowid;
+			rows[i].tf = one.tf;
+		}
 	}
 	sqlite3_reset(st);
 	if (step != SQLITE_DONE && step != SQLITE_ROW) {
@@ -293,9 +307,7 @@ static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope,
 	zc_free(x->rows);
 	x->n = n;
 	x->limit = limit;
-	x->rows = n ? zc_realloc(rows, (size_t)n * sizeof(*rows)) : NULL;
-	if (!n)
-		zc_free(rows);
+	x->rows = rows;
 	rows = NULL;
 out:
 	zc_free(rows);
