@@ -258,13 +258,20 @@ static void scoped_phrase(struct zc_buf *q, const char *scope, const char *tok)
 	zc_buf_addc(q, '"');
 }
 
+/* Postings lists of at least this many rows are read in one call
+ * (zc_postings); shorter ones a statement row each: the call's second
+ * seek (xQueryPhrase opens a cursor of its own) costs more than it saves
+ * on a few rows (callgrind, zcor-bench turn and recall). */
+#define LEX_ONE_CALL_ROWS 24
+
 /*
  * The token's newest `limit` postings in one scope with their term
- * frequencies: one FTS5 query over its doclist, newest first — in rowid
- * order, since the rowid of a record in recall_fts is -seq.
+ * frequencies, newest first — in rowid order, since the rowid of a record
+ * in recall_fts is -seq. df: how many there are (recall_df), so the
+ * cheaper of two readings is taken; both read the same rows.
  */
 static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope, const char *tok,
-		    int limit, struct lexent **out, struct zc_err *e)
+		    int limit, int df, struct lexent **out, struct zc_err *e)
 {
 	struct lexent *x = *out = slot_for(c, scope, tok, 0);
 	if (limit > ZC_POSTINGS_MAX)
@@ -273,13 +280,14 @@ static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope,
 		return ZCOR_OK; /* no such token, or read already */
 	struct zc_buf q = ZC_BUF_INIT;
 	scoped_phrase(&q, scope, tok);
-	struct post *rows = NULL;
+	int one_call = (df < limit ? df : limit) >= LEX_ONE_CALL_ROWS;
+	struct post *rows = zc_malloc((size_t)limit * sizeof(*rows));
 	int n = 0, step, rc = ZCOR_OK;
-	/* one call reads them all (zc_postings: xQueryPhrase), not a row
-	 * of the statement each */
 	sqlite3_stmt *st = zc_stmt(&m->store,
-				   "SELECT zc_postings(recall_fts, ?2) FROM recall_fts WHERE recall_fts MATCH ?1 "
-				   "LIMIT 1",
+				   one_call ? "SELECT zc_postings(recall_fts, ?2) FROM recall_fts WHERE recall_fts "
+					      "MATCH ?1 LIMIT 1"
+					    : "SELECT -rowid, zc_tf(recall_fts) FROM recall_fts WHERE recall_fts "
+					      "MATCH ?1 ORDER BY rowid LIMIT ?2",
 				   e);
 	if (!st) {
 		rc = e->code;
@@ -287,17 +295,22 @@ static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope,
 	}
 	sqlite3_bind_text(st, 1, q.p, (int)q.len, SQLITE_STATIC);
 	sqlite3_bind_int(st, 2, limit);
-	step = sqlite3_step(st);
-	if (step == SQLITE_ROW) {
-		const struct zc_posting *p = sqlite3_column_blob(st, 0);
-		n = sqlite3_column_bytes(st, 0) / (int)sizeof(*p);
-		rows = n ? zc_malloc((size_t)n * sizeof(*rows)) : NULL;
-		for (int i = 0; i < n; i++) {
-			struct zc_posting one;
-			memcpy(&one, (const char *)p + (size_t)i * sizeof(one), sizeof(one));
-			rows[i].seq = -one.rowid;
-			rows[i].tf = one.tf;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW && n < limit) {
+		if (!one_call) {
+			rows[n].seq = sqlite3_column_int64(st, 0);
+			rows[n].tf = sqlite3_column_int(st, 1);
+			n++;
+			continue;
 		}
+		const char *p = sqlite3_column_blob(st, 0);
+		int k = sqlite3_column_bytes(st, 0) / (int)sizeof(struct zc_posting);
+		for (int i = 0; i < k && n < limit; i++) {
+			struct zc_posting one;
+			memcpy(&one, p + (size_t)i * sizeof(one), sizeof(one));
+			rows[n].seq = -one.rowid;
+			rows[n++].tf = one.tf;
+		}
+		break;
 	}
 	sqlite3_reset(st);
 	if (step != SQLITE_DONE && step != SQLITE_ROW) {
@@ -307,7 +320,9 @@ static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope,
 	zc_free(x->rows);
 	x->n = n;
 	x->limit = limit;
-	x->rows = rows;
+	x->rows = n ? zc_realloc(rows, (size_t)n * sizeof(*rows)) : NULL;
+	if (!n)
+		zc_free(rows);
 	rows = NULL;
 out:
 	zc_free(rows);
@@ -332,7 +347,7 @@ static int postings_of(struct zc_mem *m, struct zc_lex_cache *c, const char *con
 	dst->n = 0;
 	dst->rows = NULL;
 	if (dst->gdf > 0) {
-		if ((rc = entry_of(m, c, "global", tok, limit, &x, e)))
+		if ((rc = entry_of(m, c, "global", tok, limit, dst->gdf, &x, e)))
 			return rc;
 		plist_take(&g, x, limit); /* a copy: the scope's entry may take its slot */
 	}
@@ -341,7 +356,7 @@ static int postings_of(struct zc_mem *m, struct zc_lex_cache *c, const char *con
 		dst->rows = g.rows;
 		return ZCOR_OK;
 	}
-	if ((rc = entry_of(m, c, conv, tok, limit, &x, e))) {
+	if ((rc = entry_of(m, c, conv, tok, limit, dst->sdf, &x, e))) {
 		zc_free(g.rows);
 		return rc;
 	}
