@@ -2132,10 +2132,10 @@ static void issue17_recall_cache_keeps_a_conversations_tokens(void)
 		cjk_text(&rng, 6, msg[i], sizeof(msg[i]));
 	long long post0 = 0, df0 = 0;
 	for (int pass = 0; pass < 2; pass++) {
-		long long post = stmt_runs(z, "zc_postings("), df = stmt_runs(z, "FROM recall_df WHERE");
+		long long post = stmt_runs(z, "FROM recall_fts WHERE recall_fts MATCH"), df = stmt_runs(z, "FROM recall_df WHERE");
 		for (int i = 0; i < NMSG; i++)
 			json_decref(recall1(z, "group:1", msg[i]));
-		post = stmt_runs(z, "zc_postings(") - post;
+		post = stmt_runs(z, "FROM recall_fts WHERE recall_fts MATCH") - post;
 		df = stmt_runs(z, "FROM recall_df WHERE") - df;
 		if (pass == 0) {
 			post0 = post;
