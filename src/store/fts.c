@@ -171,6 +171,7 @@ static void aux_postings(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_
 		sqlite3_result_error_nomem(ctx);
 		return;
 	}
+	memset(r.rows, 0, (size_t)cap * sizeof(*r.rows)); /* no uninitialised padding in the blob */
 	int rc = api->xQueryPhrase(fts, 0, &r, postings_row);
 	if (rc != SQLITE_OK) {
 		sqlite3_free(r.rows);
