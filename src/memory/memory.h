@@ -39,6 +39,7 @@ struct zc_mem {
 	struct zc_reads *reads; /* read records not written yet (op.c) */
 	struct zc_hooks *hooks; /* the runner's subscribers (op.c, zc_mem_hook) */
 	struct zc_op *cur_op;   /* the operation running now (op.c), or NULL */
+	long fts_batch;         /* new nodes per full-text batch; 0: ZC_FTS_BATCH (zc_mem_set_fts_batch) */
 };
 
 /* One running operation. */
@@ -230,6 +231,11 @@ void zc_mem_on_deferred(struct zc_mem *m, void (*fn)(void *ud), void *ud);
 #define ZC_FTS_BATCH 32
 int zc_node_fts_catch_up(struct zc_store *s, struct zc_err *e);
 int zc_node_fts_pending(struct zc_store *s);
+/* A bulk import (zcor-bench's stores) writes its new nodes' full-text
+ * rows in batches of n instead (0: back to ZC_FTS_BATCH): the same rows,
+ * by the same catch-up, fewer and larger batches. A reader still catches
+ * up first, so nothing is ever missing from what it reads. */
+void zc_mem_set_fts_batch(struct zc_mem *m, long n);
 /* Writes the missing full-text rows, with the queued read records, in a
  * transaction of their own (no fsync: derived data) when there are any:
  * before reading nodes_fts, and at close. Not on a timer, so that where

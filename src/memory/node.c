@@ -192,7 +192,8 @@ int zc_node_save(struct zc_op *op, const json_t *n, struct zc_err *e)
 	long long upto = 0;
 	if ((rc = zc_meta_get_int(&op->m->store, "fts_upto", &upto, e)))
 		return rc;
-	return seq - upto >= ZC_FTS_BATCH ? zc_node_fts_catch_up(&op->m->store, e) : ZCOR_OK;
+	long batch = op->m->fts_batch > 0 ? op->m->fts_batch : ZC_FTS_BATCH;
+	return seq - upto >= batch ? zc_node_fts_catch_up(&op->m->store, e) : ZCOR_OK;
 }
 
 int zc_may_inject(const char *superseded_by, const char *tier, const char *confidence,

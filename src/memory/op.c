@@ -79,6 +79,8 @@ int zc_node_fts_catch_up(struct zc_store *s, struct zc_err *e)
 	return ZCOR_OK;
 }
 
+void zc_mem_set_fts_batch(struct zc_mem *m, long n) { m->fts_batch = n > 0 ? n : 0; }
+
 int zc_node_fts_pending(struct zc_store *s)
 {
 	sqlite3_stmt *st = zc_stmt(s,

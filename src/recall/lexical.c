@@ -45,7 +45,16 @@ const struct zc_lex_shape zc_lex_shape_default = {
 
 /* ---- the cache --------------------------------------------------------- */
 
-#define LEX_SLOTS 4096
+/* 4-way set-associative, least recently used way replaced: a direct-
+ * mapped table of 4,096 lost 71% of its lookups to collisions in
+ * zcor-bench recall (one conversation, 1,100 messages) */
+#ifndef LEX_SETS
+#define LEX_SETS 2048
+#endif
+#ifndef LEX_WAYS
+#define LEX_WAYS 4
+#endif
+#define LEX_SLOTS (LEX_SETS * LEX_WAYS)
 #define LEX_KEY_MAX 160
 
 struct post {
@@ -60,6 +69,7 @@ struct post {
 struct lexent {
 	char key[LEX_KEY_MAX]; /* scope \x1F token; "" = empty slot */
 	long long gen;         /* the scope's generation (recall_gen) it was read at */
+	unsigned long used;    /* the cache's clock at its last use (LRU within its set) */
 	int df, has_df;        /* the scope's records holding it (recall_df) */
 	int n;                 /* postings kept: the newest `limit`, or all when fewer */
 	int limit;             /* how many were asked for (0: none read yet) */
@@ -91,8 +101,9 @@ struct zc_lex_cache {
 	long long gen; /* meta.recall_gen the lengths belong to */
 	/* this run's generations (recall_gen): global's, the conversation's */
 	long long gen_global, gen_scope;
-	/* direct-mapped, so at most LEX_SLOTS × shape.postings postings */
+	/* at most LEX_SLOTS × shape.postings postings */
 	struct lexent slot[LEX_SLOTS];
+	unsigned long clock;
 	struct {
 		sqlite3_int64 seq; /* 0: empty */
 		long long dl;
@@ -178,11 +189,11 @@ static int cache_fresh(struct zc_mem *m, struct zc_lex_cache **cp, const char *c
 
 static int is_global(const char *scope) { return strcmp(scope, "global") == 0; }
 
-/* The slot of (scope, tok), emptied for it if it held another token or
- * an older generation of this one — unless `keep_postings` and another
- * token's postings are there (a df is cheaper to look up again than
- * postings): then NULL. NULL too for a token too long to be one of the
- * index's. */
+/* The slot of (scope, tok): its own if the cache holds it (emptied if an
+ * older generation of the scope), else the least recently used of its
+ * set, emptied for it — unless `keep_postings` and every way of the set
+ * holds postings (a df is cheaper to look up again than postings): then
+ * NULL, as for a token too long to be one of the index's. */
 static struct lexent *slot_for(struct zc_lex_cache *c, const char *scope, const char *tok,
 			       int keep_postings)
 {
@@ -197,17 +208,33 @@ static struct lexent *slot_for(struct zc_lex_cache *c, const char *scope, const 
 	unsigned long h = 5381;
 	for (const char *p = key; *p; p++)
 		h = h * 33 + (unsigned char)*p;
-	struct lexent *x = &c->slot[h & (LEX_SLOTS - 1)];
+	h = (unsigned long)(((unsigned long long)h * 0x9E3779B97F4A7C15ULL) >> 32); /* all bits count */
+	struct lexent *set = &c->slot[(h & (LEX_SETS - 1)) * LEX_WAYS], *x = NULL;
+	for (int w = 0; w < LEX_WAYS && !x; w++)
+		if (strcmp(set[w].key, key) == 0)
+			x = &set[w];
 	long long gen = is_global(scope) ? c->gen_global : c->gen_scope;
-	int same = strcmp(x->key, key) == 0;
-	if (!same || x->gen != gen) {
-		if (!same && keep_postings && x->limit)
+	if (!x) {
+		for (int w = 0; w < LEX_WAYS; w++) {
+			struct lexent *y = &set[w];
+			if (keep_postings && y->limit)
+				continue;
+			if (!x || !y->key[0] || (x->key[0] && y->used < x->used))
+				x = y;
+		}
+		if (!x)
 			return NULL;
 		zc_free(x->rows);
 		memset(x, 0, sizeof(*x));
 		memcpy(x->key, key, cn + 1 + tn + 1);
 		x->gen = gen;
+	} else if (x->gen != gen) {
+		zc_free(x->rows);
+		memset(x, 0, sizeof(*x));
+		memcpy(x->key, key, cn + 1 + tn + 1);
+		x->gen = gen;
 	}
+	x->used = ++c->clock;
 	return x;
 }
 
@@ -231,24 +258,36 @@ static void scoped_phrase(struct zc_buf *q, const char *scope, const char *tok)
 	zc_buf_addc(q, '"');
 }
 
+/* Postings lists of at least this many rows are read in one call
+ * (zc_postings); shorter ones a statement row each: the call's second
+ * seek (xQueryPhrase opens a cursor of its own) costs more than it saves
+ * on a few rows (callgrind, zcor-bench turn and recall). */
+#define LEX_ONE_CALL_ROWS 24
+
 /*
  * The token's newest `limit` postings in one scope with their term
- * frequencies: one FTS5 query over its doclist, newest first — in rowid
- * order, since the rowid of a record in recall_fts is -seq.
+ * frequencies, newest first — in rowid order, since the rowid of a record
+ * in recall_fts is -seq. df: how many there are (recall_df), so the
+ * cheaper of two readings is taken; both read the same rows.
  */
 static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope, const char *tok,
-		    int limit, struct lexent **out, struct zc_err *e)
+		    int limit, int df, struct lexent **out, struct zc_err *e)
 {
 	struct lexent *x = *out = slot_for(c, scope, tok, 0);
+	if (limit > ZC_POSTINGS_MAX)
+		limit = ZC_POSTINGS_MAX;
 	if (!x || (x->limit && (x->n < x->limit || x->limit >= limit)))
 		return ZCOR_OK; /* no such token, or read already */
 	struct zc_buf q = ZC_BUF_INIT;
 	scoped_phrase(&q, scope, tok);
+	int one_call = (df < limit ? df : limit) >= LEX_ONE_CALL_ROWS;
 	struct post *rows = zc_malloc((size_t)limit * sizeof(*rows));
 	int n = 0, step, rc = ZCOR_OK;
 	sqlite3_stmt *st = zc_stmt(&m->store,
-				   "SELECT -rowid, zc_tf(recall_fts) FROM recall_fts WHERE recall_fts MATCH ?1 "
-				   "ORDER BY rowid LIMIT ?2",
+				   one_call ? "SELECT zc_postings(recall_fts, ?2) FROM recall_fts WHERE recall_fts "
+					      "MATCH ?1 LIMIT 1"
+					    : "SELECT -rowid, zc_tf(recall_fts) FROM recall_fts WHERE recall_fts "
+					      "MATCH ?1 ORDER BY rowid LIMIT ?2",
 				   e);
 	if (!st) {
 		rc = e->code;
@@ -257,9 +296,21 @@ static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope,
 	sqlite3_bind_text(st, 1, q.p, (int)q.len, SQLITE_STATIC);
 	sqlite3_bind_int(st, 2, limit);
 	while ((step = sqlite3_step(st)) == SQLITE_ROW && n < limit) {
-		rows[n].seq = sqlite3_column_int64(st, 0);
-		rows[n].tf = sqlite3_column_int(st, 1);
-		n++;
+		if (!one_call) {
+			rows[n].seq = sqlite3_column_int64(st, 0);
+			rows[n].tf = sqlite3_column_int(st, 1);
+			n++;
+			continue;
+		}
+		const char *p = sqlite3_column_blob(st, 0);
+		int k = sqlite3_column_bytes(st, 0) / (int)sizeof(struct zc_posting);
+		for (int i = 0; i < k && n < limit; i++) {
+			struct zc_posting one;
+			memcpy(&one, p + (size_t)i * sizeof(one), sizeof(one));
+			rows[n].seq = -one.rowid;
+			rows[n++].tf = one.tf;
+		}
+		break;
 	}
 	sqlite3_reset(st);
 	if (step != SQLITE_DONE && step != SQLITE_ROW) {
@@ -296,7 +347,7 @@ static int postings_of(struct zc_mem *m, struct zc_lex_cache *c, const char *con
 	dst->n = 0;
 	dst->rows = NULL;
 	if (dst->gdf > 0) {
-		if ((rc = entry_of(m, c, "global", tok, limit, &x, e)))
+		if ((rc = entry_of(m, c, "global", tok, limit, dst->gdf, &x, e)))
 			return rc;
 		plist_take(&g, x, limit); /* a copy: the scope's entry may take its slot */
 	}
@@ -305,7 +356,7 @@ static int postings_of(struct zc_mem *m, struct zc_lex_cache *c, const char *con
 		dst->rows = g.rows;
 		return ZCOR_OK;
 	}
-	if ((rc = entry_of(m, c, conv, tok, limit, &x, e))) {
+	if ((rc = entry_of(m, c, conv, tok, limit, dst->sdf, &x, e))) {
 		zc_free(g.rows);
 		return rc;
 	}

@@ -25,8 +25,11 @@
  * others' postings are read at most `postings` newest visible ones (a
  * common word keeps its newest records; fewer for a character or a
  * feedback token, weaker evidence both); at most ZC_LEX_QUERY_TOKENS
- * distinct tokens a batch, the heaviest first. Postings are kept per
- * recall handle (struct zc_recall) until any connection changes the nodes.
+ * distinct tokens a batch, the heaviest first. A postings list of 24 rows
+ * or more is read in one call (zc_postings, store/fts.c), a shorter one a
+ * statement row each. Postings and df are kept per recall handle (struct
+ * zc_recall) in a 4-way set-associative cache of 8,192 (scope, token)
+ * entries, each valid while its scope's generation (recall_gen) stays.
  */
 #ifndef ZC_LEXICAL_H
 #define ZC_LEXICAL_H

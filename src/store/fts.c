@@ -13,6 +13,12 @@
  *   zc_tf(t)      auxiliary: the instances of the query's phrases in the
  *                 current row (recall asks for one token, in one scope or
  *                 another: its term frequency).
+ *   zc_postings(t, n) auxiliary: the first n rows (rowid order) of the
+ *                 query's first phrase with its instances in each, as one
+ *                 blob of struct zc_posting, read in one call (xQueryPhrase)
+ *                 instead of a row of the statement each: recall's newest
+ *                 postings of a token (rowid -seq). Called for the
+ *                 statement's first row (LIMIT 1).
  *   zc_dl(t)      auxiliary: the row's length in tokens (all columns).
  *   zc_lex_len(x) scalar: how many tokens zcor_scoped indexes for the text
  *                 x (without the scope): the length recall_stats adds up.
@@ -135,6 +141,46 @@ static void aux_tf(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_contex
 	sqlite3_result_int(ctx, inst);
 }
 
+struct postings_read {
+	struct zc_posting *rows;
+	int n, cap;
+};
+
+static int postings_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ud)
+{
+	struct postings_read *r = ud;
+	int inst = 0;
+	if (api->xInstCount(fts, &inst) != SQLITE_OK)
+		inst = 0;
+	r->rows[r->n].rowid = api->xRowid(fts);
+	r->rows[r->n].tf = inst;
+	return ++r->n < r->cap ? SQLITE_OK : SQLITE_DONE;
+}
+
+static void aux_postings(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int n,
+			 sqlite3_value **v)
+{
+	_Static_assert(ZC_POSTINGS_MAX == 4096, "the message below says 4096");
+	int cap = n >= 1 ? sqlite3_value_int(v[0]) : 0;
+	if (cap <= 0 || cap > ZC_POSTINGS_MAX) {
+		sqlite3_result_error(ctx, "zc_postings: the count (its second argument) must be 1 to 4096", -1);
+		return;
+	}
+	struct postings_read r = {sqlite3_malloc64((sqlite3_uint64)cap * sizeof(*r.rows)), 0, cap};
+	if (!r.rows) {
+		sqlite3_result_error_nomem(ctx);
+		return;
+	}
+	memset(r.rows, 0, (size_t)cap * sizeof(*r.rows)); /* no uninitialised padding in the blob */
+	int rc = api->xQueryPhrase(fts, 0, &r, postings_row);
+	if (rc != SQLITE_OK) {
+		sqlite3_free(r.rows);
+		sqlite3_result_error_code(ctx, rc);
+		return;
+	}
+	sqlite3_result_blob64(ctx, r.rows, (sqlite3_uint64)r.n * sizeof(*r.rows), sqlite3_free);
+}
+
 static void aux_dl(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int n,
 		   sqlite3_value **v)
 {
@@ -221,6 +267,8 @@ int zc_fts_register(sqlite3 *db, struct zc_err *e)
 		rc = api->xCreateTokenizer(api, "zcor_scoped", &marker, &scoped, NULL);
 	if (rc == SQLITE_OK)
 		rc = api->xCreateFunction(api, "zc_tf", NULL, aux_tf, NULL);
+	if (rc == SQLITE_OK)
+		rc = api->xCreateFunction(api, "zc_postings", NULL, aux_postings, NULL);
 	if (rc == SQLITE_OK)
 		rc = api->xCreateFunction(api, "zc_dl", NULL, aux_dl, NULL);
 	if (rc == SQLITE_OK)

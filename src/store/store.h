@@ -137,6 +137,13 @@ int zc_store_recall_catch_up(struct zc_store *s, long long above, struct zc_err 
 /* Registers zcor's FTS5 tokenizers and SQL functions (zc_norm, zc_lex_len,
  * zc_lex_set) on db (fts.c): the schema's triggers need them. */
 int zc_fts_register(sqlite3 *db, struct zc_err *e);
+/* One row of zc_postings(t, n)'s blob (fts.c): a row of the query's first
+ * phrase and its instances there; n is at most ZC_POSTINGS_MAX. */
+struct zc_posting {
+	sqlite3_int64 rowid;
+	int tf;
+};
+#define ZC_POSTINGS_MAX 4096
 
 /* Longest dictionary term, in characters: longer titles are not looked
  * up verbatim in messages (FTS still finds them). */

@@ -279,11 +279,79 @@ static void issue14_recall_catch_up_reads_only_the_batch(void)
 	CHECK(small > 0 && big < 2 * small);
 }
 
+/* Issue 17: zc_postings(recall_fts, n) hands over the first n rows of the
+ * query's phrase in rowid order with their instance counts — exactly the
+ * rows and term frequencies the statement read row by row (recall reads
+ * the long postings lists in this one call), and refuses a count out of
+ * range. */
+static void issue17_zc_postings_same_rows_as_the_statement(void)
+{
+	char *path = db_path(t_tmpdir());
+	struct zc_store s = {0};
+	struct zc_err e = {0};
+	CHECK_INT(zc_store_open(&s, path, &e), ZCOR_OK);
+	CHECK_INT(sqlite3_exec(s.db,
+			       "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 300) "
+			       "INSERT INTO nodes(id, title, content, title_norm, content_norm, scope, created_at, "
+			       "updated_at) SELECT 'm' || i, '潜水艇' || i, CASE i % 3 WHEN 0 THEN '潜水 潜水 潜水' "
+			       "ELSE '拼模型' END, '潜水艇', '拼模型', CASE i % 4 WHEN 0 THEN 'group:1' ELSE "
+			       "'global' END, i, i FROM k",
+			       NULL, NULL, NULL),
+		  SQLITE_OK);
+	CHECK_INT(zc_store_recall_catch_up(&s, -1, &e), ZCOR_OK);
+	static const char *const phrase[] = {"\"global\x1f潜水\"", "\"group:1\x1f潜水\"", "\"global\x1f模型\""};
+	for (size_t q = 0; q < 3; q++)
+		for (int limit = 1; limit <= 400; limit = limit * 3 + 1) {
+			sqlite3_stmt *a = NULL, *b = NULL;
+			CHECK_INT(sqlite3_prepare_v2(s.db,
+						     "SELECT -rowid, zc_tf(recall_fts) FROM recall_fts WHERE recall_fts "
+						     "MATCH ?1 ORDER BY rowid LIMIT ?2",
+						     -1, &a, NULL),
+				  SQLITE_OK);
+			CHECK_INT(sqlite3_prepare_v2(s.db,
+						     "SELECT zc_postings(recall_fts, ?2) FROM recall_fts WHERE recall_fts "
+						     "MATCH ?1 LIMIT 1",
+						     -1, &b, NULL),
+				  SQLITE_OK);
+			sqlite3_bind_text(a, 1, phrase[q], -1, SQLITE_STATIC);
+			sqlite3_bind_int(a, 2, limit);
+			sqlite3_bind_text(b, 1, phrase[q], -1, SQLITE_STATIC);
+			sqlite3_bind_int(b, 2, limit);
+			CHECK_INT(sqlite3_step(b), SQLITE_ROW);
+			const char *blob = sqlite3_column_blob(b, 0);
+			int n = sqlite3_column_bytes(b, 0) / (int)sizeof(struct zc_posting), i = 0, tf3 = 0;
+			while (sqlite3_step(a) == SQLITE_ROW) {
+				struct zc_posting p = {0, 0};
+				if (i < n)
+					memcpy(&p, blob + (size_t)i * sizeof(p), sizeof(p));
+				CHECK(i < n && -p.rowid == sqlite3_column_int64(a, 0) && p.tf == sqlite3_column_int(a, 1));
+				tf3 += p.tf > 1;
+				i++;
+			}
+			CHECK_INT(i, n);
+			CHECK(n > 0 && (q == 2 || limit < 4 || tf3 > 0)); /* tf is the count, not a flag */
+			sqlite3_finalize(a);
+			sqlite3_finalize(b);
+		}
+	sqlite3_stmt *bad = NULL;
+	CHECK_INT(sqlite3_prepare_v2(s.db,
+				     "SELECT zc_postings(recall_fts, 5000) FROM recall_fts WHERE recall_fts MATCH "
+				     "'\"global\x1f潜水\"' LIMIT 1",
+				     -1, &bad, NULL),
+		  SQLITE_OK);
+	CHECK_INT(sqlite3_step(bad), SQLITE_ERROR);
+	CHECK_HAS(sqlite3_errmsg(s.db), "must be 1 to 4096");
+	sqlite3_finalize(bad);
+	zc_store_close(&s);
+	free(path);
+}
+
 const struct t_case t_cases[] = {
 	{"store_open_migrate_reopen", store_open_migrate_reopen},
 	{"stmt_cache_reuses_and_resets", stmt_cache_reuses_and_resets},
 	{"stmt_cache_never_evicts_a_statement_in_use", stmt_cache_never_evicts_a_statement_in_use},
 	{"store_transactions", store_transactions},
 	{"issue14_recall_catch_up_reads_only_the_batch", issue14_recall_catch_up_reads_only_the_batch},
+	{"issue17_zc_postings_same_rows_as_the_statement", issue17_zc_postings_same_rows_as_the_statement},
 	{0},
 };
