@@ -186,11 +186,13 @@ int zc_node_save(struct zc_op *op, const json_t *n, struct zc_err *e)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return zc_store_fail(&op->m->store, rc, e, "saving a memory");
-	if ((rc = zc_node_index_terms(&op->m->store, seq, n, e)))
-		return rc;
-	/* a new node's full-text row waits for its batch (zc_node_fts_catch_up) */
+	/* a new node's terms and full-text rows wait for its batch
+	 * (zc_node_fts_catch_up): three terms at random places of the
+	 * dictionary were three or four pages of every write's WAL */
 	long long upto = 0;
 	if ((rc = zc_meta_get_int(&op->m->store, "fts_upto", &upto, e)))
+		return rc;
+	if (seq <= upto && (rc = zc_node_index_terms(&op->m->store, seq, e)))
 		return rc;
 	return seq - upto >= ZC_FTS_BATCH ? zc_node_fts_catch_up(&op->m->store, e) : ZCOR_OK;
 }
@@ -208,26 +210,12 @@ int zc_scope_may_inject(const char *conv, const char *scope)
 	return scope && (strcmp(scope, "global") == 0 || (conv && strcmp(scope, conv) == 0));
 }
 
-int zc_node_index_terms(struct zc_store *s, sqlite3_int64 seq, const json_t *n, struct zc_err *e)
+int zc_node_index_terms(struct zc_store *s, sqlite3_int64 seq, struct zc_err *e)
 {
-	/* the dictionary terms recall finds verbatim in messages: only for
-	 * records recall may inject (the gate, memory.h) */
-	json_t *terms = json_array();
-	const char *scope = zc_json_str(n, "scope");
-	json_t *sup = json_object_get(n, "supersededBy");
-	int live = zc_may_inject(json_is_string(sup) ? json_string_value(sup) : NULL,
-				 zc_json_str(n, "tier"), zc_json_str(n, "confidence"),
-				 zc_json_str(n, "kind"));
-	if (live) {
-		json_array_append_new(terms, zc_json_string_own(zc_norm(zc_json_str(n, "title"))));
-		size_t i;
-		json_t *k;
-		json_array_foreach(json_object_get(n, "keywords"), i, k)
-			json_array_append_new(terms, zc_json_string_own(zc_norm(json_string_value(k))));
-	}
-	int rc = zc_terms_set(s, "node", seq, scope ? scope : "global", terms, e);
-	json_decref(terms);
-	return rc;
+	/* the dictionary terms recall finds verbatim in messages, only for
+	 * records recall may inject (the gate, memory.h): the store's one
+	 * statement, which a batch of new nodes uses too */
+	return zc_store_node_terms(s, seq - 1, seq, e);
 }
 
 /* Ids: 'm' + 6 base-36 digits from a counter, so generated ids sort in

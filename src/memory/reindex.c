@@ -34,9 +34,7 @@ static int reindex_op(struct zc_op *op, json_t *args, json_t **out, struct zc_er
 	if (sqlite3_prepare_v2(s->db, "SELECT " ZC_NODE_COLS ", seq FROM nodes", -1, &st, NULL))
 		return zc_store_fail(s, sqlite3_errcode(s->db), e, "reindexing");
 	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		json_t *n = zc_node_from_row(st);
-		rc = zc_node_index_terms(s, sqlite3_column_int64(st, 25), n, e);
-		json_decref(n);
+		rc = zc_node_index_terms(s, sqlite3_column_int64(st, 25), e);
 		nodes++;
 	}
 	sqlite3_finalize(st);

@@ -630,6 +630,40 @@ int zc_store_recall_catch_up(struct zc_store *s, long long above, struct zc_err 
 	return ZCOR_OK;
 }
 
+/* the dictionary terms of the nodes where B holds (memory/node.c's rule,
+ * zc_node_index_terms: the normalised title and keywords of a record
+ * recall may inject), of 1..ZC_TERM_MAX_CHARS characters */
+#define ZC_STR_(x) #x
+#define ZC_STR(x) ZC_STR_(x)
+#define NODE_TERMS(B)                                                                           \
+	"SELECT t.term, t.scope, t.seq FROM (SELECT n.title_norm AS term, n.scope, n.seq FROM nodes n\n" \
+	"  WHERE " B " AND " RECALL_LIVE("n.") " UNION ALL SELECT zc_norm(j.value), n.scope, n.seq\n"  \
+	"  FROM nodes n, json_each(CASE WHEN json_valid(n.keywords) THEN n.keywords ELSE '[]' END) j\n" \
+	"  WHERE " B " AND " RECALL_LIVE("n.") " AND j.type = 'text') t\n"                            \
+	"  WHERE length(t.term) BETWEEN 1 AND " ZC_STR(ZC_TERM_MAX_CHARS)
+
+int zc_store_node_terms(struct zc_store *s, long long above, long long upto, struct zc_err *e)
+{
+	static const char *const fill[] = {
+		"INSERT OR IGNORE INTO terms(term, scope, kind, ref) SELECT term, scope, 'node', seq FROM (\n"
+		NODE_TERMS("n.seq > ?1 AND n.seq <= ?2") ")",
+		"INSERT INTO term_prefix(prefix, maxlen) SELECT substr(term, 1, 2), max(length(term)) FROM (\n"
+		NODE_TERMS("n.seq > ?1 AND n.seq <= ?2") ") WHERE true GROUP BY 1\n"
+		"  ON CONFLICT(prefix) DO UPDATE SET maxlen = max(maxlen, excluded.maxlen)"};
+	for (size_t i = 0; i < sizeof(fill) / sizeof(fill[0]); i++) {
+		sqlite3_stmt *st = zc_stmt(s, fill[i], e);
+		if (!st)
+			return e->code;
+		sqlite3_bind_int64(st, 1, above);
+		sqlite3_bind_int64(st, 2, upto);
+		int r = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (r != SQLITE_DONE)
+			return zc_store_fail(s, r, e, "updating the term index");
+	}
+	return ZCOR_OK;
+}
+
 int zc_store_rebuild_recall(struct zc_store *s, struct zc_err *e)
 {
 	static const char *const clear[] = {

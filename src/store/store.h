@@ -111,6 +111,15 @@ int zc_store_rebuild_recall(struct zc_store *s, struct zc_err *e);
  * triggers wait for it: schema 12; memory/op.c, zc_node_fts_catch_up). */
 int zc_store_recall_catch_up(struct zc_store *s, long long above, struct zc_err *e);
 
+/* Adds the dictionary terms of the nodes of seq in (above, upto] that
+ * recall may inject: each one's normalised title and keywords, in its
+ * scope, the ones of 1..ZC_TERM_MAX_CHARS characters, with their
+ * term_prefix rows. One node (seq - 1, seq) when its row is written, a
+ * batch of new nodes, whose terms wait for it (issue 19; memory/op.c,
+ * zc_node_fts_catch_up), or every node (reindex). Their old terms went
+ * when their rows were written (the schema's triggers, schema 10). */
+int zc_store_node_terms(struct zc_store *s, long long above, long long upto, struct zc_err *e);
+
 /* Registers zcor's FTS5 tokenizers and SQL functions (zc_norm, zc_lex_len,
  * zc_lex_set) on db (fts.c): the schema's triggers need them. */
 int zc_fts_register(sqlite3 *db, struct zc_err *e);
