@@ -137,8 +137,8 @@ int zc_node_save(struct zc_op *op, const json_t *n, struct zc_err *e)
 		"INSERT INTO nodes(id, title, content, keywords, parent_id, source_message, "
 		"superseded_by, superseded_reason, merged_from, merged_reason, scope, kind, section, "
 		"pinned, date, expires, confidence, tier, archive_month, attrs, created_at, updated_at, "
-		"title_norm, content_norm) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?10, ?11, ?12, ?13, "
-		"?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25) "
+		"title_norm) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?10, ?11, ?12, ?13, "
+		"?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24) "
 		"ON CONFLICT(id) DO UPDATE SET title = excluded.title, content = excluded.content, "
 		"keywords = excluded.keywords, parent_id = excluded.parent_id, "
 		"source_message = excluded.source_message, superseded_by = excluded.superseded_by, "
@@ -147,8 +147,7 @@ int zc_node_save(struct zc_op *op, const json_t *n, struct zc_err *e)
 		"section = excluded.section, pinned = excluded.pinned, date = excluded.date, "
 		"expires = excluded.expires, confidence = excluded.confidence, tier = excluded.tier, "
 		"archive_month = excluded.archive_month, attrs = excluded.attrs, "
-		"updated_at = excluded.updated_at, title_norm = excluded.title_norm, "
-		"content_norm = excluded.content_norm RETURNING seq",
+		"updated_at = excluded.updated_at, title_norm = excluded.title_norm RETURNING seq",
 		e);
 	if (!st)
 		return e->code;
@@ -178,7 +177,6 @@ int zc_node_save(struct zc_op *op, const json_t *n, struct zc_err *e)
 	sqlite3_bind_int64(st, 22, zc_json_get_time(n, "createdAt", op->now));
 	sqlite3_bind_int64(st, 23, zc_json_get_time(n, "updatedAt", op->now));
 	sqlite3_bind_text(st, 24, zc_norm(title), -1, zc_free);
-	sqlite3_bind_text(st, 25, zc_norm(content), -1, zc_free);
 	int rc = sqlite3_step(st);
 	sqlite3_int64 seq = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 	if (rc == SQLITE_ROW)

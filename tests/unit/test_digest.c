@@ -146,7 +146,7 @@ static void issue16_migration_15_to_16(void)
 	t_sql_exec(z, "PRAGMA user_version = 15");
 	zcor_close(z);
 	z = t_open_dir(dir);
-	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 16);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 18);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE name = 'messages_conv_seq'"), 1);
 	zcor_close(z);
 }
@@ -158,13 +158,13 @@ static void issue16_migration_14_to_15(void)
 	zcor *z = t_open();
 	char dir[4096];
 	snprintf(dir, sizeof(dir), "%s", zcor_dir(z));
-	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 16);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 18);
 	t_sql_exec(z, "DROP TABLE digests");
 	t_sql_exec(z, "PRAGMA user_version = 14");
 	zcor_close(z);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'digests%'"), 0);
 	z = t_open_dir(dir);
-	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 16);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 18);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE name IN ('digests', 'digests_conv')"), 2);
 	char *out = NULL;
 	CHECK_INT(zcor_digests(z, NULL, NULL, &out), ZCOR_OK);

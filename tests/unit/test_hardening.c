@@ -474,7 +474,7 @@ static void I12_12_migration_fills_the_references(void)
 	snprintf(dir, sizeof(dir), "%s", zcor_dir(z));
 	zcor_close(z);
 	z = t_open_dir(dir);
-	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 16);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 18);
 	CHECK_INT(media_read(z, "private:111", ref + 6, NULL, 0), ZCOR_OK);
 	CHECK_INT(media_read(z, "group:222", ref + 6, NULL, 0), ZCOR_ENOTFOUND);
 	free(ref);

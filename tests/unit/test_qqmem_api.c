@@ -513,14 +513,14 @@ static void issue15_migration_12_to_13(void)
 	zcor *z = fixture();
 	char dir[4096];
 	snprintf(dir, sizeof(dir), "%s", zcor_dir(z));
-	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 16);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 18);
 	t_sql_exec(z, "ALTER TABLE messages DROP COLUMN recalled_at");
 	t_sql_exec(z, "ALTER TABLE conversations DROP COLUMN title");
 	t_sql_exec(z, "PRAGMA user_version = 12");
 	zcor_close(z);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM pragma_table_info('messages') WHERE name = 'recalled_at'"), 0);
 	CHECK_INT(zcor_open(&z, dir), ZCOR_OK);
-	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 16);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 18);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM messages"), 4);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM messages WHERE recalled_at IS NOT NULL"), 0);
 	int rc;

@@ -2140,7 +2140,7 @@ static void issue14_migration_13_to_14(void)
 	zcor_close(z);
 	z = t_open_dir(dir);
 	zcor_set_clock(z, clock_of, &now_ms);
-	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 16);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 18);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'recall_gen%'"), 4);
 	json_t *res = recall1(z, "group:1", "潜水艇模型拼好了吗"); /* (catches the index up) */
 	CHECK(item_pos(res, id) >= 0);
@@ -2216,10 +2216,10 @@ static void bulk(zcor *z, const char *conv, const char *tag, int n, const char *
 {
 	t_sql_exec(z,
 		   "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < %d) "
-		   "INSERT INTO nodes(id, title, content, scope, created_at, updated_at, title_norm, content_norm) "
+		   "INSERT INTO nodes(id, title, content, scope, created_at, updated_at, title_norm) "
 		   "SELECT printf('bulk%s%%05d', i), printf('%s #%%d', i), '%s', '%s', %lld + i, %lld + i, "
-		   "printf('%s #%%d', i), '%s' FROM c",
-		   n, tag, title, content, conv ? conv : "global", at, at, title, content);
+		   "printf('%s #%%d', i) FROM c",
+		   n, tag, title, content, conv ? conv : "global", at, at, title);
 }
 
 /* Q-SCOPE for the statistics of the ranking: df, the number of records,

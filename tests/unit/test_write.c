@@ -142,6 +142,101 @@ static void issue19_terms_wait_for_their_batch(void)
 	zcor_close(z);
 }
 
+/* issue 19, schema 18: a real schema-16 store (tests/fixtures/schema16,
+ * made by the code before it) opens with every node, person and history
+ * record as it was; nodes is rebuilt without content_norm and without
+ * the UNIQUE constraint of important_seq, whose place a partial unique
+ * index takes; references stay whole; what reads the dropped column
+ * (the keyword test of zcor_memory_query, Latin text here) finds the
+ * same; and the rebuild, run again, changes nothing. */
+static const char NODE_ROWS[] =
+	"SELECT group_concat(seq || '|' || id || '|' || title || '|' || content || '|' || keywords || '|' ||"
+	" coalesce(parent_id, '') || '|' || coalesce(important_seq, '') || '|' || coalesce(superseded_by, '')"
+	" || '|' || coalesce(superseded_reason, '') || '|' || scope || '|' || kind || '|' || tier || '|' ||"
+	" attrs || '|' || created_at || '|' || updated_at || '|' || hits || '|' || title_norm || '|' ||"
+	" recall_tag, char(10)) FROM (SELECT * FROM nodes ORDER BY seq)";
+
+static void issue19_migration_from_a_real_schema_16_store(void)
+{
+	const char *dir = t_tmpdir();
+	char db[4200];
+	snprintf(db, sizeof(db), "%s/memory.db", dir);
+	t_fixture_copy("schema16/memory.db", db);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 16);
+	char *nodes = t_sql_str(dir, NODE_ROWS);
+	char *people = t_sql_str(dir, "SELECT group_concat(person_id || name || memory_node_id) FROM people");
+	char *history = t_sql_str(dir, "SELECT group_concat(seq || operation || arguments || coalesce(after, '')) "
+				       "FROM history");
+	CHECK(strstr(nodes, "m000004") && strstr(history, "zcor_memory_supersede"));
+	zcor *z = t_open_dir(dir);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 18);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM pragma_table_info('nodes') WHERE name = 'content_norm'"), 0);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_autoindex_nodes_2'"), 0);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM pragma_index_list('nodes') WHERE name = 'nodes_important' "
+				 "AND \"unique\" AND partial"),
+		  1);
+	char *again = t_sql_str(dir, NODE_ROWS);
+	CHECK_STR(again, nodes);
+	free(again);
+	again = t_sql_str(dir, "SELECT group_concat(person_id || name || memory_node_id) FROM people");
+	CHECK_STR(again, people);
+	free(again);
+	again = t_sql_str(dir, "SELECT group_concat(seq || operation || arguments || coalesce(after, '')) FROM history");
+	CHECK_STR(again, history);
+	free(again);
+	/* every index and trigger of nodes is back (schema 16 had 25 with a
+	 * text of their own), and the references hold */
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE tbl_name = 'nodes' AND type IN "
+				 "('index', 'trigger') AND sql IS NOT NULL"),
+		  26);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+	CHECK_INT(query_total(z, "咪咪"), 2);
+	CHECK_INT(query_total(z, "hiking"), 1);
+	json_t *r = t_call_ok(z, "group:2", "zcor_memory_query", "{\"keywords\":[\"开黑\"]}");
+	CHECK_INT(t_int(r, "total"), 0); /* group:1's own */
+	json_decref(r);
+	r = t_call_ok(z, "group:1", "zcor_memory_query", "{\"keywords\":[\"开黑\"]}");
+	CHECK_INT(t_int(r, "total"), 1);
+	json_decref(r);
+	/* the first record, written at schema 16, reads back in full */
+	r = t_call_ok(z, NULL, "zcor_memory_history", "{\"limit\":100}");
+	json_t *items = t_get(r, "items");
+	json_t *first = json_array_get(items, json_array_size(items) - 1);
+	CHECK_STR(t_str(first, "operation"), "zcor_memory_write");
+	CHECK_STR(t_str(first, "after.0.title"), "小明的猫");
+	CHECK_STR(t_str(first, "after.0.content"), "小明家的猫叫咪咪，三岁，橘色");
+	CHECK_STR(t_str(first, "after.0.scope"), "global");
+	json_decref(r);
+	/* the important order kept; a third one marked, one unmarked */
+	json_decref(t_call_ok(z, NULL, "zcor_memory_important", "{\"id\":\"m000002\",\"important\":true}"));
+	json_decref(t_call_ok(z, NULL, "zcor_memory_important", "{\"id\":\"m000001\",\"important\":false}"));
+	char *order = t_sql_str(dir, "SELECT group_concat(id) FROM (SELECT id FROM nodes WHERE important_seq "
+				     "IS NOT NULL ORDER BY important_seq)");
+	CHECK_STR(order, "m000003,m000002");
+	free(order);
+	char *rep = NULL;
+	CHECK_INT(zcor_doctor(z, 0, &rep), ZCOR_OK);
+	CHECK(rep && !strstr(rep, "DB_INTEGRITY") && !strstr(rep, "INDEX_STALE"));
+	zcor_free(rep);
+	/* the rebuild run again (schema 17 -> 18 once more) changes nothing */
+	free(nodes);
+	nodes = t_sql_str(dir, NODE_ROWS);
+	t_sql_exec(z, "PRAGMA user_version = 17");
+	zcor_close(z);
+	z = t_open_dir(dir);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 18);
+	again = t_sql_str(dir, NODE_ROWS);
+	CHECK_STR(again, nodes);
+	free(again);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE tbl_name = 'nodes' AND type IN "
+				 "('index', 'trigger') AND sql IS NOT NULL"),
+		  26);
+	free(nodes);
+	free(people);
+	free(history);
+	zcor_close(z);
+}
+
 /* kill -9 with rows waiting: the memories are durable, their full-text
  * rows derived, so the next process writes them and finds every one. */
 static void X_FTS_kill9_with_rows_waiting(void)
@@ -290,6 +385,7 @@ const struct t_case t_cases[] = {
 	{"X_FTS_waiting_rows_change_and_go", X_FTS_waiting_rows_change_and_go},
 	{"X_FTS_kill9_with_rows_waiting", X_FTS_kill9_with_rows_waiting},
 	{"issue19_terms_wait_for_their_batch", issue19_terms_wait_for_their_batch},
+	{"issue19_migration_from_a_real_schema_16_store", issue19_migration_from_a_real_schema_16_store},
 	{"X_TERMS_old_terms_removed_by_their_keys", X_TERMS_old_terms_removed_by_their_keys},
 	{"X_TOOLS_offered_follows_the_config", X_TOOLS_offered_follows_the_config},
 	{NULL, NULL},
