@@ -596,8 +596,13 @@ static const char *const migrations[] = {
 	/* 16 -> 17: another change's number (the merger renumbers) */
 	"",
 	/* 17 -> 18 (issue 19: bytes and pages per memory): nodes rebuilt
-	 * first (rebuild_nodes, below), then what follows. */
-	"",
+	 * first (rebuild_nodes, below), then: nodes_kind keeps only the
+	 * records that are not plain memories (documents, slang, stickers:
+	 * what every query by kind looks for), so a new memory does not
+	 * enter it; those queries say `kind <> 'memory'` as well, which is
+	 * how SQLite knows the partial index covers them. */
+	"DROP INDEX IF EXISTS nodes_kind;\n"
+	"CREATE INDEX nodes_kind ON nodes(kind) WHERE kind <> 'memory';\n",
 };
 
 /* The schema whose migration rebuilds nodes (rebuild_nodes). */
