@@ -128,9 +128,9 @@ int zc_fts_register(sqlite3 *db, struct zc_err *e);
  * up verbatim in messages (FTS still finds them). */
 #define ZC_TERM_MAX_CHARS 12
 
-/* Adds the dictionary terms of one node or person ("node"/"person", its
- * seq, its scope): the normalised strings in `terms` (too long ones
- * skipped). Its old terms went when its row was written: the schema's
+/* Adds the dictionary terms of one person ("person", its seq, its scope;
+ * a node's are zc_store_node_terms'): the normalised strings in `terms`
+ * (too long ones skipped). Its old terms went when its row was written: the schema's
  * triggers remove them by their exact keys (schema 10), so call this right
  * after writing the row (or after emptying terms, as reindex does). */
 int zc_terms_set(struct zc_store *s, const char *kind, sqlite3_int64 ref, const char *scope,
