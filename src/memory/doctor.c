@@ -147,7 +147,7 @@ static int views(struct zc_mem *m, json_t *out, struct zc_err *e)
 	 * is two headings that differ only in case, width or spaces */
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(m->store.db,
-			       "SELECT DISTINCT section FROM nodes WHERE kind = 'cognition' AND scope = "
+			       "SELECT DISTINCT section FROM nodes WHERE kind = 'cognition' AND kind <> 'memory' AND scope = "
 			       "'global' AND superseded_by IS NULL AND section IS NOT NULL",
 			       -1, &st, NULL) != SQLITE_OK)
 		return zc_store_fail(&m->store, sqlite3_errcode(m->store.db), e, "running the doctor");
@@ -172,7 +172,7 @@ static int views(struct zc_mem *m, json_t *out, struct zc_err *e)
 	sqlite3_finalize(st);
 	json_decref(seen);
 	if ((rc = each_row(m,
-			   "SELECT 'COGNITION.md', title, 0 FROM nodes WHERE kind = 'cognition' AND scope = "
+			   "SELECT 'COGNITION.md', title, 0 FROM nodes WHERE kind = 'cognition' AND kind <> 'memory' AND scope = "
 			   "'global' AND superseded_by IS NULL GROUP BY title_norm HAVING count(*) > 1",
 			   out, "COGNITION_DUPLICATE_ENTRY", "warning",
 			   "keep one: qq_memory remove the other by line",
@@ -182,7 +182,7 @@ static int views(struct zc_mem *m, json_t *out, struct zc_err *e)
 	if (sqlite3_prepare_v2(m->store.db,
 			       "SELECT title, json_extract(attrs, '$.image'), coalesce(l.line, 0) FROM "
 			       "nodes n LEFT JOIN view_lines l ON l.kind = 'node' AND l.ref = n.seq WHERE "
-			       "n.kind = 'sticker' AND n.superseded_by IS NULL AND "
+			       "n.kind = 'sticker' AND n.kind <> 'memory' AND n.superseded_by IS NULL AND "
 			       "json_extract(attrs, '$.image') IS NOT NULL",
 			       -1, &st, NULL) != SQLITE_OK)
 		return zc_store_fail(&m->store, sqlite3_errcode(m->store.db), e, "running the doctor");

@@ -225,7 +225,7 @@ long zc_mem_flush_due(struct zc_mem *m);
 /* fn(ud) is called when a record is queued into an empty queue. */
 void zc_mem_on_deferred(struct zc_mem *m, void (*fn)(void *ud), void *ud);
 
-/* New nodes' full-text rows, in batches of ZC_FTS_BATCH (op.c): inside
+/* New nodes' full-text rows and terms, in batches of ZC_FTS_BATCH (op.c): inside
  * a write transaction, write the missing ones now; whether any are
  * missing (outside a transaction, a cheap lookup). */
 #define ZC_FTS_BATCH 32
@@ -326,7 +326,7 @@ int zc_node_read(struct zc_mem *m, const struct zcor_ctx *ctx, const char *id, j
 int zc_node_page(struct zc_mem *m, const struct zcor_ctx *ctx, long long before, int limit,
 		 json_t **out, struct zc_err *e);
 /* Recomputes the dictionary terms of node / person `seq` (derived data). */
-int zc_node_index_terms(struct zc_store *s, sqlite3_int64 seq, const json_t *n, struct zc_err *e);
+int zc_node_index_terms(struct zc_store *s, sqlite3_int64 seq, struct zc_err *e);
 int zc_person_index_terms(struct zc_store *s, sqlite3_int64 seq, const json_t *p, struct zc_err *e);
 /* Rebuilds every derived index (nodes_fts, terms, messages_fts) from
  * nodes, people and the message log and folds the hit log, in one

@@ -109,7 +109,7 @@ static int old_entries(struct zc_mem *m, json_t *out, struct zc_err *e)
 	if (rc != SQLITE_DONE)
 		return zc_store_fail(&m->store, rc, e, "reading COGNITION.md");
 	st = zc_stmt(&m->store,
-		     "SELECT id, title, content FROM nodes WHERE kind = 'cognition' AND superseded_by IS NULL "
+		     "SELECT id, title, content FROM nodes WHERE kind = 'cognition' AND kind <> 'memory' AND superseded_by IS NULL "
 		     "AND (title LIKE '%media/%' OR content LIKE '%media/%') ORDER BY seq",
 		     e);
 	if (!st)
@@ -289,7 +289,7 @@ static int apply_body(struct zc_op *op, json_t *args, json_t **out, struct zc_er
 		if (!rc && strcmp(what, "same-as-collected") == 0) {
 			/* join the collected sticker's entry if it has one */
 			sqlite3_stmt *st = zc_stmt(&op->m->store,
-						   "SELECT title FROM nodes WHERE kind = 'sticker' AND "
+						   "SELECT title FROM nodes WHERE kind = 'sticker' AND kind <> 'memory' AND "
 						   "superseded_by IS NULL AND json_extract(attrs, '$.image') = ?1 LIMIT 1",
 						   e);
 			if (!st)

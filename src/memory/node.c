@@ -137,8 +137,8 @@ int zc_node_save(struct zc_op *op, const json_t *n, struct zc_err *e)
 		"INSERT INTO nodes(id, title, content, keywords, parent_id, source_message, "
 		"superseded_by, superseded_reason, merged_from, merged_reason, scope, kind, section, "
 		"pinned, date, expires, confidence, tier, archive_month, attrs, created_at, updated_at, "
-		"title_norm, content_norm) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?10, ?11, ?12, ?13, "
-		"?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25) "
+		"title_norm) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?10, ?11, ?12, ?13, "
+		"?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24) "
 		"ON CONFLICT(id) DO UPDATE SET title = excluded.title, content = excluded.content, "
 		"keywords = excluded.keywords, parent_id = excluded.parent_id, "
 		"source_message = excluded.source_message, superseded_by = excluded.superseded_by, "
@@ -147,8 +147,7 @@ int zc_node_save(struct zc_op *op, const json_t *n, struct zc_err *e)
 		"section = excluded.section, pinned = excluded.pinned, date = excluded.date, "
 		"expires = excluded.expires, confidence = excluded.confidence, tier = excluded.tier, "
 		"archive_month = excluded.archive_month, attrs = excluded.attrs, "
-		"updated_at = excluded.updated_at, title_norm = excluded.title_norm, "
-		"content_norm = excluded.content_norm RETURNING seq",
+		"updated_at = excluded.updated_at, title_norm = excluded.title_norm RETURNING seq",
 		e);
 	if (!st)
 		return e->code;
@@ -178,7 +177,6 @@ int zc_node_save(struct zc_op *op, const json_t *n, struct zc_err *e)
 	sqlite3_bind_int64(st, 22, zc_json_get_time(n, "createdAt", op->now));
 	sqlite3_bind_int64(st, 23, zc_json_get_time(n, "updatedAt", op->now));
 	sqlite3_bind_text(st, 24, zc_norm(title), -1, zc_free);
-	sqlite3_bind_text(st, 25, zc_norm(content), -1, zc_free);
 	int rc = sqlite3_step(st);
 	sqlite3_int64 seq = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 	if (rc == SQLITE_ROW)
@@ -186,11 +184,13 @@ int zc_node_save(struct zc_op *op, const json_t *n, struct zc_err *e)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return zc_store_fail(&op->m->store, rc, e, "saving a memory");
-	if ((rc = zc_node_index_terms(&op->m->store, seq, n, e)))
-		return rc;
-	/* a new node's full-text row waits for its batch (zc_node_fts_catch_up) */
+	/* a new node's terms and full-text rows wait for its batch
+	 * (zc_node_fts_catch_up): three terms at random places of the
+	 * dictionary were three or four pages of every write's WAL */
 	long long upto = 0;
 	if ((rc = zc_meta_get_int(&op->m->store, "fts_upto", &upto, e)))
+		return rc;
+	if (seq <= upto && (rc = zc_node_index_terms(&op->m->store, seq, e)))
 		return rc;
 	long batch = op->m->fts_batch > 0 ? op->m->fts_batch : ZC_FTS_BATCH;
 	return seq - upto >= batch ? zc_node_fts_catch_up(&op->m->store, e) : ZCOR_OK;
@@ -209,26 +209,12 @@ int zc_scope_may_inject(const char *conv, const char *scope)
 	return scope && (strcmp(scope, "global") == 0 || (conv && strcmp(scope, conv) == 0));
 }
 
-int zc_node_index_terms(struct zc_store *s, sqlite3_int64 seq, const json_t *n, struct zc_err *e)
+int zc_node_index_terms(struct zc_store *s, sqlite3_int64 seq, struct zc_err *e)
 {
-	/* the dictionary terms recall finds verbatim in messages: only for
-	 * records recall may inject (the gate, memory.h) */
-	json_t *terms = json_array();
-	const char *scope = zc_json_str(n, "scope");
-	json_t *sup = json_object_get(n, "supersededBy");
-	int live = zc_may_inject(json_is_string(sup) ? json_string_value(sup) : NULL,
-				 zc_json_str(n, "tier"), zc_json_str(n, "confidence"),
-				 zc_json_str(n, "kind"));
-	if (live) {
-		json_array_append_new(terms, zc_json_string_own(zc_norm(zc_json_str(n, "title"))));
-		size_t i;
-		json_t *k;
-		json_array_foreach(json_object_get(n, "keywords"), i, k)
-			json_array_append_new(terms, zc_json_string_own(zc_norm(json_string_value(k))));
-	}
-	int rc = zc_terms_set(s, "node", seq, scope ? scope : "global", terms, e);
-	json_decref(terms);
-	return rc;
+	/* the dictionary terms recall finds verbatim in messages, only for
+	 * records recall may inject (the gate, memory.h): the store's one
+	 * statement, which a batch of new nodes uses too */
+	return zc_store_node_terms(s, seq - 1, seq, e);
 }
 
 /* Ids: 'm' + 6 base-36 digits from a counter, so generated ids sort in

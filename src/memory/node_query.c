@@ -62,7 +62,7 @@ int zc_page_args(json_t *args, long long *limit, long long *offset, struct zc_er
 	" FROM nodes WHERE (?1 OR superseded_by IS NULL) AND " ZC_SCOPE_VISIBLE_SQL           \
 	" AND (?2 IS NULL OR updated_at >= ?2) AND (?3 IS NULL OR updated_at <= ?3)"        \
 	" AND NOT EXISTS (SELECT 1 FROM json_each(?4) k WHERE instr(title_norm, k.value) = 0" \
-	" AND instr(content_norm, k.value) = 0)"
+	" AND instr(zc_norm(content), k.value) = 0)"
 
 #define PREFILTER " AND seq IN (SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?7)"
 

@@ -33,7 +33,7 @@
 
 /*
  * The full-text rows of new nodes (schema 10; recall_fts and its counts:
- * schema 12): nodes_fts holds every node
+ * schema 12; their dictionary terms: issue 19, schema 19): nodes_fts holds every node
  * up to meta.fts_upto (the triggers keep those in step as they change);
  * the ones above it, up to meta.nodes_top (the newest seq inserted), are
  * written here, together, inside the caller's transaction. Whoever reads
@@ -63,8 +63,9 @@ int zc_node_fts_catch_up(struct zc_store *s, struct zc_err *e)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return zc_store_fail(s, rc, e, "writing the full-text index");
-	/* recall's lexical index waits for the same batch (schema 12) */
-	if ((rc = zc_store_recall_catch_up(s, upto, e)))
+	/* recall's lexical index (schema 12) and the term dictionary wait
+	 * for the same batch */
+	if ((rc = zc_store_recall_catch_up(s, upto, e)) || (rc = zc_store_node_terms(s, upto, top, e)))
 		return rc;
 	/* (recall's token lookups are kept per scope by recall_gen: schema 14) */
 	/* and some merging: FTS5's automerge does less of it for one batch

@@ -8,6 +8,8 @@
  * steps it calls. One operation of the runner without a history record
  * (derived data is not a call's change); it must never change a memory.
  */
+#include <limits.h>
+
 #include "base/alloc.h"
 #include "memory/memory.h"
 #include "memory/transcript.h"
@@ -28,22 +30,17 @@ static int reindex_op(struct zc_op *op, json_t *args, json_t **out, struct zc_er
 	    (rc = zc_exec(s, "DELETE FROM term_prefix", e)) ||
 	    (rc = zc_transcript_reindex(s, &messages, e)))
 		return rc;
-	/* one statement each, prepared here: zc_stmt's cache may be in use
-	 * by the index helpers called inside the loops */
-	sqlite3_stmt *st = NULL;
-	if (sqlite3_prepare_v2(s->db, "SELECT " ZC_NODE_COLS ", seq FROM nodes", -1, &st, NULL))
-		return zc_store_fail(s, sqlite3_errcode(s->db), e, "reindexing");
-	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		json_t *n = zc_node_from_row(st);
-		rc = zc_node_index_terms(s, sqlite3_column_int64(st, 25), n, e);
-		json_decref(n);
-		nodes++;
-	}
-	sqlite3_finalize(st);
-	if (!rc && step != SQLITE_DONE)
-		rc = zc_store_fail(s, step, e, "reindexing");
-	if (rc)
+	/* every node's terms in one statement (zc_node_index_terms's) */
+	if ((rc = zc_store_node_terms(s, -1, LLONG_MAX, e)))
 		return rc;
+	sqlite3_stmt *cnt = zc_stmt(s, "SELECT count(*) FROM nodes", e);
+	if (!cnt)
+		return e->code;
+	nodes = sqlite3_step(cnt) == SQLITE_ROW ? sqlite3_column_int64(cnt, 0) : 0;
+	sqlite3_reset(cnt);
+	/* the people's: one statement, prepared here: zc_stmt's cache may be
+	 * in use by the index helpers called inside the loop */
+	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(s->db, "SELECT " ZC_PERSON_COLS ", seq FROM people", -1, &st, NULL))
 		return zc_store_fail(s, sqlite3_errcode(s->db), e, "reindexing");
 	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {

@@ -31,7 +31,7 @@ int zc_log_insert_message(struct zc_store *s, const char *conv, const json_t *ms
 			  int *inserted, struct zc_err *e);
 /*
  * The full-text rows of a logging transaction's messages, written once at
- * its end (schema 20: no trigger): zc_log_top before the first insert,
+ * its end (schema 18: no trigger): zc_log_top before the first insert,
  * zc_log_index(s, top) after the last — every message above top is this
  * transaction's (it holds the write lock). Once messages_fts is written in
  * a transaction, each later statement that opens a statement journal (an

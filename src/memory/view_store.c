@@ -201,7 +201,7 @@ int zc_view_index_text(struct zc_mem *m, char **text, long long *seq, struct zc_
 	if (seq)
 		*seq = 0;
 	sqlite3_stmt *st = zc_stmt(&m->store,
-				   "SELECT content, seq FROM nodes WHERE kind = 'document' AND title = "
+				   "SELECT content, seq FROM nodes WHERE kind = 'document' AND kind <> 'memory' AND title = "
 				   "'INDEX.md' AND scope = 'global' AND superseded_by IS NULL ORDER BY seq "
 				   "LIMIT 1",
 				   e);

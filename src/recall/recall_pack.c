@@ -107,7 +107,7 @@ static int sticker_catalog(struct recall *r, struct pack *p);
 static int extras(struct recall *r, struct pack *p)
 {
 	sqlite3_stmt *st = zc_stmt(&r->m->store,
-				   "SELECT n.content FROM nodes n WHERE n.kind = 'document' AND n.title = "
+				   "SELECT n.content FROM nodes n WHERE n.kind = 'document' AND n.kind <> 'memory' AND n.title = "
 				   "'INDEX.md' AND +n.superseded_by IS NULL AND +n.scope IN ('global', ?9) "
 				   "ORDER BY n.scope = 'global' DESC, n.seq LIMIT 1",
 				   r->e);
@@ -129,7 +129,7 @@ static int extras(struct recall *r, struct pack *p)
 	}
 	sqlite3_reset(st);
 	st = zc_stmt(&r->m->store,
-		     "SELECT n.title, n.keywords FROM nodes n WHERE n.kind = 'cognition' AND " CURRENT_SQL
+		     "SELECT n.title, n.keywords FROM nodes n WHERE n.kind = 'cognition' AND n.kind <> 'memory' AND " CURRENT_SQL
 		     " ORDER BY n.seq",
 		     r->e);
 	if (!st)

@@ -57,6 +57,7 @@ struct call {
 	int err_code;
 	char err_msg[1024];
 	json_t *err_data; /* owned; NULL when none */
+	char *raw;        /* owned: the result as JSON text, when the handler built it so */
 };
 
 /* Records a JSON-RPC error on the call and returns NULL (the "no result").
@@ -274,6 +275,20 @@ static json_t *m_tools_call(struct call *c)
 	args = a && !json_is_null(a) ? json_dumps(a, JSON_COMPACT) : NULL;
 	struct zcor_ctx ctx = call_ctx(c);
 	int rc = zcor_tool_call(c->z, &ctx, name, args, &text);
+	if (rc == ZCOR_OK && text && text[0] == '{') {
+		/* the answer is written once around the tool's JSON text (an
+		 * object from jansson, so valid UTF-8): parsing it back and
+		 * dumping it twice was most of a large answer's instructions
+		 * (issue 19: 60% of a search over MCP) */
+		struct zc_buf b = ZC_BUF_INIT;
+		zc_buf_adds(&b, "{\"content\":[{\"type\":\"text\",\"text\":");
+		zc_json_buf_string(&b, text);
+		zc_buf_adds(&b, "}],\"structuredContent\":");
+		zc_buf_adds(&b, text);
+		zc_buf_adds(&b, ",\"isError\":false}");
+		c->raw = zc_buf_detach(&b);
+		goto out;
+	}
 	res = json_loads(rc == ZCOR_OK ? text : zcor_errjson(c->z), 0, NULL);
 	if (!json_is_object(res)) {
 		fail(c, RPC_INTERNAL_ERROR, "tool '%s' answered something that is not a JSON object", ZC_Q(name, 100));
@@ -508,6 +523,18 @@ static json_t *error_response(json_t *id, int code, const char *message, json_t 
 	return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error", err);
 }
 
+/* The id of a request as JSON text. It came out of json_loadb, so it is
+ * valid UTF-8 text or an integer. */
+static void buf_add_id(struct zc_buf *b, const json_t *id)
+{
+	if (json_is_string(id))
+		zc_json_buf_string(b, json_string_value(id));
+	else if (json_is_integer(id))
+		zc_buf_addf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(id));
+	else
+		zc_buf_adds(b, "null");
+}
+
 /*
  * The answer when the real one could not be built or encoded (jansson out
  * of memory, or a result it refused): a JSON-RPC error for the same id,
@@ -518,12 +545,7 @@ static char *answer_unencodable(const json_t *id)
 {
 	struct zc_buf b = ZC_BUF_INIT;
 	zc_buf_adds(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
-	if (json_is_string(id))
-		zc_json_buf_string(&b, json_string_value(id));
-	else if (json_is_integer(id))
-		zc_buf_addf(&b, "%" JSON_INTEGER_FORMAT, json_integer_value(id));
-	else
-		zc_buf_adds(&b, "null");
+	buf_add_id(&b, id);
 	zc_buf_adds(&b, ",\"error\":{\"code\":-32603,\"message\":\"internal error: the answer could not be "
 			"encoded as JSON; the request may have taken effect\"}}");
 	return zc_buf_detach(&b);
@@ -540,7 +562,10 @@ static void notification(struct zc_mcp_session *s, const char *method)
 		s->initialized = 1;
 }
 
-static json_t *request(struct zc_mcp_session *s, zcor *z, json_t *id, const char *method, json_t *params)
+/* The response to a request: a JSON tree, or NULL and *raw its text when
+ * the method built its result as text. */
+static json_t *request(struct zc_mcp_session *s, zcor *z, json_t *id, const char *method, json_t *params,
+		       char **raw)
 {
 	const struct method *m = find_method(method);
 	if (!m) {
@@ -556,6 +581,18 @@ static json_t *request(struct zc_mcp_session *s, zcor *z, json_t *id, const char
 	struct call c = {.s = s, .z = z, .params = params ? json_incref(params) : json_object()};
 	json_t *result = m->fn(&c);
 	json_decref(c.params);
+	if (!result && c.raw) {
+		struct zc_buf b = ZC_BUF_INIT;
+		zc_buf_adds(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
+		buf_add_id(&b, id);
+		zc_buf_adds(&b, ",\"result\":");
+		zc_buf_adds(&b, c.raw);
+		zc_buf_addc(&b, '}');
+		zc_free(c.raw);
+		json_decref(c.err_data);
+		*raw = zc_buf_detach(&b);
+		return NULL;
+	}
 	if (!result) {
 		if (!c.err_code)
 			fail(&c, RPC_INTERNAL_ERROR, "%s failed without saying why", method);
@@ -620,11 +657,11 @@ void zc_mcp_handle(struct zc_mcp_session *s, zcor *z, const char *msg, size_t le
 		silent = 1;
 		notification(s, json_string_value(method));
 	} else {
-		out = request(s, z, id, json_string_value(method), json_object_get(req, "params"));
+		out = request(s, z, id, json_string_value(method), json_object_get(req, "params"), response);
 	}
 send:
 	/* Whatever went wrong above, a message that is owed an answer gets one. */
-	if (out)
+	if (out && !*response)
 		*response = json_dumps(out, JSON_COMPACT);
 	if (!*response && !silent)
 		*response = answer_unencodable(id);

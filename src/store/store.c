@@ -625,7 +625,114 @@ static const char *const migrations[] = {
 	 * zcor-bench qq; docs/PERFORMANCE.md "The QQ world"). The rows
 	 * already indexed stay as they are; the delete trigger stays. */
 	"DROP TRIGGER IF EXISTS messages_fts_ai;\n",
+	/* 18 -> 19 (issue 19: bytes and pages per memory): nodes rebuilt
+	 * first (rebuild_nodes, below), then: nodes_kind keeps only the
+	 * records that are not plain memories (documents, slang, stickers:
+	 * what every query by kind looks for), so a new memory does not
+	 * enter it; those queries say `kind <> 'memory'` as well, which is
+	 * how SQLite knows the partial index covers them. */
+	"DROP INDEX IF EXISTS nodes_kind;\n"
+	"CREATE INDEX nodes_kind ON nodes(kind) WHERE kind <> 'memory';\n",
 };
+
+/* The schema whose migration rebuilds nodes (rebuild_nodes). */
+#define SCHEMA_NODES_REBUILT 19
+
+/*
+ * Schema 19 rebuilds nodes (SQLite's twelve steps: a new table, the rows
+ * copied, the old one dropped, the new one renamed, its indexes and
+ * triggers made again from their own text), for two things no ALTER can
+ * do in place:
+ *   - content_norm goes: a normalised copy of every content (a third of a
+ *     node row) that only zcor_memory_query's keyword test read, which
+ *     now normalises the content of the few records it tests
+ *     (memory/node_query.c); the full-text index narrows them first;
+ *   - important_seq loses its UNIQUE constraint for a partial unique
+ *     index (nodes_important): the constraint's index held a NULL entry
+ *     for every memory that is not important, a page of every write.
+ * Run with foreign keys off (migrate), as the procedure requires: the
+ * rows are copied unchanged, so no reference can break. Run again on a
+ * rebuilt store, it rebuilds it the same way.
+ */
+static const char NODES_V18[] =
+	"CREATE TABLE nodes_v18(\n"
+	"  seq            INTEGER PRIMARY KEY,\n"
+	"  id             TEXT NOT NULL UNIQUE,\n"
+	"  title          TEXT NOT NULL,\n"
+	"  content        TEXT NOT NULL,\n"
+	"  keywords       TEXT NOT NULL DEFAULT '[]',\n"
+	"  parent_id      TEXT REFERENCES nodes(id),\n"
+	"  source_message TEXT,\n"
+	"  important_seq  INTEGER,\n" /* unique where set: nodes_important */
+	"  superseded_by  TEXT REFERENCES nodes(id),\n"
+	"  superseded_reason TEXT,\n"
+	"  merged_from    TEXT,\n"
+	"  merged_reason  TEXT,\n"
+	"  scope          TEXT NOT NULL DEFAULT 'global',\n"
+	"  kind           TEXT NOT NULL DEFAULT 'memory',\n"
+	"  section        TEXT,\n"
+	"  pinned         INTEGER NOT NULL DEFAULT 0,\n"
+	"  date           TEXT,\n"
+	"  expires        TEXT,\n"
+	"  confidence     TEXT,\n"
+	"  tier           TEXT NOT NULL DEFAULT 'hot',\n"
+	"  archive_month  TEXT,\n"
+	"  attrs          TEXT NOT NULL DEFAULT '{}',\n"
+	"  created_at     INTEGER NOT NULL,\n"
+	"  updated_at     INTEGER NOT NULL,\n"
+	"  hits           INTEGER NOT NULL DEFAULT 0,\n"
+	"  last_hit_at    INTEGER,\n"
+	"  title_norm     TEXT NOT NULL,\n" /* NFKC + case fold: terms, title search */
+	"  recall_tag     TEXT GENERATED ALWAYS AS ('s' || hex(scope) || ' ' ||\n"
+	"    CASE WHEN superseded_by IS NULL AND tier = 'hot' AND kind <> 'document'\n"
+	"      AND coalesce(confidence, '') <> '存疑' THEN 'zlive' ELSE 'zdead' END) VIRTUAL\n"
+	") STRICT;\n"
+	"INSERT INTO nodes_v18(seq, id, title, content, keywords, parent_id, source_message,\n"
+	"  important_seq, superseded_by, superseded_reason, merged_from, merged_reason, scope, kind,\n"
+	"  section, pinned, date, expires, confidence, tier, archive_month, attrs, created_at,\n"
+	"  updated_at, hits, last_hit_at, title_norm)\n"
+	"  SELECT seq, id, title, content, keywords, parent_id, source_message, important_seq,\n"
+	"  superseded_by, superseded_reason, merged_from, merged_reason, scope, kind, section, pinned,\n"
+	"  date, expires, confidence, tier, archive_month, attrs, created_at, updated_at, hits,\n"
+	"  last_hit_at, title_norm FROM nodes ORDER BY seq;\n"
+	"DROP TABLE nodes;\n"
+	"ALTER TABLE nodes_v18 RENAME TO nodes;\n";
+
+static int rebuild_nodes(struct zc_store *s, struct zc_err *e)
+{
+	enum { MAX_OBJECTS = 64 };
+	char *again[MAX_OBJECTS];
+	int n = 0, rc = ZCOR_OK, r;
+	sqlite3_stmt *st = NULL;
+	/* the indexes and triggers of nodes, made again after the rename
+	 * from their own text (the constraint's own indexes have none) */
+	r = sqlite3_prepare_v2(s->db,
+			       "SELECT sql FROM sqlite_schema WHERE tbl_name = 'nodes' AND type IN "
+			       "('index', 'trigger') AND sql IS NOT NULL ORDER BY type, rowid",
+			       -1, &st, NULL);
+	while (r == SQLITE_OK && n < MAX_OBJECTS && sqlite3_step(st) == SQLITE_ROW)
+		again[n++] = zc_strdup((const char *)sqlite3_column_text(st, 0));
+	if (r == SQLITE_OK)
+		r = n < MAX_OBJECTS ? sqlite3_reset(st) : SQLITE_FULL; /* (the step's error, if any) */
+	sqlite3_finalize(st);
+	if (r != SQLITE_OK)
+		rc = r == SQLITE_FULL ? zc_fail(e, ZCOR_EINTERNAL, "upgrading memory.db: nodes has more "
+								   "than %d indexes and triggers", MAX_OBJECTS)
+				      : zc_store_fail(s, r, e, "upgrading memory.db");
+	if (!rc && (r = sqlite3_exec(s->db, NODES_V18, NULL, NULL, NULL)) != SQLITE_OK)
+		rc = zc_store_fail(s, r, e, "upgrading memory.db (rebuilding nodes)");
+	for (int i = 0; i < n; i++) {
+		if (!rc && (r = sqlite3_exec(s->db, again[i], NULL, NULL, NULL)) != SQLITE_OK)
+			rc = zc_store_fail(s, r, e, "upgrading memory.db (the indexes of nodes)");
+		zc_free(again[i]);
+	}
+	if (!rc && (r = sqlite3_exec(s->db,
+				     "CREATE UNIQUE INDEX IF NOT EXISTS nodes_important ON nodes(important_seq)\n"
+				     "  WHERE important_seq IS NOT NULL",
+				     NULL, NULL, NULL)) != SQLITE_OK)
+		rc = zc_store_fail(s, r, e, "upgrading memory.db");
+	return rc;
+}
 
 /*
  * Reads a file SQLite has open through SQLite's own handle (xRead, a
@@ -658,6 +765,40 @@ int zc_store_recall_catch_up(struct zc_store *s, long long above, struct zc_err 
 		sqlite3_reset(st);
 		if (r != SQLITE_DONE)
 			return zc_store_fail(s, r, e, "writing recall's lexical index");
+	}
+	return ZCOR_OK;
+}
+
+/* the dictionary terms of the nodes where B holds (memory/node.c's rule,
+ * zc_node_index_terms: the normalised title and keywords of a record
+ * recall may inject), of 1..ZC_TERM_MAX_CHARS characters */
+#define ZC_STR_(x) #x
+#define ZC_STR(x) ZC_STR_(x)
+#define NODE_TERMS(B)                                                                           \
+	"SELECT t.term, t.scope, t.seq FROM (SELECT n.title_norm AS term, n.scope, n.seq FROM nodes n\n" \
+	"  WHERE " B " AND " RECALL_LIVE("n.") " UNION ALL SELECT zc_norm(j.value), n.scope, n.seq\n"  \
+	"  FROM nodes n, json_each(CASE WHEN json_valid(n.keywords) THEN n.keywords ELSE '[]' END) j\n" \
+	"  WHERE " B " AND " RECALL_LIVE("n.") " AND j.type = 'text') t\n"                            \
+	"  WHERE length(t.term) BETWEEN 1 AND " ZC_STR(ZC_TERM_MAX_CHARS)
+
+int zc_store_node_terms(struct zc_store *s, long long above, long long upto, struct zc_err *e)
+{
+	static const char *const fill[] = {
+		"INSERT OR IGNORE INTO terms(term, scope, kind, ref) SELECT term, scope, 'node', seq FROM (\n"
+		NODE_TERMS("n.seq > ?1 AND n.seq <= ?2") ")",
+		"INSERT INTO term_prefix(prefix, maxlen) SELECT substr(term, 1, 2), max(length(term)) FROM (\n"
+		NODE_TERMS("n.seq > ?1 AND n.seq <= ?2") ") WHERE true GROUP BY 1\n"
+		"  ON CONFLICT(prefix) DO UPDATE SET maxlen = max(maxlen, excluded.maxlen)"};
+	for (size_t i = 0; i < sizeof(fill) / sizeof(fill[0]); i++) {
+		sqlite3_stmt *st = zc_stmt(s, fill[i], e);
+		if (!st)
+			return e->code;
+		sqlite3_bind_int64(st, 1, above);
+		sqlite3_bind_int64(st, 2, upto);
+		int r = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (r != SQLITE_DONE)
+			return zc_store_fail(s, r, e, "updating the term index");
 	}
 	return ZCOR_OK;
 }
@@ -797,31 +938,35 @@ static int migrate(struct zc_store *s, struct zc_err *e)
 			       version, nmig);
 	if (version == nmig)
 		return ZCOR_OK;
-	if ((rc = zc_store_begin(s, 1, e)))
+	/* off for the rebuild of a table others refer to (SQLite's twelve
+	 * steps); it cannot change inside a transaction */
+	sqlite3_exec(s->db, "PRAGMA foreign_keys = OFF", NULL, NULL, NULL);
+	rc = zc_store_begin(s, 1, e);
+	if (rc) {
+		sqlite3_exec(s->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
 		return rc;
+	}
 	/* re-read under the write lock: another process may have migrated */
 	rc = sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL);
 	version = rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
 	sqlite3_finalize(st);
-	for (int v = version; v < nmig; v++) {
-		char *msg = NULL;
-		rc = sqlite3_exec(s->db, migrations[v], NULL, NULL, &msg);
-		sqlite3_free(msg);
-		if (rc) {
+	for (int v = version; !rc && v < nmig; v++) {
+		if (v + 1 == SCHEMA_NODES_REBUILT && (rc = rebuild_nodes(s, e)))
+			break;
+		rc = sqlite3_exec(s->db, migrations[v], NULL, NULL, NULL);
+		if (rc)
 			rc = zc_store_fail(s, rc, e, "upgrading memory.db");
-			zc_store_rollback(s);
-			return rc;
-		}
 	}
 	char sql[64];
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", nmig);
-	rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
-	if (rc) {
+	if (!rc && (rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL)))
 		rc = zc_store_fail(s, rc, e, "upgrading memory.db");
+	if (rc)
 		zc_store_rollback(s);
-		return rc;
-	}
-	return zc_store_commit(s, e);
+	else
+		rc = zc_store_commit(s, e);
+	sqlite3_exec(s->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
+	return rc;
 }
 
 int zc_store_schema_version(void)

@@ -134,6 +134,15 @@ int zc_store_rebuild_recall(struct zc_store *s, struct zc_err *e);
  * triggers wait for it: schema 12; memory/op.c, zc_node_fts_catch_up). */
 int zc_store_recall_catch_up(struct zc_store *s, long long above, struct zc_err *e);
 
+/* Adds the dictionary terms of the nodes of seq in (above, upto] that
+ * recall may inject: each one's normalised title and keywords, in its
+ * scope, the ones of 1..ZC_TERM_MAX_CHARS characters, with their
+ * term_prefix rows. One node (seq - 1, seq) when its row is written, a
+ * batch of new nodes, whose terms wait for it (issue 19; memory/op.c,
+ * zc_node_fts_catch_up), or every node (reindex). Their old terms went
+ * when their rows were written (the schema's triggers, schema 10). */
+int zc_store_node_terms(struct zc_store *s, long long above, long long upto, struct zc_err *e);
+
 /* Registers zcor's FTS5 tokenizers and SQL functions (zc_norm, zc_lex_len,
  * zc_lex_set) on db (fts.c): the schema's triggers need them. */
 int zc_fts_register(sqlite3 *db, struct zc_err *e);
@@ -149,9 +158,9 @@ struct zc_posting {
  * up verbatim in messages (FTS still finds them). */
 #define ZC_TERM_MAX_CHARS 12
 
-/* Adds the dictionary terms of one node or person ("node"/"person", its
- * seq, its scope): the normalised strings in `terms` (too long ones
- * skipped). Its old terms went when its row was written: the schema's
+/* Adds the dictionary terms of one person ("person", its seq, its scope;
+ * a node's are zc_store_node_terms'): the normalised strings in `terms`
+ * (too long ones skipped). Its old terms went when its row was written: the schema's
  * triggers remove them by their exact keys (schema 10), so call this right
  * after writing the row (or after emptying terms, as reindex does). */
 int zc_terms_set(struct zc_store *s, const char *kind, sqlite3_int64 ref, const char *scope,

@@ -331,3 +331,41 @@ void t_sql_exec(zcor *z, const char *fmt, ...)
 	sqlite3_close(db);
 	free(sql);
 }
+
+const char *t_fixtures_dir(void)
+{
+	static char buf[4096];
+	const char *env = getenv("ZCOR_FIXTURES");
+	if (env && *env) {
+		snprintf(buf, sizeof(buf), "%s", env);
+	} else {
+		char here[4000];
+		snprintf(here, sizeof(here), "%s", __FILE__);
+		char *slash = strrchr(here, '/');
+		if (slash)
+			*slash = '\0';
+		snprintf(buf, sizeof(buf), "%s/../fixtures", slash ? here : ".");
+	}
+	return buf;
+}
+
+void t_fixture_copy(const char *name, const char *to)
+{
+	char from[4200];
+	snprintf(from, sizeof(from), "%s/%s", t_fixtures_dir(), name);
+	FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+	char buf[8192];
+	size_t n;
+	int ok = in && out;
+	while (ok && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		ok = fwrite(buf, 1, n, out) == n;
+	ok = ok && !ferror(in);
+	if (in)
+		fclose(in);
+	if (out && fclose(out) != 0)
+		ok = 0;
+	if (!ok) {
+		fprintf(stderr, "cannot copy fixture %s to %s\n", from, to);
+		exit(2);
+	}
+}

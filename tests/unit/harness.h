@@ -71,6 +71,11 @@ extern const struct t_case t_cases[];
  * it). All of a run's are in one $TMPDIR/zcor-test-XXXXXX, which main
  * removes when every case passed and keeps (and names) otherwise. */
 const char *t_tmpdir(void);
+/* tests/fixtures: $ZCOR_FIXTURES (ctest sets it), else beside harness.c. */
+const char *t_fixtures_dir(void);
+/* Copies fixture `name` (a path below tests/fixtures) to path `to`, byte
+ * for byte; exits when it cannot. */
+void t_fixture_copy(const char *name, const char *to);
 /* Opens a fresh memory directory. */
 zcor *t_open(void);
 zcor *t_open_dir(const char *dir);

@@ -140,6 +140,13 @@ static void json_helpers(void)
 	CHECK_STR(json_string_value(lit), "a\"b\\\n猫");
 	CHECK(strchr(b.p, '\n') == NULL);
 	json_decref(lit);
+	/* runs copied whole (issue 19): escapes at both ends and side by side */
+	zc_buf_reset(&b);
+	zc_json_buf_string(&b, "\"\x01猫\\\"tail\t");
+	CHECK_STR(b.p, "\"\\\"\\u0001猫\\\\\\\"tail\\u0009\"");
+	zc_buf_reset(&b);
+	zc_json_buf_string(&b, "");
+	CHECK_STR(b.p, "\"\"");
 	zc_buf_release(&b);
 
 	json_t *deep = json_pack("{s:[[{s:i}]]}", "a", "b", 1);

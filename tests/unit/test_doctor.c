@@ -143,9 +143,9 @@ static void DOCTOR_COGNITION_DUPLICATE_ENTRY(void)
 {
 	zcor *z = store();
 	t_sql_exec(z, "INSERT INTO nodes(id, title, content, keywords, scope, kind, section, tier, "
-		      "attrs, created_at, updated_at, title_norm, content_norm) SELECT 'mdup', title, "
+		      "attrs, created_at, updated_at, title_norm) SELECT 'mdup', title, "
 		      "'另一个意思', keywords, scope, kind, section, tier, attrs, created_at, updated_at, "
-		      "title_norm, '另一个意思' FROM nodes WHERE kind = 'cognition'");
+		      "title_norm FROM nodes WHERE kind = 'cognition'");
 	json_t *r = doctor(z, 0);
 	json_t *f = finding(r, "COGNITION_DUPLICATE_ENTRY");
 	CHECK(f != NULL);

@@ -89,15 +89,15 @@ static void issue13_5_gate_store_column_agrees(void)
 	struct zc_err e = {0};
 	CHECK_INT(zc_store_open(&s, path, &e), ZCOR_OK);
 	CHECK_INT(zc_exec(&s,
-			  "INSERT INTO nodes(id, title, content, created_at, updated_at, title_norm, "
-			  "content_norm) VALUES ('m0', 't', 'c', 0, 0, 't', 'c')",
+			  "INSERT INTO nodes(id, title, content, created_at, updated_at, title_norm) "
+			  "VALUES ('m0', 't', 'c', 0, 0, 't')",
 			  &e),
 		  ZCOR_OK);
 	sqlite3_stmt *ins = NULL, *tag = NULL;
 	CHECK_INT(sqlite3_prepare_v2(s.db,
 				     "INSERT INTO nodes(id, title, content, created_at, updated_at, title_norm, "
-				     "content_norm, superseded_by, tier, confidence, kind) VALUES (?5, 't', 'c', 0, "
-				     "0, 't', 'c', ?1, ?2, ?3, ?4)",
+				     "superseded_by, tier, confidence, kind) VALUES (?5, 't', 'c', 0, "
+				     "0, 't', ?1, ?2, ?3, ?4)",
 				     -1, &ins, NULL),
 		  SQLITE_OK);
 	CHECK_INT(sqlite3_prepare_v2(s.db, "SELECT recall_tag FROM nodes WHERE id = ?1", -1, &tag, NULL),

@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 
+#include "base/alloc.h"
 #include "harness.h"
 #include "server/mcp.h"
 
@@ -510,6 +511,59 @@ static void issue12_answer_when_json_cannot_be_built(void)
 	zcor_close(z);
 }
 
+/* issue 19: a tools/call answer is written once around the tool's JSON
+ * text. Parsing a 40-hit query's answer back into a tree (for
+ * structuredContent) and dumping it twice cost about 30 allocations per
+ * hit and most of the call's instructions; now the MCP layer adds a
+ * handful to what the tool itself allocates, and the answer says the
+ * same: structuredContent is the tool's result, content[0].text its text,
+ * the id echoed as it came (a string here). */
+static void issue19_tools_call_answer_built_once(void)
+{
+	zcor *z = t_open();
+	for (int i = 0; i < 40; i++)
+		json_decref(t_call_ok(z, NULL, "zcor_memory_write",
+				      "{\"title\":\"火锅%d\",\"content\":\"第%d次去吃火锅，\\\"辣\\\"\\n\\t到哭\"}", i, i));
+	static const char args[] = "{\"keywords\":[\"火锅\"],\"limit\":100}";
+	char *text = NULL;
+	CHECK_INT(zcor_tool_call(z, NULL, "zcor_memory_query", args, &text), ZCOR_OK); /* warm */
+	zcor_free(text);
+	text = NULL;
+	unsigned long a0 = zc_alloc_count();
+	CHECK_INT(zcor_tool_call(z, NULL, "zcor_memory_query", args, &text), ZCOR_OK);
+	unsigned long tool = zc_alloc_count() - a0;
+	struct zc_mcp_session s;
+	start(&s, z, NULL);
+	static const char msg[] = "{\"jsonrpc\":\"2.0\",\"id\":\"q-1\",\"method\":\"tools/call\",\"params\":"
+				  "{\"name\":\"zcor_memory_query\",\"arguments\":{\"keywords\":[\"火锅\"],\"limit\":100}}}";
+	char *out = NULL;
+	a0 = zc_alloc_count();
+	zc_mcp_handle(&s, z, msg, strlen(msg), &out);
+	unsigned long mcp = zc_alloc_count() - a0;
+	if (mcp > tool + 100) {
+		fprintf(stderr, "tools/call allocated %lu times, the tool itself %lu\n", mcp, tool);
+		t_failures++;
+	}
+	json_t *r = out ? json_loads(out, 0, NULL) : NULL;
+	json_t *want = text ? json_loads(text, 0, NULL) : NULL;
+	CHECK(r && want);
+	CHECK_STR(t_str(r, "jsonrpc"), "2.0");
+	CHECK_STR(t_str(r, "id"), "q-1");
+	CHECK_INT(t_int(r, "result.structuredContent.total"), 40);
+	CHECK(json_equal(t_get(r, "result.structuredContent"), want));
+	CHECK_STR(t_str(r, "result.content.0.type"), "text");
+	json_t *again = json_loads(t_str(r, "result.content.0.text") ? t_str(r, "result.content.0.text") : "", 0, NULL);
+	CHECK(json_equal(again, want));
+	CHECK(json_is_false(t_get(r, "result.isError")));
+	CHECK_HAS(t_str(r, "result.structuredContent.items.0.content"), "\"辣\"\n\t到哭");
+	json_decref(again);
+	json_decref(want);
+	json_decref(r);
+	zcor_free(out);
+	zcor_free(text);
+	zcor_close(z);
+}
+
 const struct t_case t_cases[] = {
 	{"malformed_messages_get_jsonrpc_errors", malformed_messages_get_jsonrpc_errors},
 	{"ids_are_echoed_exactly", ids_are_echoed_exactly},
@@ -522,5 +576,6 @@ const struct t_case t_cases[] = {
 	{"issue12_ids_of_every_json_type", issue12_ids_of_every_json_type},
 	{"issue12_invalid_utf8_in_results_is_answered", issue12_invalid_utf8_in_results_is_answered},
 	{"issue12_answer_when_json_cannot_be_built", issue12_answer_when_json_cannot_be_built},
+	{"issue19_tools_call_answer_built_once", issue19_tools_call_answer_built_once},
 	{NULL, NULL},
 };

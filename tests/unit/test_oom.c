@@ -119,7 +119,9 @@ static void add_file(FILE *m, const char *path)
 /* Every table's rows as text, then config.json: what a call may change.
  * NULL when memory.db cannot be read. Derived data is left out: the FTS
  * indexes (and nodes_vocab over them; recall_stats and recall_df, the
- * counts beside recall_fts, and recall_gen, their generations), meta's
+ * counts beside recall_fts, and recall_gen, their generations; the term
+ * dictionary, terms and term_prefix, whose rows of new memories wait for
+ * the same batch since issue 19), meta's
  * fts_upto (how far they are caught up), nodes_gen and recall_gen
  * (recall's cache generations) and recall's hit
  * counts (hits, last_hit_at, hit_batch: written after the call, by the
@@ -143,7 +145,7 @@ static char *dump(const char *dir)
 	int ok = sqlite3_prepare_v2(db,
 				    "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE "
 				    "'sqlite_%' AND name NOT LIKE '%_fts_%' AND name NOT IN ('nodes_vocab', "
-				    "'hit_batch', 'recall_stats', 'recall_df', 'recall_gen') "
+				    "'hit_batch', 'recall_stats', 'recall_df', 'recall_gen', 'terms', 'term_prefix') "
 				    "ORDER BY name",
 				    -1, &tabs, NULL) == SQLITE_OK;
 	while (ok && sqlite3_step(tabs) == SQLITE_ROW) {

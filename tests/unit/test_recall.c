@@ -2289,10 +2289,10 @@ static void bulk(zcor *z, const char *conv, const char *tag, int n, const char *
 {
 	t_sql_exec(z,
 		   "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < %d) "
-		   "INSERT INTO nodes(id, title, content, scope, created_at, updated_at, title_norm, content_norm) "
+		   "INSERT INTO nodes(id, title, content, scope, created_at, updated_at, title_norm) "
 		   "SELECT printf('bulk%s%%05d', i), printf('%s #%%d', i), '%s', '%s', %lld + i, %lld + i, "
-		   "printf('%s #%%d', i), '%s' FROM c",
-		   n, tag, title, content, conv ? conv : "global", at, at, title, content);
+		   "printf('%s #%%d', i) FROM c",
+		   n, tag, title, content, conv ? conv : "global", at, at, title);
 }
 
 /* Q-SCOPE for the statistics of the ranking: df, the number of records,

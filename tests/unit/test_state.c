@@ -31,28 +31,10 @@ static char *path2(const char *dir, const char *name)
 	return p;
 }
 
-/* tests/fixtures: $ZCOR_FIXTURES (ctest sets it), else beside this file. */
-static const char *fixtures_dir(void)
-{
-	static char buf[4096];
-	const char *env = getenv("ZCOR_FIXTURES");
-	if (env && *env) {
-		snprintf(buf, sizeof(buf), "%s", env);
-	} else {
-		char here[4000];
-		snprintf(here, sizeof(here), "%s", __FILE__);
-		char *slash = strrchr(here, '/');
-		if (slash)
-			*slash = '\0';
-		snprintf(buf, sizeof(buf), "%s/../fixtures", slash ? here : ".");
-	}
-	return buf;
-}
-
 static char *fixture(const char *name)
 {
 	char *p = NULL;
-	if (asprintf(&p, "%s/state/%s", fixtures_dir(), name) < 0)
+	if (asprintf(&p, "%s/state/%s", t_fixtures_dir(), name) < 0)
 		exit(2);
 	return p;
 }

@@ -245,16 +245,16 @@ static long long catch_up_ops(long n)
 	char sql[1024];
 	snprintf(sql, sizeof(sql),
 		 "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < %ld) "
-		 "INSERT INTO nodes(id, title, content, title_norm, content_norm, scope, created_at, "
-		 "updated_at) SELECT 'm' || i, '潜水艇' || i, '拼模型 ' || i, '潜水艇', '拼模型', "
+		 "INSERT INTO nodes(id, title, content, title_norm, scope, created_at, "
+		 "updated_at) SELECT 'm' || i, '潜水艇' || i, '拼模型 ' || i, '潜水艇', "
 		 "CASE i %% 3 WHEN 0 THEN 'global' ELSE 'group:' || (i %% 7) END, i, i FROM k",
 		 n);
 	CHECK_INT(zc_store_begin(&s, 1, &e), ZCOR_OK);
 	CHECK_INT(sqlite3_exec(s.db, sql, NULL, NULL, NULL), SQLITE_OK);
 	CHECK_INT(zc_store_recall_catch_up(&s, -1, &e), ZCOR_OK); /* the n, caught up */
 	snprintf(sql, sizeof(sql),
-		 "INSERT INTO nodes(id, title, content, title_norm, content_norm, created_at, "
-		 "updated_at) VALUES ('new', '潜水艇展览', '周末去看', '潜水艇展览', '周末去看', 1, 1)");
+		 "INSERT INTO nodes(id, title, content, title_norm, created_at, "
+		 "updated_at) VALUES ('new', '潜水艇展览', '周末去看', '潜水艇展览', 1, 1)");
 	CHECK_INT(sqlite3_exec(s.db, sql, NULL, NULL, NULL), SQLITE_OK);
 	long long ops = 0;
 	sqlite3_progress_handler(s.db, 1, count_op, &ops);

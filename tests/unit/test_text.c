@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unicode/unorm2.h>
 
 #include "base/alloc.h"
 #include "text/norm.h"
@@ -213,10 +214,41 @@ static void synonyms_file(void)
 	json_decref(doc);
 }
 
+/* issue 19: ASCII skips ICU (zc_norm_n's fast path); for every ASCII
+ * character ICU's NFKC_Casefold says the same, and text with anything
+ * else still goes through ICU. */
+static void issue19_ascii_norm_is_icus(void)
+{
+	UErrorCode st = U_ZERO_ERROR;
+	const UNormalizer2 *cf = unorm2_getNFKCCasefoldInstance(&st);
+	CHECK(U_SUCCESS(st));
+	for (int c = 1; c < 128; c++) {
+		UChar in[2] = {(UChar)c, 0}, out[8];
+		st = U_ZERO_ERROR;
+		int32_t n = unorm2_normalize(cf, in, 1, out, 8, &st);
+		char want[8] = {0}, got_in[2] = {(char)c, 0};
+		for (int32_t i = 0; i < n && i < 7; i++)
+			want[i] = (char)out[i];
+		char *got = zc_norm(got_in);
+		if (!U_SUCCESS(st) || n != 1 || strcmp(got, want) != 0) {
+			fprintf(stderr, "character %d: zc_norm '%s', ICU '%s'\n", c, got, want);
+			t_failures++;
+		}
+		zc_free(got);
+	}
+	char *m = zc_norm("Go HIKING at ÀLPE ｈｉｋｉｎｇ");
+	CHECK_STR(m, "go hiking at àlpe hiking");
+	zc_free(m);
+	m = zc_norm_n("AB\0CD", 5); /* a NUL: ICU's way, as before */
+	CHECK(m != NULL);
+	zc_free(m);
+}
+
 const struct t_case t_cases[] = {
 	{"norm_nfkc_casefold", norm_nfkc_casefold},
 	{"tokens_bigrams_and_words", tokens_bigrams_and_words},
 	{"words_from_icu", words_from_icu},
 	{"synonyms_file", synonyms_file},
+	{"issue19_ascii_norm_is_icus", issue19_ascii_norm_is_icus},
 	{0},
 };

@@ -707,7 +707,7 @@ static void check_message_index(zcor *z, const char *keyword, long long want)
 }
 
 /* s22 (issue 15, logging's cost): the index rows are written once at the
- * end of the logging transaction (schema 20 drops the insert trigger;
+ * end of the logging transaction (schema 18 drops the insert trigger;
  * FTS5 flushed at every later statement's savepoint): a batch, a
  * duplicate and a multi-conversation call are each indexed exactly once; a store of schema 16 loses the
  * trigger when it opens, so a message is never indexed twice. */
