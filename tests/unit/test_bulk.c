@@ -58,7 +58,7 @@ static void dump(struct zc_mem *m, struct zc_buf *out)
 {
 	static const char *const sql[] = {
 		"SELECT seq, id, title, keywords, content, scope, kind, tier, confidence, title_norm, "
-		"content_norm, updated_at FROM nodes ORDER BY seq",
+		"updated_at FROM nodes ORDER BY seq",
 		"SELECT token, scope, df FROM recall_df ORDER BY token, scope",
 		"SELECT scope, docs, tokens FROM recall_stats ORDER BY scope",
 		"SELECT * FROM terms ORDER BY 1, 2, 3",

@@ -292,9 +292,9 @@ static void issue17_zc_postings_same_rows_as_the_statement(void)
 	CHECK_INT(zc_store_open(&s, path, &e), ZCOR_OK);
 	CHECK_INT(sqlite3_exec(s.db,
 			       "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 300) "
-			       "INSERT INTO nodes(id, title, content, title_norm, content_norm, scope, created_at, "
+			       "INSERT INTO nodes(id, title, content, title_norm, scope, created_at, "
 			       "updated_at) SELECT 'm' || i, '潜水艇' || i, CASE i % 3 WHEN 0 THEN '潜水 潜水 潜水' "
-			       "ELSE '拼模型' END, '潜水艇', '拼模型', CASE i % 4 WHEN 0 THEN 'group:1' ELSE "
+			       "ELSE '拼模型' END, '潜水艇', CASE i % 4 WHEN 0 THEN 'group:1' ELSE "
 			       "'global' END, i, i FROM k",
 			       NULL, NULL, NULL),
 		  SQLITE_OK);
