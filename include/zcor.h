@@ -434,8 +434,12 @@ int zcor_turns(zcor *z, const struct zcor_ctx *ctx, const char *query_json, char
  * one new line: else {"digest": null, "idle": true}): an independent agent
  * session with the digest audience's tools, in the conversation's scope,
  * that follows the message-digest skill; success marks the digest done.
- * opts_json: NULL or {"trigger": "manual"|"schedule"|"catch-up"} (kept in
- * the record). *out_json on ZCOR_OK: {digest (record id), conversation,
+ * opts_json: NULL or {"trigger": "manual"|"schedule"|"catch-up" (kept in
+ * the record), "ifDue": bool (default: true for "schedule" and
+ * "catch-up", false for "manual")}. With ifDue the conversation is
+ * checked again once its lease is held, and a run is made only if it is
+ * still due (not digested today, digestMinLines new lines): else
+ * {"digest": null, "idle": true, "notDue": true}, nothing recorded. *out_json on ZCOR_OK: {digest (record id), conversation,
  * status, lines, sentLines, chars, cut, toolCalls, tokens, modelMs,
  * answer, after (the conversation's row)}. A failed or timed-out run is
  * recorded and its error returned with details {digest, status}; the

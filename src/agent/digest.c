@@ -173,7 +173,7 @@ static int record(struct zc_session *s, const char *conv, const char *owner, con
 }
 
 int zc_digest_run(struct zc_mem *m, struct zc_skills *skills, const char *conversation,
-		  const char *trigger, const int *cancel, json_t **out, struct zc_err *e)
+		  const char *trigger, int if_due, const int *cancel, json_t **out, struct zc_err *e)
 {
 	struct zc_session s = {.m = m, .skills = skills, .conv = conversation,
 			       .actor = ZCOR_ACTOR_DIGEST, .audience = ZC_AUD_DIGEST, .hard = 1,
@@ -209,6 +209,20 @@ int zc_digest_run(struct zc_mem *m, struct zc_skills *skills, const char *conver
 	if ((rc = lease_begin(m, conversation, owner, s.cfg.digest_timeout_ms, e)))
 		goto out;
 	taken = 1;
+	if (if_due) {
+		/* due when listed; another process may have digested it since
+		 * (the lease orders runs, it does not make them once a day) */
+		char today[ZC_DATE_LEN];
+		int due = 0;
+		zc_time_local_date(zc_mem_now(m), today);
+		if ((rc = zc_digest_still_due(m, conversation, today, s.cfg.digest_min_lines, &due, e)))
+			goto out;
+		if (!due) {
+			*out = json_pack("{s:n, s:b, s:b, s:s}", "digest", "idle", 1, "notDue", 1,
+					 "conversation", conversation);
+			goto out;
+		}
+	}
 	if ((rc = zc_digest_input(m, conversation, s.cfg.digest_max_chars, &input, e)))
 		goto out;
 	if (json_integer_value(json_object_get(input, "sentLines")) == 0) {

@@ -42,9 +42,15 @@ struct zc_skills;
  * abandoned, no further tool call — and is recorded as an error
  * ("interrupted"), its lines kept; a run it stops before the start is
  * refused (ZCOR_ECONFLICT, nothing recorded).
+ * if_due: run only if the conversation is still due once the lease is
+ * held (not digested today, digestMinLines new lines); otherwise *out
+ * {"digest": null, "idle": true, "notDue": true}, nothing recorded. The
+ * schedule's and catch-up's runs and `--now` over the due list use it,
+ * so two processes one after the other never digest it twice a day.
  */
 int zc_digest_run(struct zc_mem *m, struct zc_skills *skills, const char *conversation,
-		  const char *trigger, const int *cancel, json_t **out, struct zc_err *e);
+		  const char *trigger, int if_due, const int *cancel, json_t **out,
+		  struct zc_err *e);
 
 /* The next daily wake strictly after now_ms: the first instant whose
  * local time (the process's time zone) is hour:00:00 (ms). */

@@ -1108,6 +1108,7 @@ int zcor_digest(zcor *z, const char *conversation, const char *opts_json, char *
 		return done(z, rc);
 	json_t *opts = NULL, *out = NULL;
 	const char *trigger = "manual";
+	int if_due = -1;
 	if (opts_json && *opts_json)
 		rc = zc_json_parse(opts_json, strlen(opts_json), "the digest's options", &opts,
 				   &z->last.err);
@@ -1119,9 +1120,19 @@ int zcor_digest(zcor *z, const char *conversation, const char *opts_json, char *
 		json_t *v;
 		json_object_foreach(opts, k, v) {
 			const char *t = json_string_value(v);
+			if (strcmp(k, "ifDue") == 0) {
+				if (!json_is_boolean(v)) {
+					rc = zc_fail(&z->last.err, ZCOR_EINVAL,
+						     "option 'ifDue': must be true or false");
+					break;
+				}
+				if_due = json_is_true(v);
+				continue;
+			}
 			if (strcmp(k, "trigger") != 0) {
 				rc = zc_fail(&z->last.err, ZCOR_EINVAL,
-					     "option '%s': unknown; the only option is trigger", ZC_Q(k, 60));
+					     "option '%s': unknown; the options are trigger and ifDue",
+					     ZC_Q(k, 60));
 				break;
 			}
 			if (!t || (strcmp(t, "manual") && strcmp(t, "schedule") && strcmp(t, "catch-up"))) {
@@ -1133,8 +1144,10 @@ int zcor_digest(zcor *z, const char *conversation, const char *opts_json, char *
 		}
 	}
 	if (!rc)
-		rc = zc_digest_run(&z->mem, &z->skills, conversation, trigger, &z->interrupted, &out,
-				   &z->last.err);
+		rc = zc_digest_run(&z->mem, &z->skills, conversation, trigger,
+				   /* the schedule's runs are for due conversations only */
+				   if_due >= 0 ? if_due : strcmp(trigger, "manual") != 0,
+				   &z->interrupted, &out, &z->last.err);
 	json_decref(opts);
 	return answer(z, rc, out, out_json);
 }

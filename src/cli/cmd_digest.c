@@ -22,6 +22,8 @@ static void print_run(const char *key, int rc, const char *out, zcor *z)
 	json_t *r = rc ? NULL : json_loads(out, 0, NULL);
 	if (rc) {
 		printf("digest %s: failed: %s\n", key, zcor_errmsg(z));
+	} else if (json_is_true(json_object_get(r, "notDue"))) {
+		printf("digest %s: no longer due (digested today meanwhile)\n", key);
 	} else if (json_is_true(json_object_get(r, "idle"))) {
 		printf("digest %s: nothing new to digest\n", key);
 	} else {
@@ -82,7 +84,12 @@ static int run_now(struct cli *c, zcor *z, int as_json)
 	json_array_foreach(keys, i, k) {
 		char *out = NULL;
 		const char *key = json_string_value(k);
-		int rc = zcor_digest(z, key, "{\"trigger\": \"manual\"}", &out);
+		/* over the due list: each asked again under its lease, so a
+		 * second --now (or serve's round) does not digest it twice */
+		int rc = zcor_digest(z, key,
+				     c->conversation ? "{\"trigger\": \"manual\"}"
+						     : "{\"trigger\": \"manual\", \"ifDue\": true}",
+				     &out);
 		failed |= rc != ZCOR_OK;
 		if (as_json)
 			json_array_append_new(results, json_loads(cli_answer(z, rc, out), 0, NULL));

@@ -83,7 +83,7 @@ static int turn_begin(struct zc_op *op, json_t *args, json_t **out, struct zc_er
 		return rc;
 	sqlite3_stmt *st = zc_stmt(s,
 				   "SELECT count(*), coalesce(max(seq), ?2) FROM messages "
-				   "WHERE conversation = ?1 AND seq > ?2",
+				   "WHERE conversation = ?1 AND seq > ?2 AND imported = 0",
 				   e);
 	if (!st)
 		return e->code;
@@ -101,7 +101,7 @@ static int turn_begin(struct zc_op *op, json_t *args, json_t **out, struct zc_er
 	st = zc_stmt(s,
 		     "SELECT * FROM (SELECT seq, message_id, at, sender_id, sender_name, text, mentions, "
 		     "reply_to, media, recalled_at FROM messages WHERE conversation = ?1 AND seq > ?2 "
-		     "ORDER BY seq DESC LIMIT ?3) ORDER BY seq",
+		     "AND imported = 0 ORDER BY seq DESC LIMIT ?3) ORDER BY seq",
 		     e);
 	if (!st)
 		return e->code;

@@ -78,7 +78,7 @@ int zc_digest_input(struct zc_mem *m, const char *conversation, long max_chars, 
 	lines = json_integer_value(json_object_get(conv, "linesSinceDigest"));
 	sqlite3_stmt *st = zc_stmt(s,
 				   "SELECT at, sender_id, sender_name, text, media, recalled_at FROM messages "
-				   "WHERE conversation = ?1 ORDER BY seq DESC LIMIT ?2",
+				   "WHERE conversation = ?1 AND imported = 0 ORDER BY seq DESC LIMIT ?2",
 				   e);
 	if (!st) {
 		rc = e->code;
@@ -135,6 +135,19 @@ int zc_digest_due(const json_t *conv, const char *today, long min_lines)
 	if (last && strcmp(last, today) == 0)
 		return 0;
 	return json_integer_value(json_object_get(conv, "linesSinceDigest")) >= min_lines;
+}
+
+int zc_digest_still_due(struct zc_mem *m, const char *conversation, const char *today,
+			long min_lines, int *due, struct zc_err *e)
+{
+	json_t *conv = NULL;
+	*due = 0;
+	int rc = zc_store_begin(&m->store, 0, e);
+	if (!rc && !(rc = zc_conv_load(&m->store, conversation, &conv, e)))
+		*due = zc_digest_due(conv, today, min_lines);
+	zc_store_rollback(&m->store);
+	json_decref(conv);
+	return rc;
 }
 
 /* ---- one digest at a time per conversation (memory/lease.c) ----------- */

@@ -31,6 +31,11 @@ int zc_digest_input(struct zc_mem *m, const char *conversation, long max_chars, 
  * local date today (YYYY-MM-DD): not digested on that date and at least
  * min_lines new lines. */
 int zc_digest_due(const json_t *conv, const char *today, long min_lines);
+/* The same rule read from the store now (*due 1 or 0): a run that was
+ * due when a round or `--now` listed it asks again once it holds the
+ * lease, since another process may have digested it in between. */
+int zc_digest_still_due(struct zc_mem *m, const char *conversation, const char *today,
+			long min_lines, int *due, struct zc_err *e);
 
 /*
  * Run with zc_mem_run (ZC_OP_NO_HISTORY: the run's tool calls have their

@@ -293,7 +293,7 @@ static int import_op(struct zc_op *op, json_t *args, json_t **out, struct zc_err
 		int inserted = 0;
 		if (is_self_line) {
 			self++;
-		} else if ((rc = zc_log_insert_message(&m->store, conversation, msg, t, &inserted, e))) {
+		} else if ((rc = zc_log_insert_message(&m->store, conversation, msg, t, 1, &inserted, e))) {
 			json_decref(msg);
 			goto out;
 		} else if (inserted) {

@@ -298,12 +298,12 @@ static int parse_message(struct zc_mem *m, json_t *v, size_t i, int host, struct
 
 /* Inserts one message unless its id is already logged (*inserted 0). */
 int zc_log_insert_message(struct zc_store *s, const char *conv, const json_t *msg, int64_t at,
-			  int *inserted, struct zc_err *e)
+			  int imported, int *inserted, struct zc_err *e)
 {
 	sqlite3_stmt *st = zc_stmt(s,
 				   "INSERT INTO messages(conversation, message_id, at, sender_id, sender_name, "
-				   "text, mentions, reply_to, media, text_norm, recalled_at) "
-				   "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
+				   "text, mentions, reply_to, media, text_norm, recalled_at, imported) "
+				   "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
 				   "ON CONFLICT(conversation, message_id) DO NOTHING",
 				   e);
 	if (!st)
@@ -325,6 +325,7 @@ int zc_log_insert_message(struct zc_store *s, const char *conv, const json_t *ms
 	if (zc_json_str(msg, "recalledAt") &&
 	    zc_time_parse(zc_json_str(msg, "recalledAt"), "recalledAt", &recalled, &ignored) == ZCOR_OK)
 		sqlite3_bind_int64(st, 11, recalled);
+	sqlite3_bind_int(st, 12, imported != 0);
 	int step = sqlite3_step(st);
 	sqlite3_reset(st);
 	if (step != SQLITE_DONE)
@@ -444,7 +445,7 @@ static int log_body(struct zc_mem *m, const char *key, const char *bound, struct
 		if (*logged == 0 && (rc = zc_log_conv_add(m, key, 0, 0, 0, e)))
 			break;
 		int inserted = 0;
-		if ((rc = zc_log_insert_message(&m->store, key, v[i].msg, v[i].at, &inserted, e)))
+		if ((rc = zc_log_insert_message(&m->store, key, v[i].msg, v[i].at, 0, &inserted, e)))
 			break;
 		if (!inserted) {
 			v[i].skip = "duplicate";

@@ -26,9 +26,11 @@ char *zc_log_id_text(const json_t *v, size_t max);
 /* Whether a message is the bot's own (its self flag, or config "botId"). */
 int zc_log_is_self(struct zc_mem *m, const char *sender, int self_flag);
 /* Inserts one message unless its id is already logged (*inserted 0);
- * msg's "recalledAt" (ISO, optional: an imported log line) is kept. */
+ * msg's "recalledAt" (ISO, optional: an imported log line) is kept.
+ * imported: a line of `zcor transcript import` (old history: never in a
+ * turn's batch nor a digest's input). */
 int zc_log_insert_message(struct zc_store *s, const char *conv, const json_t *msg, int64_t at,
-			  int *inserted, struct zc_err *e);
+			  int imported, int *inserted, struct zc_err *e);
 /*
  * The full-text rows of a logging transaction's messages, written once at
  * its end (schema 18: no trigger): zc_log_top before the first insert,

@@ -533,7 +533,11 @@ static enum MHD_Result rest_digest_run(struct rest_call *k)
 	for (int i = 0; i < DIGESTING_MAX && slot < 0 && !k->s->digests_stopped; i++)
 		if (!k->s->digesting[i])
 			k->s->digesting[slot = i] = k->z;
+	int full = slot < 0 && !k->s->digests_stopped;
 	pthread_mutex_unlock(&k->s->lock);
+	if (full) /* a run shutdown could not cut: not started */
+		return zc_http_send_error(k->c, k->r, 503, "busy",
+					  "too many digest runs at once (64); try again when one ends");
 	int rc = zcor_digest(k->z, k->p.v[0], "{\"trigger\": \"manual\"}", &out);
 	if (slot >= 0) {
 		pthread_mutex_lock(&k->s->lock);

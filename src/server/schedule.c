@@ -138,6 +138,9 @@ static void run_one(struct zc_sched *s, const char *key, json_int_t lines, json_
 								  : "failed",
 			zcor_errmsg(s->z));
 		json_decref(ej);
+	} else if (json_is_true(json_object_get(r, "notDue"))) {
+		fprintf(stderr, "zcor serve: digest %s: skipped: no longer due (digested today meanwhile)\n",
+			key);
 	} else if (json_is_true(json_object_get(r, "idle"))) {
 		fprintf(stderr, "zcor serve: digest %s: nothing new\n", key);
 	} else {

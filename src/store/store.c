@@ -633,7 +633,38 @@ static const char *const migrations[] = {
 	 * how SQLite knows the partial index covers them. */
 	"DROP INDEX IF EXISTS nodes_kind;\n"
 	"CREATE INDEX nodes_kind ON nodes(kind) WHERE kind <> 'memory';\n",
+	/* 19 -> 20 (issue 16: a transcript import after new lines made the
+	 * digest read the imported old lines, newest by seq, instead of the
+	 * new ones, and mark the new ones digested): a message logged by
+	 * `zcor transcript import` is marked; the digest's input and the
+	 * turn's batch are the conversation's live messages only. The column
+	 * is added by add_column (below), so the step may run again. */
+	"",
 };
+
+/* The schema whose migration adds messages.imported (add_column). */
+#define SCHEMA_MESSAGES_IMPORTED 20
+
+/* ALTER TABLE table ADD COLUMN column decl, unless it is there already
+ * (a migration run again on a store that has it). Our own names only. */
+static int add_column(struct zc_store *s, const char *table, const char *column, const char *decl,
+		      struct zc_err *e)
+{
+	char sql[256];
+	sqlite3_stmt *st = NULL;
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM pragma_table_info('%s') WHERE name = '%s'",
+		 table, column);
+	int r = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	int have = r == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+	sqlite3_finalize(st);
+	if (have < 0)
+		return zc_store_fail(s, r ? r : SQLITE_ERROR, e, "upgrading memory.db");
+	if (have)
+		return ZCOR_OK;
+	snprintf(sql, sizeof(sql), "ALTER TABLE %s ADD COLUMN %s %s", table, column, decl);
+	r = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+	return r ? zc_store_fail(s, r, e, "upgrading memory.db") : ZCOR_OK;
+}
 
 /* The schema whose migration rebuilds nodes (rebuild_nodes). */
 #define SCHEMA_NODES_REBUILT 19
@@ -952,6 +983,9 @@ static int migrate(struct zc_store *s, struct zc_err *e)
 	sqlite3_finalize(st);
 	for (int v = version; !rc && v < nmig; v++) {
 		if (v + 1 == SCHEMA_NODES_REBUILT && (rc = rebuild_nodes(s, e)))
+			break;
+		if (v + 1 == SCHEMA_MESSAGES_IMPORTED &&
+		    (rc = add_column(s, "messages", "imported", "INTEGER NOT NULL DEFAULT 0", e)))
 			break;
 		rc = sqlite3_exec(s->db, migrations[v], NULL, NULL, NULL);
 		if (rc)

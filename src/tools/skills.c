@@ -725,8 +725,21 @@ int zc_skill_tool(const struct zc_tool_env *env, json_t *args, json_t **out, str
 						avail));
 		return rc;
 	}
+	/* the model (a group chat's, too) is told where the skill lives
+	 * relative to its source — "~/.dsh/skills/x/SKILL.md" — never the
+	 * host's absolute path (the home directory, the project's place) */
+	char where[600];
+	if (strcmp(k->source, "builtin") == 0) {
+		snprintf(where, sizeof(where), "%s", k->path);
+	} else {
+		const char *tail = k->path + strlen(k->path);
+		for (int slashes = 0; tail > k->path; tail--)
+			if (tail[-1] == '/' && ++slashes == 2)
+				break;
+		snprintf(where, sizeof(where), "%s/%s", k->source, tail);
+	}
 	*out = json_pack("{s:s, s:s, s:s, s:s, s:s}", "name", k->name, "description", k->description,
-			 "source", k->source, "path", k->path, "text", k->text);
+			 "source", k->source, "path", where, "text", k->text);
 	if (k->overrides)
 		json_object_set_new(*out, "overrides", json_string(k->overrides));
 	return ZCOR_OK;

@@ -313,3 +313,31 @@ test('issue16_memory_off_no_file_hints: with "memory": false the system prefix n
     await fake.close();
   }
 });
+
+test('issue16_digest_import_keeps_new_lines: history imported after new lines (`zcor transcript import`) is not the digest\'s input; the new lines are what the model reads and what is marked done', async () => {
+  const fake = await startFakeOpenAI([{ content: '摘要好了' }]);
+  try {
+    const old = mkTmp('zcor-digest-old-');
+    const om = [1, 2, 3, 4, 5].map((i) => ({ id: `o${i}`, time: `2026-01-0${i}T08:00:00Z`, senderId: '101', senderName: '甲', text: `旧的第${i}句` }));
+    assert.equal((await zc(old, ['transcript', 'log', '--conversation', 'group:1'], JSON.stringify({ messages: om }))).code, 0);
+    const exp = mkTmp('zcor-digest-exp-');
+    const r0 = await zc(old, ['transcript', 'export', '--conversation', 'group:1', '--out', exp]);
+    assert.equal(r0.code, 0, r0.stderr);
+    const ldir = join(exp, 'conversations', 'group-1', 'log');
+    const { readdirSync } = await import('node:fs');
+    const files = readdirSync(ldir).map((f) => join(ldir, f));
+    const dir = setup(fake, { digestMinLines: 1 });
+    const nm = [1, 2, 3].map((i) => ({ id: `n${i}`, time: `2026-11-20T08:0${i}:00Z`, senderId: '101', senderName: '甲', text: `新的第${i}句` }));
+    assert.equal((await zc(dir, ['transcript', 'log', '--conversation', 'group:1'], JSON.stringify({ messages: nm }))).code, 0);
+    const ri = await zc(dir, ['transcript', 'import', '--conversation', 'group:1', ...files]);
+    assert.equal(ri.code, 0, ri.stderr);
+    assert.equal(conv(dir, 'group:1').lines, 3, 'imported history is not counted as new');
+    const rd = await zc(dir, ['digest', '--now', '--conversation', 'group:1', '--json']);
+    assert.equal(rd.code, 0, rd.stderr);
+    const input = fake.requests[0].body.messages[1].content;
+    for (let i = 1; i <= 3; i++) assert.ok(input.includes(`新的第${i}句`), `new line ${i} in the input: ${input}`);
+    assert.ok(!input.includes('旧的'), `no imported line in the input: ${input}`);
+    assert.equal(conv(dir, 'group:1').lines, 0);
+    assert.equal(sql(dir, "SELECT count(*) AS n FROM messages WHERE imported = 1")[0].n, 5);
+  } finally { await fake.close(); }
+});

@@ -142,3 +142,35 @@ test('issue16_digest_cli_sigterm: SIGTERM to `zcor digest --now` while the model
     await fake.close();
   }
 });
+
+test('issue16_digest_due_again_under_lease: a run listed as due asks again once it holds the lease — two `zcor digest --now` one after the other never digest a conversation twice on one date', async () => {
+  const step = (req) => {
+    const sys = JSON.stringify(req.body.messages[0]);
+    return sys.includes('group:1') ? { content: 'ok1', delayMs: 3000 } : { content: 'ok2' };
+  };
+  const fake = await startFakeOpenAI([step, step, step, step]);
+  try {
+    const dir = mkTmp('zcor-dlease-due-');
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ provider: { baseUrl: fake.baseUrl, model: 'fake', maxRetries: 0 }, digestMinLines: 1 }));
+    for (const c of ['group:1', 'group:2']) {
+      const messages = [1, 2].map((i) => ({ id: `${c}m${i}`, time: `2026-11-20T08:0${i}:00Z`, senderId: '101', senderName: '甲', text: `第${i}句` }));
+      const r = await zc(dir, ['transcript', 'log', '--conversation', c], JSON.stringify({ messages }));
+      assert.equal(r.code, 0, r.stderr);
+    }
+    // A lists both as due and digests group:1 first (a slow model)
+    const a = start(dir, ['digest', '--now', '--json']);
+    await until('A asked the model about group:1', () => fake.requests.length >= 1);
+    // B lists both too: group:1 is A's (refused), group:2 it digests
+    const b = await zc(dir, ['digest', '--now', '--json']);
+    assert.equal(sql(dir, "SELECT count(*) AS n FROM digests WHERE conversation = 'group:2'")[0].n, 1, b.stdout + b.stderr);
+    // a new line: group:2 has lines again, but was digested today
+    const late = [{ id: 'late1', time: '2026-11-20T08:09:00Z', senderId: '102', senderName: '乙', text: '又一句' }];
+    assert.equal((await zc(dir, ['transcript', 'log', '--conversation', 'group:2'], JSON.stringify({ late: undefined, messages: late }))).code, 0);
+    const ra = await a.done;
+    const runs = JSON.parse(ra.stdout).runs;
+    assert.equal(sql(dir, "SELECT count(*) AS n FROM digests WHERE conversation = 'group:2'")[0].n, 1,
+      `group:2 digested once on this date: ${ra.stdout}`);
+    assert.ok(runs.some((r) => r.notDue === true && r.conversation === 'group:2'), ra.stdout);
+    assert.equal(sql(dir, "SELECT lines_since_digest AS n FROM conversations WHERE key = 'group:2'")[0].n, 1, 'the late line waits');
+  } finally { await fake.close(); }
+});

@@ -618,7 +618,9 @@ static void issue16_tool_returns_the_text_without_front_matter(void)
 	CHECK_STR(t_str(r, "name"), "quoted");
 	CHECK_STR(t_str(r, "description"), "两行的 说明");
 	CHECK_STR(t_str(r, "text"), "第一行\n\n---\n不是 front matter 的分隔线\n");
-	CHECK_HAS(t_str(r, "path"), "/.dsh/skills/quoted/SKILL.md");
+	/* issue16_skill_path_not_the_hosts: relative to its source, never the
+	 * host's absolute path (the project's place, the home directory) */
+	CHECK_STR(t_str(r, "path"), ".dsh/skills/quoted/SKILL.md");
 	json_decref(r);
 	/* a built-in through the tool, as the model gets it */
 	r = t_call_rc(z, "group:1", &rc, "skill", "{\"name\":\"update-cognition\"}");
