@@ -180,7 +180,7 @@ static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind, const char 
 		char *end;
 		long long v = strtoll(value, &end, 10);
 		json_object_set_new(args, key, (*end || !*value) ? json_string(value) : json_integer(v));
-	} else if (!strcmp(key, "keywords")) {
+	} else if (!strcmp(key, "keywords") || !strcmp(key, "operations")) {
 		json_t *kw = json_array();
 		for (const char *p = value; *p;) {
 			size_t n = strcspn(p, ",");
@@ -189,7 +189,7 @@ static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind, const char 
 			p += n + (p[n] == ',');
 		}
 		json_object_set_new(args, key, kw);
-	} else if (!strcmp(key, "includeSuperseded")) {
+	} else if (!strcmp(key, "includeSuperseded") || !strcmp(key, "changesOnly")) {
 		json_object_set_new(args, key, json_boolean(!strcmp(value, "true") || !strcmp(value, "1")));
 	} else {
 		json_object_set_new(args, key, json_string(value));

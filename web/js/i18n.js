@@ -23,7 +23,10 @@ const dict = {
     'op.zcor_relationship_write': '写入人物', 'op.zcor_relationship_delete': '删除人物', 'op.zcor_synonyms_add': '添加同义词',
     'op.synonyms_edit': '编辑同义词组', 'op.qq_memory': '记忆文件', 'op.qq_save_sticker': '收藏表情',
     'op.qq_rename_sticker': '重命名表情', 'op.qq_transcript': '聊天记录', 'op.import qq-memory': '导入 qq-memory',
-    'op.migrate cognition': '迁移 COGNITION.md',
+    'op.migrate cognition': '迁移 COGNITION.md', 'op.skill': '读取技能', 'op.wiki_lookup': '查询百科',
+    'hist.operation': '操作', 'hist.anyOp': '全部操作', 'hist.anyActor': '全部操作者', 'hist.anyConv': '全部对话',
+    'hist.anyStatus': '全部状态', 'hist.convHint': '对话键，或“后台”', 'hist.target': '目标 id', 'hist.targetHint': '记忆或人物的 id',
+    'hist.changesOnly': '只看改动（不含读取）', 'hist.opsMatched': '按操作筛选：{ops}',
     'field.id': 'ID', 'field.title': '标题', 'field.content': '内容', 'field.keywords': '检索词', 'field.parentId': '父节点',
     'field.sourceMessage': '原始消息', 'field.important': '重要', 'field.supersededBy': '替代记录', 'field.supersededReason': '取代原因',
     'field.mergedFrom': '合并自', 'field.mergedReason': '合并原因', 'field.scope': '范围', 'field.kind': '类型', 'field.section': '分区',
@@ -63,7 +66,7 @@ const dict = {
     'mem.mergeAdd': '添加要合并的记忆', 'mem.reason': '原因', 'mem.supersededOk': '已标记为被取代',
     'mem.supersedeHelp': '选择取代这条记忆的记录；这条记忆保留，但不再参与召回和默认查询。', 'mem.replacement': '替代记录',
     'mem.replacementFind': '查找替代记录',
-    'hist.status': '状态', 'hist.actor': '操作者', 'hist.conversation': '对话', 'hist.host': '（宿主）',
+    'hist.status': '状态', 'hist.actor': '操作者', 'hist.conversation': '对话', 'hist.host': '后台',
     'hist.arguments': '参数', 'hist.added': '新增', 'hist.removed': '删除', 'hist.changed': '修改', 'hist.field': '字段',
     'hist.before': '修改前', 'hist.after': '修改后',
     'ppl.new': '新建人物', 'ppl.editor': '人物详情', 'ppl.pick': '选择一个人物，或新建。', 'ppl.affinity': '好感度',
@@ -117,7 +120,10 @@ const dict = {
     'op.zcor_relationship_write': 'Write person', 'op.zcor_relationship_delete': 'Delete person', 'op.zcor_synonyms_add': 'Add synonyms',
     'op.synonyms_edit': 'Edit synonym group', 'op.qq_memory': 'Memory files', 'op.qq_save_sticker': 'Save sticker',
     'op.qq_rename_sticker': 'Rename sticker', 'op.qq_transcript': 'Transcript', 'op.import qq-memory': 'Import qq-memory',
-    'op.migrate cognition': 'Migrate COGNITION.md',
+    'op.migrate cognition': 'Migrate COGNITION.md', 'op.skill': 'Read a skill', 'op.wiki_lookup': 'Wiki lookup',
+    'hist.operation': 'Operation', 'hist.anyOp': 'All operations', 'hist.anyActor': 'All actors', 'hist.anyConv': 'All conversations',
+    'hist.anyStatus': 'Any status', 'hist.convHint': 'a conversation key, or “operator”', 'hist.target': 'Target id', 'hist.targetHint': 'a memory or person id',
+    'hist.changesOnly': 'Changes only (no reads)', 'hist.opsMatched': 'Filtered by operation: {ops}',
     'field.id': 'Id', 'field.title': 'Title', 'field.content': 'Content', 'field.keywords': 'Search terms', 'field.parentId': 'Parent',
     'field.sourceMessage': 'Source message', 'field.important': 'Important', 'field.supersededBy': 'Superseded by', 'field.supersededReason': 'Supersede reason',
     'field.mergedFrom': 'Merged from', 'field.mergedReason': 'Merge reason', 'field.scope': 'Scope', 'field.kind': 'Kind', 'field.section': 'Section',
@@ -157,7 +163,7 @@ const dict = {
     'mem.mergeAdd': 'Add a memory to merge', 'mem.reason': 'Reason', 'mem.supersededOk': 'Marked as superseded',
     'mem.supersedeHelp': 'Choose the record that replaces this one; this one stays readable but leaves recall and default queries.', 'mem.replacement': 'Replacement',
     'mem.replacementFind': 'Find the replacement',
-    'hist.status': 'status', 'hist.actor': 'actor', 'hist.conversation': 'conversation', 'hist.host': '(host)',
+    'hist.status': 'status', 'hist.actor': 'actor', 'hist.conversation': 'conversation', 'hist.host': 'operator',
     'hist.arguments': 'Arguments', 'hist.added': 'Added', 'hist.removed': 'Removed', 'hist.changed': 'Changed', 'hist.field': 'Field',
     'hist.before': 'Before', 'hist.after': 'After',
     'ppl.new': 'New person', 'ppl.editor': 'Person', 'ppl.pick': 'Choose a person, or create one.', 'ppl.affinity': 'Affinity',
@@ -200,6 +206,10 @@ export function setLang(l) {
   lang = l === 'en' ? 'en' : 'zh';
   try { localStorage.setItem('zcor.lang', lang); } catch { /* private mode: this visit only */ }
 }
+
+// The keys under prefix ("op." → ["op.zcor_memory_write", …]), in the
+// order the dictionary lists them.
+export const keysOf = (prefix) => Object.keys(dict.zh).filter((k) => k.startsWith(prefix));
 
 // Whether key has words in either language (else t() shows the key).
 export const has = (key) => key in dict[lang] || key in dict.zh;
