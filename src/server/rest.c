@@ -190,7 +190,11 @@ static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind, const char 
 		}
 		json_object_set_new(args, key, kw);
 	} else if (!strcmp(key, "includeSuperseded") || !strcmp(key, "changesOnly")) {
-		json_object_set_new(args, key, json_boolean(!strcmp(value, "true") || !strcmp(value, "1")));
+		/* true / 1, false / 0 / empty; anything else stays a string, which
+		 * the tool's schema refuses naming the field */
+		int yes = !strcmp(value, "true") || !strcmp(value, "1");
+		int no = !*value || !strcmp(value, "false") || !strcmp(value, "0");
+		json_object_set_new(args, key, yes || no ? json_boolean(yes) : json_string(value));
 	} else {
 		json_object_set_new(args, key, json_string(value));
 	}

@@ -144,6 +144,13 @@ test('issue18_history_noise: the page\'s browsing is not recorded, its changes a
     assert.equal(await records.count(), 1);
     await page.click('#lang');
 
+    // a malformed filter is refused naming it
+    for (const [q, field] of [['actor=nobody', 'actor'], ['conversation=nowhere', 'conversation'], ['status=maybe', 'status'], ['changesOnly=perhaps', 'changesOnly']]) {
+      const r = await srv.api('GET', `history?${q}`);
+      assert.equal(r.status, 400, q);
+      assert.match(r.body.error.message, new RegExp(field), q);
+    }
+
     // still nothing of the page's own in the log
     assert.equal((await all()).total, before.total);
 
