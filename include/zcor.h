@@ -461,8 +461,14 @@ int zcor_digests(zcor *z, const struct zcor_ctx *ctx, const char *query_json, ch
  * "warning" when the file is invalid. Caller frees *out_json. */
 int zcor_config_json(zcor *z, char **out_json);
 /* Merges settings_json into config.json after checking the result. On
- * failure nothing is written and zcor_errmsg names the key. */
+ * failure nothing is written, zcor_errmsg names the key and the error's
+ * details say which and its rule: {"field": "recallChars", "type":
+ * "integer", "min", "max", "reason": "invalid" | "unknown" | "type"}. */
 int zcor_config_set(zcor *z, const char *settings_json);
+/* The keys' rules, for checking a value before sending it (the page):
+ * {"fields": [{field, type ("integer", "number", "boolean", "enum",
+ * "string"), min?, max?, values?, default?, nullable?}]}. Caller frees. */
+int zcor_config_fields(zcor *z, char **out_json);
 
 /* ---- LLM provider --------------------------------------------------- */
 

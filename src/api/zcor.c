@@ -506,6 +506,16 @@ int zcor_config_json(zcor *z, char **out_json)
 	return answer(z, ZCOR_OK, zc_confile_json(&z->mem.conf), out_json);
 }
 
+int zcor_config_fields(zcor *z, char **out_json)
+{
+	HOLD(z);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
+	return answer(z, ZCOR_OK, zc_config_fields(), out_json);
+}
+
 int zcor_config_set(zcor *z, const char *settings_json)
 {
 	HOLD(z);

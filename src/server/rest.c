@@ -418,9 +418,17 @@ static enum MHD_Result rest_config_set(struct rest_call *k)
 		return out_of_memory(k);
 	int rc = zcor_config_set(k->z, text);
 	zc_free(text);
-	if (rc) /* a bad value 400, a config.json left invalid by hand 409 */
-		return send_code(k, rc, zcor_errmsg(k->z));
+	if (rc) /* a bad value 400 (its details name the field), a config.json left invalid by hand 409 */
+		return zc_http_send_result(k->c, k->r, k->z, rc, NULL, 200);
 	return rest_config_get(k);
+}
+
+/* GET config/fields: the keys' rules, for the page's own checks. */
+static enum MHD_Result rest_config_fields(struct rest_call *k)
+{
+	char *out = NULL;
+	int rc = zcor_config_fields(k->z, &out);
+	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
 }
 
 /* ---- the worlds (docs/QQ.md) ------------------------------------------- */
@@ -720,6 +728,7 @@ const struct zc_rest_route zc_rest_routes[] = {
 	{POST, "backup", rest_tool, 201, "zcor_memory_backup", NULL},
 	{POST, "restore", rest_tool, 200, "zcor_memory_restore", NULL},
 	{GET, "config", rest_config_get, 200, NULL, NULL},
+	{GET, "config/fields", rest_config_fields, 200, NULL, NULL},
 	{PUT | POST, "config", rest_config_set, 200, NULL, NULL},
 	{GET, "conversations", rest_conversations, 200, NULL, NULL},
 	{GET, "conversations/:key", rest_conversation_get, 200, NULL, NULL},
