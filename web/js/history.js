@@ -9,10 +9,10 @@
 // that operation. Its arg (#history/keywords=…&from=ISO&to=ISO&targetId=…,
 // as the Conversations panel's digest runs link to it) fills the filter
 // before the first search.
-import { h, field, fmtTime, localToIso, isoToLocal, splitList } from './dom.js';
+import { h, clear, field, fmtTime, splitList } from './dom.js';
 import { api, qs } from './api.js';
 import { t, has, keysOf } from './i18n.js';
-import { load, empty, pager } from './ui.js';
+import { load, empty, pager, timeRange, errorBox } from './ui.js';
 
 const LIMIT = 20;
 const ACTORS = ['model', 'ui', 'cli', 'digest'];
@@ -30,8 +30,8 @@ const select = (id, label, options, value) => field(label, h('select', { id },
 export function render(root, app, arg) {
   const p = new URLSearchParams(arg || '');
   const kw = h('input', { type: 'search', id: 'h-keywords', placeholder: t('mem.keywordsHint'), value: p.get('keywords') ?? '' });
-  const from = h('input', { type: 'datetime-local', id: 'h-from', step: 1, value: isoToLocal(p.get('from')) });
-  const to = h('input', { type: 'datetime-local', id: 'h-to', step: 1, value: isoToLocal(p.get('to')) });
+  const when = timeRange('h', () => search(0));
+  when.set(p.get('from'), p.get('to'));
   const op = select('h-op', t('hist.operation'), [['', t('hist.anyOp')], ...keysOf('op.').map((k) => [k.slice(3), t(k)])], p.get('operation') ?? '');
   const actor = select('h-actor', t('hist.actor'), [['', t('hist.anyActor')], ...ACTORS.map((a) => [a, t(`hist.actor.${a}`)])], p.get('actor') ?? '');
   // a conversation key, or 后台 / operator (host) for the operator's own
@@ -60,7 +60,9 @@ export function render(root, app, arg) {
       if (found.length) { found.forEach((o) => ops.add(o)); named.push(...found); } else rest.push(w);
     }
     matched.textContent = named.length ? t('hist.opsMatched', { ops: [...new Set(named)].map((o) => t(`op.${o}`)).join('、') }) : '';
-    const params = { keywords: rest, from: localToIso(from.value), to: localToIso(to.value), operations: [...ops],
+    let range;
+    try { range = when.range(); } catch (e) { clear(out, errorBox(e)); return; }
+    const params = { keywords: rest, from: range.from, to: range.to, operations: [...ops],
       actor: value(actor), conversation: conversation(), status: value(status), targetId: target.value.trim(),
       changesOnly: changes.checked ? 'true' : '', limit: LIMIT, offset };
     await load(out, () => api('GET', `history${qs(params)}`), (page) => [
@@ -70,7 +72,7 @@ export function render(root, app, arg) {
   root.append(h('section', { class: 'card', 'aria-labelledby': 'h-history' },
     h('h2', { id: 'h-history' }, t('tab.history')),
     h('form', { onsubmit: (e) => { e.preventDefault(); search(0); } },
-      h('div', { class: 'row' }, field(t('mem.keywords'), kw), field(t('mem.from'), from), field(t('mem.to'), to)),
+      h('div', { class: 'row' }, field(t('mem.keywords'), kw)), when.el,
       h('div', { class: 'row' }, op, actor, field(t('hist.conversation'), convSel), convKeys, status, field(t('hist.target'), target)),
       h('div', { class: 'row' }, h('label', { for: 'h-changes' }, changes, ' ', t('hist.changesOnly')),
         h('button', { type: 'submit', class: 'primary' }, t('action.search'))),

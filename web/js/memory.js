@@ -8,10 +8,10 @@
 // tree's open branches (render returns show(id) for main.js). Only the
 // node opened last is drawn: an answer for one opened before it is dropped
 // (ctx.gen counts the openings).
-import { h, clear, field, fmtTime, localToIso, splitList } from './dom.js';
+import { h, clear, field, fmtTime, splitList } from './dom.js';
 import { api, qs } from './api.js';
 import { t } from './i18n.js';
-import { load, errorBox, empty, pager, picker, loading, busy, form, reveal } from './ui.js';
+import { load, errorBox, empty, pager, picker, loading, busy, form, reveal, timeRange } from './ui.js';
 
 const LIMIT = 20;
 
@@ -20,16 +20,17 @@ export function render(root, app, arg) {
   const tree = h('div', { class: 'tree' });
   const detail = h('div', { id: 'detail', tabindex: '-1' });
   const kw = h('input', { type: 'search', id: 'q-keywords', placeholder: t('mem.keywordsHint') });
-  const from = h('input', { type: 'datetime-local', id: 'q-from' });
-  const to = h('input', { type: 'datetime-local', id: 'q-to' });
+  const when = timeRange('q', () => search(0));
   const sup = h('input', { type: 'checkbox', id: 'q-superseded' });
   const expanded = new Set(); // tree branches the operator opened
   let offset = 0;
 
   async function search(at = 0) {
     offset = at;
-    const params = { keywords: splitList(kw.value.replace(/\s+/g, ',')), from: localToIso(from.value),
-      to: localToIso(to.value), limit: LIMIT, offset: at, includeSuperseded: sup.checked ? 'true' : '' };
+    let range;
+    try { range = when.range(); } catch (e) { clear(results, errorBox(e)); return; }
+    const params = { keywords: splitList(kw.value.replace(/\s+/g, ',')), from: range.from,
+      to: range.to, limit: LIMIT, offset: at, includeSuperseded: sup.checked ? 'true' : '' };
     await load(results, () => api('GET', `nodes${qs(params)}`), (page) => [
       page.items.length ? h('ul', { class: 'list', 'aria-label': t('mem.results') }, page.items.map((n) => nodeItem(n, open))) : empty(t('state.noMatch')),
       pager(page, at, LIMIT, search)]);
@@ -52,7 +53,7 @@ export function render(root, app, arg) {
       h('section', { class: 'card', 'aria-labelledby': 'h-search' },
         h('h2', { id: 'h-search' }, t('mem.search')),
         h('form', { onsubmit: (e) => { e.preventDefault(); search(0); } },
-          h('div', { class: 'row' }, field(t('mem.keywords'), kw), field(t('mem.from'), from), field(t('mem.to'), to)),
+          h('div', { class: 'row' }, field(t('mem.keywords'), kw)), when.el,
           h('div', { class: 'row' }, h('label', { for: 'q-superseded' }, sup, ' ', t('mem.includeSuperseded')),
             h('button', { type: 'submit', class: 'primary' }, t('action.search')),
             h('button', { type: 'button', id: 'new-node', onclick: () => editNode(detail, app, null, ctx) }, t('mem.new')))),

@@ -71,6 +71,60 @@ export function form(attrs, fn, ...children) {
   return h('form', { ...attrs, onsubmit: (e) => { e.preventDefault(); busy(e.currentTarget, () => fn(e.currentTarget)); } }, ...children);
 }
 
+// The from / to filter of a list: each a date box (#<id>-from, #<id>-to)
+// and an optional time box beside it (#<id>-from-time, …), and the
+// shortcuts 今天 / 昨天 / 最近 7 天. A date alone means that whole local
+// day (from its first to its last millisecond); a time without its date
+// is a problem to show, never ignored. onPick() runs after a shortcut.
+// → { el, range(): { from, to } (ISO, '' for none) or throws an Error
+// naming the box, set(fromIso, toIso) }.
+export function timeRange(id, onPick) {
+  const box = (which) => {
+    const date = h('input', { type: 'date', id: `${id}-${which}` });
+    const time = h('input', { type: 'time', id: `${id}-${which}-time`, step: 1, 'aria-label': t(`range.${which}Time`) });
+    return { date, time };
+  };
+  const from = box('from');
+  const to = box('to');
+  const ymd = (d) => `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+  const daysAgo = (n) => { const d = new Date(); d.setDate(d.getDate() - n); return ymd(d); };
+  const pick = (a, b) => {
+    from.date.value = daysAgo(a); from.time.value = '';
+    to.date.value = daysAgo(b); to.time.value = '';
+    onPick?.();
+  };
+  const iso = (b, end, label) => {
+    if (!b.date.value) {
+      if (b.time.value) throw new Error(t('range.noDate', { field: label }));
+      return '';
+    }
+    const [y, m, d] = b.date.value.split('-').map(Number);
+    const [hh, mm, ss] = b.time.value ? b.time.value.split(':').map(Number) : (end ? [23, 59, 59] : [0, 0, 0]);
+    const at = new Date(y, m - 1, d, hh, mm, ss || 0, end ? 999 : 0);
+    if (Number.isNaN(at.getTime())) throw new Error(t('range.bad', { field: label }));
+    return at.toISOString();
+  };
+  const el = h('div', { class: 'row range' },
+    field(t('mem.from'), from.date), from.time,
+    field(t('mem.to'), to.date), to.time,
+    h('div', { class: 'shortcuts', role: 'group', 'aria-label': t('range.shortcuts') },
+      h('button', { type: 'button', id: `${id}-today`, onclick: () => pick(0, 0) }, t('range.today')),
+      h('button', { type: 'button', id: `${id}-yesterday`, onclick: () => pick(1, 1) }, t('range.yesterday')),
+      h('button', { type: 'button', id: `${id}-week`, onclick: () => pick(6, 0) }, t('range.week'))));
+  const setBox = (b, v) => {
+    const d = new Date(v || '');
+    if (!v || Number.isNaN(d.getTime())) { b.date.value = ''; b.time.value = ''; return; }
+    const p = (n) => String(n).padStart(2, '0');
+    b.date.value = ymd(d);
+    b.time.value = `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+  };
+  return {
+    el,
+    range: () => ({ from: iso(from, false, t('mem.from')), to: iso(to, true, t('mem.to')) }),
+    set(f, tt) { setBox(from, f); setBox(to, tt); },
+  };
+}
+
 // Focuses el (a pane with tabindex=-1) and scrolls it into view when its
 // top is not on screen: on a phone the detail sits below the list that
 // opened it.
