@@ -161,7 +161,7 @@ test('memory: refused deletes name the person and the superseded memory', async 
     const a = (await srv.api('POST', 'nodes', { title: '小红的资料', content: '同学' })).body.node;
     const b = (await srv.api('POST', 'nodes', { title: '旧地址', content: '北京' })).body.node;
     const c = (await srv.api('POST', 'nodes', { title: '新地址', content: '上海' })).body.node;
-    await srv.api('PUT', 'people/qq%3A20002', { name: '小红', relationship: '同学', affinity: 5, reason: '同班', memoryNodeId: a.id });
+    await srv.api('PUT', 'people/20002', { name: '小红', relationship: '同学', affinity: 5, reason: '同班', memoryNodeId: a.id });
     await srv.api('POST', 'supersede', { ids: [b.id], replacementId: c.id, reason: '搬家了' });
 
     await openPanel(page, srv, `memory/${a.id}`);
@@ -172,7 +172,7 @@ test('memory: refused deletes name the person and the superseded memory', async 
     await refused.waitFor();
     assert.match(await refused.innerText(), /1 个人物的关系关联到这条记忆/);
     // the person link opens that person in the People panel
-    await refused.getByRole('button', { name: 'qq:20002' }).click();
+    await refused.getByRole('button', { name: '20002' }).click();
     await page.locator('main[data-panel="people"]').waitFor();
     assert.equal(await page.inputValue('#p-name'), '小红');
 
