@@ -906,9 +906,11 @@ static int check_section(const struct zc_conf_row *sec, const json_t *o, struct 
 /* {field: "<sec>.<key>", reason: "unknown"} on e. */
 static void unknown_detail(struct zc_err *e, const char *sec, const char *key)
 {
-	char name[200];
-	snprintf(name, sizeof(name), "%s%s%s", sec, *sec ? "." : "", key);
-	zc_json_err_detail(e, json_pack("{s:s, s:s}", "field", name, "reason", "unknown"));
+	char name[400];
+	snprintf(name, sizeof(name), "%s%s%s", sec, *sec ? "." : "", ZC_Q(key, 60));
+	json_t *d = json_pack("{s:s, s:s}", "field", name, "reason", "unknown");
+	if (d) /* out of memory: the message alone */
+		zc_json_err_detail(e, d);
 }
 
 static const char *type_name(enum zc_conf_type t)
@@ -961,8 +963,11 @@ static int check_value(const struct zc_conf_row *r, const json_t *v, struct zc_c
 	int rc = check_one(r, v, out, e);
 	if (rc == ZCOR_EINVAL && e && !e->detail[0]) {
 		json_t *d = row_rule(r);
-		json_object_set_new(d, "reason", json_string(r->type == ZC_CONF_SECTION ? "type" : "invalid"));
-		zc_json_err_detail(e, d);
+		if (d) { /* out of memory: the message alone */
+			json_object_set_new(d, "reason",
+					    json_string(r->type == ZC_CONF_SECTION ? "type" : "invalid"));
+			zc_json_err_detail(e, d);
+		}
 	}
 	return rc;
 }
