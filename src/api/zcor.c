@@ -188,6 +188,25 @@ static int done(zcor *z, int rc)
 	return rc;
 }
 
+/* A refused argument without details of its own names its field in
+ * them still (issue 18: a page words the refusal in its own language):
+ * the message of such a refusal begins "argument '<field>'" (STYLE.md),
+ * so {"field", "reason": "invalid"} comes from there. NULL otherwise. */
+static json_t *field_of(const char *msg)
+{
+	static const char lead[] = "argument '";
+	if (strncmp(msg, lead, sizeof(lead) - 1) != 0)
+		return NULL;
+	const char *f = msg + sizeof(lead) - 1, *end = strchr(f, '\'');
+	if (!end || end == f || end - f > 200)
+		return NULL;
+	char buf[201];
+	memcpy(buf, f, (size_t)(end - f));
+	buf[end - f] = '\0';
+	json_t *name = zc_json_string_own(zc_utf8_lossy(buf));
+	return name ? json_pack("{s:o, s:s}", "field", name, "reason", "invalid") : NULL;
+}
+
 /* {"error": {"code", "message", "details"?}} for the failure in e;
  * details is the detail the failing rule gave (err.h), when it did. */
 static char *error_json(int code, const struct zc_err *e)
@@ -196,6 +215,8 @@ static char *error_json(int code, const struct zc_err *e)
 	json_t *j = json_pack("{s:{s:s, s:o}}", "error", "code", zcor_code_name(code), "message",
 			      zc_json_string_own(zc_utf8_lossy(e->msg)));
 	json_t *detail = e->detail[0] ? json_loads(e->detail, 0, NULL) : NULL;
+	if (!detail && code == ZCOR_EINVAL)
+		detail = field_of(e->msg);
 	if (json_is_object(detail))
 		json_object_set(json_object_get(j, "error"), "details", detail);
 	json_decref(detail);

@@ -31,6 +31,9 @@ let pending = null;
 
 const app = {
   status(msg, kind = 'ok') {
+    // one line at a time: a new message replaces an error still shown
+    // from before (issue 18); errorBox clears this line in turn
+    if (msg) for (const el of main.querySelectorAll('.error[role=alert]')) el.remove();
     statusEl.className = msg ? `status-${kind}` : '';
     statusEl.setAttribute('role', kind === 'error' ? 'alert' : 'status');
     statusEl.textContent = msg || '';

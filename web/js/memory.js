@@ -232,7 +232,7 @@ async function showNode(el, app, id, ctx, { focus } = {}) {
 function receipt(r, app) {
   return h('div', { class: 'notice', id: 'receipt', role: 'status' }, t('mem.receipt'), ' ',
     h('button', { type: 'button', class: 'link', onclick: () => app.go('memory', r.replacedId) }, r.replacedTitle),
-    ` (${r.replacedId})\n`, r.reminder);
+    ` (${r.replacedId})\n`, t('mem.receiptReminder'));
 }
 
 function confirmDelete(msg, app, node, children, ctx) {

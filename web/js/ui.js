@@ -3,19 +3,43 @@
 // form or button while its request runs, and revealing a detail pane.
 import { h, clear, field } from './dom.js';
 import { api, qs } from './api.js';
-import { t } from './i18n.js';
+import { t, has } from './i18n.js';
 
 export function loading(el) {
   return clear(el, h('p', { class: 'loading', role: 'status' }, t('state.loading')));
 }
 
-// The error as the page's own words where it knows the case (a wrong
-// token, the network), then the server's message.
+// The error in the page's words (issue 18): what its code means and, when
+// the details name a field (docs/API.md "Errors"), which field and why;
+// then the server's own message, marked as such (it is English). A wrong
+// token and the network have words of their own. Showing an error clears
+// the status line: one line at a time.
 export function errorBox(e, hint) {
+  clearStatus();
   const known = e?.status === 401 ? t('state.unauthorized') : e?.code === 'network' ? t('state.network') : '';
+  const words = known || explain(e);
+  const server = e && e.message ? e.message : String(e);
   return h('div', { class: 'error', role: 'alert' },
     `${t('state.error')}${e && e.status ? ` (${e.status}${e.code ? ` ${e.code}` : ''})` : ''}: `,
-    known ? `${known}\n` : '', e && e.message ? e.message : String(e), hint ? `\n${hint}` : '');
+    words || server,
+    words && !known && server ? h('span', { class: 'server-says' }, `\n${t('err.server')}: `, h('span', { lang: 'en' }, server)) : null,
+    hint ? `\n${hint}` : '');
+}
+
+// The code's and the field's meaning in the page's words, or ''.
+export function explain(e) {
+  const d = e?.details || {};
+  const code = e?.code && has(`err.code.${e.code}`) ? t(`err.code.${e.code}`) : '';
+  if (!d.field) return code;
+  const name = d.field.replace(/\[\d+\]/g, '').split('.').pop();
+  const fieldName = has(`field.${name}`) ? t(`field.${name}`) : d.field;
+  const why = has(`err.why.${d.reason}`) ? t(`err.why.${d.reason}`) : t('err.why.invalid');
+  return `${code ? `${code}${t('err.sep')}` : ''}${t('err.field', { field: fieldName, why })}`;
+}
+
+function clearStatus() {
+  const s = document.getElementById('status');
+  if (s && s.textContent) { s.textContent = ''; s.className = ''; }
 }
 
 export function empty(text) {
