@@ -212,13 +212,25 @@ int zcor_synonyms_edit(zcor *z, const struct zcor_ctx *ctx, const char *args_jso
  * Auto-recall for one batch of incoming messages (SPEC §4). request_json:
  *   {"conversation": "group:1", "messages": ["text" | {"text", "senderId"?,
  *    "senderName"?}…], "speakers": [{"id", "name"?}…], "mentions": ["id"…],
- *    "explain": false}
+ *    "explain": false, "preview": false}
  * On success *out_json is {"header": the text to put before the batch,
  * "items": [...], "profile", "budget", "used", "terms", "expandedTerms",
  * "explain"?: per candidate features and why it was included or cut}.
+ * "preview": true counts no hit (what was packed was not injected).
  * Not recorded in history.
  */
 int zcor_recall(zcor *z, const char *request_json, char **out_json);
+
+/*
+ * What the bot would get for one message (the page's recall preview):
+ * request_json {"conversation", "text", "senderId"?, "senderName"?,
+ * "mentions"?: [id…]} is made into the request a turn makes for a batch of
+ * that one message (zc_turn_recall_request), recalled with "explain" and
+ * "preview" (no hit is counted: nothing was injected). *out_json is
+ * zcor_recall's answer plus "prefix", the conversation's system prefix
+ * (zcor_prefix). Not recorded in history. Caller frees.
+ */
+int zcor_recall_preview(zcor *z, const char *request_json, char **out_json);
 
 /*
  * Reads what recall looks up on every message into this handle's memory,

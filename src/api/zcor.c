@@ -482,6 +482,86 @@ int zcor_recall(zcor *z, const char *request_json, char **out_json)
 	return answer(z, rc, out, out_json);
 }
 
+/* The preview's request: {conversation, text, senderId?, senderName?,
+ * mentions?}, each field checked here, naming it. */
+static int preview_request(const json_t *in, json_t **req, struct zc_err *e)
+{
+	static const char *const known[] = {"conversation", "text", "senderId", "senderName", "mentions"};
+	const char *k;
+	json_t *v;
+	*req = NULL;
+	if (!json_is_object(in))
+		return zc_fail(e, ZCOR_EINVAL, "the preview request must be a JSON object");
+	json_object_foreach((json_t *)in, k, v) {
+		size_t i = 0;
+		while (i < sizeof(known) / sizeof(known[0]) && strcmp(k, known[i]))
+			i++;
+		if (i == sizeof(known) / sizeof(known[0]))
+			return zc_fail(e, ZCOR_EINVAL,
+				       "argument '%s': unknown; a preview has conversation, text, senderId, "
+				       "senderName, mentions",
+				       ZC_Q(k, 60));
+		if (i < 4 && !json_is_string(v))
+			return zc_fail(e, ZCOR_EINVAL, "argument '%s': must be a string", k);
+	}
+	const char *conv = zc_json_str(in, "conversation"), *text = zc_json_str(in, "text");
+	if (!conv)
+		return zc_fail(e, ZCOR_EINVAL,
+			       "argument 'conversation': required; group:<id>, private:<qq> or console:<name>");
+	if (zc_conv_check(conv, e))
+		return zc_err_prefix(e, "argument 'conversation'");
+	if (!text || !*text)
+		return zc_fail(e, ZCOR_EINVAL, "argument 'text': required, the message to recall for");
+	json_t *mentions = json_object_get(in, "mentions");
+	if (mentions && !json_is_array(mentions))
+		return zc_fail(e, ZCOR_EINVAL, "argument 'mentions': must be an array of person ids");
+	/* as a logged message has them: a sender id and name (null when not given) */
+	const char *sid = zc_json_str(in, "senderId"), *sname = zc_json_str(in, "senderName");
+	json_t *msg = json_pack("{s:s, s:o, s:o}", "text", text, "senderId",
+				sid && *sid ? json_string(sid) : json_null(), "senderName",
+				sname && *sname ? json_string(sname) : json_null());
+	if (mentions)
+		json_object_set(msg, "mentions", mentions);
+	json_t *batch = json_pack("[o]", msg);
+	*req = zc_turn_recall_request(conv, batch);
+	json_decref(batch);
+	if (!*req)
+		return zc_fail(e, ZCOR_EINTERNAL, "the preview request could not be built (out of memory)");
+	json_object_set_new(*req, "explain", json_true());
+	json_object_set_new(*req, "preview", json_true());
+	return ZCOR_OK;
+}
+
+int zcor_recall_preview(zcor *z, const char *request_json, char **out_json)
+{
+	HOLD(z);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
+	json_t *in = NULL, *req = NULL, *out = NULL;
+	char *prefix = NULL;
+	rc = zc_json_parse(request_json ? request_json : "", request_json ? strlen(request_json) : 0,
+			   "the preview request", &in, &z->last.err);
+	if (!rc)
+		rc = preview_request(in, &req, &z->last.err);
+	if (!rc)
+		rc = recall_now(z, req, &out, &z->last.err);
+	if (!rc)
+		rc = zc_prefix(&z->mem, zc_json_str(req, "conversation"), &prefix, &z->last.err);
+	if (!rc)
+		json_object_set_new(out, "prefix", zc_json_string_own(prefix));
+	else
+		zc_free(prefix);
+	json_decref(in);
+	json_decref(req);
+	if (rc) {
+		json_decref(out);
+		out = NULL;
+	}
+	return answer(z, rc, out, out_json);
+}
+
 int zcor_warm(zcor *z, int budget_mb, char **out_json)
 {
 	HOLD(z);

@@ -60,7 +60,7 @@ static struct zc_schema_text request_schema = ZC_SCHEMA_TEXT(
 	" \"required\": [\"conversation\", \"messages\"],"
 	" \"x-error\": {\"type\": \"the recall request must be a JSON object\","
 	"  \"additionalProperties\": \"unknown field '{key}'; a recall request has conversation, "
-	"messages, speakers, mentions, explain\"},"
+	"messages, speakers, mentions, explain, preview\"},"
 	" \"properties\": {"
 	"  \"conversation\": {\"type\": \"string\", \"format\": \"conversation\","
 	"   \"x-error\": {\"required\": \"" RECALL_CONV "\", \"type\": \"" RECALL_CONV "\"}},"
@@ -77,7 +77,8 @@ static struct zc_schema_text request_schema = ZC_SCHEMA_TEXT(
 	"  \"mentions\": {\"type\": \"array\", \"items\": {\"type\": \"string\"},"
 	"   \"x-error\": {\"type\": \"must be an array of person ids\","
 	"    \"items\": \"must be an array of person ids (strings)\"}},"
-	"  \"explain\": {\"type\": \"boolean\", \"x-error\": \"must be true or false\"}}}");
+	"  \"explain\": {\"type\": \"boolean\", \"x-error\": \"must be true or false\"},"
+	"  \"preview\": {\"type\": \"boolean\", \"x-error\": \"must be true or false\"}}}");
 
 _Static_assert(ZC_RECALL_MAX_MESSAGES == 100 && ZC_RECALL_MAX_TEXT == 20000,
 	       "the request's schema says 100 messages of 20000 characters");
@@ -366,7 +367,10 @@ int zc_recall(struct zc_recall *rs, const json_t *req, json_t **out, struct zc_e
 	zc_store_rollback(&m->store); /* read only */
 	if (rc)
 		goto out;
-	count_hits(&r, npicked);
+	/* a preview (the page's "what would the bot recall") injected
+	 * nothing: the hit counts stay the bot's */
+	if (!json_is_true(json_object_get(req, "preview")))
+		count_hits(&r, npicked);
 	*out = json_pack("{s:s, s:O, s:s, s:I, s:I, s:O, s:O}", "header", zc_buf_str(&p.b), "items",
 			 items, "profile", r.profile == ZC_PROFILE_ZCOR ? "zcor" : "scored", "budget",
 			 (json_int_t)p.budget, "used", (json_int_t)p.used, "terms", r.terms,

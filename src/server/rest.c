@@ -576,6 +576,25 @@ static enum MHD_Result rest_recall(struct rest_call *k)
 	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
 }
 
+/* POST recall/preview {conversation, text, senderId?, senderName?,
+ * mentions?}: what the bot would get for that message (zcor_recall_preview);
+ * a bound caller previews its own conversation only. */
+static enum MHD_Result rest_recall_preview(struct rest_call *k)
+{
+	enum MHD_Result ret;
+	const char *asked = json_string_value(json_object_get(k->args, "conversation"));
+	if (other_conversation(k, asked, bound_elsewhere, &ret))
+		return ret;
+	if (k->conversation)
+		json_object_set_new(k->args, "conversation", json_string(k->conversation));
+	char *text = json_dumps(k->args, JSON_COMPACT), *out = NULL;
+	if (!text)
+		return out_of_memory(k);
+	int rc = zcor_recall_preview(k->z, text, &out);
+	zc_free(text);
+	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
+}
+
 static enum MHD_Result rest_prefix(struct rest_call *k)
 {
 	enum MHD_Result ret;
@@ -738,6 +757,7 @@ const struct zc_rest_route zc_rest_routes[] = {
 	{POST, "conversations/:key/digest", rest_digest_run, 200, NULL, NULL},
 	{GET, "digests", rest_digests, 200, NULL, NULL},
 	{POST, "recall", rest_recall, 200, NULL, NULL},
+	{POST, "recall/preview", rest_recall_preview, 200, NULL, NULL},
 	{GET, "prefix", rest_prefix, 200, NULL, NULL},
 	{GET, "turns", rest_turns, 200, NULL, NULL},
 	{POST, "chat", rest_chat, 200, NULL, NULL},

@@ -150,9 +150,9 @@ test('language: Chinese by default, English on the switch, kept across reloads; 
     // keyboard: the tabs move with the arrow keys
     await page.getByRole('tab', { name: 'Memory' }).focus();
     await page.keyboard.press('ArrowRight');
-    await page.locator('main[data-panel="history"]').waitFor();
+    await page.locator('main[data-panel="recall"]').waitFor(); // the Recall preview (issue 18) is second
     await page.click('#lang');
-    await page.getByRole('tab', { name: '历史' }).waitFor();
+    await page.getByRole('tab', { name: '回忆预览' }).waitFor();
 
     // phone width: one column, nothing wider than the screen
     await page.setViewportSize({ width: 390, height: 844 });

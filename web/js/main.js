@@ -10,8 +10,9 @@ import * as synonyms from './synonyms.js';
 import * as config from './config.js';
 import * as conversations from './conversations.js';
 import * as chat from './chat.js';
+import * as recall from './recall.js';
 
-const panels = { memory, history, people, synonyms, config, conversations, chat };
+const panels = { memory, recall, history, people, synonyms, config, conversations, chat };
 const main = document.getElementById('panel');
 const statusEl = document.getElementById('status');
 const tabs = document.getElementById('tabs');
