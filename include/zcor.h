@@ -191,6 +191,18 @@ int zcor_node_get(zcor *z, const struct zcor_ctx *ctx, const char *id, char **ou
 int zcor_node_list(zcor *z, const struct zcor_ctx *ctx, const char *cursor, int limit,
 		   char **out_json);
 
+/*
+ * The operator's search (the Memory page's search box; not the model's
+ * zcor_memory_query, which keeps seed 000's rule): args_json {keywords?,
+ * from?, to?, includeSuperseded?, limit?, offset?}. Every keyword, or a
+ * word of its synonym class, must be in the title, the keywords, the
+ * content, or the name or aliases of a person linked to the memory. *out_json
+ * {"items": [node + "matched": [{keyword, field ("title", "keywords",
+ * "content", "alias"), word}]], "total", "nextOffset"}. The page's (actor
+ * ui) call leaves no history record. Caller frees.
+ */
+int zcor_memory_find(zcor *z, const struct zcor_ctx *ctx, const char *args_json, char **out_json);
+
 /* ---- synonyms, for hosts (the web page) ----------------------------- */
 
 /* The groups in file order: {"groups": [[…]…], "warning"?, "error"?}. A

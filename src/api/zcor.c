@@ -669,6 +669,24 @@ int zcor_node_get(zcor *z, const struct zcor_ctx *ctx, const char *id, char **ou
 	return answer(z, rc, rc ? NULL : json_pack("{s:o}", "node", node), out_json);
 }
 
+int zcor_memory_find(zcor *z, const struct zcor_ctx *ctx, const char *args_json, char **out_json)
+{
+	HOLD(z);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc || (rc = host_ctx(z, &ctx)))
+		return done(z, rc);
+	json_t *args = NULL, *out = NULL;
+	rc = zc_json_parse(args_json && *args_json ? args_json : "{}",
+			   args_json && *args_json ? strlen(args_json) : 2, "the search", &args, &z->last.err);
+	if (!rc && !json_is_object(args))
+		rc = zc_fail(&z->last.err, ZCOR_EINVAL, "the search must be a JSON object");
+	if (!rc)
+		rc = zc_mem_run(&z->mem, ctx, &zc_op_memory_find, args, &out, &z->last.err);
+	json_decref(args);
+	return answer(z, rc, out, out_json);
+}
+
 int zcor_node_list(zcor *z, const struct zcor_ctx *ctx, const char *cursor, int limit,
 		   char **out_json)
 {

@@ -387,6 +387,11 @@ int zc_migrate_if_needed(struct zc_mem *m, struct zc_err *e);
 
 /* ---- operations (one per tool; tools/ adds the schema) ---------------- */
 
+/* The operator's search (node_find.c; not a tool): {keywords?, from?,
+ * to?, includeSuperseded?, limit?, offset?} → a page of nodes, each with
+ * "matched": [{keyword, field: title | keywords | content | alias, word}]. */
+extern const struct zc_opdef zc_op_memory_find;
+
 extern const struct zc_opdef zc_op_memory_write, zc_op_memory_read, zc_op_memory_delete,
 	zc_op_memory_children, zc_op_memory_trace, zc_op_memory_important, zc_op_memory_query,
 	zc_op_memory_merge, zc_op_memory_supersede, zc_op_memory_history, zc_op_memory_backup,

@@ -285,6 +285,20 @@ static enum MHD_Result rest_node_get(struct rest_call *k)
 	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
 }
 
+/* GET find?keywords=&from=&to=&includeSuperseded=&limit=&offset=: the
+ * page's search (zcor_memory_find: title, keywords, content, linked
+ * people's aliases, with synonyms; each result says what matched). */
+static enum MHD_Result rest_find(struct rest_call *k)
+{
+	struct zcor_ctx ctx = {ZCOR_ACTOR_UI, k->conversation};
+	char *text = json_dumps(k->args, JSON_COMPACT), *out = NULL;
+	if (!text)
+		return out_of_memory(k);
+	int rc = zcor_memory_find(k->z, &ctx, text, &out);
+	zc_free(text);
+	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
+}
+
 /* ---- the memory views, stickers and media ----------------------------- */
 
 /* GET views[?conversation=K] -> {items} (the global views and K's own,
@@ -719,6 +733,7 @@ const struct zc_rest_route zc_rest_routes[] = {
 	{GET, "tools", rest_tools_list, 200, NULL, NULL},
 	{POST, "tools/:name", rest_tool_named, 200, NULL, NULL},
 	{GET, "nodes", rest_tool, 200, "zcor_memory_query", NULL},
+	{GET, "find", rest_find, 200, NULL, NULL},
 	{POST, "nodes", rest_node_create, 201, "zcor_memory_write", NULL},
 	{GET, "nodes/:id", rest_node_get, 200, NULL, NULL},
 	{PUT, "nodes/:id", rest_tool, 200, "zcor_memory_write", "id"},

@@ -13,7 +13,7 @@ test('states: loading, then the data; a wrong token, a 500 and a dead server eac
     // a slow answer: the loading line, then the results
     let release;
     const held = new Promise((r) => { release = r; });
-    const query = (u) => u.pathname === '/api/v1/nodes';
+    const query = (u) => u.pathname === '/api/v1/find'; // the page's search (issue 18)
     await page.route(query, async (route) => { await held; await route.continue(); });
     await page.goto(`${srv.url}#memory`);
     const loading = page.locator('#panel section').first().locator('p.loading', { hasText: '加载中…' });

@@ -31,7 +31,9 @@ export function render(root, app, arg) {
     try { range = when.range(); } catch (e) { clear(results, errorBox(e)); return; }
     const params = { keywords: splitList(kw.value.replace(/\s+/g, ',')), from: range.from,
       to: range.to, limit: LIMIT, offset: at, includeSuperseded: sup.checked ? 'true' : '' };
-    await load(results, () => api('GET', `nodes${qs(params)}`), (page) => [
+    // the page's search (GET find): title, keywords, content and linked
+    // people's aliases, with synonyms; each result says what matched
+    await load(results, () => api('GET', `find${qs(params)}`), (page) => [
       page.items.length ? h('ul', { class: 'list', 'aria-label': t('mem.results') }, page.items.map((n) => nodeItem(n, open))) : empty(t('state.noMatch')),
       pager(page, at, LIMIT, search)]);
   }
@@ -74,8 +76,13 @@ function tags(n) {
 function nodeItem(n, open) {
   return h('li', {},
     h('button', { type: 'button', class: 'link', onclick: () => open(n.id) }, n.title), ' ', tags(n),
-    h('div', { class: 'meta' }, `${n.id} · ${fmtTime(n.updatedAt)}`));
+    h('div', { class: 'meta' }, `${n.id} · ${fmtTime(n.updatedAt)}`),
+    n.matched?.length ? h('div', { class: 'meta matched' }, n.matched.map((m) => t(m.word === normWord(m.keyword) ? 'mem.matched' : 'mem.matchedVia',
+      { keyword: m.keyword, field: t(`mem.field.${m.field}`), word: m.word })).join('；')) : null);
 }
+
+// roughly the server's normalisation, to tell "matched as typed" from "matched through a synonym"
+const normWord = (w) => String(w).normalize('NFKC').toLowerCase();
 
 // ---- the tree ------------------------------------------------------------
 // The WAI-ARIA tree pattern: roots first, a node's children asked for when
