@@ -139,7 +139,7 @@ const dict = {
     'dig.trigger': '触发', 'dig.trigger.manual': '手动', 'dig.trigger.schedule': '定时', 'dig.trigger.catch-up': '补跑',
     'dig.given': '给了 {sent}/{lines} 行、{chars} 字', 'dig.cut': '较早的行被省略', 'dig.notCut': '未截断',
     'dig.calls': '工具调用', 'dig.history': '在历史中查看这次的改动',
-    'conv.transcript': '聊天记录', 'conv.date': '日期', 'conv.views': '视图（只读）', 'conv.noViews': '没有视图', 'conv.media': '附件', 'conv.allViews': '所有视图（只读）',
+    'conv.transcript': '聊天记录', 'conv.newestFirst': '（最新的在前；选一个日期跳到那一天）', 'conv.replyTo': '回复 #{id}', 'conv.date': '日期', 'conv.views': '视图（只读）', 'conv.noViews': '没有视图', 'conv.media': '附件', 'conv.allViews': '所有视图（只读）',
   },
   en: {
     'app.title': 'zcor Memory', 'lang.switch': '(switch language)',
@@ -273,7 +273,7 @@ const dict = {
     'dig.trigger': 'Trigger', 'dig.trigger.manual': 'manual', 'dig.trigger.schedule': 'schedule', 'dig.trigger.catch-up': 'catch-up',
     'dig.given': '{sent}/{lines} lines, {chars} characters given', 'dig.cut': 'older lines left out', 'dig.notCut': 'not cut',
     'dig.calls': 'Tool calls', 'dig.history': 'See what this run changed in History',
-    'conv.transcript': 'Transcript', 'conv.date': 'Date', 'conv.views': 'Views (read-only)', 'conv.noViews': 'No views', 'conv.media': 'Media', 'conv.allViews': 'All views (read-only)',
+    'conv.transcript': 'Transcript', 'conv.newestFirst': '(newest first; pick a date to jump to that day)', 'conv.replyTo': 'reply to #{id}', 'conv.date': 'Date', 'conv.views': 'Views (read-only)', 'conv.noViews': 'No views', 'conv.media': 'Media', 'conv.allViews': 'All views (read-only)',
   },
 };
 
