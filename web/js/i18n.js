@@ -87,7 +87,7 @@ const dict = {
     'pick.label': '查找记忆', 'pick.placeholder': '关键词', 'pick.root': '设为根节点', 'pick.rootValue': '（根节点）',
     'mem.matched': '“{keyword}”在{field}中', 'mem.matchedVia': '“{keyword}”经同义词“{word}”在{field}中',
     'mem.field.title': '标题', 'mem.field.keywords': '检索词', 'mem.field.content': '内容', 'mem.field.alias': '关联人物的名字或别名',
-    'mem.search': '查找记忆', 'mem.keywords': '关键词', 'mem.keywordsHint': '空格或逗号分隔', 'mem.from': '从', 'mem.to': '到',
+    'mem.search': '查找记忆', 'mem.keywords': '关键词', 'mem.terms': '检索词', 'mem.keywordsHint': '空格或逗号分隔', 'mem.from': '从', 'mem.to': '到',
     'mem.includeSuperseded': '包括已被取代的', 'mem.new': '新建记忆', 'mem.results': '搜索结果', 'mem.tree': '记忆树',
     'mem.detail': '记忆详情', 'mem.pick': '选择一条记忆查看详情。', 'mem.important': '重要', 'mem.superseded': '已被取代',
     'mem.noChildren': '没有子节点', 'mem.path': '路径', 'mem.created': '创建于',
@@ -99,7 +99,7 @@ const dict = {
     'mem.keywordsList': '检索词（逗号分隔）', 'mem.parent': '父节点', 'mem.parentFind': '查找父节点',
     'mem.merged': '已合并为 {id}', 'mem.mergeHelp': '把下列记忆合并为一条新记录；原记录保留并标记为被新记录取代。',
     'mem.mergeAdd': '添加要合并的记忆', 'mem.reason': '原因', 'mem.supersededOk': '已标记为被取代',
-    'mem.supersedeHelp': '选择取代这条记忆的记录；这条记忆保留，但不再参与召回和默认查询。', 'mem.replacement': '替代记录',
+    'mem.supersedeHelp': '选择取代这条记忆的记录；这条记忆保留，但不再参与自动回忆和默认查询。', 'mem.replacement': '替代记录',
     'mem.replacementFind': '查找替代记录',
     'hist.status': '状态', 'hist.actor': '操作者', 'hist.conversation': '对话', 'hist.host': '后台',
     'hist.arguments': '参数', 'hist.added': '新增', 'hist.removed': '删除', 'hist.changed': '修改', 'hist.field': '字段',
@@ -111,11 +111,11 @@ const dict = {
     'ppl.node': '关联记忆节点：', 'ppl.noNode': '无', 'ppl.unlink': '取消关联', 'ppl.linkFind': '查找要关联的记忆',
     'ppl.saved': '已保存 {name}', 'ppl.deleted': '已删除 {name}', 'ppl.confirmDelete': '确定删除 {name} 吗？',
     'syn.filter': '筛选词组', 'syn.actions': '操作', 'syn.terms': '词条', 'syn.termsHint': '词条，逗号分隔', 'syn.add': '新词组', 'syn.added': '已添加词组',
-    'syn.preview': '扩展预览', 'syn.word': '输入一个词', 'syn.normalized': '归一化', 'syn.noExpansion': '没有同义词扩展',
+    'syn.preview': '扩展预览', 'syn.word': '输入一个词', 'syn.normalized': '统一写法', 'syn.noExpansion': '没有同义词扩展',
     'syn.editN': '编辑第 {n} 组', 'syn.deleteN': '删除第 {n} 组', 'syn.confirmDelete': '确定删除词组 {terms} 吗？',
     'cfg.recallChars': '自动回忆字符预算', 'cfg.recallCharsHelp': '0 关闭自动回忆。',
     'cfg.relationships': '人物关系记忆', 'cfg.relationshipsHelp': '关闭后模型不再收到关系工具和维护指引；本页仍可管理人物。',
-    'cfg.profile': '回忆方案', 'cfg.profile.zcor': 'zcor（种子规则）', 'cfg.profile.scored': 'scored（打分）',
+    'cfg.profile': '回忆方案', 'cfg.profile.zcor': 'zcor（只按标题和检索词命中）', 'cfg.profile.scored': 'scored（打分）',
     'cfg.saved': '配置已保存', 'cfg.others': '其他设置（只读）',
     'cfg.err.blank': '不能为空{range}', 'cfg.err.notInt': '须为整数{range}', 'cfg.err.notNum': '须为数字{range}',
     'cfg.err.range': '超出范围{range}', 'cfg.err.intRange': '（{min} 到 {max} 的整数）', 'cfg.err.numRange': '（{min} 到 {max}）',
@@ -129,7 +129,7 @@ const dict = {
     'cfg.memoryFileMaxBytes': 'MEMORY.md 上限（字节）', 'cfg.memoryArchiveRatio': '滚入冷层的比例（0.1–1）',
     'cfg.viewMaxBytes': '其他记忆文件上限（字节）', 'cfg.mirror': '在 mirror/ 下保留记忆文件的副本',
     'conv.detail': '对话详情', 'conv.pick': '选择一个对话。', 'conv.none': '还没有对话', 'conv.key': '对话',
-    'conv.messages': '消息数', 'conv.sinceDigest': '未整理行数', 'conv.lastMessage': '最后消息', 'conv.lastDigest': '最后整理',
+    'conv.messages': '消息数', 'conv.sinceDigest': '待摘要的消息', 'conv.lastMessage': '最后消息', 'conv.lastDigest': '最后整理',
     'qq.title': 'QQ 连接', 'qq.state': '状态', 'qq.since': '连接时间', 'qq.heartbeat': '最近心跳', 'qq.self': '机器人 QQ 号', 'qq.reconnects': '重连次数', 'qq.sendsFailed': '发送失败', 'qq.rateLimited': '限流未回复', 'qq.lastError': '最近错误', 'qq.mode': '模式',
     'qq.state.connected': '已连接', 'qq.state.connecting': '连接中', 'qq.state.down': '已断开', 'qq.state.refused': 'token 被拒', 'conv.title': '群名', 'conv.recalled': '已撤回',
     'dig.title': '摘要记录', 'dig.now': '立即摘要', 'dig.running': '摘要进行中…', 'dig.none': '还没有摘要记录',
@@ -146,9 +146,9 @@ const dict = {
     'nav.panels': 'Panels',
     'state.unauthorized': 'The token is missing or wrong: open the URL zcor serve printed again (with ?token=).',
     'state.network': 'Cannot reach the server: is zcor serve still running?',
-    'mem.refused.children': 'it still has {count} child memories:', 'mem.refused.children.next': 'Delete those first, or edit them and choose another parent.',
-    'mem.refused.person': '{count} people’s relationships link to this memory:', 'mem.refused.person.next': 'Unlink it in the People panel first, or delete that person.',
-    'mem.refused.superseded': 'it replaces {count} superseded memories:', 'mem.refused.superseded.next': 'A replacement cannot be deleted: those memories would lose their successor.',
+    'mem.refused.children': 'it still has {count} child memories:', 'mem.refused.children.one': 'it still has 1 child memory:', 'mem.refused.children.next': 'Delete those first, or edit them and choose another parent.',
+    'mem.refused.person': '{count} people’s relationships link to this memory:', 'mem.refused.person.one': '1 person’s relationship links to this memory:', 'mem.refused.person.next': 'Unlink it in the People panel first, or delete that person.',
+    'mem.refused.superseded': 'it replaces {count} superseded memories:', 'mem.refused.superseded.one': 'it replaces 1 superseded memory:', 'mem.refused.superseded.next': 'A replacement cannot be deleted: those memories would lose their successor.',
     'mem.refused.more': '{n} more not listed.',
     'syn.changed': 'The group “{terms}” was changed, moved or removed elsewhere (another tab or a hand edit); nothing was changed now. Here are the groups as they are: try again.',
     'hist.error': 'Error', 'hist.receipt': 'Receipt', 'hist.receiptReplaced': 'Important list was full: “{title}” ({id}) lost its important mark.',
@@ -221,7 +221,7 @@ const dict = {
     'pick.label': 'Find a memory', 'pick.placeholder': 'keywords', 'pick.root': 'Make it a root', 'pick.rootValue': '(root)',
     'mem.matched': '“{keyword}” in the {field}', 'mem.matchedVia': '“{keyword}” as its synonym “{word}” in the {field}',
     'mem.field.title': 'title', 'mem.field.keywords': 'search terms', 'mem.field.content': 'content', 'mem.field.alias': "linked person's name or aliases",
-    'mem.search': 'Find memories', 'mem.keywords': 'Keywords', 'mem.keywordsHint': 'space or comma separated', 'mem.from': 'From', 'mem.to': 'To',
+    'mem.search': 'Find memories', 'mem.keywords': 'Keywords', 'mem.terms': 'Search terms', 'mem.keywordsHint': 'space or comma separated', 'mem.from': 'From', 'mem.to': 'To',
     'mem.includeSuperseded': 'include superseded', 'mem.new': 'New memory', 'mem.results': 'Results', 'mem.tree': 'Memory tree',
     'mem.detail': 'Memory detail', 'mem.pick': 'Choose a memory to see it.', 'mem.important': 'important', 'mem.superseded': 'superseded',
     'mem.noChildren': 'No children', 'mem.path': 'Path', 'mem.created': 'Created',
@@ -245,11 +245,11 @@ const dict = {
     'ppl.node': 'Linked memory node:', 'ppl.noNode': 'none', 'ppl.unlink': 'Unlink', 'ppl.linkFind': 'Find a memory to link',
     'ppl.saved': 'Saved {name}', 'ppl.deleted': 'Deleted {name}', 'ppl.confirmDelete': 'Delete {name}?',
     'syn.filter': 'Filter groups', 'syn.actions': 'Actions', 'syn.terms': 'Terms', 'syn.termsHint': 'terms, comma separated', 'syn.add': 'New group', 'syn.added': 'Group added',
-    'syn.preview': 'Expansion preview', 'syn.word': 'Type a word', 'syn.normalized': 'normalized', 'syn.noExpansion': 'No synonyms',
+    'syn.preview': 'Expansion preview', 'syn.word': 'Type a word', 'syn.normalized': 'normal form', 'syn.noExpansion': 'No synonyms',
     'syn.editN': 'Edit group {n}', 'syn.deleteN': 'Delete group {n}', 'syn.confirmDelete': 'Delete the group {terms}?',
     'cfg.recallChars': 'Auto-recall character budget', 'cfg.recallCharsHelp': '0 turns auto-recall off.',
     'cfg.relationships': 'Relationship memory', 'cfg.relationshipsHelp': 'Off: the model gets neither the relationship tools nor their guidance; this page still manages people.',
-    'cfg.profile': 'Recall profile', 'cfg.profile.zcor': 'zcor (seed rules)', 'cfg.profile.scored': 'scored',
+    'cfg.profile': 'Recall profile', 'cfg.profile.zcor': 'zcor (title and search-term hits only)', 'cfg.profile.scored': 'scored',
     'cfg.saved': 'Settings saved', 'cfg.others': 'Other settings (read-only)',
     'cfg.err.blank': 'must not be empty{range}', 'cfg.err.notInt': 'must be a whole number{range}', 'cfg.err.notNum': 'must be a number{range}',
     'cfg.err.range': 'out of range{range}', 'cfg.err.intRange': ' (a whole number from {min} to {max})', 'cfg.err.numRange': ' (from {min} to {max})',
@@ -263,7 +263,7 @@ const dict = {
     'cfg.memoryFileMaxBytes': 'MEMORY.md limit (bytes)', 'cfg.memoryArchiveRatio': 'Rollover threshold (0.1–1)',
     'cfg.viewMaxBytes': 'Other memory files limit (bytes)', 'cfg.mirror': 'Keep copies of the memory files in mirror/',
     'conv.detail': 'Conversation', 'conv.pick': 'Choose a conversation.', 'conv.none': 'No conversations yet', 'conv.key': 'Conversation',
-    'conv.messages': 'Messages', 'conv.sinceDigest': 'Since digest', 'conv.lastMessage': 'Last message', 'conv.lastDigest': 'Last digest',
+    'conv.messages': 'Messages', 'conv.sinceDigest': 'Messages not yet digested', 'conv.lastMessage': 'Last message', 'conv.lastDigest': 'Last digest',
     'qq.title': 'QQ connection', 'qq.state': 'State', 'qq.since': 'Connected since', 'qq.heartbeat': 'Last heartbeat', 'qq.self': 'Bot QQ number', 'qq.reconnects': 'Reconnects', 'qq.sendsFailed': 'Sends failed', 'qq.rateLimited': 'Rate-limited (no reply)', 'qq.lastError': 'Last error', 'qq.mode': 'Mode',
     'qq.state.connected': 'connected', 'qq.state.connecting': 'connecting', 'qq.state.down': 'down', 'qq.state.refused': 'token refused', 'conv.title': 'Group name', 'conv.recalled': 'recalled by its sender',
     'dig.title': 'Digest runs', 'dig.now': 'Digest now', 'dig.running': 'Digest running…', 'dig.none': 'No digest runs yet',
@@ -294,8 +294,11 @@ export const keysOf = (prefix) => Object.keys(dict.zh).filter((k) => k.startsWit
 // Whether key has words in either language (else t() shows the key).
 export const has = (key) => key in dict[lang] || key in dict.zh;
 
+// {count} of 1 takes the key's ".one" form where the language has one
+// (English plurals: "1 child memory", "2 child memories").
 export function t(key, vars = {}) {
-  const s = dict[lang][key] ?? dict.zh[key] ?? key;
+  const one = vars.count === 1 || vars.count === '1' ? dict[lang][`${key}.one`] : undefined;
+  const s = one ?? dict[lang][key] ?? dict.zh[key] ?? key;
   return s.replace(/\{(\w+)\}/g, (_, k) => (vars[k] ?? ''));
 }
 

@@ -220,7 +220,7 @@ async function showNode(el, app, id, ctx, { focus } = {}) {
     node.supersededBy ? h('div', { class: 'notice' }, t('mem.supersededBy'), ' ',
       h('button', { type: 'button', class: 'link', onclick: () => app.go('memory', node.supersededBy) }, node.supersededBy),
       node.supersededReason ? ` — ${node.supersededReason}` : '') : null,
-    h('h3', {}, t('mem.keywords')), node.keywords?.length ? h('p', { id: 'node-keywords' }, node.keywords.map((k) => h('span', { class: 'tag' }, k))) : empty(),
+    h('h3', {}, t('mem.terms')), node.keywords?.length ? h('p', { id: 'node-keywords' }, node.keywords.map((k) => h('span', { class: 'tag' }, k))) : empty(),
     h('h3', {}, t('mem.content')), h('div', { class: 'text', id: 'node-content' }, node.content),
     h('h3', {}, t('mem.source')), node.sourceMessage ? h('div', { class: 'text', id: 'node-source' }, node.sourceMessage) : empty(t('mem.noSource')),
     h('h3', {}, t('mem.children')),
