@@ -194,7 +194,7 @@ test('memory: refused deletes name the person and the superseded memory', async 
     await page.click('#delete-node');
     await page.click('#confirm-delete');
     await refused.waitFor();
-    assert.match(await refused.innerText(), /Delete refused: it replaces 1 superseded memories/);
+    assert.match(await refused.innerText(), /Delete refused: it replaces 1 superseded memory:/);
   });
 });
 

@@ -120,10 +120,19 @@ function show(k, v) {
   return JSON.stringify(v);
 }
 
-// Only the fields that changed (for a create or a delete, those with a value).
+// What a create or a delete leaves out: fields at their internal default
+// (issue 18: 层 hot, 其他属性 {} said nothing to the operator).
+const QUIET = { tier: 'hot', attrs: {}, hits: 0, pinned: false, kind: 'memory', lastHitAt: null, archiveMonth: null,
+  section: null, confidence: null, date: null, expires: null, mergedFrom: null, mergedReason: null,
+  supersededBy: null, supersededReason: null, sourceMessage: null, parentId: null };
+const quiet = (k, v) => k in QUIET && JSON.stringify(v ?? null) === JSON.stringify(QUIET[k]);
+
+// Only the fields that changed (for a create or a delete, those with a
+// value other than their default).
 function diff(b, a) {
   const keys = [...new Set([...Object.keys(b || {}), ...Object.keys(a || {})])]
-    .filter((k) => JSON.stringify(b?.[k] ?? null) !== JSON.stringify(a?.[k] ?? null));
+    .filter((k) => JSON.stringify(b?.[k] ?? null) !== JSON.stringify(a?.[k] ?? null))
+    .filter((k) => (b && a) || !quiet(k, (a || b)[k]));
   const label = (a || b)?.title ?? (a || b)?.name ?? (a || b)?.id ?? (a || b)?.personId ?? '';
   return h('table', { class: 'diff-table' },
     h('caption', { class: 'meta' }, `${b ? (a ? t('hist.changed') : t('hist.removed')) : t('hist.added')}: `, String(label)),

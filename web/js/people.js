@@ -64,7 +64,13 @@ function edit(el, app, p, refresh, current = () => true) {
   const rel = h('input', { type: 'text', id: 'p-relationship', value: p?.relationship ?? '' });
   const affinity = h('input', { type: 'range', id: 'p-affinity', min: -100, max: 100, step: 1, value: p?.affinity ?? 0 });
   const affShow = h('output', { for: 'p-affinity', id: 'p-affinity-value' }, String(p?.affinity ?? 0));
-  affinity.addEventListener('input', () => { affShow.textContent = affinity.value; });
+  // a number box beside the slider (issue 18), the two kept together
+  const affNum = h('input', { type: 'number', id: 'p-affinity-num', min: -100, max: 100, step: 1, value: p?.affinity ?? 0, 'aria-label': t('ppl.affinityNum') });
+  affinity.addEventListener('input', () => { affShow.textContent = affinity.value; affNum.value = affinity.value; });
+  affNum.addEventListener('input', () => {
+    const v = Math.max(-100, Math.min(100, Math.round(Number(affNum.value))));
+    if (affNum.value !== '' && Number.isFinite(v)) { affinity.value = String(v); affShow.textContent = String(v); }
+  });
   const reason = h('textarea', { id: 'p-reason' });
   reason.value = p?.reason ?? '';
   let nodeId = p?.memoryNodeId ?? null;
@@ -94,19 +100,20 @@ function edit(el, app, p, refresh, current = () => true) {
     const body = { name: name.value, aliases: splitList(aliases.value), relationship: rel.value,
       affinity: Number(affinity.value), reason: reason.value, memoryNodeId: nodeId };
     try {
-      await api('PUT', `people/${encodeURIComponent(id.value.trim())}`, body);
+      const saved = await api('PUT', `people/${encodeURIComponent(id.value.trim())}`, body);
       app.status(t('ppl.saved', { name: name.value }));
       refresh();
-      if (current()) edit(el, app, { ...p, personId: id.value.trim(), ...body }, refresh, current);
+      // the person as saved (its new 更新于), not as sent
+      if (current()) edit(el, app, saved?.person ?? { ...p, personId: id.value.trim(), ...body }, refresh, current);
     } catch (err) {
       const d = err.details || {};
       clear(msg, d.reason === 'id_form' ? h('div', { class: 'error', role: 'alert' }, t('ppl.idForm', { id: id.value.trim(), bare: d.suggestion })) : errorBox(err));
     }
   },
   h('h2', {}, p ? `${p.name} (${p.personId})` : t('ppl.new')),
-  p ? h('p', { class: 'meta' }, `${t('mem.created')} ${fmtTime(p.createdAt)} · ${t('mem.updated')} ${fmtTime(p.updatedAt)}`) : null,
+  p ? h('p', { class: 'meta', id: 'p-times' }, `${t('mem.created')} ${fmtTime(p.createdAt)} · ${t('mem.updated')} ${fmtTime(p.updatedAt)}`) : null,
   field(t('ppl.id'), id), h('p', { class: 'meta', id: 'p-id-hint' }, t('ppl.idHint')), field(t('ppl.name'), name), field(t('ppl.aliases'), aliases), field(t('ppl.relationship'), rel),
-  h('div', {}, h('label', { for: 'p-affinity' }, t('ppl.affinity'), ' (−100…100): ', affShow), affinity),
+  h('div', {}, h('label', { for: 'p-affinity' }, t('ppl.affinity'), ' (−100…100): ', affShow), h('div', { class: 'row' }, affinity, affNum)),
   field(t('ppl.reason'), reason),
   h('div', {}, h('label', { for: 'p-node' }, t('ppl.node')), nodeShow, ' ',
     h('button', { type: 'button', onclick: () => { nodeId = null; drawNode(); } }, t('ppl.unlink'))),
