@@ -10,7 +10,7 @@
 // (ctx.gen counts the openings).
 import { h, clear, field, fmtTime, splitList } from './dom.js';
 import { api, qs } from './api.js';
-import { t } from './i18n.js';
+import { t, has } from './i18n.js';
 import { load, errorBox, empty, pager, picker, loading, busy, form, reveal, timeRange } from './ui.js';
 
 const LIMIT = 20;
@@ -41,10 +41,13 @@ export function render(root, app, arg) {
   // caller awaits it before opening the changed memory, so the lists
   // above it (on a phone) do not shrink and grow again after it came
   // into view
-  const ctx = { gen: 0, refresh: () => Promise.all([drawTree(tree, open, expanded), search(offset)]) };
+  const treeView = {}; // the tree's filters, its page of roots, the memory on show
+  const ctx = { gen: 0, refresh: () => Promise.all([drawTree(tree, open, expanded, treeView), search(offset)]) };
   // opening goes through the address (#memory/<id>): back and reload work
   const open = (id) => app.go('memory', id);
   const show = (id) => {
+    treeView.current = id;
+    markCurrent(tree, id);
     if (id) return showNode(detail, app, id, ctx);
     ++ctx.gen; // a node still loading is no longer wanted
     clear(detail, empty(t('mem.pick')));
@@ -63,7 +66,8 @@ export function render(root, app, arg) {
       h('section', { class: 'card', 'aria-labelledby': 'h-tree' }, h('h2', { id: 'h-tree' }, t('mem.tree')), tree)),
     h('section', { class: 'card', 'aria-label': t('mem.detail') }, detail)));
   search(0);
-  drawTree(tree, open, expanded);
+  treeView.current = arg;
+  drawTree(tree, open, expanded, treeView);
   show(arg);
   return { show };
 }
@@ -94,17 +98,59 @@ const normWord = (w) => String(w).normalize('NFKC').toLowerCase();
 
 let seq = 0;
 
-function drawTree(el, open, expanded) {
+// The roots come ROOTS_PAGE at a time ("show more"), filtered by kind and
+// by conversation (scope); each item is labelled with its kind and scope
+// when they are not the plain ones, and the memory on show is marked
+// (aria-current). view.kind / view.scope / view.shown / view.current
+// survive a redraw after a change.
+const ROOTS_PAGE = 50;
+
+function drawTree(el, open, expanded, view = {}) {
   return load(el, () => api('GET', 'roots'), (data) => {
     if (!data.items.length) return empty();
-    const ul = h('ul', { role: 'tree', 'aria-labelledby': 'h-tree' }, data.items.map((n) => treeItem(n, open, expanded)));
-    ul.firstChild.tabIndex = 0;
-    ul.addEventListener('keydown', (e) => treeKey(e, ul, open));
-    // a click focuses an item too: it becomes the one in the tab order
-    ul.addEventListener('focusin', (e) => { if (e.target.getAttribute('role') === 'treeitem') rove(ul, e.target); });
-    return ul;
+    const all = data.items;
+    const opt = (v, text) => h('option', { value: v }, text);
+    const kindSel = h('select', { id: 'tree-kind' }, opt('', t('mem.anyKind')),
+      [...new Set(all.map((n) => n.kind || 'memory'))].map((k) => opt(k, kindWord(k))));
+    const scopeSel = h('select', { id: 'tree-scope' }, opt('', t('mem.anyScope')),
+      [...new Set(all.map((n) => n.scope || 'global'))].map((k) => opt(k, k === 'global' ? t('mem.global') : k)));
+    kindSel.value = view.kind || '';
+    scopeSel.value = view.scope || '';
+    const list = h('div');
+    view.shown = view.shown || ROOTS_PAGE;
+    const draw = (focusFrom = -1) => {
+      view.kind = kindSel.value;
+      view.scope = scopeSel.value;
+      const roots = all.filter((n) => (!view.kind || (n.kind || 'memory') === view.kind) && (!view.scope || (n.scope || 'global') === view.scope));
+      if (!roots.length) return clear(list, empty(t('state.noMatch')));
+      const ul = h('ul', { role: 'tree', 'aria-labelledby': 'h-tree' }, roots.slice(0, view.shown).map((n) => treeItem(n, open, expanded)));
+      ul.firstChild.tabIndex = 0;
+      ul.addEventListener('keydown', (e) => treeKey(e, ul, open));
+      // a click focuses an item too: it becomes the one in the tab order
+      ul.addEventListener('focusin', (e) => { if (e.target.getAttribute('role') === 'treeitem') rove(ul, e.target); });
+      const left = roots.length - view.shown;
+      clear(list, ul, h('p', { class: 'meta', id: 'tree-count' }, t('mem.treeCount', { shown: Math.min(view.shown, roots.length), total: roots.length })),
+        left > 0 ? h('button', { type: 'button', id: 'tree-more', onclick: () => { view.shown += ROOTS_PAGE; draw(view.shown - ROOTS_PAGE); } }, t('mem.treeMore', { n: Math.min(left, ROOTS_PAGE) })) : null);
+      markCurrent(list, view.current);
+      if (focusFrom >= 0) { const x = ul.children[focusFrom]; if (x) { rove(ul, x); x.focus(); } }
+    };
+    kindSel.addEventListener('change', () => { view.shown = ROOTS_PAGE; draw(); });
+    scopeSel.addEventListener('change', () => { view.shown = ROOTS_PAGE; draw(); });
+    draw();
+    // a filter only where there is a choice (fewer Tab stops before the tree)
+    const choice = (sel) => sel.options.length > 2;
+    return [choice(kindSel) || choice(scopeSel) ? h('div', { class: 'row' }, choice(kindSel) ? field(t('mem.kind'), kindSel) : null,
+      choice(scopeSel) ? field(t('mem.scopeFilter'), scopeSel) : null) : null, list];
   });
 }
+
+// The memory on show, marked in the tree (and no other).
+function markCurrent(el, id) {
+  for (const x of el.querySelectorAll('[role=treeitem][aria-current]')) x.removeAttribute('aria-current');
+  if (id) for (const x of el.querySelectorAll(`[role=treeitem][data-id="${CSS.escape(id)}"]`)) x.setAttribute('aria-current', 'true');
+}
+
+const kindWord = (k) => (has(`kind.${k}`) ? t(`kind.${k}`) : k);
 
 function rove(tree, item) {
   for (const x of tree.querySelectorAll('[role=treeitem][tabindex="0"]')) if (x !== item) x.tabIndex = -1;
@@ -148,7 +194,9 @@ function treeItem(n, open, expanded) {
   const twisty = h('span', { class: 'twisty', 'aria-hidden': 'true' }, '▸');
   const item = h('li', { role: 'treeitem', tabindex: '-1', 'aria-expanded': 'false', 'data-id': n.id,
     'aria-labelledby': `${titleId} ${tagsId}` }, twisty,
-  h('span', { class: 'node', id: titleId, onclick: () => open(n.id) }, n.title), ' ', h('span', { id: tagsId }, tags(n)), kids);
+  h('span', { class: 'node', id: titleId, onclick: () => open(n.id) }, n.title), ' ', h('span', { id: tagsId }, tags(n),
+    n.kind && n.kind !== 'memory' ? h('span', { class: 'tag kind' }, kindWord(n.kind)) : null,
+    n.scope && n.scope !== 'global' ? h('span', { class: 'tag scope' }, n.scope) : null), kids);
   async function toggle(openNow) {
     item.setAttribute('aria-expanded', String(openNow));
     twisty.textContent = openNow ? '▾' : '▸';
