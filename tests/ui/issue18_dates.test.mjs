@@ -48,6 +48,7 @@ test('issue18_dates_whole_day: a date alone is its whole local day in the memory
       // from today, at a time after now: nothing; 00:00:00 that day: all
       await page.fill('#q-to', '');
       await page.fill('#q-from', today);
+      await page.check('#q-with-time'); // the time boxes on request
       await page.fill('#q-from-time', '23:59:59');
       await search();
       await empty.waitFor();

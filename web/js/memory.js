@@ -11,7 +11,7 @@
 import { h, clear, field, fmtTime, splitList } from './dom.js';
 import { api, qs } from './api.js';
 import { t, has } from './i18n.js';
-import { load, errorBox, empty, pager, picker, loading, busy, form, reveal, timeRange } from './ui.js';
+import { load, errorBox, empty, pager, picker, loading, busy, form, reveal, timeRange, roving } from './ui.js';
 
 const LIMIT = 20;
 
@@ -34,7 +34,7 @@ export function render(root, app, arg) {
     // the page's search (GET find): title, keywords, content and linked
     // people's aliases, with synonyms; each result says what matched
     await load(results, () => api('GET', `find${qs(params)}`), (page) => [
-      page.items.length ? h('ul', { class: 'list', 'aria-label': t('mem.results') }, page.items.map((n) => nodeItem(n, open))) : empty(t('state.noMatch')),
+      page.items.length ? roving(h('ul', { class: 'list', 'aria-label': t('mem.results') }, page.items.map((n) => nodeItem(n, open)))) : empty(t('state.noMatch')),
       pager(page, at, LIMIT, search)]);
   }
   // after a change: the same search page, the same open branches; the
@@ -280,7 +280,10 @@ async function showNode(el, app, id, ctx, { focus } = {}) {
       h('button', { type: 'button', id: 'supersede-node', onclick: () => supersedeForm(msg, app, node, ctx) }, t('mem.supersede')),
       h('button', { type: 'button', class: 'danger', id: 'delete-node', onclick: () => confirmDelete(msg, app, node, children, ctx) }, t('action.delete'))),
     msg);
-  if (focus) el.querySelector(focus)?.focus(); else reveal(el);
+  // opened from the tree with the keyboard beside it (two columns): the
+  // focus stays in the tree, so the arrows go on browsing (issue 18)
+  const inTree = document.activeElement?.getAttribute('role') === 'treeitem' && window.matchMedia('(min-width: 761px)').matches;
+  if (focus) el.querySelector(focus)?.focus(); else if (!inTree) reveal(el);
   return true;
 }
 

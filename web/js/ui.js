@@ -110,6 +110,11 @@ export function timeRange(id, onPick) {
   };
   const from = box('from');
   const to = box('to');
+  // the time boxes only on request: each is five Tab stops (issue 18)
+  const withTime = h('input', { type: 'checkbox', id: `${id}-with-time` });
+  const times = [from.time, to.time];
+  const showTimes = () => times.forEach((x) => { x.hidden = !withTime.checked; if (!withTime.checked) x.value = ''; });
+  withTime.addEventListener('change', showTimes);
   const ymd = (d) => `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
   const daysAgo = (n) => { const d = new Date(); d.setDate(d.getDate() - n); return ymd(d); };
   const pick = (a, b) => {
@@ -131,6 +136,7 @@ export function timeRange(id, onPick) {
   const el = h('div', { class: 'row range' },
     field(t('mem.from'), from.date), from.time,
     field(t('mem.to'), to.date), to.time,
+    h('label', { for: withTime.id }, withTime, ' ', t('range.withTime')),
     h('div', { class: 'shortcuts', role: 'group', 'aria-label': t('range.shortcuts') },
       h('button', { type: 'button', id: `${id}-today`, onclick: () => pick(0, 0) }, t('range.today')),
       h('button', { type: 'button', id: `${id}-yesterday`, onclick: () => pick(1, 1) }, t('range.yesterday')),
@@ -141,12 +147,36 @@ export function timeRange(id, onPick) {
     const p = (n) => String(n).padStart(2, '0');
     b.date.value = ymd(d);
     b.time.value = `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+    withTime.checked = true; // an exact time given: shown
   };
+  showTimes();
   return {
     el,
     range: () => ({ from: iso(from, false, t('mem.from')), to: iso(to, true, t('mem.to')) }),
-    set(f, tt) { setBox(from, f); setBox(to, tt); },
+    set(f, tt) { setBox(from, f); setBox(to, tt); showTimes(); },
   };
+}
+
+// A list of links as one Tab stop (issue 18: twenty results were twenty
+// Tab presses before the tree): the first link (or the last focused) is
+// in the Tab order, Up / Down / Home / End move between them. → ul.
+export function roving(ul) {
+  const links = () => [...ul.querySelectorAll(':scope > li > button.link')];
+  links().forEach((b, i) => { b.tabIndex = i === 0 ? 0 : -1; });
+  ul.addEventListener('focusin', (e) => {
+    if (!links().includes(e.target)) return;
+    for (const b of links()) b.tabIndex = b === e.target ? 0 : -1;
+  });
+  ul.addEventListener('keydown', (e) => {
+    const all = links();
+    const i = all.indexOf(document.activeElement);
+    if (i < 0) return;
+    const to = { ArrowDown: all[i + 1], ArrowUp: all[i - 1], Home: all[0], End: all[all.length - 1] }[e.key];
+    if (!to) return;
+    e.preventDefault();
+    to.focus();
+  });
+  return ul;
 }
 
 // Focuses el (a pane with tabindex=-1) and scrolls it into view when its
