@@ -132,7 +132,7 @@ test('issue18_history_noise: the page\'s browsing is not recorded, its changes a
     await search();
     await only(['写入记忆', '合并记忆']);
     assert.equal(await records.count(), 2);
-    await shot(page, 'history');
+    await shot(page, 'history-filters');
     await page.fill('#h-target', '');
 
     // English: "merge" finds the merge

@@ -7,7 +7,7 @@
 // no history record. axe-core at 1440 / 390 px, zh and en.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { withPage, openPanel, cli, tmp, axeClean, eachWidthAndLanguage } from './serve.mjs';
+import { withPage, openPanel, cli, tmp, axeClean, eachWidthAndLanguage, shot } from './serve.mjs';
 
 const CONV = 'group:100000001';
 
@@ -71,6 +71,8 @@ test('issue18_recall_preview: the header as the bot gets it, every candidate kep
     // the prefix's important memories
     await page.locator('#rp-important li', { hasText: `主人的生日 (${ids.imp})` }).waitFor();
     assert.match(await page.locator('#rp-prefix').textContent(), /## 重要记忆/);
+
+    await shot(page, 'recall');
 
     // a preview leaves no history record
     assert.equal((await srv.api('GET', 'history?limit=1')).body.total, historyBefore);
