@@ -51,7 +51,7 @@ static const struct golden recall_golden[] = {
 	{"{\"x\":1}", "unknown field 'x'; a recall request has conversation, messages, speakers, mentions, "
 		      "explain"},
 	{"{\"messages\":[\"x\"],\"x\":1}", "unknown field 'x'; a recall request has conversation, messages, "
-					   "speakers, mentions, explain"},
+					   "speakers, mentions, explain, preview"},
 	{"{\"messages\":[\"x\"]}", RECALL_CONV},
 	{"{\"conversation\":5,\"messages\":[\"x\"]}", RECALL_CONV},
 	{"{\"conversation\":null,\"messages\":[\"x\"]}", RECALL_CONV},
