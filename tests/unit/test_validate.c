@@ -49,7 +49,7 @@ static char *expand(const char *in, const char *fill)
 static const struct golden recall_golden[] = {
 	{"[]", "the recall request must be a JSON object"},
 	{"{\"x\":1}", "unknown field 'x'; a recall request has conversation, messages, speakers, mentions, "
-		      "explain"},
+		      "explain, preview"},
 	{"{\"messages\":[\"x\"],\"x\":1}", "unknown field 'x'; a recall request has conversation, messages, "
 					   "speakers, mentions, explain, preview"},
 	{"{\"messages\":[\"x\"]}", RECALL_CONV},
