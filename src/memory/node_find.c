@@ -16,6 +16,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/json.h"
+#include "base/utf8.h"
 #include "memory/memory.h"
 #include "memory/node_int.h"
 #include "text/norm.h"
@@ -84,8 +85,17 @@ static int read_keywords(struct zc_op *op, json_t *args, struct kw *kws, size_t 
 	" (SELECT group_concat(p.name || char(10) || p.aliases, char(10)) FROM people p"        \
 	"  WHERE p.memory_node_id = nodes.id)"                                                   \
 	" FROM nodes WHERE (?1 OR superseded_by IS NULL) AND " ZC_SCOPE_VISIBLE_SQL             \
-	" AND (?2 IS NULL OR updated_at >= ?2) AND (?3 IS NULL OR updated_at <= ?3)"           \
-	" ORDER BY updated_at DESC, seq DESC"
+	" AND (?2 IS NULL OR updated_at >= ?2) AND (?3 IS NULL OR updated_at <= ?3)"
+
+/* The orders the page offers ("sort"): the last change (the default), the
+ * hit count, the creation. */
+static const struct {
+	const char *name, *sql;
+} orders[] = {
+	{"updated", FIND_SQL " ORDER BY updated_at DESC, seq DESC"},
+	{"hits", FIND_SQL " ORDER BY hits DESC, updated_at DESC, seq DESC"},
+	{"created", FIND_SQL " ORDER BY seq DESC"},
+};
 
 static int memory_find(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
 {
@@ -98,7 +108,16 @@ static int memory_find(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 	if ((rc = zc_time_arg(args, "from", &from, e)) || (rc = zc_time_arg(args, "to", &to, e)) ||
 	    (rc = zc_page_args(args, &limit, &offset, e)) || (rc = read_keywords(op, args, kws, &nk, e)))
 		goto out;
-	sqlite3_stmt *st = zc_stmt(&op->m->store, FIND_SQL, e);
+	const char *sort = zc_json_str(args, "sort");
+	size_t o = 0;
+	while (sort && o < sizeof(orders) / sizeof(orders[0]) && strcmp(sort, orders[o].name))
+		o++;
+	if (o == sizeof(orders) / sizeof(orders[0])) {
+		rc = zc_fail(e, ZCOR_EINVAL, "argument 'sort': '%s' is not one of updated, hits, created",
+			     ZC_Q(sort, 30));
+		goto out;
+	}
+	sqlite3_stmt *st = zc_stmt(&op->m->store, orders[o].sql, e);
 	if (!st) {
 		rc = e->code;
 		goto out;

@@ -22,6 +22,8 @@ export function render(root, app, arg) {
   const kw = h('input', { type: 'search', id: 'q-keywords', placeholder: t('mem.keywordsHint') });
   const when = timeRange('q', () => search(0));
   const sup = h('input', { type: 'checkbox', id: 'q-superseded' });
+  const sort = h('select', { id: 'q-sort' }, ['updated', 'hits', 'created'].map((o) => h('option', { value: o }, t(`mem.sort.${o}`))));
+  sort.addEventListener('change', () => search(0));
   const expanded = new Set(); // tree branches the operator opened
   let offset = 0;
 
@@ -30,7 +32,7 @@ export function render(root, app, arg) {
     let range;
     try { range = when.range(); } catch (e) { clear(results, errorBox(e)); return; }
     const params = { keywords: splitList(kw.value.replace(/\s+/g, ',')), from: range.from,
-      to: range.to, limit: LIMIT, offset: at, includeSuperseded: sup.checked ? 'true' : '' };
+      to: range.to, limit: LIMIT, offset: at, includeSuperseded: sup.checked ? 'true' : '', sort: sort.value };
     // the page's search (GET find): title, keywords, content and linked
     // people's aliases, with synonyms; each result says what matched
     await load(results, () => api('GET', `find${qs(params)}`), (page) => [
@@ -59,7 +61,7 @@ export function render(root, app, arg) {
         h('h2', { id: 'h-search' }, t('mem.search')),
         h('form', { onsubmit: (e) => { e.preventDefault(); search(0); } },
           h('div', { class: 'row' }, field(t('mem.keywords'), kw)), when.el,
-          h('div', { class: 'row' }, h('label', { for: 'q-superseded' }, sup, ' ', t('mem.includeSuperseded')),
+          h('div', { class: 'row' }, field(t('mem.sort'), sort), h('label', { for: 'q-superseded' }, sup, ' ', t('mem.includeSuperseded')),
             h('button', { type: 'submit', class: 'primary' }, t('action.search')),
             h('button', { type: 'button', id: 'new-node', onclick: () => editNode(detail, app, null, ctx) }, t('mem.new')))),
         results),
@@ -80,7 +82,8 @@ function tags(n) {
 function nodeItem(n, open) {
   return h('li', {},
     h('button', { type: 'button', class: 'link', onclick: () => open(n.id) }, n.title), ' ', tags(n),
-    h('div', { class: 'meta' }, `${n.id} · ${fmtTime(n.updatedAt)}`),
+    h('div', { class: 'meta' }, `${n.id} · ${fmtTime(n.updatedAt)}${n.hits ? ` · ${t('mem.hitsN', { count: n.hits })}` : ''}`),
+    n.content ? h('div', { class: 'preview' }, [...n.content].length > 80 ? `${[...n.content].slice(0, 80).join('')}…` : n.content) : null,
     n.matched?.length ? h('div', { class: 'meta matched' }, n.matched.map((m) => t(m.word === normWord(m.keyword) ? 'mem.matched' : 'mem.matchedVia',
       { keyword: m.keyword, field: t(`mem.field.${m.field}`), word: m.word })).join('；')) : null);
 }
