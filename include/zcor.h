@@ -191,6 +191,19 @@ int zcor_node_get(zcor *z, const struct zcor_ctx *ctx, const char *id, char **ou
 int zcor_node_list(zcor *z, const struct zcor_ctx *ctx, const char *cursor, int limit,
 		   char **out_json);
 
+/*
+ * The operator's search (the Memory page's search box; not the model's
+ * zcor_memory_query, which keeps seed 000's rule): args_json {keywords?,
+ * from?, to?, includeSuperseded?, limit?, offset?, sort?: "updated" (the
+ * default) | "hits" | "created"}. Every keyword, or a
+ * word of its synonym class, must be in the title, the keywords, the
+ * content, or the name or aliases of a person linked to the memory. *out_json
+ * {"items": [node + "matched": [{keyword, field ("title", "keywords",
+ * "content", "alias"), word}]], "total", "nextOffset"}. The page's (actor
+ * ui) call leaves no history record. Caller frees.
+ */
+int zcor_memory_find(zcor *z, const struct zcor_ctx *ctx, const char *args_json, char **out_json);
+
 /* ---- synonyms, for hosts (the web page) ----------------------------- */
 
 /* The groups in file order: {"groups": [[…]…], "warning"?, "error"?}. A
@@ -212,13 +225,26 @@ int zcor_synonyms_edit(zcor *z, const struct zcor_ctx *ctx, const char *args_jso
  * Auto-recall for one batch of incoming messages (SPEC §4). request_json:
  *   {"conversation": "group:1", "messages": ["text" | {"text", "senderId"?,
  *    "senderName"?}…], "speakers": [{"id", "name"?}…], "mentions": ["id"…],
- *    "explain": false}
+ *    "explain": false, "countHits": true}
  * On success *out_json is {"header": the text to put before the batch,
  * "items": [...], "profile", "budget", "used", "terms", "expandedTerms",
  * "explain"?: per candidate features and why it was included or cut}.
+ * "countHits": false counts no hit (a look back at a batch, or a preview:
+ * what was packed was not injected).
  * Not recorded in history.
  */
 int zcor_recall(zcor *z, const char *request_json, char **out_json);
+
+/*
+ * What the bot would get for one message (the page's recall preview):
+ * request_json {"conversation", "text", "senderId"?, "senderName"?,
+ * "mentions"?: [id…]} is made into the request a turn makes for a batch of
+ * that one message (zc_turn_recall_request), recalled with "explain" and
+ * "countHits": false (nothing was injected). *out_json is
+ * zcor_recall's answer plus "prefix", the conversation's system prefix
+ * (zcor_prefix). Not recorded in history. Caller frees.
+ */
+int zcor_recall_preview(zcor *z, const char *request_json, char **out_json);
 
 /*
  * Reads what recall looks up on every message into this handle's memory,
@@ -472,8 +498,14 @@ int zcor_digests(zcor *z, const struct zcor_ctx *ctx, const char *query_json, ch
  * "warning" when the file is invalid. Caller frees *out_json. */
 int zcor_config_json(zcor *z, char **out_json);
 /* Merges settings_json into config.json after checking the result. On
- * failure nothing is written and zcor_errmsg names the key. */
+ * failure nothing is written, zcor_errmsg names the key and the error's
+ * details say which and its rule: {"field": "recallChars", "type":
+ * "integer", "min", "max", "reason": "invalid" | "unknown" | "type"}. */
 int zcor_config_set(zcor *z, const char *settings_json);
+/* The keys' rules, for checking a value before sending it (the page):
+ * {"fields": [{field, type ("integer", "number", "boolean", "enum",
+ * "string"), min?, max?, values?, default?, nullable?}]}. Caller frees. */
+int zcor_config_fields(zcor *z, char **out_json);
 
 /* ---- LLM provider --------------------------------------------------- */
 

@@ -189,6 +189,25 @@ static int done(zcor *z, int rc)
 	return rc;
 }
 
+/* A refused argument without details of its own names its field in
+ * them still (issue 18: a page words the refusal in its own language):
+ * the message of such a refusal begins "argument '<field>'" (STYLE.md),
+ * so {"field", "reason": "invalid"} comes from there. NULL otherwise. */
+static json_t *field_of(const char *msg)
+{
+	static const char lead[] = "argument '";
+	if (strncmp(msg, lead, sizeof(lead) - 1) != 0)
+		return NULL;
+	const char *f = msg + sizeof(lead) - 1, *end = strchr(f, '\'');
+	if (!end || end == f || end - f > 200)
+		return NULL;
+	char buf[201];
+	memcpy(buf, f, (size_t)(end - f));
+	buf[end - f] = '\0';
+	json_t *name = zc_json_string_own(zc_utf8_lossy(buf));
+	return name ? json_pack("{s:o, s:s}", "field", name, "reason", "invalid") : NULL;
+}
+
 /* {"error": {"code", "message", "details"?}} for the failure in e;
  * details is the detail the failing rule gave (err.h), when it did. */
 static char *error_json(int code, const struct zc_err *e)
@@ -197,6 +216,8 @@ static char *error_json(int code, const struct zc_err *e)
 	json_t *j = json_pack("{s:{s:s, s:o}}", "error", "code", zcor_code_name(code), "message",
 			      zc_json_string_own(zc_utf8_lossy(e->msg)));
 	json_t *detail = e->detail[0] ? json_loads(e->detail, 0, NULL) : NULL;
+	if (!detail && code == ZCOR_EINVAL)
+		detail = field_of(e->msg);
 	if (json_is_object(detail))
 		json_object_set(json_object_get(j, "error"), "details", detail);
 	json_decref(detail);
@@ -468,6 +489,86 @@ int zcor_recall(zcor *z, const char *request_json, char **out_json)
 	return answer(z, rc, out, out_json);
 }
 
+/* The preview's request: {conversation, text, senderId?, senderName?,
+ * mentions?}, each field checked here, naming it. */
+static int preview_request(const json_t *in, json_t **req, struct zc_err *e)
+{
+	static const char *const known[] = {"conversation", "text", "senderId", "senderName", "mentions"};
+	const char *k;
+	json_t *v;
+	*req = NULL;
+	if (!json_is_object(in))
+		return zc_fail(e, ZCOR_EINVAL, "the preview request must be a JSON object");
+	json_object_foreach((json_t *)in, k, v) {
+		size_t i = 0;
+		while (i < sizeof(known) / sizeof(known[0]) && strcmp(k, known[i]))
+			i++;
+		if (i == sizeof(known) / sizeof(known[0]))
+			return zc_fail(e, ZCOR_EINVAL,
+				       "argument '%s': unknown; a preview has conversation, text, senderId, "
+				       "senderName, mentions",
+				       ZC_Q(k, 60));
+		if (i < 4 && !json_is_string(v))
+			return zc_fail(e, ZCOR_EINVAL, "argument '%s': must be a string", k);
+	}
+	const char *conv = zc_json_str(in, "conversation"), *text = zc_json_str(in, "text");
+	if (!conv)
+		return zc_fail(e, ZCOR_EINVAL,
+			       "argument 'conversation': required; group:<id>, private:<qq> or console:<name>");
+	if (zc_conv_check(conv, e))
+		return zc_err_prefix(e, "argument 'conversation'");
+	if (!text || !*text)
+		return zc_fail(e, ZCOR_EINVAL, "argument 'text': required, the message to recall for");
+	json_t *mentions = json_object_get(in, "mentions");
+	if (mentions && !json_is_array(mentions))
+		return zc_fail(e, ZCOR_EINVAL, "argument 'mentions': must be an array of person ids");
+	/* as a logged message has them: a sender id and name (null when not given) */
+	const char *sid = zc_json_str(in, "senderId"), *sname = zc_json_str(in, "senderName");
+	json_t *msg = json_pack("{s:s, s:o, s:o}", "text", text, "senderId",
+				sid && *sid ? json_string(sid) : json_null(), "senderName",
+				sname && *sname ? json_string(sname) : json_null());
+	if (mentions)
+		json_object_set(msg, "mentions", mentions);
+	json_t *batch = json_pack("[o]", msg);
+	*req = zc_turn_recall_request(conv, batch);
+	json_decref(batch);
+	if (!*req)
+		return zc_fail(e, ZCOR_EINTERNAL, "the preview request could not be built (out of memory)");
+	json_object_set_new(*req, "explain", json_true());
+	json_object_set_new(*req, "countHits", json_false());
+	return ZCOR_OK;
+}
+
+int zcor_recall_preview(zcor *z, const char *request_json, char **out_json)
+{
+	HOLD(z);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
+	json_t *in = NULL, *req = NULL, *out = NULL;
+	char *prefix = NULL;
+	rc = zc_json_parse(request_json ? request_json : "", request_json ? strlen(request_json) : 0,
+			   "the preview request", &in, &z->last.err);
+	if (!rc)
+		rc = preview_request(in, &req, &z->last.err);
+	if (!rc)
+		rc = recall_now(z, req, &out, &z->last.err);
+	if (!rc)
+		rc = zc_prefix(&z->mem, zc_json_str(req, "conversation"), &prefix, &z->last.err);
+	if (!rc)
+		json_object_set_new(out, "prefix", zc_json_string_own(prefix));
+	else
+		zc_free(prefix);
+	json_decref(in);
+	json_decref(req);
+	if (rc) {
+		json_decref(out);
+		out = NULL;
+	}
+	return answer(z, rc, out, out_json);
+}
+
 int zcor_warm(zcor *z, int budget_mb, char **out_json)
 {
 	HOLD(z);
@@ -511,6 +612,16 @@ int zcor_config_json(zcor *z, char **out_json)
 		return rc;
 	zc_config_refresh(&z->mem.conf);
 	return answer(z, ZCOR_OK, zc_confile_json(&z->mem.conf), out_json);
+}
+
+int zcor_config_fields(zcor *z, char **out_json)
+{
+	HOLD(z);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc)
+		return rc;
+	return answer(z, ZCOR_OK, zc_config_fields(), out_json);
 }
 
 int zcor_config_set(zcor *z, const char *settings_json)
@@ -563,6 +674,24 @@ int zcor_node_get(zcor *z, const struct zcor_ctx *ctx, const char *id, char **ou
 	json_t *node = NULL;
 	rc = zc_node_read(&z->mem, ctx, id, &node, &z->last.err);
 	return answer(z, rc, rc ? NULL : json_pack("{s:o}", "node", node), out_json);
+}
+
+int zcor_memory_find(zcor *z, const struct zcor_ctx *ctx, const char *args_json, char **out_json)
+{
+	HOLD(z);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc || (rc = host_ctx(z, &ctx)))
+		return done(z, rc);
+	json_t *args = NULL, *out = NULL;
+	rc = zc_json_parse(args_json && *args_json ? args_json : "{}",
+			   args_json && *args_json ? strlen(args_json) : 2, "the search", &args, &z->last.err);
+	if (!rc && !json_is_object(args))
+		rc = zc_fail(&z->last.err, ZCOR_EINVAL, "the search must be a JSON object");
+	if (!rc)
+		rc = zc_mem_run(&z->mem, ctx, &zc_op_memory_find, args, &out, &z->last.err);
+	json_decref(args);
+	return answer(z, rc, out, out_json);
 }
 
 int zcor_node_list(zcor *z, const struct zcor_ctx *ctx, const char *cursor, int limit,

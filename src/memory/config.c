@@ -905,8 +905,77 @@ static int bad_enum(const struct zc_conf_row *r, struct zc_err *e)
 static int check_section(const struct zc_conf_row *sec, const json_t *o, struct zc_config *out,
 			 struct zc_err *e);
 
+/* {field: "<sec>.<key>", reason: "unknown"} on e. */
+static void unknown_detail(struct zc_err *e, const char *sec, const char *key)
+{
+	char name[400];
+	snprintf(name, sizeof(name), "%s%s%s", sec, *sec ? "." : "", ZC_Q(key, 60));
+	json_t *d = json_pack("{s:s, s:s}", "field", name, "reason", "unknown");
+	if (d) /* out of memory: the message alone */
+		zc_json_err_detail(e, d);
+}
+
+static const char *type_name(enum zc_conf_type t)
+{
+	static const char *const names[] = {"object", "integer", "number", "boolean", "enum", "string"};
+	return names[t];
+}
+
+/* What a program (the page) needs to check a row's value itself and to
+ * word a refusal: {field, type, min?, max?, values?, default?}. */
+static json_t *row_rule(const struct zc_conf_row *r)
+{
+	json_t *o = json_pack("{s:s, s:s}", "field", r->name, "type", type_name(r->type));
+	if (r->type == ZC_CONF_INT) {
+		json_object_set_new(o, "min", json_integer(r->lo));
+		json_object_set_new(o, "max", json_integer(r->hi));
+		json_object_set_new(o, "default", json_integer((json_int_t)r->def));
+	} else if (r->type == ZC_CONF_REAL) {
+		json_object_set_new(o, "min", json_real(r->dlo));
+		json_object_set_new(o, "max", json_real(r->dhi));
+	} else if (r->type == ZC_CONF_ENUM) {
+		json_t *vals = json_array();
+		for (size_t i = 0; r->values[i]; i += 2)
+			json_array_append_new(vals, json_string(r->values[i]));
+		json_object_set_new(o, "values", vals);
+	}
+	if (r->flags & (ZC_CONF_NULLABLE | ZC_CONF_EMPTY_NULL))
+		json_object_set_new(o, "nullable", json_true());
+	return o;
+}
+
+json_t *zc_config_fields(void)
+{
+	json_t *a = json_array();
+	for (const struct zc_conf_row *r = zc_conf_rows; r->name; r++)
+		if (!(r->flags & ZC_CONF_HIDDEN) && r->type != ZC_CONF_SECTION)
+			json_array_append_new(a, row_rule(r));
+	return json_pack("{s:o}", "fields", a);
+}
+
+static int check_one(const struct zc_conf_row *r, const json_t *v, struct zc_config *out,
+		     struct zc_err *e);
+
+/* A refused value names its row in the error's details too (issue 18:
+ * the page words it in its own language); a section's own refusal, or a
+ * check that gave details of its own, keeps them. */
 static int check_value(const struct zc_conf_row *r, const json_t *v, struct zc_config *out,
 		       struct zc_err *e)
+{
+	int rc = check_one(r, v, out, e);
+	if (rc == ZCOR_EINVAL && e && !e->detail[0]) {
+		json_t *d = row_rule(r);
+		if (d) { /* out of memory: the message alone */
+			json_object_set_new(d, "reason",
+					    json_string(r->type == ZC_CONF_SECTION ? "type" : "invalid"));
+			zc_json_err_detail(e, d);
+		}
+	}
+	return rc;
+}
+
+static int check_one(const struct zc_conf_row *r, const json_t *v, struct zc_config *out,
+		     struct zc_err *e)
 {
 	switch (r->type) {
 	case ZC_CONF_SECTION:
@@ -967,6 +1036,7 @@ static int check_section(const struct zc_conf_row *sec, const json_t *o, struct 
 			int rc = zc_fail(e, ZCOR_EINVAL, "unknown key '%s.%s'; known: %s", sec->name, k,
 					 zc_buf_str(&known));
 			zc_buf_release(&known);
+			unknown_detail(e, sec->name, k);
 			return rc;
 		}
 		int rc = check_value(r, v, out, e);
@@ -998,6 +1068,7 @@ int zc_config_check(const json_t *doc, struct zc_config *out, struct zc_err *e)
 			known_keys("", &known);
 			int rc = zc_fail(e, ZCOR_EINVAL, "unknown key '%s'; known: %s", k, zc_buf_str(&known));
 			zc_buf_release(&known);
+			unknown_detail(e, "", k);
 			return rc;
 		}
 		int rc = check_value(r, v, out, e);

@@ -254,6 +254,11 @@ int zc_config_set(struct zc_confile *c, const json_t *patch, struct zc_err *e);
  * ("groups" or "privates") of the last good document? An absent list
  * allows every id. */
 int zc_config_allowed(const struct zc_confile *c, const char *list, const char *id);
+/* The rules of the keys a program may check a value against before
+ * sending it: {"fields": [{field, type, min?, max?, values?, default?,
+ * nullable?}]} in the table's order (new reference); the same object is
+ * a refused value's error details, with "reason". */
+json_t *zc_config_fields(void);
 /* The settings in effect as JSON (new reference), without the rows kept
  * in the document (the allow-lists). */
 json_t *zc_config_json(const struct zc_config *cfg);

@@ -111,13 +111,68 @@ int zc_history_register(struct zc_store *s, struct zc_err *e)
 	return rc ? zc_store_fail(s, rc, e, "registering the history search") : ZCOR_OK;
 }
 
+/* A record of a call that changed nothing, which "changes only" leaves
+ * out: the read operations (ZC_OP_READ, and the tools that are plain
+ * functions: skill, wiki_lookup) and qq_memory's read, list and search. */
+#define READ_RECORD                                                                         \
+	"(operation IN ('zcor_memory_read', 'zcor_memory_children', 'zcor_memory_trace',"   \
+	" 'zcor_memory_query', 'zcor_memory_search', 'zcor_memory_history',"                 \
+	" 'zcor_relationship_read', 'zcor_relationship_query', 'qq_transcript', 'skill',"    \
+	" 'wiki_lookup') OR (operation = 'qq_memory' AND json_valid(arguments) AND"          \
+	" json_extract(arguments, '$.action') IN ('read', 'list', 'search')))"
+
+/* ?10 operations (a JSON array), ?11 actor, ?12 conversation ('' the host
+ * plane), ?13 status, ?14 a target id as a JSON string ("m42"), ?15
+ * changes only. */
 #define HISTORY_WHERE                                                                      \
 	" FROM history WHERE (?9 IS NULL OR conversation = ?9)"                               \
 	" AND (?2 IS NULL OR at >= ?2) AND (?3 IS NULL OR at <= ?3)"                         \
+	" AND (?10 IS NULL OR operation IN (SELECT value FROM json_each(?10)))"              \
+	" AND (?11 IS NULL OR actor = ?11)"                                                   \
+	" AND (?12 IS NULL OR (?12 = '' AND conversation IS NULL) OR conversation = ?12)"     \
+	" AND (?13 IS NULL OR status = ?13)"                                                  \
+	" AND (?14 IS NULL OR instr(arguments, ?14) OR instr(coalesce(before, ''), ?14)"     \
+	" OR instr(coalesce(after, ''), ?14))"                                                \
+	" AND (?15 IS NULL OR NOT " READ_RECORD ")"                                          \
 	" AND (?4 = '[]' OR zc_history_match(?4, search_norm, operation, actor, conversation," \
 	" arguments, status, error, before, after, receipt))"
 
-static void bind_common(struct zc_op *op, sqlite3_stmt *st, int64_t from, int64_t to, const char *kw)
+/* The filters beside keywords and time, as the tool's arguments name
+ * them (registry.c checked their types). */
+struct hist_filter {
+	char *operations; /* JSON array text, or NULL */
+	const char *actor, *conversation, *status;
+	char *target; /* the id as a JSON string, or NULL */
+	int changes_only;
+};
+
+static int filter_args(json_t *args, struct hist_filter *f, struct zc_err *e)
+{
+	json_t *ops = json_object_get(args, "operations");
+	const char *conv = zc_json_str(args, "conversation");
+	const char *id = zc_json_str(args, "targetId");
+	memset(f, 0, sizeof(*f));
+	if (ops && json_array_size(ops))
+		f->operations = zc_json_dump(ops);
+	f->actor = zc_json_str(args, "actor");
+	f->status = zc_json_str(args, "status");
+	if (conv && strcmp(conv, "host") == 0)
+		f->conversation = "";
+	else if (conv && zc_conv_check(conv, e))
+		return zc_err_prefix(e, "argument 'conversation' (\"host\" for the operator's records)");
+	else
+		f->conversation = conv;
+	if (id) {
+		json_t *t = json_string(id);
+		f->target = t ? zc_json_dump(t) : NULL;
+		json_decref(t);
+	}
+	f->changes_only = json_is_true(json_object_get(args, "changesOnly"));
+	return ZCOR_OK;
+}
+
+static void bind_common(struct zc_op *op, sqlite3_stmt *st, int64_t from, int64_t to, const char *kw,
+			const struct hist_filter *f)
 {
 	if (from >= 0)
 		sqlite3_bind_int64(st, 2, from);
@@ -125,15 +180,28 @@ static void bind_common(struct zc_op *op, sqlite3_stmt *st, int64_t from, int64_
 		sqlite3_bind_int64(st, 3, to);
 	sqlite3_bind_text(st, 4, kw, -1, SQLITE_TRANSIENT);
 	zc_bind_scope(op, st);
+	if (f->operations)
+		sqlite3_bind_text(st, 10, f->operations, -1, SQLITE_TRANSIENT);
+	if (f->actor)
+		sqlite3_bind_text(st, 11, f->actor, -1, SQLITE_TRANSIENT);
+	if (f->conversation)
+		sqlite3_bind_text(st, 12, f->conversation, -1, SQLITE_TRANSIENT);
+	if (f->status)
+		sqlite3_bind_text(st, 13, f->status, -1, SQLITE_TRANSIENT);
+	if (f->target)
+		sqlite3_bind_text(st, 14, f->target, -1, SQLITE_TRANSIENT);
+	if (f->changes_only)
+		sqlite3_bind_int(st, 15, 1);
 }
 
 static int memory_history(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
 {
 	int64_t from, to;
 	long long limit, offset, total = 0;
+	struct hist_filter f;
 	int rc;
 	if ((rc = zc_time_arg(args, "from", &from, e)) || (rc = zc_time_arg(args, "to", &to, e)) ||
-	    (rc = zc_page_args(args, &limit, &offset, e)))
+	    (rc = zc_page_args(args, &limit, &offset, e)) || (rc = filter_args(args, &f, e)))
 		return rc;
 	json_t *kwj = json_object_get(args, "keywords");
 	char *kw = kwj ? zc_norm_keywords(kwj) : zc_strdup("[]");
@@ -143,7 +211,7 @@ static int memory_history(struct zc_op *op, json_t *args, json_t **out, struct z
 		rc = e->code;
 		goto out;
 	}
-	bind_common(op, st, from, to, kw);
+	bind_common(op, st, from, to, kw, &f);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		total = sqlite3_column_int64(st, 0);
 	sqlite3_reset(st);
@@ -155,7 +223,7 @@ static int memory_history(struct zc_op *op, json_t *args, json_t **out, struct z
 		rc = e->code;
 		goto out;
 	}
-	bind_common(op, st, from, to, kw);
+	bind_common(op, st, from, to, kw, &f);
 	sqlite3_bind_int64(st, 5, limit);
 	sqlite3_bind_int64(st, 6, offset);
 	int step;
@@ -169,6 +237,8 @@ static int memory_history(struct zc_op *op, json_t *args, json_t **out, struct z
 	*out = zc_page_result(items, total, offset);
 out:
 	zc_free(kw);
+	zc_free(f.operations);
+	zc_free(f.target);
 	json_decref(items);
 	return rc;
 }

@@ -52,6 +52,11 @@ struct zc_op {
 	json_t *after;   /* array of snapshots after the change, or NULL */
 	json_t *receipt; /* what the caller must be told (important-mark replacement) */
 	int side_effect; /* something outside memory.db changed (a file) */
+	/* The body only read (a read action of an operation that may also
+	 * change, qq_memory's read / list / search): for the operator's page
+	 * it is browsing, as a ZC_OP_READ operation, and leaves no record
+	 * (op.c, unrecorded). */
+	int only_read;
 	json_t *state;   /* handed from pre to body */
 	/* Files the body made beside memory.db, so that a file and its row
 	 * change together: undo_unlink is removed when the transaction does
@@ -154,6 +159,11 @@ int zc_mem_run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opd
 /* zc_mem_run with a pointer for the body (op->ud), never recorded. */
 int zc_mem_run_ud(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opdef *def,
 		  json_t *args, void *ud, json_t **out, struct zc_err *e);
+/* 1 when ctx's call of an operation with these ZC_OP_* flags leaves no
+ * history record: the operator's reads in the page (actor ui; issue 18),
+ * which are browsing, not calls. Its changes and everyone else's calls
+ * are recorded. */
+int zc_mem_unrecorded(const struct zcor_ctx *ctx, int flags);
 /* Records a call that failed before any operation ran (bad arguments).
  * args may be NULL (then raw is recorded as text). */
 void zc_mem_record_failure(struct zc_mem *m, const struct zcor_ctx *ctx, const char *name,
@@ -382,6 +392,11 @@ int zc_state_replace(struct zc_op *op, json_t *v3, struct zc_err *e);
 int zc_migrate_if_needed(struct zc_mem *m, struct zc_err *e);
 
 /* ---- operations (one per tool; tools/ adds the schema) ---------------- */
+
+/* The operator's search (node_find.c; not a tool): {keywords?, from?,
+ * to?, includeSuperseded?, limit?, offset?} → a page of nodes, each with
+ * "matched": [{keyword, field: title | keywords | content | alias, word}]. */
+extern const struct zc_opdef zc_op_memory_find;
 
 extern const struct zc_opdef zc_op_memory_write, zc_op_memory_read, zc_op_memory_delete,
 	zc_op_memory_children, zc_op_memory_trace, zc_op_memory_important, zc_op_memory_query,

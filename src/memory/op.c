@@ -4,6 +4,7 @@
  * and the scope rule (Q-SCOPE).
  *
  * Memory layer, its floor: this file is where "every call is recorded"
+ * (the operator's reads in the page excepted: unrecorded)
  * and "a change and its history are one transaction" are enforced, and
  * every write of memory/ goes through it (operations never begin or
  * commit write transactions themselves; ZC_OP_NO_HISTORY / ZC_OP_JOIN
@@ -646,6 +647,23 @@ int zc_mem_run_ud(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_
 	return rc;
 }
 
+/*
+ * The operator browsing in the page (actor ui) is not a tool call (issue
+ * 18): its reads — a ZC_OP_READ operation, or one whose body only read —
+ * leave no history record, failed ones neither. Its changes are recorded,
+ * refused ones too, and so is every call of the model, the digest and the
+ * CLI, reads included (seed 000: Z-HIST).
+ */
+int zc_mem_unrecorded(const struct zcor_ctx *ctx, int flags)
+{
+	return ctx->actor == ZCOR_ACTOR_UI && (flags & ZC_OP_READ);
+}
+
+static int unrecorded(const struct zc_op *op)
+{
+	return zc_mem_unrecorded(op->ctx, op->def->flags | (op->only_read ? ZC_OP_READ : 0));
+}
+
 static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opdef *def,
 	       json_t *args, void *ud, json_t **out, struct zc_err *e)
 {
@@ -653,7 +671,8 @@ static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opd
 			   .def = def};
 	json_t *result = NULL;
 	struct hist_row row = {0};
-	int recorded = !(def->flags & ZC_OP_NO_HISTORY); /* a call: it has a history record */
+	int call = !(def->flags & ZC_OP_NO_HISTORY);   /* a call (the migration runs first) */
+	int recorded = call && !unrecorded(&op);       /* it has a history record */
 	int queued = (def->flags & ZC_OP_READ) && !(def->flags & ZC_OP_HISTORY); /* record joins the queue */
 	int queue_in = 0;              /* the queue is in this transaction already */
 	int rc;
@@ -662,12 +681,12 @@ static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opd
 	if ((def->flags & ZC_OP_JOIN) && m->store.in_tx)
 		return run_joined(m, &op, args, out, e);
 	m->cur_op = &op;
-	if (recorded && !m->first_op_done) {
+	if (call && !m->first_op_done) {
 		if ((rc = fire(m, ZC_HOOK_FIRST_OP, &op, e)))
 			goto failed;
 		m->first_op_done = 1;
 	}
-	if (def->pre && recorded && zc_mem_flush_due(m) >= 0) {
+	if (def->pre && call && zc_mem_flush_due(m) >= 0) {
 		/* pre may wait seconds (an LLM): the queue must not wait with it */
 		struct zc_err ignored = {0};
 		zc_mem_flush_try(m, &ignored);
@@ -696,11 +715,12 @@ static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opd
 		zc_store_rollback(&m->store); /* a read transaction: nothing to keep */
 		goto record;
 	}
+	recorded = recorded && !unrecorded(&op); /* the body may have only read */
 	if (!recorded)
 		goto commit;
 	goto insert;
 record:
-	if (queued) {
+	if (queued && recorded) {
 		row_make(&row, ctx, def->name, op.now, args, NULL, NULL, op.before, op.after, op.receipt);
 		if ((rc = queue_row(m, &row, e)))
 			goto uncertain_or_failed;
@@ -725,11 +745,11 @@ insert:
 	}
 commit:
 	if ((rc = zc_store_commit(&m->store, e))) {
-		if (recorded)
+		if (recorded || queue_in)
 			after_queue_failure(m, rc);
 		goto uncertain_or_failed;
 	}
-	if (recorded)
+	if (recorded || queue_in)
 		clear_queued(m);
 	unlink_all(op.commit_unlink);
 	m->cur_op = NULL; /* a hook may run operations of its own */
@@ -762,6 +782,7 @@ uncertain_or_failed:
 	zc_err_prefix(e, "nothing was changed");
 failed:
 	json_decref(result);
+	recorded = recorded && !unrecorded(&op);
 	op_release(&op);
 	if (recorded && rc != ZCOR_EBUSY && rc != ZCOR_EFULL && rc != ZCOR_EREADONLY &&
 	    rc != ZCOR_EIO)

@@ -5,6 +5,7 @@
  * Memory layer.
  */
 #include <string.h>
+#include <strings.h>
 
 #include "base/alloc.h"
 #include "base/buf.h"
@@ -227,12 +228,40 @@ out:
 	return rc;
 }
 
+/*
+ * One id form for a QQ person (issue 18): the bare QQ number, as the QQ
+ * world logs a speaker and recall matches it ("12345"). A new person
+ * named "qq:12345" would never be recalled for its speaker, so it is
+ * refused with the id to use; one saved so before can still be read,
+ * edited and deleted.
+ */
+static int check_new_id(const char *id, struct zc_err *e)
+{
+	if (strncasecmp(id, "qq:", 3) != 0)
+		return ZCOR_OK;
+	const char *num = id + 3;
+	while (*num == ' ')
+		num++;
+	size_t n = strspn(num, "0123456789");
+	if (n == 0 || num[n])
+		return ZCOR_OK;
+	int rc = zc_fail(e, ZCOR_EINVAL,
+			 "argument 'personId': '%s' is a QQ number with a prefix; on QQ a person's id is the "
+			 "bare QQ number, '%s', which recall matches the speaker by: save it under that",
+			 ZC_Q(id, 40), ZC_Q(num, 30));
+	zc_json_err_detail(e, json_pack("{s:s, s:s, s:s}", "field", "personId", "reason", "id_form",
+					"suggestion", num));
+	return rc;
+}
+
 static int relationship_write(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
 {
 	const char *id = zc_json_str(args, "personId");
 	json_t *p = NULL, *old = NULL;
 	int rc = refuse_private(op, e);
 	if (rc || (rc = load_person(op, id, &old, e)))
+		return rc;
+	if (!old && (rc = check_new_id(id, e)))
 		return rc;
 	json_t *link = json_object_get(args, "memoryNodeId");
 	if (json_is_string(link)) {

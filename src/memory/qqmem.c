@@ -521,6 +521,7 @@ static int qq_memory(struct zc_op *op, json_t *args, json_t **out, struct zc_err
 	if (!action)
 		return zc_fail(e, ZCOR_EINVAL,
 			       "argument 'action': one of read, append, write, search, list, upsert, remove");
+	op->only_read = !strcmp(action, "read") || !strcmp(action, "list") || !strcmp(action, "search");
 	if (strcmp(action, "read") == 0)
 		return act_read(op, args, out, e);
 	if (strcmp(action, "list") == 0)

@@ -180,7 +180,7 @@ static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind, const char 
 		char *end;
 		long long v = strtoll(value, &end, 10);
 		json_object_set_new(args, key, (*end || !*value) ? json_string(value) : json_integer(v));
-	} else if (!strcmp(key, "keywords")) {
+	} else if (!strcmp(key, "keywords") || !strcmp(key, "operations")) {
 		json_t *kw = json_array();
 		for (const char *p = value; *p;) {
 			size_t n = strcspn(p, ",");
@@ -189,8 +189,12 @@ static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind, const char 
 			p += n + (p[n] == ',');
 		}
 		json_object_set_new(args, key, kw);
-	} else if (!strcmp(key, "includeSuperseded")) {
-		json_object_set_new(args, key, json_boolean(!strcmp(value, "true") || !strcmp(value, "1")));
+	} else if (!strcmp(key, "includeSuperseded") || !strcmp(key, "changesOnly")) {
+		/* true / 1, false / 0 / empty; anything else stays a string, which
+		 * the tool's schema refuses naming the field */
+		int yes = !strcmp(value, "true") || !strcmp(value, "1");
+		int no = !*value || !strcmp(value, "false") || !strcmp(value, "0");
+		json_object_set_new(args, key, yes || no ? json_boolean(yes) : json_string(value));
 	} else {
 		json_object_set_new(args, key, json_string(value));
 	}
@@ -278,6 +282,20 @@ static enum MHD_Result rest_node_get(struct rest_call *k)
 	struct zcor_ctx ctx = {ZCOR_ACTOR_UI, k->conversation};
 	char *out = NULL;
 	int rc = zcor_node_get(k->z, &ctx, k->p.v[0], &out);
+	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
+}
+
+/* GET find?keywords=&from=&to=&includeSuperseded=&limit=&offset=: the
+ * page's search (zcor_memory_find: title, keywords, content, linked
+ * people's aliases, with synonyms; each result says what matched). */
+static enum MHD_Result rest_find(struct rest_call *k)
+{
+	struct zcor_ctx ctx = {ZCOR_ACTOR_UI, k->conversation};
+	char *text = json_dumps(k->args, JSON_COMPACT), *out = NULL;
+	if (!text)
+		return out_of_memory(k);
+	int rc = zcor_memory_find(k->z, &ctx, text, &out);
+	zc_free(text);
 	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
 }
 
@@ -414,9 +432,17 @@ static enum MHD_Result rest_config_set(struct rest_call *k)
 		return out_of_memory(k);
 	int rc = zcor_config_set(k->z, text);
 	zc_free(text);
-	if (rc) /* a bad value 400, a config.json left invalid by hand 409 */
-		return send_code(k, rc, zcor_errmsg(k->z));
+	if (rc) /* a bad value 400 (its details name the field), a config.json left invalid by hand 409 */
+		return zc_http_send_result(k->c, k->r, k->z, rc, NULL, 200);
 	return rest_config_get(k);
+}
+
+/* GET config/fields: the keys' rules, for the page's own checks. */
+static enum MHD_Result rest_config_fields(struct rest_call *k)
+{
+	char *out = NULL;
+	int rc = zcor_config_fields(k->z, &out);
+	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
 }
 
 /* ---- the worlds (docs/QQ.md) ------------------------------------------- */
@@ -581,6 +607,25 @@ static enum MHD_Result rest_recall(struct rest_call *k)
 	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
 }
 
+/* POST recall/preview {conversation, text, senderId?, senderName?,
+ * mentions?}: what the bot would get for that message (zcor_recall_preview);
+ * a bound caller previews its own conversation only. */
+static enum MHD_Result rest_recall_preview(struct rest_call *k)
+{
+	enum MHD_Result ret;
+	const char *asked = json_string_value(json_object_get(k->args, "conversation"));
+	if (other_conversation(k, asked, bound_elsewhere, &ret))
+		return ret;
+	if (k->conversation)
+		json_object_set_new(k->args, "conversation", json_string(k->conversation));
+	char *text = json_dumps(k->args, JSON_COMPACT), *out = NULL;
+	if (!text)
+		return out_of_memory(k);
+	int rc = zcor_recall_preview(k->z, text, &out);
+	zc_free(text);
+	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
+}
+
 static enum MHD_Result rest_prefix(struct rest_call *k)
 {
 	enum MHD_Result ret;
@@ -705,6 +750,7 @@ const struct zc_rest_route zc_rest_routes[] = {
 	{GET, "tools", rest_tools_list, 200, NULL, NULL},
 	{POST, "tools/:name", rest_tool_named, 200, NULL, NULL},
 	{GET, "nodes", rest_tool, 200, "zcor_memory_query", NULL},
+	{GET, "find", rest_find, 200, NULL, NULL},
 	{POST, "nodes", rest_node_create, 201, "zcor_memory_write", NULL},
 	{GET, "nodes/:id", rest_node_get, 200, NULL, NULL},
 	{PUT, "nodes/:id", rest_tool, 200, "zcor_memory_write", "id"},
@@ -733,6 +779,7 @@ const struct zc_rest_route zc_rest_routes[] = {
 	{POST, "backup", rest_tool, 201, "zcor_memory_backup", NULL},
 	{POST, "restore", rest_tool, 200, "zcor_memory_restore", NULL},
 	{GET, "config", rest_config_get, 200, NULL, NULL},
+	{GET, "config/fields", rest_config_fields, 200, NULL, NULL},
 	{PUT | POST, "config", rest_config_set, 200, NULL, NULL},
 	{GET, "conversations", rest_conversations, 200, NULL, NULL},
 	{GET, "conversations/:key", rest_conversation_get, 200, NULL, NULL},
@@ -742,6 +789,7 @@ const struct zc_rest_route zc_rest_routes[] = {
 	{POST, "conversations/:key/digest", rest_digest_run, 200, NULL, NULL},
 	{GET, "digests", rest_digests, 200, NULL, NULL},
 	{POST, "recall", rest_recall, 200, NULL, NULL},
+	{POST, "recall/preview", rest_recall_preview, 200, NULL, NULL},
 	{GET, "prefix", rest_prefix, 200, NULL, NULL},
 	{GET, "turns", rest_turns, 200, NULL, NULL},
 	{POST, "chat", rest_chat, 200, NULL, NULL},

@@ -13,6 +13,7 @@
 
 #include "base/buf.h"
 #include "base/alloc.h"
+#include "base/json.h"
 #include "text/norm.h"
 
 static int type_ok(const char *t, const json_t *v)
@@ -56,6 +57,21 @@ static const char *xerror(const json_t *s, const char *kw)
 	return json_is_object(x) ? json_string_value(json_object_get(x, kw)) : NULL;
 }
 
+/* A tool argument's refusal names it in the error's details too (issue
+ * 18: a page words it in its own language): {"field": "messages[0].text",
+ * "reason": "missing" | "unknown" | "type" | the keyword that failed}. */
+static int at_field(const struct ctx *c, int rc, const char *path, const char *reason)
+{
+	if (c->st == &tool_style && *path && c->e) {
+		char q[4 * 100 + 8]; /* a hostile name is cut on a character, as in the message */
+		zc_utf8_quote(q, sizeof(q), path, 100);
+		json_t *d = json_pack("{s:s, s:s}", "field", q, "reason", reason);
+		if (d) /* out of memory: the message alone */
+			zc_json_err_detail(c->e, d);
+	}
+	return rc;
+}
+
 /* "<word> '<path>': why", or why alone for the value itself. */
 static int why_at(const struct ctx *c, const char *path, const char *why)
 {
@@ -73,13 +89,13 @@ static int fail(const struct ctx *c, const json_t *s, const char *kw, const char
 {
 	const char *why = xerror(s, kw);
 	if (why)
-		return why_at(c, path, why);
+		return at_field(c, why_at(c, path, why), path, kw);
 	char msg[sizeof(c->e->msg)];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return zc_fail(c->e, ZCOR_EINVAL, "%s", msg);
+	return at_field(c, zc_fail(c->e, ZCOR_EINVAL, "%s", msg), path, kw);
 }
 
 static int check(const struct ctx *c, const json_t *s, const json_t *v, const char *path);
@@ -119,14 +135,15 @@ static int missing(const struct ctx *c, const json_t *ps, const char *path, cons
 {
 	json_t *x = json_object_get(ps, "x-error");
 	const char *why = json_is_string(x) ? json_string_value(x) : xerror(ps, "required");
-	if (why) {
-		char sub[256];
-		snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", k);
-		return why_at(c, sub, why);
-	}
+	char sub[256];
+	snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", k);
+	if (why)
+		return at_field(c, why_at(c, sub, why), sub, "missing");
 	if (*path)
-		return zc_fail(c->e, ZCOR_EINVAL, "%s '%s.%s' is missing", c->st->word, path, k);
-	return zc_fail(c->e, ZCOR_EINVAL, "%s '%s' is missing; it is required", c->st->word, k);
+		return at_field(c, zc_fail(c->e, ZCOR_EINVAL, "%s '%s.%s' is missing", c->st->word, path, k),
+				sub, "missing");
+	return at_field(c, zc_fail(c->e, ZCOR_EINVAL, "%s '%s' is missing; it is required", c->st->word, k),
+			sub, "missing");
 }
 
 /* Key k of the object at path is not one of its properties. */
@@ -152,7 +169,9 @@ static int unknown(const struct ctx *c, const json_t *s, const char *path, const
 	}
 	int rc = zc_fail(c->e, ZCOR_EINVAL, "%s", zc_buf_str(&m));
 	zc_buf_release(&m);
-	return rc;
+	char sub[256];
+	snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", k);
+	return at_field(c, rc, sub, "unknown");
 }
 
 static int is_required(const json_t *s, const char *k)
@@ -232,7 +251,8 @@ static int check_string(const struct ctx *c, const json_t *s, const json_t *v, c
 	long long n = (long long)zc_utf8_len(json_string_value(v));
 	json_t *mn = json_object_get(s, "minLength"), *mx = json_object_get(s, "maxLength");
 	if (!c->st->nul_ok && json_string_length(v) != strlen(json_string_value(v)))
-		return zc_fail(c->e, ZCOR_EINVAL, "%s '%s': must not contain NUL characters", w, path);
+		return at_field(c, zc_fail(c->e, ZCOR_EINVAL, "%s '%s': must not contain NUL characters", w, path),
+				path, "nul");
 	if (mn && n < json_integer_value(mn))
 		return fail(c, s, "minLength", path, "%s '%s': must have at least %lld characters", w,
 			    path, (long long)json_integer_value(mn));

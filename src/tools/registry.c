@@ -113,10 +113,21 @@ const struct zc_tool zc_tools[] = {
 	     "\"ids\",\"replacementId\",\"reason\""),
 	 FOR_MODEL_HOST, ZC_OFFER_ALWAYS, OP(zc_op_memory_supersede)},
 	{"zcor_memory_history", "zcor", "操作历史 / History",
-	 "本地查询操作历史：关键词匹配整条记录，from/to 按操作时间筛选（带时区 ISO 时间，含端点），按时间倒序。",
+	 "本地查询操作历史：关键词匹配整条记录，from/to 按操作时间筛选（带时区 ISO 时间，含端点），按时间倒序；"
+	 "可按操作、操作者、对话、状态、目标 id 筛选，changesOnly 只看改动（不含读取）。",
 	 "Query the operation history: keywords match the whole record; from/to filter on the operation time (ISO-8601 with zone, "
-	 "inclusive); newest first.",
-	 OBJ(KEYWORDS_PROP("关键词 / keywords") "," TIME_PROP("from", "起始时间 / from") "," TIME_PROP("to", "结束时间 / to") "," PAGE_PROPS, ""),
+	 "inclusive); newest first; optional filters by operation, actor, conversation, status and target id, and changesOnly "
+	 "(changes without the reads).",
+	 OBJ(KEYWORDS_PROP("关键词 / keywords") "," TIME_PROP("from", "起始时间 / from") "," TIME_PROP("to", "结束时间 / to") ","
+	     "\"operations\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64},\"maxItems\":50,"
+	     "\"description\":\"操作名（工具名）之一 / one of these operation (tool) names\"},"
+	     "\"actor\":{\"type\":\"string\",\"enum\":[\"model\",\"ui\",\"cli\",\"digest\"],\"description\":\"操作者 / actor\"},"
+	     "\"conversation\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":80,"
+	     "\"description\":\"对话键，host 为后台 / conversation key, host for the operator's\"},"
+	     "\"status\":{\"type\":\"string\",\"enum\":[\"ok\",\"error\"],\"description\":\"状态 / status\"},"
+	     ID_PROP("targetId", "涉及的记忆或人物 id / the memory or person id it touched") ","
+	     "\"changesOnly\":{\"type\":\"boolean\",\"description\":\"只看改动 / changes only, no reads\"},"
+	     PAGE_PROPS, ""),
 	 FOR_MODEL_HOST, ZC_OFFER_ALWAYS, OP(zc_op_memory_history)},
 	{"zcor_memory_backup", "zcor", "备份 / Backup",
 	 "把当前 Memory 状态备份为 backups/ 下带时间戳的文件。",
@@ -382,6 +393,16 @@ static const char *audience_name(unsigned audience)
 	}
 }
 
+/* A call refused before its operation ran, recorded as failed (a read
+ * of the operator's page excepted, as the runner does: zc_mem_unrecorded;
+ * a plain function is a read). */
+static void record_failure(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
+			   json_t *args, const char *raw, const struct zc_err *e)
+{
+	if (!zc_mem_unrecorded(ctx, t->op ? t->op->flags : ZC_OP_READ))
+		zc_mem_record_failure(m, ctx, t->name, args, raw, e);
+}
+
 /* ZCOR_EFORBIDDEN for a caller that does not see t, saying why and what
  * to do; the call is recorded as failed. */
 static int refuse(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
@@ -404,7 +425,7 @@ static int refuse(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_
 			     audience_name(audience), names.len ? zc_buf_str(&names) : "none");
 		zc_buf_release(&names);
 	}
-	zc_mem_record_failure(m, ctx, t->name, args, NULL, e);
+	record_failure(m, ctx, t, args, NULL, e);
 	return rc;
 }
 
@@ -462,11 +483,11 @@ int zc_tool_call(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_t
 	if (!args_text || !*args_text)
 		args = json_object();
 	else if ((rc = zc_json_parse(args_text, strlen(args_text), "arguments", &args, e))) {
-		zc_mem_record_failure(m, ctx, t->name, NULL, args_text, e);
+		record_failure(m, ctx, t, NULL, args_text, e);
 		return rc;
 	}
 	if ((rc = zc_schema_check(zc_tool_schema(t), args, e))) {
-		zc_mem_record_failure(m, ctx, t->name, args, NULL, e);
+		record_failure(m, ctx, t, args, NULL, e);
 		json_decref(args);
 		return rc;
 	}

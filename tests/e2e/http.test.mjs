@@ -284,14 +284,16 @@ test('REST: nodes round trip, history as actor ui, and the error statuses', asyn
     assertOk(await req(srv, `/api/v1/nodes/${id}`, { method: 'DELETE' }));
     assertError(await req(srv, `/api/v1/nodes/${id}`), 404, 'not_found');
 
-    // history: everything above was recorded as the UI; errors too
+    // history: every change above was recorded as the UI, refused ones
+    // too; the reads were not (the operator browsing, issue 18)
     const h = assertOk(await req(srv, '/api/v1/history?limit=100'));
     assert.ok(h.items.length > 0);
     assert.ok(h.items.every((i) => i.actor === 'ui'), JSON.stringify(h.items.map((i) => i.actor)));
     const ops = h.items.map((i) => i.operation);
-    for (const op of ['zcor_memory_write', 'zcor_memory_query', 'zcor_memory_important', 'zcor_memory_trace',
-      'zcor_memory_children', 'zcor_memory_delete'])
+    for (const op of ['zcor_memory_write', 'zcor_memory_important', 'zcor_memory_delete'])
       assert.ok(ops.includes(op), `history lacks ${op}: ${ops}`);
+    for (const op of ['zcor_memory_query', 'zcor_memory_trace', 'zcor_memory_children', 'zcor_memory_history'])
+      assert.ok(!ops.includes(op), `history records the read ${op}: ${ops}`);
     const del = h.items.find((i) => i.operation === 'zcor_memory_delete' && i.status === 'ok' && i.arguments.id === id);
     assert.ok(del, 'the delete is in history');
     assert.equal(del.before[0].title, '北京大学', 'history keeps the deleted content');
@@ -584,8 +586,9 @@ test('REST: check-reply — every [[图片: …]] must be a collected sticker wi
     }
     assertError(await req(srv, '/api/v1/check-reply', { method: 'POST', body: '[1]' }), 400, 'invalid_argument');
     assertError(await req(srv, '/api/v1/check-reply'), 404, 'not_found');
-    // a check is not a memory operation: no history (only the first history query itself)
-    assert.equal(assertOk(await req(srv, '/api/v1/history')).total, history + 1);
+    // a check is not a memory operation: no history (nor the history
+    // query, the operator's read: issue 18)
+    assert.equal(assertOk(await req(srv, '/api/v1/history')).total, history);
   });
 });
 
@@ -947,8 +950,10 @@ test('SIGTERM while a slow search is in flight: the server finishes it, exits 0,
   assert.ok(q.out.items.some((n) => n.title === '停机前'));
   const h = tool(ctx.dir, 'zcor_memory_history', { limit: 100 });
   assert.equal(h.status, 0, h.stderr);
-  assert.ok(h.out.items.some((i) => i.operation === 'zcor_memory_search' && i.actor === 'ui' && i.status === 'ok'),
-    'the search ran to its end and was recorded');
+  // (the search is the operator's read: not recorded, issue 18; the
+  // write before it is)
+  assert.ok(h.out.items.some((i) => i.operation === 'zcor_memory_write' && i.actor === 'ui' && i.status === 'ok'));
+  assert.ok(!h.out.items.some((i) => i.operation === 'zcor_memory_search' && i.actor === 'ui'));
 });
 
 test('SIGTERM while a slow search is in flight: the client gets the answer or a clean JSON error',

@@ -67,10 +67,11 @@ test('config: relationship memory off, a new budget and the profile reach `zcor 
     r = recall(srv.dir, '猫咪在干嘛');
     assert.ok(r.items.length > 0 && chars(r.header) <= 1234);
 
-    // a negative budget: the server's message is shown, nothing changes
+    // a negative budget: refused naming the field, nothing changes
+    // (issue 18: the page checks it first, in its own words)
     await page.fill('#c-recallChars', '-5');
     await page.click('#c-save');
-    await page.locator('main .error', { hasText: 'recallChars' }).waitFor();
+    await page.locator('main .error', { hasText: '自动回忆字符预算: 超出范围' }).waitFor();
     assert.equal((await srv.api('GET', 'config')).body.recallChars, 1234);
   });
 });

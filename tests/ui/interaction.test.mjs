@@ -119,7 +119,7 @@ test('busy: a double click on save creates one memory; forms are busy and disabl
     // people and synonyms forms too
     await openPanel(page, srv, 'people');
     await page.click('#new-person');
-    await page.fill('#p-id', 'qq:1');
+    await page.fill('#p-id', '1');
     await page.fill('#p-name', '阿忙');
     let releasePerson;
     const heldPerson = new Promise((r) => { releasePerson = r; });
@@ -190,22 +190,22 @@ test('late answers: a memory opened before another does not replace it, nor take
 test('late answers: a person opened from the address does not replace one opened from the list since', async () => {
   await withPage(async ({ srv, page }) => {
     // the address opens one (held), the list another at once
-    await srv.api('PUT', 'people/qq%3A1', { name: '慢的人', relationship: '朋友', affinity: 1, reason: '先' });
-    await srv.api('PUT', 'people/qq%3A2', { name: '快的人', relationship: '朋友', affinity: 2, reason: '后' });
-    const h = await hold(page, (p) => p === '/api/v1/people/qq:1');
-    await openPanel(page, srv, 'people/qq%3A1');
+    await srv.api('PUT', 'people/1', { name: '慢的人', relationship: '朋友', affinity: 1, reason: '先' });
+    await srv.api('PUT', 'people/2', { name: '快的人', relationship: '朋友', affinity: 2, reason: '后' });
+    const h = await hold(page, (p) => p === '/api/v1/people/1');
+    await openPanel(page, srv, 'people/1');
     await h.held();
     await page.locator('#people-list button.link', { hasText: '快的人' }).click();
     await page.locator('#person-editor h2', { hasText: '快的人' }).waitFor();
     h.release();
     await h.answered();
     await page.waitForTimeout(500);
-    assert.equal(await page.locator('#person-editor h2').textContent(), '快的人 (qq:2)');
+    assert.equal(await page.locator('#person-editor h2').textContent(), '快的人 (2)');
     assert.equal(await page.inputValue('#p-name'), '快的人');
     await h.done();
 
     // a save that answers after another person was opened: saved, not redrawn
-    const s = await hold(page, (p) => p === '/api/v1/people/qq:2');
+    const s = await hold(page, (p) => p === '/api/v1/people/2');
     await page.fill('#p-name', '快的人改');
     await page.click('#p-save');
     await s.held();
@@ -214,9 +214,9 @@ test('late answers: a person opened from the address does not replace one opened
     s.release();
     await s.answered();
     await page.waitForTimeout(500);
-    assert.equal(await page.locator('#person-editor h2').textContent(), '慢的人 (qq:1)');
+    assert.equal(await page.locator('#person-editor h2').textContent(), '慢的人 (1)');
     assert.equal(await page.inputValue('#p-name'), '慢的人');
-    assert.equal((await srv.api('GET', 'people/qq%3A2')).body.person.name, '快的人改');
+    assert.equal((await srv.api('GET', 'people/2')).body.person.name, '快的人改');
     await s.done();
   });
 });
@@ -225,7 +225,7 @@ test('phone width: an opened memory, the editor and a person come into view; the
   await withPage(async ({ srv, page }) => {
     for (let i = 1; i <= 12; i++)
       await srv.api('POST', 'nodes', { title: `手机笔记${i}`, content: `第 ${i} 条` });
-    await srv.api('PUT', 'people/qq%3A7', { name: '小手机', relationship: '朋友', affinity: 1, reason: '测试' });
+    await srv.api('PUT', 'people/7', { name: '小手机', relationship: '朋友', affinity: 1, reason: '测试' });
     await openPanel(page, srv, 'memory');
     const inView = (sel) => page.evaluate((s) => {
       const r = document.querySelector(s).getBoundingClientRect();

@@ -9,7 +9,7 @@ test('people: create with a linked node, search, edit the affinity, delete', asy
     const node = (await srv.api('POST', 'nodes', { title: '小明的资料', content: '同事，喜欢篮球' })).body.node;
     await openPanel(page, srv, 'people');
     await page.click('#new-person');
-    await page.fill('#p-id', 'qq:10001');
+    await page.fill('#p-id', '10001');
     await page.fill('#p-name', '小明');
     await page.fill('#p-aliases', '明明, 阿明');
     await page.fill('#p-relationship', '同事');
@@ -23,7 +23,7 @@ test('people: create with a linked node, search, edit the affinity, delete', asy
     await page.getByLabel('关联记忆节点').filter({ hasText: node.id }).waitFor();
     await page.click('#p-save');
     await page.locator('#status', { hasText: '已保存 小明' }).waitFor();
-    let p = (await srv.api('GET', 'people/qq%3A10001')).body.person;
+    let p = (await srv.api('GET', 'people/10001')).body.person;
     assert.equal(p.affinity, 35);
     assert.deepEqual(p.aliases, ['明明', '阿明']);
     assert.equal(p.memoryNodeId, node.id);
@@ -39,7 +39,7 @@ test('people: create with a linked node, search, edit the affinity, delete', asy
     await page.click('#p-save');
     await page.locator('#status', { hasText: '已保存' }).waitFor();
     await page.locator('#people-list .tag', { hasText: '-41' }).waitFor();
-    p = (await srv.api('GET', 'people/qq%3A10001')).body.person;
+    p = (await srv.api('GET', 'people/10001')).body.person;
     assert.equal(p.affinity, -41);
     await shot(page, 'people');
 
@@ -52,6 +52,6 @@ test('people: create with a linked node, search, edit the affinity, delete', asy
     await page.locator('#people-list button.link', { hasText: '小明' }).click();
     await page.click('#p-delete');
     await page.locator('#status', { hasText: '已删除 小明' }).waitFor();
-    assert.equal((await srv.api('GET', 'people/qq%3A10001')).status, 404);
+    assert.equal((await srv.api('GET', 'people/10001')).status, 404);
   });
 });

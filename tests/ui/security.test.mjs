@@ -16,7 +16,7 @@ test('xss: memory text with HTML is shown literally and runs nothing', async () 
   await withPage(async ({ srv, page }) => {
     const node = (await srv.api('POST', 'nodes', { title: XSS, content: `${XSS2}<script>window.__pwned=2</script>`,
       keywords: [XSS], sourceMessage: XSS2 })).body.node;
-    await srv.api('PUT', 'people/qq%3A666', { name: XSS, relationship: XSS2, affinity: 0, reason: XSS });
+    await srv.api('PUT', 'people/666', { name: XSS, relationship: XSS2, affinity: 0, reason: XSS });
     await openPanel(page, srv, `memory/${node.id}`);
     await page.locator('#node-title').waitFor();
     assert.equal(await page.locator('#node-title').textContent(), XSS);
@@ -150,9 +150,9 @@ test('language: Chinese by default, English on the switch, kept across reloads; 
     // keyboard: the tabs move with the arrow keys
     await page.getByRole('tab', { name: 'Memory' }).focus();
     await page.keyboard.press('ArrowRight');
-    await page.locator('main[data-panel="history"]').waitFor();
+    await page.locator('main[data-panel="recall"]').waitFor(); // the Recall preview (issue 18) is second
     await page.click('#lang');
-    await page.getByRole('tab', { name: '历史' }).waitFor();
+    await page.getByRole('tab', { name: '回忆预览' }).waitFor();
 
     // phone width: one column, nothing wider than the screen
     await page.setViewportSize({ width: 390, height: 844 });

@@ -6,7 +6,8 @@
 // pictures: `ZCOR_SCREENSHOTS=$PWD/docs/screenshots ctest -L ui`).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 
@@ -92,4 +93,29 @@ export async function shot(page, name) {
   if (!dir) return;
   mkdirSync(dir, { recursive: true });
   await page.screenshot({ path: join(dir, `${name}.png`) }); // the viewport: 1280 × 900, or the phone's
+}
+
+// axe-core (npm, pinned in tests/package.json) on the page as it is,
+// injected through the DevTools protocol (which the page's CSP does not
+// govern): no violations of impact serious or critical (or of any impact
+// with { all: true }). what names the state in the failure.
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+export async function axeClean(page, what = '', { all = false } = {}) {
+  if (!(await page.evaluate(() => !!window.axe))) await page.evaluate(AXE);
+  const res = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  const bad = res.violations.filter((v) => all || v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`), [], `axe-core: ${what}`);
+}
+
+// Runs check(page, label) at desktop (1440 px) and phone (390 px) widths,
+// in Chinese then English (the language switch), on the page as fn left it.
+export async function eachWidthAndLanguage(page, check) {
+  for (const [w, hgt] of [[1440, 900], [390, 844]]) {
+    await page.setViewportSize({ width: w, height: hgt });
+    for (const lang of ['zh', 'en']) {
+      const now = await page.evaluate(() => document.documentElement.lang);
+      if ((lang === 'en') !== (now === 'en')) await page.click('#lang');
+      await check(page, `${w}px ${lang}`);
+    }
+  }
 }

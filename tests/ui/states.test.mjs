@@ -13,7 +13,7 @@ test('states: loading, then the data; a wrong token, a 500 and a dead server eac
     // a slow answer: the loading line, then the results
     let release;
     const held = new Promise((r) => { release = r; });
-    const query = (u) => u.pathname === '/api/v1/nodes';
+    const query = (u) => u.pathname === '/api/v1/find'; // the page's search (issue 18)
     await page.route(query, async (route) => { await held; await route.continue(); });
     await page.goto(`${srv.url}#memory`);
     const loading = page.locator('#panel section').first().locator('p.loading', { hasText: '加载中…' });
@@ -38,7 +38,7 @@ test('states: loading, then the data; a wrong token, a 500 and a dead server eac
     await page.route('**/api/v1/roots', (route) => route.fulfill({ status: 500, contentType: 'application/json',
       body: JSON.stringify({ error: { code: 'io_error', message: 'disk on fire' } }) }));
     await page.reload();
-    await page.locator('.tree .error', { hasText: '出错了 (500 io_error): disk on fire' }).waitFor();
+    await page.locator('.tree .error', { hasText: '出错了 (500 io_error): 读写文件出错' }).waitFor();
     await page.locator('ul[aria-label="搜索结果"] button.link', { hasText: '慢慢来' }).waitFor();
     await page.unroute('**/api/v1/roots');
 

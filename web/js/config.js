@@ -28,10 +28,66 @@ function num(id, value, step = 1) {
 export function render(root, app) {
   const body = h('div');
   root.append(h('section', { class: 'card', 'aria-labelledby': 'h-config' }, h('h2', { id: 'h-config' }, t('tab.config')), body));
-  load(body, () => api('GET', 'config'), (cfg) => form(cfg, app, () => render(clear(root), app)));
+  // the keys' rules (GET config/fields) check every number box before
+  // anything is sent; an older server without them: the server checks
+  load(body, () => Promise.all([api('GET', 'config'), api('GET', 'config/fields').catch(() => ({ fields: [] }))]),
+    ([cfg, rules]) => form(cfg, app, () => render(clear(root), app), Object.fromEntries(rules.fields.map((f) => [f.field, f]))));
 }
 
-function form(cfg, app, reload) {
+// The config key of a control: data-key, else its id without "c-"
+// (c-recallChars → recallChars), so a new number row is checked as it is
+// added.
+const keyOf = (el) => el.dataset.key || el.id.replace(/^c-/, '');
+const labelOf = (el) => el.labels?.[0]?.textContent.trim() || keyOf(el);
+
+// What is wrong with a number box's value under rule, in the page's
+// words, or '' when nothing is.
+function numberProblem(el, rule) {
+  const v = el.value.trim();
+  const range = rule && rule.min !== undefined ? t(rule.type === 'integer' ? 'cfg.err.intRange' : 'cfg.err.numRange', { min: rule.min, max: rule.max }) : '';
+  if (v === '') return t('cfg.err.blank', { range });
+  const n = Number(v);
+  if (!Number.isFinite(n) || (rule?.type === 'integer' && !Number.isInteger(n))) return t(rule?.type === 'integer' ? 'cfg.err.notInt' : 'cfg.err.notNum', { range });
+  if (rule && rule.min !== undefined && (n < rule.min || n > rule.max)) return t('cfg.err.range', { range });
+  return '';
+}
+
+// Marks el invalid with problem (or clears it), the message tied to it.
+function mark(el, problem) {
+  let note = document.getElementById(`${el.id}-err`);
+  if (!problem) {
+    el.removeAttribute('aria-invalid');
+    el.removeAttribute('aria-describedby');
+    note?.remove();
+    return;
+  }
+  el.setAttribute('aria-invalid', 'true');
+  if (!note) {
+    note = h('p', { class: 'field-error', id: `${el.id}-err` });
+    el.after(note);
+  }
+  note.textContent = `${labelOf(el)}: ${problem}`;
+  el.setAttribute('aria-describedby', note.id);
+}
+
+// The server's refusal of a value (details.field, docs/API.md) in the
+// page's words, at its box when the page has one.
+function serverProblem(formEl, err, rules) {
+  const d = err.details || {};
+  if (!d.field) return null;
+  const el = [...formEl.querySelectorAll('input, select')].find((x) => keyOf(x) === d.field || (x.id === 'c-profile' && d.field === 'recall.profile'));
+  const rule = rules[d.field] || d;
+  const range = rule.min !== undefined ? t(rule.type === 'integer' ? 'cfg.err.intRange' : 'cfg.err.numRange', { min: rule.min, max: rule.max }) : '';
+  const words = d.reason === 'unknown' ? t('cfg.err.unknown')
+    : rule.type === 'integer' || rule.type === 'number' ? t('cfg.err.range', { range })
+      : rule.type === 'boolean' ? t('cfg.err.bool')
+        : rule.type === 'enum' ? t('cfg.err.enum', { values: (rule.values || []).join(' / ') })
+          : t('cfg.err.value');
+  if (el) mark(el, words);
+  return `${el ? labelOf(el) : d.field}: ${words}`;
+}
+
+function form(cfg, app, reload, rules = {}) {
   const chars = h('input', { type: 'number', id: 'c-recallChars', step: 1, value: cfg.recallChars });
   const rel = h('input', { type: 'checkbox', id: 'c-relationships', checked: cfg.relationships });
   const profile = h('select', { id: 'c-profile' }, ['zcor', 'scored'].map((p) =>
@@ -57,7 +113,32 @@ function form(cfg, app, reload) {
   const list = (input) => { const v = splitList(input.value); return v.length ? v : null; };
   const msg = h('div');
   const others = Object.fromEntries(Object.entries(cfg).filter(([k]) => !KNOWN.includes(k) && k !== 'warning'));
-  return busyForm({}, async () => {
+  const confirmOff = h('div');
+  let offConfirmed = false;
+  return busyForm({ novalidate: true }, async (formEl) => {
+    clear(msg);
+    app.status('');
+    // every number box checked first: nothing is sent while one is wrong
+    const wrong = [];
+    for (const el of formEl.querySelectorAll('input[type=number]')) {
+      const problem = numberProblem(el, rules[keyOf(el)]);
+      mark(el, problem);
+      if (problem) wrong.push(el);
+    }
+    if (wrong.length) {
+      clear(msg, h('div', { class: 'error', role: 'alert' }, t('cfg.err.fix'), h('ul', {}, wrong.map((el) => h('li', {}, `${labelOf(el)}: ${numberProblem(el, rules[keyOf(el)])}`)))));
+      wrong[0].focus();
+      return;
+    }
+    // turning auto-recall off is asked once more
+    if (Number(chars.value) === 0 && cfg.recallChars > 0 && !offConfirmed) {
+      const yes = h('button', { type: 'button', class: 'danger', id: 'c-confirm-off', onclick: () => { offConfirmed = true; clear(confirmOff); formEl.requestSubmit(); } }, t('cfg.offYes'));
+      clear(confirmOff, h('div', { class: 'notice', role: 'alert' }, t('cfg.offAsk'), ' ', yes, ' ',
+        h('button', { type: 'button', id: 'c-confirm-cancel', onclick: () => { clear(confirmOff); chars.focus(); } }, t('action.cancel'))));
+      yes.focus();
+      return;
+    }
+    offConfirmed = false;
     try {
       const patch = { recallChars: Number(chars.value), relationships: rel.checked, recall: { profile: profile.value } };
       if ('botId' in cfg) {
@@ -81,7 +162,10 @@ function form(cfg, app, reload) {
       await api('PUT', 'config', patch);
       app.status(t('cfg.saved'));
       reload();
-    } catch (err) { clear(msg, errorBox(err)); }
+    } catch (err) {
+      const words = serverProblem(formEl, err, rules);
+      clear(msg, words ? h('div', { class: 'error', role: 'alert' }, t('cfg.err.refused'), ' ', words) : errorBox(err));
+    }
   },
   cfg.warning ? h('div', { class: 'notice' }, cfg.warning) : null,
   field(t('cfg.recallChars'), chars), h('p', { class: 'meta' }, t('cfg.recallCharsHelp')),
@@ -101,6 +185,6 @@ function form(cfg, app, reload) {
     field(t('cfg.digestMaxChars'), maxChars), field(t('cfg.digestTimeoutMs'), timeout),
     h('div', {}, h('label', { for: 'c-digestCatchUp' }, catchUp, ' ', t('cfg.digestCatchUp'))),
     field(t('cfg.timeZone'), zone), h('p', { class: 'meta' }, t('cfg.timeZoneHelp'))) : null,
-  h('button', { type: 'submit', class: 'primary', id: 'c-save' }, t('action.save')), msg,
+  h('button', { type: 'submit', class: 'primary', id: 'c-save' }, t('action.save')), confirmOff, msg,
   Object.keys(others).length ? [h('h3', {}, t('cfg.others')), h('pre', {}, JSON.stringify(others, null, 2))] : null);
 }

@@ -93,16 +93,34 @@ function conversation(el, key, app) {
       from = d.toISOString();
       to = new Date(d.getTime() + 86400000 - 1).toISOString();
     }
-    await load(msgs, () => api('GET', `conversations/${encodeURIComponent(key)}/messages${qs({ from, to, keywords: splitList(kw.value.replace(/\s+/g, ',')), limit: LIMIT, offset })}`), (page) => [
-      page.items.length ? h('ol', { class: 'list' }, page.items.map((m) => h('li', {},
+    const keywords = splitList(kw.value.replace(/\s+/g, ','));
+    const url = (p) => `conversations/${encodeURIComponent(key)}/messages${qs({ from, to, keywords, ...p })}`;
+    // newest first (issue 18): a search already is; a read is oldest
+    // first, so the page counted from the newest is read from its end and
+    // turned round (offset counts from the newest message)
+    const fetchPage = async () => {
+      if (keywords.length) return api('GET', url({ limit: LIMIT, offset }));
+      const { total } = await api('GET', url({ limit: 1, offset: 0 }));
+      const end = Math.max(0, total - offset);
+      const at = Math.max(0, end - LIMIT);
+      const page = end ? await api('GET', url({ limit: end - at, offset: at })) : { items: [] };
+      return { items: page.items.slice().reverse(), total, nextOffset: at > 0 ? offset + LIMIT : null };
+    };
+    await load(msgs, fetchPage, (page) => [
+      page.items.length ? h('ol', { class: 'list', id: 'cv-list' }, page.items.map((m) => h('li', { 'data-id': m.id },
         h('div', { class: 'meta' }, `${fmtTime(m.time)} · ${m.senderName ?? ''} (${m.senderId ?? ''}) · #${m.id}`,
+          m.replyTo ? h('span', { class: 'reply' }, ` · ${t('conv.replyTo', { id: m.replyTo })}`) : null,
           m.recalledAt ? h('span', { class: 'recalled', title: fmtTime(m.recalledAt) }, ` · ${t('conv.recalled')}`) : null),
+        m.mentions?.length ? h('div', { class: 'meta mentions' }, m.mentions.map((x) => `@${x}`).join(' ')) : null,
         h('div', { class: 'text' }, m.text ?? ''),
         m.media?.length ? h('div', { class: 'stickers' }, m.media.map((x) => media(typeof x === 'string' ? x : JSON.stringify(x)))) : null))) : empty(t('state.noMatch')),
       pager(page, offset, LIMIT, search)]);
   }
-  clear(el, h('h2', {}, key),
-    h('h3', {}, t('conv.transcript')),
+  const title = h('h2', { id: 'cv-title' }, key);
+  // a group by its name where the log knows it
+  api('GET', `conversations/${encodeURIComponent(key)}`).then((c) => { if (c?.title) clear(title, `${c.title} (${key})`); }).catch(() => {});
+  clear(el, title,
+    h('h3', {}, t('conv.transcript'), ' ', h('span', { class: 'meta' }, t('conv.newestFirst'))),
     h('form', { onsubmit: (e) => { e.preventDefault(); search(0); } },
       h('div', { class: 'row' }, field(t('conv.date'), date), field(t('mem.keywords'), kw), h('button', { type: 'submit', class: 'primary' }, t('action.search')))),
     msgs, h('h3', {}, t('conv.views')), views, viewText,

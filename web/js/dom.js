@@ -41,21 +41,6 @@ export function fmtTime(iso) {
   return Number.isNaN(d.getTime()) ? String(iso) : d.toLocaleString();
 }
 
-// "2026-11-29T10:00" from <input type=datetime-local> → ISO with zone
-export function localToIso(v) {
-  if (!v) return '';
-  const d = new Date(v);
-  return Number.isNaN(d.getTime()) ? '' : d.toISOString();
-}
-
 export function splitList(v) {
   return String(v || '').split(/[,，、\n]/).map((x) => x.trim()).filter(Boolean);
-}
-
-// ISO → "2026-11-29T10:00:05" for <input type=datetime-local step=1> (local time)
-export function isoToLocal(iso) {
-  const d = new Date(iso || '');
-  if (!iso || Number.isNaN(d.getTime())) return '';
-  const p = (n) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }

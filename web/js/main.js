@@ -10,8 +10,9 @@ import * as synonyms from './synonyms.js';
 import * as config from './config.js';
 import * as conversations from './conversations.js';
 import * as chat from './chat.js';
+import * as recall from './recall.js';
 
-const panels = { memory, history, people, synonyms, config, conversations, chat };
+const panels = { memory, recall, history, people, synonyms, config, conversations, chat };
 const main = document.getElementById('panel');
 const statusEl = document.getElementById('status');
 const tabs = document.getElementById('tabs');
@@ -31,6 +32,9 @@ let pending = null;
 
 const app = {
   status(msg, kind = 'ok') {
+    // one line at a time: a new message replaces an error still shown
+    // from before (issue 18); errorBox clears this line in turn
+    if (msg) for (const el of main.querySelectorAll('.error[role=alert]')) el.remove();
     statusEl.className = msg ? `status-${kind}` : '';
     statusEl.setAttribute('role', kind === 'error' ? 'alert' : 'status');
     statusEl.textContent = msg || '';
@@ -49,12 +53,18 @@ function current() {
   return { id: panels[p] ? p : 'memory', arg: rest.length ? decodeURIComponent(rest.join('/')) : '' };
 }
 
+// The tablist pattern: only the selected tab is in the Tab order (the
+// arrow keys move between them), and a tab that had the focus keeps it
+// when the tabs are drawn again (issue 18: the arrows lost it).
 function drawTabs(active) {
+  const focused = tabs.contains(document.activeElement);
   tabs.setAttribute('aria-label', t('nav.panels'));
   clear(tabs, Object.keys(panels).map((id) => h('button', {
     type: 'button', role: 'tab', id: `tab-${id}`, 'aria-selected': String(id === active),
+    tabindex: id === active ? '0' : '-1',
     'aria-controls': 'panel', onclick: () => app.go(id, '', { fresh: true }),
   }, t(`tab.${id}`))));
+  if (focused) document.getElementById(`tab-${active}`)?.focus();
 }
 
 function route(fresh = false) {
@@ -96,8 +106,8 @@ tabs.addEventListener('keydown', (e) => {
   const ids = Object.keys(panels);
   const i = ids.indexOf(current().id);
   const next = ids[(i + (e.key === 'ArrowRight' ? 1 : ids.length - 1)) % ids.length];
-  app.go(next);
-  requestAnimationFrame(() => document.getElementById(`tab-${next}`)?.focus());
+  e.preventDefault();
+  app.go(next); // drawTabs moves the focus to it
 });
 
 window.addEventListener('hashchange', () => route());

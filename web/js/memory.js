@@ -8,10 +8,10 @@
 // tree's open branches (render returns show(id) for main.js). Only the
 // node opened last is drawn: an answer for one opened before it is dropped
 // (ctx.gen counts the openings).
-import { h, clear, field, fmtTime, localToIso, splitList } from './dom.js';
+import { h, clear, field, fmtTime, splitList } from './dom.js';
 import { api, qs } from './api.js';
-import { t } from './i18n.js';
-import { load, errorBox, empty, pager, picker, loading, busy, form, reveal } from './ui.js';
+import { t, has } from './i18n.js';
+import { load, errorBox, empty, pager, picker, loading, busy, form, reveal, timeRange, roving } from './ui.js';
 
 const LIMIT = 20;
 
@@ -20,28 +20,36 @@ export function render(root, app, arg) {
   const tree = h('div', { class: 'tree' });
   const detail = h('div', { id: 'detail', tabindex: '-1' });
   const kw = h('input', { type: 'search', id: 'q-keywords', placeholder: t('mem.keywordsHint') });
-  const from = h('input', { type: 'datetime-local', id: 'q-from' });
-  const to = h('input', { type: 'datetime-local', id: 'q-to' });
+  const when = timeRange('q', () => search(0));
   const sup = h('input', { type: 'checkbox', id: 'q-superseded' });
+  const sort = h('select', { id: 'q-sort' }, ['updated', 'hits', 'created'].map((o) => h('option', { value: o }, t(`mem.sort.${o}`))));
+  sort.addEventListener('change', () => search(0));
   const expanded = new Set(); // tree branches the operator opened
   let offset = 0;
 
   async function search(at = 0) {
     offset = at;
-    const params = { keywords: splitList(kw.value.replace(/\s+/g, ',')), from: localToIso(from.value),
-      to: localToIso(to.value), limit: LIMIT, offset: at, includeSuperseded: sup.checked ? 'true' : '' };
-    await load(results, () => api('GET', `nodes${qs(params)}`), (page) => [
-      page.items.length ? h('ul', { class: 'list', 'aria-label': t('mem.results') }, page.items.map((n) => nodeItem(n, open))) : empty(t('state.noMatch')),
+    let range;
+    try { range = when.range(); } catch (e) { clear(results, errorBox(e)); return; }
+    const params = { keywords: splitList(kw.value.replace(/\s+/g, ',')), from: range.from,
+      to: range.to, limit: LIMIT, offset: at, includeSuperseded: sup.checked ? 'true' : '', sort: sort.value };
+    // the page's search (GET find): title, keywords, content and linked
+    // people's aliases, with synonyms; each result says what matched
+    await load(results, () => api('GET', `find${qs(params)}`), (page) => [
+      page.items.length ? roving(h('ul', { class: 'list', 'aria-label': t('mem.results') }, page.items.map((n) => nodeItem(n, open)))) : empty(t('state.noMatch')),
       pager(page, at, LIMIT, search)]);
   }
   // after a change: the same search page, the same open branches; the
   // caller awaits it before opening the changed memory, so the lists
   // above it (on a phone) do not shrink and grow again after it came
   // into view
-  const ctx = { gen: 0, refresh: () => Promise.all([drawTree(tree, open, expanded), search(offset)]) };
+  const treeView = {}; // the tree's filters, its page of roots, the memory on show
+  const ctx = { gen: 0, refresh: () => Promise.all([drawTree(tree, open, expanded, treeView), search(offset)]) };
   // opening goes through the address (#memory/<id>): back and reload work
   const open = (id) => app.go('memory', id);
   const show = (id) => {
+    treeView.current = id;
+    markCurrent(tree, id);
     if (id) return showNode(detail, app, id, ctx);
     ++ctx.gen; // a node still loading is no longer wanted
     clear(detail, empty(t('mem.pick')));
@@ -52,15 +60,16 @@ export function render(root, app, arg) {
       h('section', { class: 'card', 'aria-labelledby': 'h-search' },
         h('h2', { id: 'h-search' }, t('mem.search')),
         h('form', { onsubmit: (e) => { e.preventDefault(); search(0); } },
-          h('div', { class: 'row' }, field(t('mem.keywords'), kw), field(t('mem.from'), from), field(t('mem.to'), to)),
-          h('div', { class: 'row' }, h('label', { for: 'q-superseded' }, sup, ' ', t('mem.includeSuperseded')),
+          h('div', { class: 'row' }, field(t('mem.keywords'), kw)), when.el,
+          h('div', { class: 'row' }, field(t('mem.sort'), sort), h('label', { for: 'q-superseded' }, sup, ' ', t('mem.includeSuperseded')),
             h('button', { type: 'submit', class: 'primary' }, t('action.search')),
             h('button', { type: 'button', id: 'new-node', onclick: () => editNode(detail, app, null, ctx) }, t('mem.new')))),
         results),
       h('section', { class: 'card', 'aria-labelledby': 'h-tree' }, h('h2', { id: 'h-tree' }, t('mem.tree')), tree)),
     h('section', { class: 'card', 'aria-label': t('mem.detail') }, detail)));
   search(0);
-  drawTree(tree, open, expanded);
+  treeView.current = arg;
+  drawTree(tree, open, expanded, treeView);
   show(arg);
   return { show };
 }
@@ -73,8 +82,14 @@ function tags(n) {
 function nodeItem(n, open) {
   return h('li', {},
     h('button', { type: 'button', class: 'link', onclick: () => open(n.id) }, n.title), ' ', tags(n),
-    h('div', { class: 'meta' }, `${n.id} · ${fmtTime(n.updatedAt)}`));
+    h('div', { class: 'meta' }, `${n.id} · ${fmtTime(n.updatedAt)}${n.hits ? ` · ${t('mem.hitsN', { count: n.hits })}` : ''}`),
+    n.content ? h('div', { class: 'preview' }, [...n.content].length > 80 ? `${[...n.content].slice(0, 80).join('')}…` : n.content) : null,
+    n.matched?.length ? h('div', { class: 'meta matched' }, n.matched.map((m) => t(m.word === normWord(m.keyword) ? 'mem.matched' : 'mem.matchedVia',
+      { keyword: m.keyword, field: t(`mem.field.${m.field}`), word: m.word })).join('；')) : null);
 }
+
+// roughly the server's normalisation, to tell "matched as typed" from "matched through a synonym"
+const normWord = (w) => String(w).normalize('NFKC').toLowerCase();
 
 // ---- the tree ------------------------------------------------------------
 // The WAI-ARIA tree pattern: roots first, a node's children asked for when
@@ -86,17 +101,59 @@ function nodeItem(n, open) {
 
 let seq = 0;
 
-function drawTree(el, open, expanded) {
+// The roots come ROOTS_PAGE at a time ("show more"), filtered by kind and
+// by conversation (scope); each item is labelled with its kind and scope
+// when they are not the plain ones, and the memory on show is marked
+// (aria-current). view.kind / view.scope / view.shown / view.current
+// survive a redraw after a change.
+const ROOTS_PAGE = 50;
+
+function drawTree(el, open, expanded, view = {}) {
   return load(el, () => api('GET', 'roots'), (data) => {
     if (!data.items.length) return empty();
-    const ul = h('ul', { role: 'tree', 'aria-labelledby': 'h-tree' }, data.items.map((n) => treeItem(n, open, expanded)));
-    ul.firstChild.tabIndex = 0;
-    ul.addEventListener('keydown', (e) => treeKey(e, ul, open));
-    // a click focuses an item too: it becomes the one in the tab order
-    ul.addEventListener('focusin', (e) => { if (e.target.getAttribute('role') === 'treeitem') rove(ul, e.target); });
-    return ul;
+    const all = data.items;
+    const opt = (v, text) => h('option', { value: v }, text);
+    const kindSel = h('select', { id: 'tree-kind' }, opt('', t('mem.anyKind')),
+      [...new Set(all.map((n) => n.kind || 'memory'))].map((k) => opt(k, kindWord(k))));
+    const scopeSel = h('select', { id: 'tree-scope' }, opt('', t('mem.anyScope')),
+      [...new Set(all.map((n) => n.scope || 'global'))].map((k) => opt(k, k === 'global' ? t('mem.global') : k)));
+    kindSel.value = view.kind || '';
+    scopeSel.value = view.scope || '';
+    const list = h('div');
+    view.shown = view.shown || ROOTS_PAGE;
+    const draw = (focusFrom = -1) => {
+      view.kind = kindSel.value;
+      view.scope = scopeSel.value;
+      const roots = all.filter((n) => (!view.kind || (n.kind || 'memory') === view.kind) && (!view.scope || (n.scope || 'global') === view.scope));
+      if (!roots.length) return clear(list, empty(t('state.noMatch')));
+      const ul = h('ul', { role: 'tree', 'aria-labelledby': 'h-tree' }, roots.slice(0, view.shown).map((n) => treeItem(n, open, expanded)));
+      ul.firstChild.tabIndex = 0;
+      ul.addEventListener('keydown', (e) => treeKey(e, ul, open));
+      // a click focuses an item too: it becomes the one in the tab order
+      ul.addEventListener('focusin', (e) => { if (e.target.getAttribute('role') === 'treeitem') rove(ul, e.target); });
+      const left = roots.length - view.shown;
+      clear(list, ul, h('p', { class: 'meta', id: 'tree-count' }, t('mem.treeCount', { shown: Math.min(view.shown, roots.length), total: roots.length })),
+        left > 0 ? h('button', { type: 'button', id: 'tree-more', onclick: () => { view.shown += ROOTS_PAGE; draw(view.shown - ROOTS_PAGE); } }, t('mem.treeMore', { n: Math.min(left, ROOTS_PAGE) })) : null);
+      markCurrent(list, view.current);
+      if (focusFrom >= 0) { const x = ul.children[focusFrom]; if (x) { rove(ul, x); x.focus(); } }
+    };
+    kindSel.addEventListener('change', () => { view.shown = ROOTS_PAGE; draw(); });
+    scopeSel.addEventListener('change', () => { view.shown = ROOTS_PAGE; draw(); });
+    draw();
+    // a filter only where there is a choice (fewer Tab stops before the tree)
+    const choice = (sel) => sel.options.length > 2;
+    return [choice(kindSel) || choice(scopeSel) ? h('div', { class: 'row' }, choice(kindSel) ? field(t('mem.kind'), kindSel) : null,
+      choice(scopeSel) ? field(t('mem.scopeFilter'), scopeSel) : null) : null, list];
   });
 }
+
+// The memory on show, marked in the tree (and no other).
+function markCurrent(el, id) {
+  for (const x of el.querySelectorAll('[role=treeitem][aria-current]')) x.removeAttribute('aria-current');
+  if (id) for (const x of el.querySelectorAll(`[role=treeitem][data-id="${CSS.escape(id)}"]`)) x.setAttribute('aria-current', 'true');
+}
+
+const kindWord = (k) => (has(`kind.${k}`) ? t(`kind.${k}`) : k);
 
 function rove(tree, item) {
   for (const x of tree.querySelectorAll('[role=treeitem][tabindex="0"]')) if (x !== item) x.tabIndex = -1;
@@ -140,7 +197,9 @@ function treeItem(n, open, expanded) {
   const twisty = h('span', { class: 'twisty', 'aria-hidden': 'true' }, '▸');
   const item = h('li', { role: 'treeitem', tabindex: '-1', 'aria-expanded': 'false', 'data-id': n.id,
     'aria-labelledby': `${titleId} ${tagsId}` }, twisty,
-  h('span', { class: 'node', id: titleId, onclick: () => open(n.id) }, n.title), ' ', h('span', { id: tagsId }, tags(n)), kids);
+  h('span', { class: 'node', id: titleId, onclick: () => open(n.id) }, n.title), ' ', h('span', { id: tagsId }, tags(n),
+    n.kind && n.kind !== 'memory' ? h('span', { class: 'tag kind' }, kindWord(n.kind)) : null,
+    n.scope && n.scope !== 'global' ? h('span', { class: 'tag scope' }, n.scope) : null), kids);
   async function toggle(openNow) {
     item.setAttribute('aria-expanded', String(openNow));
     twisty.textContent = openNow ? '▾' : '▸';
@@ -212,7 +271,7 @@ async function showNode(el, app, id, ctx, { focus } = {}) {
     node.supersededBy ? h('div', { class: 'notice' }, t('mem.supersededBy'), ' ',
       h('button', { type: 'button', class: 'link', onclick: () => app.go('memory', node.supersededBy) }, node.supersededBy),
       node.supersededReason ? ` — ${node.supersededReason}` : '') : null,
-    h('h3', {}, t('mem.keywords')), node.keywords?.length ? h('p', { id: 'node-keywords' }, node.keywords.map((k) => h('span', { class: 'tag' }, k))) : empty(),
+    h('h3', {}, t('mem.terms')), node.keywords?.length ? h('p', { id: 'node-keywords' }, node.keywords.map((k) => h('span', { class: 'tag' }, k))) : empty(),
     h('h3', {}, t('mem.content')), h('div', { class: 'text', id: 'node-content' }, node.content),
     h('h3', {}, t('mem.source')), node.sourceMessage ? h('div', { class: 'text', id: 'node-source' }, node.sourceMessage) : empty(t('mem.noSource')),
     h('h3', {}, t('mem.children')),
@@ -224,14 +283,17 @@ async function showNode(el, app, id, ctx, { focus } = {}) {
       h('button', { type: 'button', id: 'supersede-node', onclick: () => supersedeForm(msg, app, node, ctx) }, t('mem.supersede')),
       h('button', { type: 'button', class: 'danger', id: 'delete-node', onclick: () => confirmDelete(msg, app, node, children, ctx) }, t('action.delete'))),
     msg);
-  if (focus) el.querySelector(focus)?.focus(); else reveal(el);
+  // opened from the tree with the keyboard beside it (two columns): the
+  // focus stays in the tree, so the arrows go on browsing (issue 18)
+  const inTree = document.activeElement?.getAttribute('role') === 'treeitem' && window.matchMedia('(min-width: 761px)').matches;
+  if (focus) el.querySelector(focus)?.focus(); else if (!inTree) reveal(el);
   return true;
 }
 
 function receipt(r, app) {
   return h('div', { class: 'notice', id: 'receipt', role: 'status' }, t('mem.receipt'), ' ',
     h('button', { type: 'button', class: 'link', onclick: () => app.go('memory', r.replacedId) }, r.replacedTitle),
-    ` (${r.replacedId})\n`, r.reminder);
+    ` (${r.replacedId})\n`, t('mem.receiptReminder'));
 }
 
 function confirmDelete(msg, app, node, children, ctx) {

@@ -58,13 +58,19 @@ export function render(root, app, arg) {
 // current() says whether this person is still the one open: a save that
 // answers after another was opened redraws nothing.
 function edit(el, app, p, refresh, current = () => true) {
-  const id = h('input', { type: 'text', id: 'p-id', value: p?.personId ?? '', readonly: !!p, required: true, placeholder: 'qq:12345' });
+  const id = h('input', { type: 'text', id: 'p-id', value: p?.personId ?? '', readonly: !!p, required: true, placeholder: '12345', 'aria-describedby': 'p-id-hint' });
   const name = h('input', { type: 'text', id: 'p-name', value: p?.name ?? '', required: true });
   const aliases = h('input', { type: 'text', id: 'p-aliases', value: (p?.aliases || []).join(', ') });
   const rel = h('input', { type: 'text', id: 'p-relationship', value: p?.relationship ?? '' });
   const affinity = h('input', { type: 'range', id: 'p-affinity', min: -100, max: 100, step: 1, value: p?.affinity ?? 0 });
   const affShow = h('output', { for: 'p-affinity', id: 'p-affinity-value' }, String(p?.affinity ?? 0));
-  affinity.addEventListener('input', () => { affShow.textContent = affinity.value; });
+  // a number box beside the slider (issue 18), the two kept together
+  const affNum = h('input', { type: 'number', id: 'p-affinity-num', min: -100, max: 100, step: 1, value: p?.affinity ?? 0, 'aria-label': t('ppl.affinityNum') });
+  affinity.addEventListener('input', () => { affShow.textContent = affinity.value; affNum.value = affinity.value; });
+  affNum.addEventListener('input', () => {
+    const v = Math.max(-100, Math.min(100, Math.round(Number(affNum.value))));
+    if (affNum.value !== '' && Number.isFinite(v)) { affinity.value = String(v); affShow.textContent = String(v); }
+  });
   const reason = h('textarea', { id: 'p-reason' });
   reason.value = p?.reason ?? '';
   let nodeId = p?.memoryNodeId ?? null;
@@ -83,19 +89,31 @@ function edit(el, app, p, refresh, current = () => true) {
     });
   } }, t('action.delete')) : null;
   clear(el, form({}, async () => {
+    // on QQ the id is the bare QQ number (the server refuses "qq:12345"
+    // for a new person: recall matches the speaker's number)
+    const bare = /^qq:\s*(\d+)$/i.exec(id.value.trim());
+    if (!p && bare) {
+      clear(msg, h('div', { class: 'error', role: 'alert' }, t('ppl.idForm', { id: id.value.trim(), bare: bare[1] })));
+      id.focus();
+      return;
+    }
     const body = { name: name.value, aliases: splitList(aliases.value), relationship: rel.value,
       affinity: Number(affinity.value), reason: reason.value, memoryNodeId: nodeId };
     try {
-      await api('PUT', `people/${encodeURIComponent(id.value.trim())}`, body);
+      const saved = await api('PUT', `people/${encodeURIComponent(id.value.trim())}`, body);
       app.status(t('ppl.saved', { name: name.value }));
       refresh();
-      if (current()) edit(el, app, { ...p, personId: id.value.trim(), ...body }, refresh, current);
-    } catch (err) { clear(msg, errorBox(err)); }
+      // the person as saved (its new 更新于), not as sent
+      if (current()) edit(el, app, saved?.person ?? { ...p, personId: id.value.trim(), ...body }, refresh, current);
+    } catch (err) {
+      const d = err.details || {};
+      clear(msg, d.reason === 'id_form' ? h('div', { class: 'error', role: 'alert' }, t('ppl.idForm', { id: id.value.trim(), bare: d.suggestion })) : errorBox(err));
+    }
   },
   h('h2', {}, p ? `${p.name} (${p.personId})` : t('ppl.new')),
-  p ? h('p', { class: 'meta' }, `${t('mem.created')} ${fmtTime(p.createdAt)} · ${t('mem.updated')} ${fmtTime(p.updatedAt)}`) : null,
-  field(t('ppl.id'), id), field(t('ppl.name'), name), field(t('ppl.aliases'), aliases), field(t('ppl.relationship'), rel),
-  h('div', {}, h('label', { for: 'p-affinity' }, t('ppl.affinity'), ' (−100…100): ', affShow), affinity),
+  p ? h('p', { class: 'meta', id: 'p-times' }, `${t('mem.created')} ${fmtTime(p.createdAt)} · ${t('mem.updated')} ${fmtTime(p.updatedAt)}`) : null,
+  field(t('ppl.id'), id), h('p', { class: 'meta', id: 'p-id-hint' }, t('ppl.idHint')), field(t('ppl.name'), name), field(t('ppl.aliases'), aliases), field(t('ppl.relationship'), rel),
+  h('div', {}, h('label', { for: 'p-affinity' }, t('ppl.affinity'), ' (−100…100): ', affShow), h('div', { class: 'row' }, affinity, affNum)),
   field(t('ppl.reason'), reason),
   h('div', {}, h('label', { for: 'p-node' }, t('ppl.node')), nodeShow, ' ',
     h('button', { type: 'button', onclick: () => { nodeId = null; drawNode(); } }, t('ppl.unlink'))),

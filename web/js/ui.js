@@ -3,19 +3,43 @@
 // form or button while its request runs, and revealing a detail pane.
 import { h, clear, field } from './dom.js';
 import { api, qs } from './api.js';
-import { t } from './i18n.js';
+import { t, has } from './i18n.js';
 
 export function loading(el) {
   return clear(el, h('p', { class: 'loading', role: 'status' }, t('state.loading')));
 }
 
-// The error as the page's own words where it knows the case (a wrong
-// token, the network), then the server's message.
+// The error in the page's words (issue 18): what its code means and, when
+// the details name a field (docs/API.md "Errors"), which field and why;
+// then the server's own message, marked as such (it is English). A wrong
+// token and the network have words of their own. Showing an error clears
+// the status line: one line at a time.
 export function errorBox(e, hint) {
+  clearStatus();
   const known = e?.status === 401 ? t('state.unauthorized') : e?.code === 'network' ? t('state.network') : '';
+  const words = known || explain(e);
+  const server = e && e.message ? e.message : String(e);
   return h('div', { class: 'error', role: 'alert' },
     `${t('state.error')}${e && e.status ? ` (${e.status}${e.code ? ` ${e.code}` : ''})` : ''}: `,
-    known ? `${known}\n` : '', e && e.message ? e.message : String(e), hint ? `\n${hint}` : '');
+    words || server,
+    words && !known && server ? h('span', { class: 'server-says' }, `\n${t('err.server')}: `, h('span', { lang: 'en' }, server)) : null,
+    hint ? `\n${hint}` : '');
+}
+
+// The code's and the field's meaning in the page's words, or ''.
+export function explain(e) {
+  const d = e?.details || {};
+  const code = e?.code && has(`err.code.${e.code}`) ? t(`err.code.${e.code}`) : '';
+  if (!d.field) return code;
+  const name = d.field.replace(/\[\d+\]/g, '').split('.').pop();
+  const fieldName = has(`field.${name}`) ? t(`field.${name}`) : d.field;
+  const why = has(`err.why.${d.reason}`) ? t(`err.why.${d.reason}`) : t('err.why.invalid');
+  return `${code ? `${code}${t('err.sep')}` : ''}${t('err.field', { field: fieldName, why })}`;
+}
+
+function clearStatus() {
+  const s = document.getElementById('status');
+  if (s && s.textContent) { s.textContent = ''; s.className = ''; }
 }
 
 export function empty(text) {
@@ -69,6 +93,90 @@ export async function busy(el, fn) {
 // A form whose submit runs fn(form) under busy().
 export function form(attrs, fn, ...children) {
   return h('form', { ...attrs, onsubmit: (e) => { e.preventDefault(); busy(e.currentTarget, () => fn(e.currentTarget)); } }, ...children);
+}
+
+// The from / to filter of a list: each a date box (#<id>-from, #<id>-to)
+// and an optional time box beside it (#<id>-from-time, …), and the
+// shortcuts 今天 / 昨天 / 最近 7 天. A date alone means that whole local
+// day (from its first to its last millisecond); a time without its date
+// is a problem to show, never ignored. onPick() runs after a shortcut.
+// → { el, range(): { from, to } (ISO, '' for none) or throws an Error
+// naming the box, set(fromIso, toIso) }.
+export function timeRange(id, onPick) {
+  const box = (which) => {
+    const date = h('input', { type: 'date', id: `${id}-${which}` });
+    const time = h('input', { type: 'time', id: `${id}-${which}-time`, step: 1, 'aria-label': t(`range.${which}Time`) });
+    return { date, time };
+  };
+  const from = box('from');
+  const to = box('to');
+  // the time boxes only on request: each is five Tab stops (issue 18)
+  const withTime = h('input', { type: 'checkbox', id: `${id}-with-time` });
+  const times = [from.time, to.time];
+  const showTimes = () => times.forEach((x) => { x.hidden = !withTime.checked; if (!withTime.checked) x.value = ''; });
+  withTime.addEventListener('change', showTimes);
+  const ymd = (d) => `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+  const daysAgo = (n) => { const d = new Date(); d.setDate(d.getDate() - n); return ymd(d); };
+  const pick = (a, b) => {
+    from.date.value = daysAgo(a); from.time.value = '';
+    to.date.value = daysAgo(b); to.time.value = '';
+    onPick?.();
+  };
+  const iso = (b, end, label) => {
+    if (!b.date.value) {
+      if (b.time.value) throw new Error(t('range.noDate', { field: label }));
+      return '';
+    }
+    const [y, m, d] = b.date.value.split('-').map(Number);
+    const [hh, mm, ss] = b.time.value ? b.time.value.split(':').map(Number) : (end ? [23, 59, 59] : [0, 0, 0]);
+    const at = new Date(y, m - 1, d, hh, mm, ss || 0, end ? 999 : 0);
+    if (Number.isNaN(at.getTime())) throw new Error(t('range.bad', { field: label }));
+    return at.toISOString();
+  };
+  const el = h('div', { class: 'row range' },
+    field(t('mem.from'), from.date), from.time,
+    field(t('mem.to'), to.date), to.time,
+    h('label', { for: withTime.id }, withTime, ' ', t('range.withTime')),
+    h('div', { class: 'shortcuts', role: 'group', 'aria-label': t('range.shortcuts') },
+      h('button', { type: 'button', id: `${id}-today`, onclick: () => pick(0, 0) }, t('range.today')),
+      h('button', { type: 'button', id: `${id}-yesterday`, onclick: () => pick(1, 1) }, t('range.yesterday')),
+      h('button', { type: 'button', id: `${id}-week`, onclick: () => pick(6, 0) }, t('range.week'))));
+  const setBox = (b, v) => {
+    const d = new Date(v || '');
+    if (!v || Number.isNaN(d.getTime())) { b.date.value = ''; b.time.value = ''; return; }
+    const p = (n) => String(n).padStart(2, '0');
+    b.date.value = ymd(d);
+    b.time.value = `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+    withTime.checked = true; // an exact time given: shown
+  };
+  showTimes();
+  return {
+    el,
+    range: () => ({ from: iso(from, false, t('mem.from')), to: iso(to, true, t('mem.to')) }),
+    set(f, tt) { setBox(from, f); setBox(to, tt); showTimes(); },
+  };
+}
+
+// A list of links as one Tab stop (issue 18: twenty results were twenty
+// Tab presses before the tree): the first link (or the last focused) is
+// in the Tab order, Up / Down / Home / End move between them. → ul.
+export function roving(ul) {
+  const links = () => [...ul.querySelectorAll(':scope > li > button.link')];
+  links().forEach((b, i) => { b.tabIndex = i === 0 ? 0 : -1; });
+  ul.addEventListener('focusin', (e) => {
+    if (!links().includes(e.target)) return;
+    for (const b of links()) b.tabIndex = b === e.target ? 0 : -1;
+  });
+  ul.addEventListener('keydown', (e) => {
+    const all = links();
+    const i = all.indexOf(document.activeElement);
+    if (i < 0) return;
+    const to = { ArrowDown: all[i + 1], ArrowUp: all[i - 1], Home: all[0], End: all[all.length - 1] }[e.key];
+    if (!to) return;
+    e.preventDefault();
+    to.focus();
+  });
+  return ul;
 }
 
 // Focuses el (a pane with tabindex=-1) and scrolls it into view when its
