@@ -81,7 +81,7 @@ static int read_keywords(struct zc_op *op, json_t *args, struct kw *kws, size_t 
 }
 
 #define FIND_SQL                                                                             \
-	"SELECT " ZC_NODE_COLS ", title_norm, content_norm,"                                    \
+	"SELECT " ZC_NODE_COLS ", title_norm,"                                                  \
 	" (SELECT group_concat(p.name || char(10) || p.aliases, char(10)) FROM people p"        \
 	"  WHERE p.memory_node_id = nodes.id)"                                                   \
 	" FROM nodes WHERE (?1 OR superseded_by IS NULL) AND " ZC_SCOPE_VISIBLE_SQL             \
@@ -130,10 +130,12 @@ static int memory_find(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 	zc_bind_scope(op, st);
 	int step;
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *people = (const char *)sqlite3_column_text(st, 27);
+		/* the content is normalised here (schema 19 keeps no copy) */
+		const char *people = (const char *)sqlite3_column_text(st, 26);
 		char *text[F_N] = {(char *)sqlite3_column_text(st, 25),
 				   zc_norm((const char *)sqlite3_column_text(st, 3)),
-				   (char *)sqlite3_column_text(st, 26), people ? zc_norm(people) : NULL};
+				   zc_norm((const char *)sqlite3_column_text(st, 2)),
+				   people ? zc_norm(people) : NULL};
 		json_t *matched = json_array();
 		int all = 1;
 		for (size_t i = 0; i < nk && all; i++) {
@@ -143,6 +145,7 @@ static int memory_find(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 				json_array_append_new(matched, m);
 		}
 		zc_free(text[F_KEYWORDS]);
+		zc_free(text[F_CONTENT]);
 		zc_free(text[F_ALIAS]);
 		if (all && total++ >= offset && (long long)json_array_size(items) < limit) {
 			json_t *node = zc_node_from_row(st);
