@@ -6,7 +6,6 @@
 // lease, which runs out at digestTimeoutMs + 5 s.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,43 +13,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startFakeOpenAI } from '../fake_openai.mjs';
 import { request, withServe } from '../net.mjs';
 import { mkTmp } from '../tmpdir.mjs';
+import { cleanEnv as env, sql, zc, start, until } from '../cli.mjs';
 
 const BIN = process.env.ZCOR_BIN;
 assert.ok(BIN, 'ZCOR_BIN must name the zcor binary');
 
-function env() {
-  const e = { ...process.env };
-  delete e.ZCOR_DIR;
-  for (const k of ['http_proxy', 'https_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'all_proxy']) delete e[k];
-  return e;
-}
 
-// A zcor process, and its outcome as a promise.
-function start(dir, args, input) {
-  const p = spawn(BIN, ['--dir', dir, ...args], { env: env() });
-  let stdout = '', stderr = '';
-  p.stdout.setEncoding('utf8').on('data', (c) => { stdout += c; });
-  p.stderr.setEncoding('utf8').on('data', (c) => { stderr += c; });
-  if (input !== undefined) p.stdin.end(input); else p.stdin.end();
-  p.done = new Promise((resolve) => p.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
-  return p;
-}
-const zc = (dir, args, input) => start(dir, args, input).done;
 
-function sql(dir, q) {
-  const r = spawnSync('sqlite3', ['-json', join(dir, 'memory.db'), q], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  return r.stdout.trim() ? JSON.parse(r.stdout) : [];
-}
 
-async function until(what, fn, ms = 10000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await fn()) return;
-    await sleep(25);
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
 
 async function setup(fake, extra = {}) {
   const dir = mkTmp('zcor-dlease-');
