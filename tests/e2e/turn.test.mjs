@@ -376,3 +376,26 @@ test('[issue 14] GET /api/v1/turns lists the records, by conversation, and honou
     await fake.close();
   }
 });
+
+test('issue16_turn_batch_not_imported: history imported into a conversation (`zcor transcript import`, old lines with newer seq) is never a turn\'s batch; the live message is', async () => {
+  const fake = await startFakeOpenAI([{ content: '好的' }]);
+  try {
+    const old = mkTmp('zcor-turn-old-');
+    const om = [1, 2, 3].map((i) => ({ id: `o${i}`, time: `2026-01-0${i}T08:00:00Z`, senderId: '101', senderName: '甲', text: `很久以前的第${i}句` }));
+    assert.equal((await zc(old, ['transcript', 'log', '--conversation', 'console:imp'], JSON.stringify({ messages: om }))).code, 0);
+    const exp = mkTmp('zcor-turn-exp-');
+    const r0 = await zc(old, ['transcript', 'export', '--conversation', 'console:imp', '--out', exp]);
+    assert.equal(r0.code, 0, r0.stderr);
+    const { readdirSync } = await import('node:fs');
+    const ldir = join(exp, 'conversations', 'console-imp', 'log');
+    const files = readdirSync(ldir).map((f) => join(ldir, f));
+    const dir = setup(fake);
+    const ri = await zc(dir, ['transcript', 'import', '--conversation', 'console:imp', ...files]);
+    assert.equal(ri.code, 0, ri.stderr);
+    const r = await chat(dir, '现在的一句', 'console:imp');
+    assert.equal(r.code, 0, r.stderr);
+    const batch = JSON.stringify(frames(fake.requests[0]));
+    assert.ok(batch.includes('现在的一句'), batch);
+    assert.ok(!batch.includes('很久以前'), `no imported line in the batch: ${batch}`);
+  } finally { await fake.close(); }
+});
