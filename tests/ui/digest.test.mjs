@@ -80,7 +80,10 @@ test('[issue 16] 摘要记录: 立即摘要 (disabled while it runs) shows the o
       await page.locator('#cv-digests li.digest-run button.digest-history').click();
       await page.locator('main[data-panel="history"]').waitFor();
       await page.locator('#history-list li.record').first().waitFor();
-      assert.equal(await page.inputValue('#h-keywords'), 'digest');
+      // issue16_digest_history_link_own_run: by actor and conversation,
+      // not a word search that also finds other conversations' runs
+      assert.equal(await page.inputValue('#h-actor'), 'digest');
+      assert.equal(await page.inputValue('#h-conv'), CONV);
       assert.notEqual(await page.inputValue('#h-from'), '');
       assert.notEqual(await page.inputValue('#h-to'), '');
       const recs = page.locator('#history-list li.record');

@@ -236,5 +236,7 @@ function change(a) {
 function historyArg(r) {
   const from = Math.floor(new Date(r.startedAt).getTime() / 1000) * 1000;
   const to = Math.ceil(new Date(r.endedAt ?? r.startedAt).getTime() / 1000) * 1000;
-  return `${qs({ keywords: 'digest', from: new Date(from).toISOString(), to: new Date(to).toISOString() }).slice(1)}`;
+  // the digest's own calls in this conversation in the run's window: not
+  // a word search, so another conversation's run at the same time is out
+  return `${qs({ actor: 'digest', conversation: r.conversation, from: new Date(from).toISOString(), to: new Date(to).toISOString() }).slice(1)}`;
 }
