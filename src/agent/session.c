@@ -111,7 +111,7 @@ static int search_complete(void *ud, const char *system, const char *user, char 
 	return rc;
 }
 
-/* The GET a plain function gets (wiki_lookup): the process's client
+/* The GET a plain function is given (wiki_lookup): the process's client
  * (llm/transport.c), its timeout cut to what the call has left; a wait
  * cut there is ZC_HTTP_CUT, naming the limit. */
 static int capped_get(void *ud, const char *url, long timeout_ms, long max_bytes,
