@@ -270,18 +270,22 @@ static json_t *formula_json(struct recall *r)
 		    "idf(t) = ln(1 + (N − df + 0.5)/(df + 0.5)); k1 = %g, b = %g; qw = c·(k3+1)/(k3+c), k3 = %g, "
 		    "c = occurrences, one in an earlier message counting %g; × %g for a single CJK character; "
 		    "a token only a synonym brought: qw = %g; g = %g for a bigram continuing the previous one of "
-		    "its run, else 1; tokens in more than %g of the visible records left out",
+		    "its run, else 1; × %g for an English function word; tokens in more than %g of the visible "
+		    "records left out; at most %d distinct tokens of a batch, the heaviest; a record's tf is read from "
+		    "at most the newest %d visible postings of a word or bigram, %d of a single CJK character "
+		    "(an older record past them counts as not holding the token; df is exact)",
 		    sh->k1, sh->b, sh->k3, sh->older, sh->unigram, sh->synonym, sh->continuation,
-		    sh->skip_fraction);
+		    sh->function, sh->skip_fraction, ZC_LEX_QUERY_TOKENS, sh->postings,
+		    sh->postings_unigram);
 	json_t *weights = json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "preset",
 				    r->m->conf.cfg.weights_name, "entity", w->entity, "lexical", w->lexical,
 				    "feedback", w->feedback, "context", w->context, "recency", w->recency,
 				    "salience", w->salience, "sectionPrior", w->prior, "expired", w->expired);
 	struct zc_buf fb = ZC_BUF_INIT, cx = ZC_BUF_INIT;
 	zc_buf_addf(&fb,
-		    "BM25 (the same shape and query mass) of at most %d tokens the query lacks and at least 2 "
+		    "BM25 (the same shape and query mass) of at most %d tokens the query lacks and at least %d "
 		    "of its best %d records hold, each weighted by the share of them holding it",
-		    sh->feedback_terms, sh->feedback_docs);
+		    sh->feedback_terms, sh->feedback_min, sh->feedback_docs);
 	zc_buf_addf(&cx,
 		    "the lexical + feedback score of a strong hit (at least half the best), given to the record "
 		    "written right before and right after it in its scope within %g minutes",
