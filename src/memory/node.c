@@ -9,6 +9,7 @@
  * writes mirror/ files (the commit hook does) and never calls up into
  * recall/ or above.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -447,25 +448,46 @@ void zc_bind_scope(struct zc_op *op, sqlite3_stmt *st)
 		sqlite3_bind_null(st, 9);
 }
 
+/* Whether the row has a child op->ctx may see, in the listing's own
+ * statement (nodes_parent, one probe a row; no query per item): the page
+ * shows no expander on a leaf (issue 18). The unqualified scope in
+ * ZC_SCOPE_VISIBLE_SQL is the child's (the innermost table). */
+#define HAS_VISIBLE_CHILD                                                                  \
+	", EXISTS (SELECT 1 FROM nodes c WHERE c.parent_id = nodes.id AND "                \
+	ZC_SCOPE_VISIBLE_SQL ")"
+#define HAS_CHILD_COL 25 /* after the ZC_NODE_COLS */
+
 /* Roots are the rows without a parent: nodes_parent holds only the rows
- * that have one (schema 10), so the two cases are two statements. */
+ * that have one (schema 10), so the two cases are two statements. Each
+ * item tells hasChildren. */
 static int children_of(struct zc_op *op, const char *parent, json_t *arr, struct zc_err *e)
 {
 	sqlite3_stmt *st =
 		parent ? zc_stmt(&op->m->store,
-				 "SELECT " ZC_NODE_COLS " FROM nodes WHERE parent_id = ?1 AND "
-				 ZC_SCOPE_VISIBLE_SQL " ORDER BY seq",
+				 "SELECT " ZC_NODE_COLS HAS_VISIBLE_CHILD
+				 " FROM nodes WHERE parent_id = ?1 AND " ZC_SCOPE_VISIBLE_SQL
+				 " ORDER BY seq",
 				 e)
 		       : zc_stmt(&op->m->store,
-				 "SELECT " ZC_NODE_COLS " FROM nodes WHERE parent_id IS NULL AND "
-				 ZC_SCOPE_VISIBLE_SQL " ORDER BY seq",
+				 "SELECT " ZC_NODE_COLS HAS_VISIBLE_CHILD
+				 " FROM nodes WHERE parent_id IS NULL AND " ZC_SCOPE_VISIBLE_SQL
+				 " ORDER BY seq",
 				 e);
 	if (!st)
 		return e->code;
 	if (parent)
 		sqlite3_bind_text(st, 1, parent, -1, SQLITE_TRANSIENT);
 	zc_bind_scope(op, st);
-	return zc_node_collect(op, st, arr, e);
+	assert(sqlite3_column_count(st) == HAS_CHILD_COL + 1);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *n = zc_node_from_row(st);
+		json_object_set_new(n, "hasChildren",
+				    json_boolean(sqlite3_column_int(st, HAS_CHILD_COL)));
+		json_array_append_new(arr, n);
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&op->m->store, rc, e, "reading memories");
 }
 
 static int memory_children(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)

@@ -194,8 +194,12 @@ function treeItem(n, open, expanded) {
   const tagsId = `tt${seq}`;
   const kids = h('ul', { role: 'group', hidden: true });
   let loaded = false;
-  const twisty = h('span', { class: 'twisty', 'aria-hidden': 'true' }, '▸');
-  const item = h('li', { role: 'treeitem', tabindex: '-1', 'aria-expanded': 'false', 'data-id': n.id,
+  // the listing tells whether there is anything to open (hasChildren): a
+  // leaf has no expander and no aria-expanded (issue 18)
+  const leaf = n.hasChildren === false;
+  const twisty = leaf ? h('span', { class: 'twisty leaf', 'aria-hidden': 'true' })
+    : h('span', { class: 'twisty', 'aria-hidden': 'true' }, '▸');
+  const item = h('li', { role: 'treeitem', tabindex: '-1', 'aria-expanded': leaf ? null : 'false', 'data-id': n.id,
     'aria-labelledby': `${titleId} ${tagsId}` }, twisty,
   h('span', { class: 'node', id: titleId, onclick: () => open(n.id) }, n.title), ' ', h('span', { id: tagsId }, tags(n),
     n.kind && n.kind !== 'memory' ? h('span', { class: 'tag kind' }, kindWord(n.kind)) : null,
@@ -216,8 +220,8 @@ function treeItem(n, open, expanded) {
         kids.replaceChildren();
         kids.hidden = true;
         item.removeAttribute('aria-expanded');
-        twisty.textContent = '·';
-        twisty.title = t('mem.noChildren');
+        twisty.textContent = '';
+        twisty.classList.add('leaf');
       }
     } catch (e) {
       loaded = false;
@@ -225,7 +229,7 @@ function treeItem(n, open, expanded) {
     }
   }
   twisty.addEventListener('click', () => { if (item.hasAttribute('aria-expanded')) toggle(item.getAttribute('aria-expanded') !== 'true'); });
-  if (expanded.has(n.id)) toggle(true);
+  if (!leaf && expanded.has(n.id)) toggle(true);
   return item;
 }
 
