@@ -530,6 +530,10 @@ static void Z_DELETE_refused_while_supersede_target(void)
 	CHECK_STR(t_errcode(r), "conflict");
 	CHECK_STR(t_str(r, "error.details.reason"), "supersede_target");
 	CHECK_STR(t_str(r, "error.details.ids.0"), a);
+	/* issue 18: the refusal names the replaced memory by title too */
+	char key[64];
+	snprintf(key, sizeof key, "error.details.titles.%s", a);
+	CHECK_STR(t_str(r, key), "old");
 	json_decref(r);
 	CHECK_INT(nodes_count(z), 2);
 	r = rd(z, NULL, b, &rc);

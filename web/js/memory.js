@@ -323,10 +323,13 @@ function refusal(e, app, children) {
   const ids = Array.isArray(d.ids) ? d.ids : Array.isArray(d.personIds) ? d.personIds : [];
   const why = { has_children: 'mem.refused.children', linked_from_person: 'mem.refused.person', supersede_target: 'mem.refused.superseded' }[d.reason];
   if (e.code !== 'conflict' || !why) return h('div', { tabindex: '-1' }, errorBox(e));
-  const title = (id) => children.find((c) => c.id === id)?.title;
-  const link = (id) => (d.reason === 'linked_from_person'
-    ? h('button', { type: 'button', class: 'link', onclick: () => app.go('people', id) }, id)
-    : h('button', { type: 'button', class: 'link', onclick: () => app.go('memory', id) }, title(id) ? `${title(id)} (${id})` : id));
+  // the server names each referrer (details.titles: a memory's title, a
+  // person's name), so a replaced memory is listed by title, not by id alone
+  const titles = d.titles && typeof d.titles === 'object' ? d.titles : {};
+  const title = (id) => (typeof titles[id] === 'string' && titles[id]) || children.find((c) => c.id === id)?.title;
+  const link = (id) => h('button', { type: 'button', class: 'link', 'data-ref': id,
+    onclick: () => app.go(d.reason === 'linked_from_person' ? 'people' : 'memory', id) },
+  title(id) ? `${title(id)} (${id})` : id);
   return h('div', { class: 'error', role: 'alert', tabindex: '-1', id: 'delete-refused', 'data-reason': d.reason },
     h('p', {}, t('mem.deleteRefused'), ' ', t(why, { count: d.count ?? ids.length })),
     ids.length ? h('ul', { class: 'refs' }, ids.map((id) => h('li', {}, link(id)))) : null,
