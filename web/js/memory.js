@@ -63,7 +63,7 @@ export function render(root, app, arg) {
           h('div', { class: 'row' }, field(t('mem.keywords'), kw)), when.el,
           h('div', { class: 'row' }, field(t('mem.sort'), sort), h('label', { for: 'q-superseded' }, sup, ' ', t('mem.includeSuperseded')),
             h('button', { type: 'submit', class: 'primary' }, t('action.search')),
-            h('button', { type: 'button', id: 'new-node', onclick: () => editNode(detail, app, null, ctx) }, t('mem.new')))),
+            h('button', { type: 'button', id: 'new-node', onclick: () => { if (app.mayLeave()) editNode(detail, app, null, ctx); } }, t('mem.new')))),
         results),
       h('section', { class: 'card', 'aria-labelledby': 'h-tree' }, h('h2', { id: 'h-tree' }, t('mem.tree')), tree)),
     h('section', { class: 'card', 'aria-label': t('mem.detail') }, detail)));
@@ -349,11 +349,17 @@ function editNode(el, app, node, ctx) {
   let parentId = node ? node.parentId : null;
   const parentShow = h('output', { id: 'e-parent' }, parentId || t('pick.rootValue'));
   const msg = h('div');
-  clear(el, form({ 'aria-labelledby': 'e-h' }, async () => {
+  // a change not saved is asked about before it is lost (main.js)
+  let editor = null; // the form below
+  const edited = () => app.unsaved('memory', editor);
+  for (const x of [title, content, keywords, source]) x.addEventListener('input', edited);
+  const leave = () => { app.unsaved('memory', null); return true; };
+  clear(el, editor = form({ 'aria-labelledby': 'e-h' }, async () => {
     const body = { title: title.value, content: content.value, keywords: splitList(keywords.value),
       parentId, sourceMessage: source.value === '' ? null : source.value };
     try {
       const r = node ? await api('PUT', `nodes/${encodeURIComponent(node.id)}`, body) : await api('POST', 'nodes', body);
+      leave();
       await ctx.refresh();
       app.go('memory', r.node.id, { status: node ? t('mem.saved') : t('mem.createdOk', { id: r.node.id }) });
     } catch (err) {
@@ -363,10 +369,10 @@ function editNode(el, app, node, ctx) {
   h('h2', { id: 'e-h' }, node ? t('mem.editTitle', { id: node.id }) : t('mem.new')),
   field(t('mem.title'), title), field(t('mem.content'), content), field(t('mem.keywordsList'), keywords),
   h('div', {}, h('label', { for: 'e-parent' }, t('mem.parent')), parentShow),
-  picker((p) => { parentId = p ? p.id : null; parentShow.textContent = p ? `${p.title} (${p.id})` : t('pick.rootValue'); }, { allowRoot: true, label: t('mem.parentFind') }),
+  picker((p) => { parentId = p ? p.id : null; parentShow.textContent = p ? `${p.title} (${p.id})` : t('pick.rootValue'); edited(); }, { allowRoot: true, label: t('mem.parentFind') }),
   field(t('mem.source'), source),
   h('div', { class: 'row' }, h('button', { type: 'submit', class: 'primary', id: 'e-save' }, t('action.save')),
-    h('button', { type: 'button', onclick: () => (node ? app.go('memory', node.id) : clear(el, empty(t('mem.pick')))) }, t('action.cancel'))),
+    h('button', { type: 'button', id: 'e-cancel', onclick: () => leave() && (node ? app.go('memory', node.id) : clear(el, empty(t('mem.pick')))) }, t('action.cancel'))),
   msg));
   reveal(el);
   title.focus({ preventScroll: true });
