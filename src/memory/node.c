@@ -9,6 +9,7 @@
  * writes mirror/ files (the commit hook does) and never calls up into
  * recall/ or above.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -447,25 +448,46 @@ void zc_bind_scope(struct zc_op *op, sqlite3_stmt *st)
 		sqlite3_bind_null(st, 9);
 }
 
+/* Whether the row has a child op->ctx may see, in the listing's own
+ * statement (nodes_parent, one probe a row; no query per item): the page
+ * shows no expander on a leaf (issue 18). The unqualified scope in
+ * ZC_SCOPE_VISIBLE_SQL is the child's (the innermost table). */
+#define HAS_VISIBLE_CHILD                                                                  \
+	", EXISTS (SELECT 1 FROM nodes c WHERE c.parent_id = nodes.id AND "                \
+	ZC_SCOPE_VISIBLE_SQL ")"
+#define HAS_CHILD_COL 25 /* after the ZC_NODE_COLS */
+
 /* Roots are the rows without a parent: nodes_parent holds only the rows
- * that have one (schema 10), so the two cases are two statements. */
+ * that have one (schema 10), so the two cases are two statements. Each
+ * item tells hasChildren. */
 static int children_of(struct zc_op *op, const char *parent, json_t *arr, struct zc_err *e)
 {
 	sqlite3_stmt *st =
 		parent ? zc_stmt(&op->m->store,
-				 "SELECT " ZC_NODE_COLS " FROM nodes WHERE parent_id = ?1 AND "
-				 ZC_SCOPE_VISIBLE_SQL " ORDER BY seq",
+				 "SELECT " ZC_NODE_COLS HAS_VISIBLE_CHILD
+				 " FROM nodes WHERE parent_id = ?1 AND " ZC_SCOPE_VISIBLE_SQL
+				 " ORDER BY seq",
 				 e)
 		       : zc_stmt(&op->m->store,
-				 "SELECT " ZC_NODE_COLS " FROM nodes WHERE parent_id IS NULL AND "
-				 ZC_SCOPE_VISIBLE_SQL " ORDER BY seq",
+				 "SELECT " ZC_NODE_COLS HAS_VISIBLE_CHILD
+				 " FROM nodes WHERE parent_id IS NULL AND " ZC_SCOPE_VISIBLE_SQL
+				 " ORDER BY seq",
 				 e);
 	if (!st)
 		return e->code;
 	if (parent)
 		sqlite3_bind_text(st, 1, parent, -1, SQLITE_TRANSIENT);
 	zc_bind_scope(op, st);
-	return zc_node_collect(op, st, arr, e);
+	assert(sqlite3_column_count(st) == HAS_CHILD_COL + 1);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *n = zc_node_from_row(st);
+		json_object_set_new(n, "hasChildren",
+				    json_boolean(sqlite3_column_int(st, HAS_CHILD_COL)));
+		json_array_append_new(arr, n);
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&op->m->store, rc, e, "reading memories");
 }
 
 static int memory_children(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
@@ -531,13 +553,15 @@ fail:
 /* ---- delete --------------------------------------------------------- */
 
 /* How many rows still refer to memory id through sql (which selects
- * the referring id and count(*) OVER (), ordered, LIMIT a few to show),
- * and those first ones in *first (a new array). */
+ * the referring id, count(*) OVER () and the referrer's title or name,
+ * ordered, LIMIT a few to show), those first ones in *first (a new array)
+ * and their titles by id in *titles (a new object). */
 static int refs_of(struct zc_op *op, const char *sql, const char *id, long long *count,
-		   json_t **first, struct zc_err *e)
+		   json_t **first, json_t **titles, struct zc_err *e)
 {
 	*count = 0;
 	*first = json_array();
+	*titles = json_object();
 	sqlite3_stmt *st = zc_stmt(&op->m->store, sql, e);
 	if (!st)
 		return e->code;
@@ -545,7 +569,10 @@ static int refs_of(struct zc_op *op, const char *sql, const char *id, long long 
 	int step;
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 		*count = sqlite3_column_int64(st, 1);
-		json_array_append_new(*first, json_string((const char *)sqlite3_column_text(st, 0)));
+		const char *ref = (const char *)sqlite3_column_text(st, 0);
+		json_array_append_new(*first, json_string(ref));
+		json_object_set_new(*titles, ref,
+				    json_string((const char *)sqlite3_column_text(st, 2)));
 	}
 	sqlite3_reset(st);
 	return step == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&op->m->store, step, e, "checking a delete");
@@ -559,20 +586,20 @@ enum delete_rule { HAS_CHILDREN, LINKED_FROM_PERSON, SUPERSEDE_TARGET };
 static const struct {
 	const char *sql, *reason, *key;
 } delete_rules[] = {
-	[HAS_CHILDREN] = {"SELECT id, count(*) OVER () FROM nodes WHERE parent_id = ?1 "
+	[HAS_CHILDREN] = {"SELECT id, count(*) OVER (), title FROM nodes WHERE parent_id = ?1 "
 			  "ORDER BY id LIMIT 5",
 			  "has_children", "ids"},
-	[LINKED_FROM_PERSON] = {"SELECT person_id, count(*) OVER () FROM people "
+	[LINKED_FROM_PERSON] = {"SELECT person_id, count(*) OVER (), name FROM people "
 				"WHERE memory_node_id = ?1 ORDER BY person_id LIMIT 5",
 				"linked_from_person", "personIds"},
-	[SUPERSEDE_TARGET] = {"SELECT id, count(*) OVER () FROM nodes WHERE superseded_by = ?1 "
+	[SUPERSEDE_TARGET] = {"SELECT id, count(*) OVER (), title FROM nodes WHERE superseded_by = ?1 "
 			      "ORDER BY id LIMIT 5",
 			      "supersede_target", "ids"},
 };
 
-/* Fails e with rule's message and detail; takes refs. */
+/* Fails e with rule's message and detail; takes refs and titles. */
 static int refuse_delete(struct zc_err *e, enum delete_rule rule, const char *id, long long n,
-			 json_t *refs)
+			 json_t *refs, json_t *titles)
 {
 	const char *first = json_string_value(json_array_get(refs, 0));
 	switch (rule) {
@@ -595,8 +622,9 @@ static int refuse_delete(struct zc_err *e, enum delete_rule rule, const char *id
 			id, n, first);
 		break;
 	}
-	zc_json_err_detail(e, json_pack("{s:s, s:I, s:o}", "reason", delete_rules[rule].reason, "count",
-					(json_int_t)n, delete_rules[rule].key, refs));
+	zc_json_err_detail(e, json_pack("{s:s, s:I, s:o, s:o}", "reason", delete_rules[rule].reason,
+					"count", (json_int_t)n, delete_rules[rule].key, refs,
+					"titles", titles));
 	return ZCOR_ECONFLICT;
 }
 
@@ -627,7 +655,7 @@ int zc_node_delete(struct zc_op *op, const json_t *node, struct zc_err *e)
 {
 	const char *id = zc_json_str(node, "id");
 	long long n = 0;
-	json_t *refs = NULL;
+	json_t *refs = NULL, *titles = NULL;
 	int rc = ZCOR_OK;
 	zc_err_clear(e);
 	/* first: nothing this conversation cannot see may be named below */
@@ -642,11 +670,12 @@ int zc_node_delete(struct zc_op *op, const json_t *node, struct zc_err *e)
 	}
 	for (size_t i = 0; i < sizeof(delete_rules) / sizeof(delete_rules[0]); i++) {
 		json_decref(refs);
-		if ((rc = refs_of(op, delete_rules[i].sql, id, &n, &refs, e)))
+		json_decref(titles);
+		if ((rc = refs_of(op, delete_rules[i].sql, id, &n, &refs, &titles, e)))
 			goto out;
 		if (n) {
-			rc = refuse_delete(e, (enum delete_rule)i, id, n, refs);
-			refs = NULL;
+			rc = refuse_delete(e, (enum delete_rule)i, id, n, refs, titles);
+			refs = titles = NULL;
 			goto out;
 		}
 	}
@@ -661,6 +690,7 @@ int zc_node_delete(struct zc_op *op, const json_t *node, struct zc_err *e)
 	zc_op_before(op, json_deep_copy(node));
 out:
 	json_decref(refs);
+	json_decref(titles);
 	return rc;
 }
 

@@ -277,7 +277,7 @@ test('REST: nodes round trip, history as actor ui, and the error statuses', asyn
     const conflict = assertError(await req(srv, `/api/v1/nodes/${id}`, { method: 'DELETE' }), 409, 'conflict');
     assert.match(conflict.message, new RegExp(child.id));
     // the refusal's detail: which rule, and who still refers to the node
-    assert.deepEqual(conflict.details, { reason: 'has_children', count: 1, ids: [child.id] });
+    assert.deepEqual(conflict.details, { reason: 'has_children', count: 1, ids: [child.id], titles: { [child.id]: child.title } });
 
     // delete the child, then the parent
     assertOk(await req(srv, `/api/v1/nodes/${child.id}`, { method: 'DELETE' }));

@@ -530,6 +530,10 @@ static void Z_DELETE_refused_while_supersede_target(void)
 	CHECK_STR(t_errcode(r), "conflict");
 	CHECK_STR(t_str(r, "error.details.reason"), "supersede_target");
 	CHECK_STR(t_str(r, "error.details.ids.0"), a);
+	/* issue 18: the refusal names the replaced memory by title too */
+	char key[64];
+	snprintf(key, sizeof key, "error.details.titles.%s", a);
+	CHECK_STR(t_str(r, key), "old");
 	json_decref(r);
 	CHECK_INT(nodes_count(z), 2);
 	r = rd(z, NULL, b, &rc);
@@ -1322,6 +1326,44 @@ static void Q_SCOPE_write_in_group_gets_group_scope(void)
 	zcor_close(z);
 }
 
+/* issue 18: the listing tells hasChildren (the page draws no expander on
+ * a leaf), counting only the children the caller may see. */
+static int has_children_of(zcor *z, const char *conv, const char *parent, const char *id)
+{
+	int rc;
+	json_t *r = parent ? t_call_rc(z, conv, &rc, "zcor_memory_children", "{\"parentId\":\"%s\"}",
+				       parent)
+			   : t_call_rc(z, conv, &rc, "zcor_memory_children", "{}");
+	CHECK_INT(rc, ZCOR_OK);
+	int v = -1;
+	size_t i;
+	json_t *n;
+	json_array_foreach(json_object_get(r, "items"), i, n) {
+		if (strcmp(json_string_value(json_object_get(n, "id")), id) == 0)
+			v = json_is_true(json_object_get(n, "hasChildren"));
+	}
+	json_decref(r);
+	return v;
+}
+
+static void issue18_children_listing_tells_has_children_in_scope(void)
+{
+	zcor *z = t_open();
+	char gl[32], leaf[32], kid[32], grand[32];
+	mk(z, NULL, "公共的根", "x", NULL, gl);
+	mk(z, NULL, "孤单的根", "x", NULL, leaf);
+	mk(z, "group:1", "群一的孩子", "x", gl, kid);
+	mk(z, "group:1", "群一的孙子", "x", kid, grand);
+	CHECK_INT(has_children_of(z, NULL, NULL, gl), 1);
+	CHECK_INT(has_children_of(z, NULL, NULL, leaf), 0);
+	CHECK_INT(has_children_of(z, "group:1", NULL, gl), 1);
+	CHECK_INT(has_children_of(z, "group:1", gl, kid), 1);
+	CHECK_INT(has_children_of(z, NULL, kid, grand), 0);
+	/* another conversation sees no child under the global root */
+	CHECK_INT(has_children_of(z, "group:2", NULL, gl), 0);
+	zcor_close(z);
+}
+
 static void Q_SCOPE_group_record_invisible_to_other_conversations(void)
 {
 	zcor *z = t_open();
@@ -1744,6 +1786,8 @@ const struct t_case t_cases[] = {
 	{"Q_SCOPE_write_in_group_gets_group_scope", Q_SCOPE_write_in_group_gets_group_scope},
 	{"Q_SCOPE_group_record_invisible_to_other_conversations",
 	 Q_SCOPE_group_record_invisible_to_other_conversations},
+	{"issue18_children_listing_tells_has_children_in_scope",
+	 issue18_children_listing_tells_has_children_in_scope},
 	{"Q_SCOPE_private_cannot_update_global_but_creates_own",
 	 Q_SCOPE_private_cannot_update_global_but_creates_own},
 	{"Q_SCOPE_parent_in_own_scope_or_global", Q_SCOPE_parent_in_own_scope_or_global},

@@ -115,7 +115,10 @@ function form(cfg, app, reload, rules = {}) {
   const others = Object.fromEntries(Object.entries(cfg).filter(([k]) => !KNOWN.includes(k) && k !== 'warning'));
   const confirmOff = h('div');
   let offConfirmed = false;
-  return busyForm({ novalidate: true }, async (formEl) => {
+  // a change not saved is asked about before it is lost (main.js);
+  // saving, or 放弃修改, clears it
+  const leave = () => app.unsaved('config', null);
+  const formEl = busyForm({ novalidate: true }, async (formEl) => {
     clear(msg);
     app.status('');
     // every number box checked first: nothing is sent while one is wrong
@@ -160,6 +163,7 @@ function form(cfg, app, reload, rules = {}) {
         });
       }
       await api('PUT', 'config', patch);
+      leave();
       app.status(t('cfg.saved'));
       reload();
     } catch (err) {
@@ -185,6 +189,9 @@ function form(cfg, app, reload, rules = {}) {
     field(t('cfg.digestMaxChars'), maxChars), field(t('cfg.digestTimeoutMs'), timeout),
     h('div', {}, h('label', { for: 'c-digestCatchUp' }, catchUp, ' ', t('cfg.digestCatchUp'))),
     field(t('cfg.timeZone'), zone), h('p', { class: 'meta' }, t('cfg.timeZoneHelp'))) : null,
-  h('button', { type: 'submit', class: 'primary', id: 'c-save' }, t('action.save')), confirmOff, msg,
+  h('div', { class: 'row' }, h('button', { type: 'submit', class: 'primary', id: 'c-save' }, t('action.save')),
+    h('button', { type: 'button', id: 'c-cancel', onclick: () => { leave(); reload(); } }, t('cfg.cancel'))), confirmOff, msg,
   Object.keys(others).length ? [h('h3', {}, t('cfg.others')), h('pre', {}, JSON.stringify(others, null, 2))] : null);
+  formEl.addEventListener('input', () => app.unsaved('config', formEl));
+  return formEl;
 }

@@ -29,6 +29,20 @@ function history_replace(u) { window.history.replaceState(null, '', u); }
 // message waiting for the next route (app.go's status).
 let shown = null;
 let pending = null;
+// Editors with changes not saved (key → the editor's element): leaving
+// them (another tab, another memory, the language, closing the page) is
+// asked first (issue 18). An editor no longer on the page counts no more.
+const unsaved = new Map();
+let routed = location.hash; // the address the panel on screen was drawn for
+function anyUnsaved() {
+  for (const [k, el] of unsaved) if (!el.isConnected) unsaved.delete(k);
+  return unsaved.size > 0;
+}
+window.addEventListener('beforeunload', (e) => {
+  if (!anyUnsaved()) return;
+  e.preventDefault();
+  e.returnValue = '';
+});
 
 const app = {
   status(msg, kind = 'ok') {
@@ -45,6 +59,16 @@ const app = {
     pending = { status, fresh };
     const hash = `#${panel}${arg ? `/${encodeURIComponent(arg)}` : ''}`;
     if (location.hash === hash) route(); else location.hash = hash;
+  },
+  // an editor tells it has changes (el) or has none any more (null)
+  unsaved(key, el) { if (el) unsaved.set(key, el); else unsaved.delete(key); },
+  // true when nothing unsaved would be lost, or the operator agreed to
+  // lose it; asked once
+  mayLeave() {
+    if (!anyUnsaved()) return true;
+    if (!window.confirm(t('unsaved.ask'))) return false;
+    unsaved.clear();
+    return true;
   },
 };
 
@@ -68,6 +92,12 @@ function drawTabs(active) {
 }
 
 function route(fresh = false) {
+  if (!app.mayLeave()) { // staying: the address goes back to what is shown
+    pending = null;
+    if (location.hash !== routed) history_replace(location.pathname + location.search + routed);
+    return;
+  }
+  routed = location.hash;
   const { id, arg } = current();
   const p = pending || {};
   pending = null;
@@ -95,6 +125,7 @@ function drawLang() {
   applyStatic(document);
 }
 langBtn.addEventListener('click', () => {
+  if (!app.mayLeave()) return;
   setLang(getLang() === 'zh' ? 'en' : 'zh');
   drawLang();
   route(true);

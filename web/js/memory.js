@@ -63,7 +63,7 @@ export function render(root, app, arg) {
           h('div', { class: 'row' }, field(t('mem.keywords'), kw)), when.el,
           h('div', { class: 'row' }, field(t('mem.sort'), sort), h('label', { for: 'q-superseded' }, sup, ' ', t('mem.includeSuperseded')),
             h('button', { type: 'submit', class: 'primary' }, t('action.search')),
-            h('button', { type: 'button', id: 'new-node', onclick: () => editNode(detail, app, null, ctx) }, t('mem.new')))),
+            h('button', { type: 'button', id: 'new-node', onclick: () => { if (app.mayLeave()) editNode(detail, app, null, ctx); } }, t('mem.new')))),
         results),
       h('section', { class: 'card', 'aria-labelledby': 'h-tree' }, h('h2', { id: 'h-tree' }, t('mem.tree')), tree)),
     h('section', { class: 'card', 'aria-label': t('mem.detail') }, detail)));
@@ -194,8 +194,12 @@ function treeItem(n, open, expanded) {
   const tagsId = `tt${seq}`;
   const kids = h('ul', { role: 'group', hidden: true });
   let loaded = false;
-  const twisty = h('span', { class: 'twisty', 'aria-hidden': 'true' }, '▸');
-  const item = h('li', { role: 'treeitem', tabindex: '-1', 'aria-expanded': 'false', 'data-id': n.id,
+  // the listing tells whether there is anything to open (hasChildren): a
+  // leaf has no expander and no aria-expanded (issue 18)
+  const leaf = n.hasChildren === false;
+  const twisty = leaf ? h('span', { class: 'twisty leaf', 'aria-hidden': 'true' })
+    : h('span', { class: 'twisty', 'aria-hidden': 'true' }, '▸');
+  const item = h('li', { role: 'treeitem', tabindex: '-1', 'aria-expanded': leaf ? null : 'false', 'data-id': n.id,
     'aria-labelledby': `${titleId} ${tagsId}` }, twisty,
   h('span', { class: 'node', id: titleId, onclick: () => open(n.id) }, n.title), ' ', h('span', { id: tagsId }, tags(n),
     n.kind && n.kind !== 'memory' ? h('span', { class: 'tag kind' }, kindWord(n.kind)) : null,
@@ -216,8 +220,8 @@ function treeItem(n, open, expanded) {
         kids.replaceChildren();
         kids.hidden = true;
         item.removeAttribute('aria-expanded');
-        twisty.textContent = '·';
-        twisty.title = t('mem.noChildren');
+        twisty.textContent = '';
+        twisty.classList.add('leaf');
       }
     } catch (e) {
       loaded = false;
@@ -225,7 +229,7 @@ function treeItem(n, open, expanded) {
     }
   }
   twisty.addEventListener('click', () => { if (item.hasAttribute('aria-expanded')) toggle(item.getAttribute('aria-expanded') !== 'true'); });
-  if (expanded.has(n.id)) toggle(true);
+  if (!leaf && expanded.has(n.id)) toggle(true);
   return item;
 }
 
@@ -319,10 +323,13 @@ function refusal(e, app, children) {
   const ids = Array.isArray(d.ids) ? d.ids : Array.isArray(d.personIds) ? d.personIds : [];
   const why = { has_children: 'mem.refused.children', linked_from_person: 'mem.refused.person', supersede_target: 'mem.refused.superseded' }[d.reason];
   if (e.code !== 'conflict' || !why) return h('div', { tabindex: '-1' }, errorBox(e));
-  const title = (id) => children.find((c) => c.id === id)?.title;
-  const link = (id) => (d.reason === 'linked_from_person'
-    ? h('button', { type: 'button', class: 'link', onclick: () => app.go('people', id) }, id)
-    : h('button', { type: 'button', class: 'link', onclick: () => app.go('memory', id) }, title(id) ? `${title(id)} (${id})` : id));
+  // the server names each referrer (details.titles: a memory's title, a
+  // person's name), so a replaced memory is listed by title, not by id alone
+  const titles = d.titles && typeof d.titles === 'object' ? d.titles : {};
+  const title = (id) => (typeof titles[id] === 'string' && titles[id]) || children.find((c) => c.id === id)?.title;
+  const link = (id) => h('button', { type: 'button', class: 'link', 'data-ref': id,
+    onclick: () => app.go(d.reason === 'linked_from_person' ? 'people' : 'memory', id) },
+  title(id) ? `${title(id)} (${id})` : id);
   return h('div', { class: 'error', role: 'alert', tabindex: '-1', id: 'delete-refused', 'data-reason': d.reason },
     h('p', {}, t('mem.deleteRefused'), ' ', t(why, { count: d.count ?? ids.length })),
     ids.length ? h('ul', { class: 'refs' }, ids.map((id) => h('li', {}, link(id)))) : null,
@@ -342,11 +349,17 @@ function editNode(el, app, node, ctx) {
   let parentId = node ? node.parentId : null;
   const parentShow = h('output', { id: 'e-parent' }, parentId || t('pick.rootValue'));
   const msg = h('div');
-  clear(el, form({ 'aria-labelledby': 'e-h' }, async () => {
+  // a change not saved is asked about before it is lost (main.js)
+  let editor = null; // the form below
+  const edited = () => app.unsaved('memory', editor);
+  for (const x of [title, content, keywords, source]) x.addEventListener('input', edited);
+  const leave = () => { app.unsaved('memory', null); return true; };
+  clear(el, editor = form({ 'aria-labelledby': 'e-h' }, async () => {
     const body = { title: title.value, content: content.value, keywords: splitList(keywords.value),
       parentId, sourceMessage: source.value === '' ? null : source.value };
     try {
       const r = node ? await api('PUT', `nodes/${encodeURIComponent(node.id)}`, body) : await api('POST', 'nodes', body);
+      leave();
       await ctx.refresh();
       app.go('memory', r.node.id, { status: node ? t('mem.saved') : t('mem.createdOk', { id: r.node.id }) });
     } catch (err) {
@@ -356,10 +369,10 @@ function editNode(el, app, node, ctx) {
   h('h2', { id: 'e-h' }, node ? t('mem.editTitle', { id: node.id }) : t('mem.new')),
   field(t('mem.title'), title), field(t('mem.content'), content), field(t('mem.keywordsList'), keywords),
   h('div', {}, h('label', { for: 'e-parent' }, t('mem.parent')), parentShow),
-  picker((p) => { parentId = p ? p.id : null; parentShow.textContent = p ? `${p.title} (${p.id})` : t('pick.rootValue'); }, { allowRoot: true, label: t('mem.parentFind') }),
+  picker((p) => { parentId = p ? p.id : null; parentShow.textContent = p ? `${p.title} (${p.id})` : t('pick.rootValue'); edited(); }, { allowRoot: true, label: t('mem.parentFind') }),
   field(t('mem.source'), source),
   h('div', { class: 'row' }, h('button', { type: 'submit', class: 'primary', id: 'e-save' }, t('action.save')),
-    h('button', { type: 'button', onclick: () => (node ? app.go('memory', node.id) : clear(el, empty(t('mem.pick')))) }, t('action.cancel'))),
+    h('button', { type: 'button', id: 'e-cancel', onclick: () => leave() && (node ? app.go('memory', node.id) : clear(el, empty(t('mem.pick')))) }, t('action.cancel'))),
   msg));
   reveal(el);
   title.focus({ preventScroll: true });
