@@ -545,15 +545,78 @@ static void build_query(struct lexq *q, const struct zc_lex_query *in, const str
 			t->qw *= sh->function;
 	}
 	*dropped = 0;
-	if (q->n > ZC_LEX_QUERY_TOKENS) {
+	if (q->n > ZC_LEX_QUERY_LOOKUP) {
 		/* the heaviest first, then the newest; predecessor links are
 		 * by index, so they are dropped with the order */
 		qsort(q->t, q->n, sizeof(*q->t), by_weight);
-		*dropped = (int)(q->n - ZC_LEX_QUERY_TOKENS);
-		q->n = ZC_LEX_QUERY_TOKENS;
+		*dropped = (int)(q->n - ZC_LEX_QUERY_LOOKUP);
+		q->n = ZC_LEX_QUERY_LOOKUP;
 		for (i = 0; i < q->n; i++)
 			q->t[i].npred = 0;
 	}
+}
+
+/* After the df lookup: at most ZC_LEX_QUERY_TOKENS tokens go on to the
+ * postings. Tokens no visible record holds go first (they score nothing,
+ * and once took slots from the words at the start of a long batch); then,
+ * of the rest, the lightest by qw · idf (the commonest, the repeated
+ * least). The order and the predecessor links of those kept stay. */
+struct keep_key {
+	size_t at;
+	double w;
+	long last;
+};
+
+static int by_keep(const void *a, const void *b)
+{
+	const struct keep_key *x = a, *y = b;
+	if (x->w != y->w)
+		return x->w < y->w ? 1 : -1;
+	return x->last < y->last ? 1 : x->last > y->last ? -1 : 0;
+}
+
+static void cap_query(struct lexq *q, long long N, int *dropped)
+{
+	size_t n = 0, i;
+	for (i = 0; i < q->n; i++)
+		n += q->t[i].pl.df > 0;
+	if (q->n <= ZC_LEX_QUERY_TOKENS)
+		return;
+	struct keep_key *k = zc_calloc(q->n, sizeof(*k));
+	int *to = zc_calloc(q->n, sizeof(*to));
+	for (i = 0; i < q->n; i++) {
+		double df = q->t[i].pl.df;
+		k[i].at = i;
+		k[i].last = q->t[i].last;
+		k[i].w = df > 0 ? q->t[i].qw * log(1 + ((double)N - df + 0.5) / (df + 0.5)) : -1;
+	}
+	qsort(k, q->n, sizeof(*k), by_keep);
+	size_t keep = n < ZC_LEX_QUERY_TOKENS ? n : ZC_LEX_QUERY_TOKENS;
+	for (i = 0; i < q->n; i++)
+		to[i] = -1;
+	for (i = 0; i < keep; i++)
+		to[k[i].at] = 0;
+	size_t j = 0;
+	for (i = 0; i < q->n; i++) {
+		if (to[i] < 0)
+			continue;
+		to[i] = (int)j;
+		if (j != i)
+			q->t[j] = q->t[i];
+		j++;
+	}
+	for (i = 0; i < j; i++) {
+		struct qtok *t = &q->t[i];
+		int np = 0;
+		for (int p = 0; p < t->npred; p++)
+			if (to[t->pred[p]] >= 0)
+				t->pred[np++] = to[t->pred[p]];
+		t->npred = np;
+	}
+	*dropped += (int)(q->n - j);
+	q->n = j;
+	zc_free(k);
+	zc_free(to);
 }
 
 /* ---- scoring ------------------------------------------------------------- */
@@ -1063,6 +1126,7 @@ int zc_lex_run(struct zc_mem *m, struct zc_lex_cache **cache, const struct zc_le
 	zc_free(df);
 	if (rc)
 		goto out;
+	cap_query(&r.q, r.N, &stats->dropped);
 	/* first pass: every posting of every token, at the mean length */
 	double mass = 0;
 	for (size_t i = 0; i < r.q.n; i++) {

@@ -65,7 +65,8 @@ struct zc_lex_shape {
 
 extern const struct zc_lex_shape zc_lex_shape_default;
 
-#define ZC_LEX_QUERY_TOKENS 256 /* distinct tokens of a batch looked up */
+#define ZC_LEX_QUERY_TOKENS 256  /* distinct tokens of a batch whose postings are read */
+#define ZC_LEX_QUERY_LOOKUP 2048 /* distinct tokens of a batch whose df is looked up */
 /* The common-word cut (skip_fraction) leaves a token in if it is in at
  * most this many visible records: a store of a few dozen keeps all its
  * words. Small stores only, so no big conversation reaches it. */

@@ -271,7 +271,7 @@ static json_t *formula_json(struct recall *r)
 		    "c = occurrences, one in an earlier message counting %g; × %g for a single CJK character; "
 		    "a token only a synonym brought: qw = %g; g = %g for a bigram continuing the previous one of "
 		    "its run, else 1; × %g for an English function word; tokens in more than %g of the visible "
-		    "records left out; at most %d distinct tokens of a batch, the heaviest; a record's tf is read from "
+		    "records left out; at most %d distinct tokens of a batch scored, of those some visible record holds the heaviest by qw·idf; a record's tf is read from "
 		    "at most the newest %d visible postings of a word or bigram, %d of a single CJK character "
 		    "(an older record past them counts as not holding the token; df is exact)",
 		    sh->k1, sh->b, sh->k3, sh->older, sh->unigram, sh->synonym, sh->continuation,

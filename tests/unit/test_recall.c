@@ -2384,6 +2384,35 @@ static void Q_RECALL_every_token_of_a_long_batch(void)
 	zcor_close(z);
 }
 
+/* Issue 17 review: a batch of more distinct tokens than are scored
+ * (ZC_LEX_QUERY_TOKENS) keeps the ones the visible records hold: a name
+ * at the start of a 300-word batch, where the other words are in no
+ * record, is still found by its words (the cap once kept the newest
+ * tokens, none of which any record holds, and dropped the name). */
+static void issue17_long_batch_keeps_the_tokens_records_hold(void)
+{
+	zcor *z = open_clocked();
+	char id[32], other[32];
+	mk(z, NULL, "zqzorblax", "zqzorblax is the name of the bot in the other group", NULL, id);
+	mk(z, NULL, "zqsomething", "zqsomething else entirely", NULL, other);
+	struct zc_buf a = ZC_BUF_INIT;
+	zc_buf_addf(&a, "zqzorblax ");
+	for (int i = 0; i < 300; i++)
+		zc_buf_addf(&a, "zqnone%03d ", i);
+	int rc = -1;
+	json_t *res = recall_req(z, json_pack("{s:s, s:[s], s:b}", "conversation", "group:1", "messages", a.p,
+					      "explain", 1),
+				 &rc);
+	CHECK_INT(rc, ZCOR_OK);
+	CHECK(item_pos(res, id) >= 0);
+	CHECK(feature(res, id, "lexical") > 0); /* by its words, not the no-hit fallback */
+	CHECK(t_int(res, "formula.statistics.tokensDropped") > 0);
+	CHECK(t_int(res, "formula.statistics.tokensUsed") > 0);
+	json_decref(res);
+	zc_buf_release(&a);
+	zcor_close(z);
+}
+
 /* Issue 17, item 2: BM25 — a repeated word counts more but saturates
  * (k1), a longer record counts less (b), against the visible mean. */
 static void Q_RECALL_bm25_saturation_and_length(void)
@@ -2696,6 +2725,7 @@ const struct t_case t_cases[] = {
 	{"Q_SCOPE_statistics_count_only_visible_records", Q_SCOPE_statistics_count_only_visible_records},
 	{"Q_SCOPE_common_word_reads_visible_postings", Q_SCOPE_common_word_reads_visible_postings},
 	{"Q_RECALL_every_token_of_a_long_batch", Q_RECALL_every_token_of_a_long_batch},
+	{"issue17_long_batch_keeps_the_tokens_records_hold", issue17_long_batch_keeps_the_tokens_records_hold},
 	{"Q_RECALL_bm25_saturation_and_length", Q_RECALL_bm25_saturation_and_length},
 	{"Q_RECALL_query_weights_repeats_and_newest", Q_RECALL_query_weights_repeats_and_newest},
 	{"Q_RECALL_bigram_continuation_discount", Q_RECALL_bigram_continuation_discount},
