@@ -591,7 +591,10 @@ static enum MHD_Result rest_digests(struct rest_call *k)
 
 /* ---- recall and prefix ----------------------------------------------- */
 
-static enum MHD_Result rest_recall(struct rest_call *k)
+/* A recall call on the caller's own conversation: one bound elsewhere is
+ * refused, a bound caller's conversation is the one asked. */
+static enum MHD_Result recall_call(struct rest_call *k,
+				   int (*call)(zcor *, const char *, char **))
 {
 	enum MHD_Result ret;
 	const char *asked = json_string_value(json_object_get(k->args, "conversation"));
@@ -602,9 +605,14 @@ static enum MHD_Result rest_recall(struct rest_call *k)
 	char *text = json_dumps(k->args, JSON_COMPACT), *out = NULL;
 	if (!text)
 		return out_of_memory(k);
-	int rc = zcor_recall(k->z, text, &out);
+	int rc = call(k->z, text, &out);
 	zc_free(text);
 	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
+}
+
+static enum MHD_Result rest_recall(struct rest_call *k)
+{
+	return recall_call(k, zcor_recall);
 }
 
 /* POST recall/preview {conversation, text, senderId?, senderName?,
@@ -612,18 +620,7 @@ static enum MHD_Result rest_recall(struct rest_call *k)
  * a bound caller previews its own conversation only. */
 static enum MHD_Result rest_recall_preview(struct rest_call *k)
 {
-	enum MHD_Result ret;
-	const char *asked = json_string_value(json_object_get(k->args, "conversation"));
-	if (other_conversation(k, asked, bound_elsewhere, &ret))
-		return ret;
-	if (k->conversation)
-		json_object_set_new(k->args, "conversation", json_string(k->conversation));
-	char *text = json_dumps(k->args, JSON_COMPACT), *out = NULL;
-	if (!text)
-		return out_of_memory(k);
-	int rc = zcor_recall_preview(k->z, text, &out);
-	zc_free(text);
-	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
+	return recall_call(k, zcor_recall_preview);
 }
 
 static enum MHD_Result rest_prefix(struct rest_call *k)
