@@ -578,10 +578,10 @@ static int by_keep(const void *a, const void *b)
 static void cap_query(struct lexq *q, long long N, int *dropped)
 {
 	size_t n = 0, i;
-	for (i = 0; i < q->n; i++)
-		n += q->t[i].pl.df > 0;
 	if (q->n <= ZC_LEX_QUERY_TOKENS)
 		return;
+	for (i = 0; i < q->n; i++)
+		n += q->t[i].pl.df > 0;
 	struct keep_key *k = zc_calloc(q->n, sizeof(*k));
 	int *to = zc_calloc(q->n, sizeof(*to));
 	for (i = 0; i < q->n; i++) {
