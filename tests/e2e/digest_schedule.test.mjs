@@ -6,41 +6,23 @@
 // a world's would be; the records are read with sqlite3.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { startFakeOpenAI } from '../fake_openai.mjs';
 import { startServe, runThenStop } from '../net.mjs';
 import { mkTmp } from '../tmpdir.mjs';
+import { cleanEnv, sql, zc as zcIn } from '../cli.mjs';
 
 const BIN = process.env.ZCOR_BIN;
 assert.ok(BIN, 'ZCOR_BIN must name the zcor binary');
 
 function env(now) {
-  const e = { ...process.env, TZ: 'UTC' };
-  delete e.ZCOR_DIR;
-  for (const k of ['http_proxy', 'https_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'all_proxy']) delete e[k];
-  if (now) e.ZCOR_TEST_NOW = now;
-  return e;
+  return cleanEnv({ TZ: 'UTC', ...(now ? { ZCOR_TEST_NOW: now } : {}) });
 }
 
-function zc(dir, args, input) {
-  return new Promise((resolve) => {
-    const p = spawn(BIN, ['--dir', dir, ...args], { env: env() });
-    let stdout = '', stderr = '';
-    p.stdout.setEncoding('utf8').on('data', (c) => { stdout += c; });
-    p.stderr.setEncoding('utf8').on('data', (c) => { stderr += c; });
-    if (input !== undefined) p.stdin.end(input); else p.stdin.end();
-    p.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const zc = (dir, args, input) => zcIn(dir, args, input, env());
 
-function sql(dir, q) {
-  const r = spawnSync('sqlite3', ['-json', join(dir, 'memory.db'), q], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  return r.stdout.trim() ? JSON.parse(r.stdout) : [];
-}
 
 let seq = 0;
 async function logLines(dir, conv, n) {

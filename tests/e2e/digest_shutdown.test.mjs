@@ -6,40 +6,23 @@
 // schedule's clock just before digestAtHour (TZ=UTC).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 import { startFakeOpenAI } from '../fake_openai.mjs';
 import { request, startServe } from '../net.mjs';
 import { mkTmp } from '../tmpdir.mjs';
+import { cleanEnv, sql, until } from '../cli.mjs';
 
 const BIN = process.env.ZCOR_BIN;
 assert.ok(BIN, 'ZCOR_BIN must name the zcor binary');
 
 function env(now) {
-  const e = { ...process.env, TZ: 'UTC' };
-  delete e.ZCOR_DIR;
-  for (const k of ['http_proxy', 'https_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'all_proxy']) delete e[k];
-  if (now) e.ZCOR_TEST_NOW = now;
-  return e;
+  return cleanEnv({ TZ: 'UTC', ...(now ? { ZCOR_TEST_NOW: now } : {}) });
 }
 
-function sql(dir, q) {
-  const r = spawnSync('sqlite3', ['-json', join(dir, 'memory.db'), q], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  return r.stdout.trim() ? JSON.parse(r.stdout) : [];
-}
 
-async function until(what, fn, ms = 10000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await fn()) return;
-    await sleep(50);
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
 
 test('issue16_sigterm_cuts_digest: SIGTERM during a scheduled digest whose model hangs: serve exits 0 within seconds (digestTimeoutMs 60000), the run is recorded as interrupted with its lines kept, the lease is free', async () => {
   const fake = await startFakeOpenAI([{ content: '太迟了', delayMs: 55000 }]);
