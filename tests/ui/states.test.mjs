@@ -31,6 +31,8 @@ test('states: loading, then the data; a wrong token, a 500 and a dead server eac
     const err = page.locator('#panel .error[role=alert]').first();
     await err.waitFor();
     assert.match(await err.innerText(), /^出错了 \(401 unauthorized\): 令牌缺失或不对/);
+    // the tree's own request answers on its own time: wait for its error
+    await page.locator('.tree .error').first().waitFor();
     assert.equal(await page.locator('.tree .error').count(), 1, 'the tree says it too');
     await page.unroute('**/api/v1/**');
 
