@@ -219,6 +219,23 @@ int zcor_synonyms_expand(zcor *z, const char *word, char **out_json);
  * Recorded in history. */
 int zcor_synonyms_edit(zcor *z, const struct zcor_ctx *ctx, const char *args_json, char **out_json);
 
+/* ---- reverting a change (issue 18: History's revert) --------------- */
+
+/*
+ * Reverts history record `seq` as a new recorded change (operation
+ * "history_revert", arguments {"seq": seq}, its own before/after images),
+ * in one transaction: the record's before-images back, what it created
+ * deleted. *out_json {"reverted": seq, "operation", "restored": [ids],
+ * "removed": [ids]}. Refused, nothing changed, with ZCOR_ECONFLICT and
+ * details {"reason", "seq", ...} (docs/API.md "Reverting a change"):
+ * failed_call, nothing_changed, not_revertible, later_change ("count",
+ * "conflicts": [{seq, at, operation, actor, targets}]), already_reverted
+ * ("revertedBy"), changed_since ("ids"), link_missing, incomplete_record,
+ * and the store's own (has_children, important_full, ...). The host plane
+ * only (a bound ctx is ZCOR_EFORBIDDEN); no such record is ZCOR_ENOTFOUND.
+ */
+int zcor_history_revert(zcor *z, const struct zcor_ctx *ctx, long long seq, char **out_json);
+
 /* ---- recall and the system prefix --------------------------------- */
 
 /*

@@ -780,6 +780,21 @@ int zcor_synonyms_edit(zcor *z, const struct zcor_ctx *ctx, const char *args_jso
 	return answer(z, rc, out, out_json);
 }
 
+/* ---- reverting a change (History's revert, issue 18) ------------------- */
+
+int zcor_history_revert(zcor *z, const struct zcor_ctx *ctx, long long seq, char **out_json)
+{
+	HOLD(z);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc || (rc = host_ctx(z, &ctx)))
+		return done(z, rc);
+	json_t *args = json_pack("{s:I}", "seq", (json_int_t)seq), *out = NULL;
+	rc = zc_mem_run(&z->mem, ctx, &zc_op_history_revert, args, &out, &z->last.err);
+	json_decref(args);
+	return answer(z, rc, out, out_json);
+}
+
 /* ---- stickers and media ----------------------------------------------- */
 
 int zcor_check_reply(zcor *z, const char *text)

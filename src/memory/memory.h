@@ -347,6 +347,15 @@ int zc_mem_reindex(struct zc_mem *m, json_t **counts, struct zc_err *e);
  * link or is a supersede target (ZCOR_ECONFLICT saying which); keeps its
  * snapshot as the op's before. node is borrowed. */
 int zc_node_delete(struct zc_op *op, const json_t *node, struct zc_err *e);
+/* Checks that `parent` may hold memory id (NULL: a new one) of `scope`:
+ * it exists, the scopes may nest, and no cycle (ZCOR_ENOTFOUND /
+ * ZCOR_ECONFLICT naming argument 'parentId'). */
+int zc_node_check_parent(struct zc_op *op, const char *id, const char *scope, const char *parent,
+			 struct zc_err *e);
+/* Sets or clears id's important mark; a new mark goes last in the order
+ * and, with ZC_IMPORTANT_MAX marked already, is ZCOR_ECONFLICT (details
+ * reason "important_full") instead of replacing the earliest. */
+int zc_node_set_mark(struct zc_op *op, const char *id, int want, struct zc_err *e);
 /* A new id in creation order. */
 int zc_node_new_id(struct zc_op *op, char out[16], struct zc_err *e);
 /* Moves the important mark of `from` to `to` (keeping its order). */
@@ -377,6 +386,10 @@ json_t *zc_person_from_row(sqlite3_stmt *st);
 	"person_id, name, aliases, relationship, affinity, reason, memory_node_id, "      \
 	"first_seen, confidence, created_at, updated_at"
 int zc_person_save(struct zc_op *op, const json_t *p, struct zc_err *e);
+/* A person's record (*p NULL when there is none; the caller's). */
+int zc_person_load(struct zc_op *op, const char *id, json_t **p, struct zc_err *e);
+/* Deletes person id's row (no check: the caller's rules come first). */
+int zc_person_delete(struct zc_op *op, const char *id, struct zc_err *e);
 
 /* ---- state files (backup, restore, migration) ------------------------ */
 
@@ -405,6 +418,11 @@ extern const struct zc_opdef zc_op_memory_write, zc_op_memory_read, zc_op_memory
 	zc_op_relationship_query, zc_op_relationship_write, zc_op_relationship_delete,
 	zc_op_synonyms_add, zc_op_synonyms_edit, zc_op_qq_memory, zc_op_qq_save_sticker,
 	zc_op_qq_rename_sticker;
+
+/* Reverting one history record (revert.c; the page's 撤销此更改, not a
+ * tool): {"seq": n} -> {"reverted": n, "restored": [ids], "removed":
+ * [ids]}; refusals are ZCOR_ECONFLICT with details {reason, ...}. */
+extern const struct zc_opdef zc_op_history_revert;
 
 /* Imports a seed-003 directory (exchange.c): one operation, one
  * transaction; progress(ud, path) per file. *report lists the views,

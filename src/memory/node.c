@@ -299,10 +299,42 @@ int zc_node_move_important(struct zc_op *op, const char *from, const char *to, s
 	return rc;
 }
 
+int zc_node_set_mark(struct zc_op *op, const char *id, int want, struct zc_err *e)
+{
+	long long cur = important_seq_of(op, id, e);
+	if (cur == -2)
+		return e->code;
+	if (!want)
+		return cur >= 0 ? set_important_seq(op, id, -1, e) : ZCOR_OK;
+	if (cur >= 0)
+		return ZCOR_OK;
+	sqlite3_stmt *st = zc_stmt(&op->m->store,
+				   "SELECT count(*) FROM nodes WHERE important_seq IS NOT NULL", e);
+	if (!st)
+		return e->code;
+	long long n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_reset(st);
+	if (n >= ZC_IMPORTANT_MAX) {
+		zc_fail(e, ZCOR_ECONFLICT,
+			"memory '%s' cannot be marked important again: %d memories are marked "
+			"already (at most %d); unmark one first",
+			id, (int)n, ZC_IMPORTANT_MAX);
+		zc_json_err_detail(e, json_pack("{s:s, s:s, s:i}", "reason", "important_full", "id", id,
+						"max", ZC_IMPORTANT_MAX));
+		return ZCOR_ECONFLICT;
+	}
+	long long seq;
+	int rc;
+	if ((rc = zc_meta_get_int(&op->m->store, "important_seq", &seq, e)) ||
+	    (rc = zc_meta_set_int(&op->m->store, "important_seq", seq + 1, e)))
+		return rc;
+	return set_important_seq(op, id, seq + 1, e);
+}
+
 /* ---- zcor_memory_write ---------------------------------------------- */
 
 /* id: the memory being moved (NULL for a new one); scope: its scope. */
-static int check_parent(struct zc_op *op, const char *id, const char *scope, const char *parent,
+int zc_node_check_parent(struct zc_op *op, const char *id, const char *scope, const char *parent,
 			struct zc_err *e)
 {
 	json_t *p = NULL;
@@ -384,7 +416,7 @@ static int memory_write(struct zc_op *op, json_t *args, json_t **out, struct zc_
 		zc_json_set_time(node, "createdAt", op->now);
 	}
 	if (json_is_string(parent)) {
-		if ((rc = check_parent(op, created ? NULL : id, zc_json_str(node, "scope"),
+		if ((rc = zc_node_check_parent(op, created ? NULL : id, zc_json_str(node, "scope"),
 				       json_string_value(parent), e)))
 			goto out;
 		json_object_set(node, "parentId", parent);

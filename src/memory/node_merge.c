@@ -167,6 +167,17 @@ static int memory_supersede(struct zc_op *op, json_t *args, json_t **out, struct
 	    (rc = check_supersede_scope(op, sources, by, zc_json_str(repl, "scope"), e)) ||
 	    (rc = supersede_all(op, sources, by, reason, e)))
 		goto out;
+	/* the replacement took a source's important mark: the record holds
+	 * that change too (after the sources, so before[i] and after[i] stay
+	 * one record), or a revert could not give the mark back */
+	json_t *now = NULL;
+	if ((rc = zc_node_load(op, by, &now, e)))
+		goto out;
+	if (!json_equal(json_object_get(now, "important"), json_object_get(repl, "important"))) {
+		zc_op_before(op, json_incref(repl));
+		zc_op_after(op, json_incref(now));
+	}
+	json_decref(now);
 	*out = json_pack("{s:O, s:s}", "superseded", json_object_get(args, "ids"), "replacementId", by);
 out:
 	json_decref(sources);

@@ -102,7 +102,7 @@ int zc_person_index_terms(struct zc_store *s, sqlite3_int64 seq, const json_t *p
 	return rc;
 }
 
-static int load_person(struct zc_op *op, const char *id, json_t **p, struct zc_err *e)
+int zc_person_load(struct zc_op *op, const char *id, json_t **p, struct zc_err *e)
 {
 	*p = NULL;
 	sqlite3_stmt *st = zc_stmt(&op->m->store,
@@ -161,7 +161,7 @@ static int relationship_read(struct zc_op *op, json_t *args, json_t **out, struc
 {
 	const char *id = zc_json_str(args, "personId");
 	json_t *p = NULL;
-	int rc = load_person(op, id, &p, e);
+	int rc = zc_person_load(op, id, &p, e);
 	if (rc)
 		return rc;
 	if (!p)
@@ -259,7 +259,7 @@ static int relationship_write(struct zc_op *op, json_t *args, json_t **out, stru
 	const char *id = zc_json_str(args, "personId");
 	json_t *p = NULL, *old = NULL;
 	int rc = refuse_private(op, e);
-	if (rc || (rc = load_person(op, id, &old, e)))
+	if (rc || (rc = zc_person_load(op, id, &old, e)))
 		return rc;
 	if (!old && (rc = check_new_id(id, e)))
 		return rc;
@@ -293,7 +293,7 @@ static int relationship_write(struct zc_op *op, json_t *args, json_t **out, stru
 	if ((rc = zc_person_save(op, p, e)))
 		goto out;
 	json_decref(p);
-	if ((rc = load_person(op, id, &p, e)))
+	if ((rc = zc_person_load(op, id, &p, e)))
 		goto out;
 	if (old)
 		zc_op_before(op, json_incref(old));
@@ -305,26 +305,29 @@ out:
 	return rc;
 }
 
+int zc_person_delete(struct zc_op *op, const char *id, struct zc_err *e)
+{
+	sqlite3_stmt *st = zc_stmt(&op->m->store, "DELETE FROM people WHERE person_id = ?1", e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&op->m->store, rc, e, "deleting a person");
+}
+
 static int relationship_delete(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
 {
 	const char *id = zc_json_str(args, "personId");
 	json_t *p = NULL;
 	int rc = refuse_private(op, e);
-	if (rc || (rc = load_person(op, id, &p, e)))
+	if (rc || (rc = zc_person_load(op, id, &p, e)))
 		return rc;
 	if (!p)
 		return not_found(id, e);
-	sqlite3_stmt *st = zc_stmt(&op->m->store, "DELETE FROM people WHERE person_id = ?1", e);
-	if (!st) {
+	if ((rc = zc_person_delete(op, id, e))) {
 		json_decref(p);
-		return e->code;
-	}
-	sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
-		json_decref(p);
-		return zc_store_fail(&op->m->store, rc, e, "deleting a person");
+		return rc;
 	}
 	zc_op_before(op, p);
 	*out = json_pack("{s:s, s:b}", "personId", id, "deleted", 1);

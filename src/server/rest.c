@@ -445,6 +445,24 @@ static enum MHD_Result rest_config_fields(struct rest_call *k)
 	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
 }
 
+/* ---- History: revert a change (issue 18) ------------------------------ */
+
+/* POST history/{seq}/revert: the change of record seq undone as a new
+ * recorded change (zcor_history_revert); a refusal is 409 with its
+ * details. */
+static enum MHD_Result rest_history_revert(struct rest_call *k)
+{
+	char *end = NULL;
+	long long seq = strtoll(k->p.v[0], &end, 10);
+	if (!*k->p.v[0] || *end || seq <= 0)
+		return zc_http_send_error(k->c, k->r, 404, "not_found",
+					  "no such history record; records are numbered from 1 (seq)");
+	struct zcor_ctx ctx = {ZCOR_ACTOR_UI, k->conversation};
+	char *out = NULL;
+	int rc = zcor_history_revert(k->z, &ctx, seq, &out);
+	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
+}
+
 /* ---- the worlds (docs/QQ.md) ------------------------------------------- */
 
 static enum MHD_Result rest_worlds(struct rest_call *k)
@@ -791,6 +809,8 @@ const struct zc_rest_route zc_rest_routes[] = {
 	{GET, "turns", rest_turns, 200, NULL, NULL},
 	{POST, "chat", rest_chat, 200, NULL, NULL},
 	{GET, "worlds", rest_worlds, 200, NULL, NULL},
+	/* History: revert a change (issue 18) */
+	{POST, "history/:seq/revert", rest_history_revert, 200, NULL, NULL},
 };
 const size_t zc_rest_nroutes = sizeof(zc_rest_routes) / sizeof(zc_rest_routes[0]);
 
