@@ -13,6 +13,7 @@ import { h, clear, field, fmtTime, splitList } from './dom.js';
 import { api, qs } from './api.js';
 import { t, has, keysOf } from './i18n.js';
 import { load, empty, pager, timeRange, errorBox } from './ui.js';
+import { revertControl } from './revert.js'; // History: revert a change (issue 18)
 
 const LIMIT = 20;
 const ACTORS = ['model', 'ui', 'cli', 'digest'];
@@ -66,7 +67,7 @@ export function render(root, app, arg) {
       actor: value(actor), conversation: conversation(), status: value(status), targetId: target.value.trim(),
       changesOnly: changes.checked ? 'true' : '', limit: LIMIT, offset };
     await load(out, () => api('GET', `history${qs(params)}`), (page) => [
-      page.items.length ? h('ol', { class: 'list' }, page.items.map(record)) : empty(t('state.noMatch')),
+      page.items.length ? h('ol', { class: 'list' }, page.items.map((r) => record(r, app, () => search(offset)))) : empty(t('state.noMatch')),
       pager(page, offset, LIMIT, search)]);
   }
   root.append(h('section', { class: 'card', 'aria-labelledby': 'h-history' },
@@ -87,7 +88,7 @@ export function render(root, app, arg) {
 // a word of the page for key, or the identifier itself when it has none
 const word = (prefix, id) => (has(`${prefix}.${id}`) ? t(`${prefix}.${id}`) : String(id));
 
-function record(r) {
+function record(r, app, again) {
   const before = [].concat(r.before ?? []);
   const after = [].concat(r.after ?? []);
   const pairs = Math.max(before.length, after.length);
@@ -100,7 +101,8 @@ function record(r) {
     r.error ? h('div', { class: 'error' }, `${t('hist.error')}: `, typeof r.error === 'string' ? r.error : JSON.stringify(r.error)) : null,
     r.receipt ? receipt(r.receipt) : null,
     pairs ? Array.from({ length: pairs }, (_, i) => diff(before[i] ?? null, after[i] ?? null)) : null,
-    h('details', {}, h('summary', {}, t('hist.arguments')), h('pre', {}, JSON.stringify(r.arguments, null, 2))));
+    h('details', {}, h('summary', {}, t('hist.arguments')), h('pre', {}, JSON.stringify(r.arguments, null, 2))),
+    revertControl(r, app, again));
 }
 
 // The important mark's receipt in words; any other receipt field by field.
