@@ -170,6 +170,15 @@ const dict = {
     'rev.why.has_children': '这次更改新建的记忆现在有 {count} 个子节点，撤销会删除它。', 'rev.why.has_children.next': '先删除这些子节点，或把它们移到别处。',
     'rev.why.linked_from_person': '这次更改新建的记忆现在关联着一个人物，撤销会删除它。', 'rev.why.linked_from_person.next': '先在人物面板里取消关联。',
     'rev.why.supersede_target': '这次更改新建的记忆现在是别的记忆的替代记录，撤销会删除它。',
+    // Memory: bulk actions on selected memories (issue 18)
+    'bulk.toggle': '选择多条', 'bulk.title': '批量操作', 'bulk.actions': '对选中的记忆', 'bulk.count': '已选 {count} 条记忆',
+    'bulk.pick': '选中“{title}”', 'bulk.clear': '清除选择', 'bulk.move': '移动到父节点下',
+    'bulk.several': '每条记忆是一次单独的调用：历史里会有 {count} 条各自的更改记录；某一条被拒绝不影响其他条。',
+    'bulk.oneCall': '这是一次调用：全部成功或全部不变，历史里是一条记录。',
+    'bulk.done': '{what}：{ok} 条成功，{refused} 条被拒绝。', 'bulk.ok': '成功', 'bulk.refused': '被拒绝', 'bulk.unchanged': '本来就是这样，没有改动',
+    'bulk.confirmDelete': '确定删除这 {count} 条记忆吗？历史会保留删除前的内容。', 'bulk.moveTitle': '把 {count} 条记忆移动到：',
+    'bulk.markAsk': '把这 {count} 条记忆标记为重要？重要记忆最多 5 条，超出时最早标记的会被取消。', 'bulk.unmarkAsk': '取消这 {count} 条记忆的重要标记？',
+    'bulk.mergeTitle': '合并 {count} 条记忆', 'bulk.supersedeTitle': '把 {count} 条记忆标记为被取代', 'bulk.supersededBy': '被“{title}”（{id}）取代',
   },
   en: {
     'app.title': 'zcor Memory', 'lang.switch': '(switch language)',
@@ -334,6 +343,20 @@ const dict = {
     'rev.why.has_children': 'the memory this change created has {count} child memories now, and the revert would delete it.', 'rev.why.has_children.next': 'Delete those first, or move them elsewhere.',
     'rev.why.linked_from_person': 'the memory this change created is linked from a person now, and the revert would delete it.', 'rev.why.linked_from_person.next': 'Remove that link in People first.',
     'rev.why.supersede_target': 'the memory this change created replaces other memories now, and the revert would delete it.',
+    // Memory: bulk actions on selected memories (issue 18)
+    'bulk.toggle': 'Select several', 'bulk.title': 'Bulk actions', 'bulk.actions': 'On the selected memories',
+    'bulk.count': '{count} memories selected', 'bulk.count.one': '1 memory selected',
+    'bulk.pick': 'Select “{title}”', 'bulk.clear': 'Clear the selection', 'bulk.move': 'Move under a parent',
+    'bulk.several': 'Each memory is a separate call: History gets {count} changes of their own; one refused leaves the others as they go.',
+    'bulk.several.one': 'One memory, one call: History gets one change.',
+    'bulk.oneCall': 'This is one call: all of them change or none does, one record in History.',
+    'bulk.done': '{what}: {ok} succeeded, {refused} refused.', 'bulk.ok': 'done', 'bulk.refused': 'refused', 'bulk.unchanged': 'already so: nothing changed',
+    'bulk.confirmDelete': 'Delete these {count} memories? History keeps their content.', 'bulk.confirmDelete.one': 'Delete this memory? History keeps its content.',
+    'bulk.moveTitle': 'Move {count} memories under:', 'bulk.moveTitle.one': 'Move 1 memory under:',
+    'bulk.markAsk': 'Mark these {count} memories important? At most 5 are important; beyond that the earliest mark is removed.', 'bulk.markAsk.one': 'Mark this memory important? At most 5 are important; beyond that the earliest mark is removed.',
+    'bulk.unmarkAsk': 'Unmark these {count} memories?', 'bulk.unmarkAsk.one': 'Unmark this memory?',
+    'bulk.mergeTitle': 'Merge {count} memories', 'bulk.supersedeTitle': 'Mark {count} memories superseded', 'bulk.supersedeTitle.one': 'Mark 1 memory superseded',
+    'bulk.supersededBy': 'superseded by “{title}” ({id})',
   },
 };
 

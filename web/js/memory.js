@@ -12,6 +12,7 @@ import { h, clear, field, fmtTime, splitList } from './dom.js';
 import { api, qs } from './api.js';
 import { t, has } from './i18n.js';
 import { load, errorBox, empty, pager, picker, loading, busy, form, reveal, timeRange, roving } from './ui.js';
+import { bulkSelection, selectBox } from './bulk.js'; // bulk actions (issue 18)
 
 const LIMIT = 20;
 
@@ -55,7 +56,9 @@ export function render(root, app, arg) {
     clear(detail, empty(t('mem.pick')));
   };
 
-  root.append(h('div', { class: 'cols' },
+  // bulk actions on selected memories (issue 18, bulk.js)
+  const bulk = bulkSelection(app, () => ctx.refresh());
+  root.append(bulk.cols = h('div', { class: 'cols' },
     h('div', {},
       h('section', { class: 'card', 'aria-labelledby': 'h-search' },
         h('h2', { id: 'h-search' }, t('mem.search')),
@@ -63,10 +66,13 @@ export function render(root, app, arg) {
           h('div', { class: 'row' }, field(t('mem.keywords'), kw)), when.el,
           h('div', { class: 'row' }, field(t('mem.sort'), sort), h('label', { for: 'q-superseded' }, sup, ' ', t('mem.includeSuperseded')),
             h('button', { type: 'submit', class: 'primary' }, t('action.search')),
-            h('button', { type: 'button', id: 'new-node', onclick: () => { if (app.mayLeave()) editNode(detail, app, null, ctx); } }, t('mem.new')))),
+            h('button', { type: 'button', id: 'new-node', onclick: () => { if (app.mayLeave()) editNode(detail, app, null, ctx); } }, t('mem.new')),
+            bulk.toggle)),
         results),
+      bulk.bar,
       h('section', { class: 'card', 'aria-labelledby': 'h-tree' }, h('h2', { id: 'h-tree' }, t('mem.tree')), tree)),
     h('section', { class: 'card', 'aria-label': t('mem.detail') }, detail)));
+  bulk.attach(bulk.cols);
   search(0);
   treeView.current = arg;
   drawTree(tree, open, expanded, treeView);
@@ -80,7 +86,7 @@ function tags(n) {
 }
 
 function nodeItem(n, open) {
-  return h('li', {},
+  return h('li', {}, selectBox(n),
     h('button', { type: 'button', class: 'link', onclick: () => open(n.id) }, n.title), ' ', tags(n),
     h('div', { class: 'meta' }, `${n.id} · ${fmtTime(n.updatedAt)}${n.hits ? ` · ${t('mem.hitsN', { count: n.hits })}` : ''}`),
     n.content ? h('div', { class: 'preview' }, [...n.content].length > 80 ? `${[...n.content].slice(0, 80).join('')}…` : n.content) : null,
@@ -200,7 +206,7 @@ function treeItem(n, open, expanded) {
   const twisty = leaf ? h('span', { class: 'twisty leaf', 'aria-hidden': 'true' })
     : h('span', { class: 'twisty', 'aria-hidden': 'true' }, '▸');
   const item = h('li', { role: 'treeitem', tabindex: '-1', 'aria-expanded': leaf ? null : 'false', 'data-id': n.id,
-    'aria-labelledby': `${titleId} ${tagsId}` }, twisty,
+    'aria-labelledby': `${titleId} ${tagsId}` }, twisty, selectBox(n),
   h('span', { class: 'node', id: titleId, onclick: () => open(n.id) }, n.title), ' ', h('span', { id: tagsId }, tags(n),
     n.kind && n.kind !== 'memory' ? h('span', { class: 'tag kind' }, kindWord(n.kind)) : null,
     n.scope && n.scope !== 'global' ? h('span', { class: 'tag scope' }, n.scope) : null), kids);
@@ -316,12 +322,15 @@ function confirmDelete(msg, app, node, children, ctx) {
   yes.focus();
 }
 
+// A refused delete's reason (details.reason) → its words (bulk.js too).
+export const deleteWhy = { has_children: 'mem.refused.children', linked_from_person: 'mem.refused.person', supersede_target: 'mem.refused.superseded' };
+
 // Why a delete was refused, in the page's words, from the error's details
 // (docs/API.md "Errors"), with links to what still refers to the node.
 function refusal(e, app, children) {
   const d = e.details || {};
   const ids = Array.isArray(d.ids) ? d.ids : Array.isArray(d.personIds) ? d.personIds : [];
-  const why = { has_children: 'mem.refused.children', linked_from_person: 'mem.refused.person', supersede_target: 'mem.refused.superseded' }[d.reason];
+  const why = deleteWhy[d.reason];
   if (e.code !== 'conflict' || !why) return h('div', { tabindex: '-1' }, errorBox(e));
   // the server names each referrer (details.titles: a memory's title, a
   // person's name), so a replaced memory is listed by title, not by id alone
