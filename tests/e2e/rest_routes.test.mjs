@@ -86,3 +86,24 @@ test('issue 13: a known path with another method is 404 with Allow; %2F in a par
   assert.equal((await req(srv, '/api/v1/conversations/group:1')).status, 200);
   assert.notEqual((await req(srv, '/api/v1/conversations/group%253A1')).status, 200);
 }));
+
+// History: revert a change (issue 18)
+test('issue18_revert_route: POST history/{seq}/revert answers 200, 409 with details, 404, 403 bound', () => withServe(async (srv) => {
+  const made = await req(srv, '/api/v1/nodes', { method: 'POST', body: { title: 'r', content: 'one' } });
+  assert.equal(made.status, 201, made.text);
+  const id = made.json.node.id;
+  assert.equal((await req(srv, `/api/v1/nodes/${id}`, { method: 'PUT', body: { title: 'r', content: 'two' } })).status, 200);
+  const seq = (await req(srv, `/api/v1/history?operations=zcor_memory_write&targetId=${id}&limit=1`)).json.items[0].seq;
+  // bound to a conversation: the operator's only
+  assertError(await req(srv, `/api/v1/history/${seq}/revert`, { method: 'POST', conv: 'group:1' }), 403, 'forbidden');
+  const ok = await req(srv, `/api/v1/history/${seq}/revert`, { method: 'POST' });
+  assert.equal(ok.status, 200, ok.text);
+  assert.equal(ok.json.reverted, seq);
+  assert.deepEqual(ok.json.restored, [id]);
+  assert.equal((await req(srv, `/api/v1/nodes/${id}`)).json.node.content, 'one');
+  const again = assertError(await req(srv, `/api/v1/history/${seq}/revert`, { method: 'POST' }), 409, 'conflict');
+  assert.equal(again.details.reason, 'already_reverted');
+  assertError(await req(srv, '/api/v1/history/999999/revert', { method: 'POST' }), 404, 'not_found');
+  assertError(await req(srv, '/api/v1/history/abc/revert', { method: 'POST' }), 404, 'not_found');
+  assertError(await req(srv, `/api/v1/history/${seq}/revert`), 404, 'not_found'); // GET: not a route
+}));

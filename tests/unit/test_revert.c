@@ -101,6 +101,16 @@ static void check_col(struct t_store *s, const char *id, const char *col, const 
 	free(v);
 }
 
+/* n memories titled n0, n1, … (the caller frees each id) */
+static void make_n(struct t_store *s, char **ids, int n)
+{
+	char title[16];
+	for (int i = 0; i < n; i++) {
+		snprintf(title, sizeof(title), "n%d", i);
+		ids[i] = make(s, title, NULL);
+	}
+}
+
 static long long exists(struct t_store *s, const char *id)
 {
 	return sql_int(s, "SELECT count(*) FROM nodes WHERE id = '%s'", id);
@@ -243,11 +253,7 @@ static void issue18_revert_important_gives_the_replaced_mark_back(void)
 {
 	struct t_store s = fresh();
 	char *ids[6];
-	char title[8];
-	for (int i = 0; i < 6; i++) {
-		snprintf(title, sizeof(title), "n%d", i);
-		ids[i] = make(&s, title, NULL);
-	}
+	make_n(&s, ids, 6);
 	for (int i = 0; i < 6; i++)
 		mark(&s, ids[i], 1); /* the sixth replaced the first's mark */
 	CHECK_INT(marked(&s, ids[0]), 0);
@@ -264,11 +270,7 @@ static void issue18_revert_refused_when_five_are_marked_again(void)
 {
 	struct t_store s = fresh();
 	char *ids[6];
-	char title[8];
-	for (int i = 0; i < 6; i++) {
-		snprintf(title, sizeof(title), "n%d", i);
-		ids[i] = make(&s, title, NULL);
-	}
+	make_n(&s, ids, 6);
 	mark(&s, ids[0], 1);
 	json_decref(t_call_ok(s.z, NULL, "zcor_memory_delete", "{\"id\":\"%s\"}", ids[0]));
 	long long seq = last_seq(&s, "zcor_memory_delete");
