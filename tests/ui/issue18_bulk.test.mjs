@@ -156,6 +156,19 @@ test('issue18_bulk_actions: select results and tree items, delete / move / merge
     assert.equal(rows[0][1], 'false');
     assert.match(rows[0][2], /与现有内容冲突，没有做任何更改/);
 
+    // a parent and its child selected together (the parent first): the
+    // child goes first, so neither is refused
+    const top = await mk(srv, '层级父');
+    const kid = await mk(srv, '层级子', { parentId: top.id });
+    await page.uncheck('#q-superseded');
+    await page.click('#bulk-clear');
+    await search(page, '层级');
+    await pick(page, '层级父', '层级子');
+    await page.click('#bulk-delete');
+    await page.click('#bulk-delete-yes');
+    rows = await results(page);
+    assert.deepEqual(rows.map((r) => [r[0], r[1]]), [[kid.id, 'true'], [top.id, 'true']]);
+
     await eachWidthAndLanguage(page, async (p, what) => {
       await p.locator('#bulk-toggle').waitFor();
       if ((await p.getAttribute('#bulk-toggle', 'aria-pressed')) !== 'true') await p.click('#bulk-toggle');
