@@ -11,8 +11,12 @@ import * as config from './config.js';
 import * as conversations from './conversations.js';
 import * as chat from './chat.js';
 import * as recall from './recall.js';
+// the Backups and Stats panels (issue 18)
+import * as backups from './backups.js';
 
 const panels = { memory, recall, history, people, synonyms, config, conversations, chat };
+// the Backups and Stats panels (issue 18)
+Object.assign(panels, { backups });
 const main = document.getElementById('panel');
 const statusEl = document.getElementById('status');
 const tabs = document.getElementById('tabs');
