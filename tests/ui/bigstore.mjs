@@ -105,3 +105,76 @@ export function buildStore(dir, { memories = 5000, messages = 20000, people = 30
   }
   return { dir, nodes, people: ppl };
 }
+
+// ---- the page on such a store (bench/page.mjs, issue18_scale) ----------
+
+// The steps: [name, hash to open first (or null: stay), the actions in the
+// page, the selector of what is drawn when it is done]. Actions: {hash},
+// {fill: selector, value}, {select: selector, value}, {click: selector},
+// {submit: selector} (the form's requestSubmit).
+const CONV = convKey(1);
+export const PAGE_STEPS = [
+  ['open Memory (tree roots)', null, [{ hash: '#memory' }], '#panel .tree [role=treeitem]'],
+  ['search memories 猫咪', '#memory', [{ fill: '#q-keywords', value: '猫咪' }, { submit: '#q-keywords' }], '#panel ul.list[aria-label] > li, #panel section p.empty'],
+  ['search memories 猫咪 火锅 (sort by hits)', '#memory', [{ fill: '#q-keywords', value: '猫咪 火锅' }, { select: '#q-sort', value: 'hits' }, { submit: '#q-keywords' }], '#panel ul.list[aria-label] > li, #panel section p.empty'],
+  ['open a memory', '#memory', [{ hash: '#memory/m000002' }], '#node-title'],
+  ['open Recall preview', null, [{ hash: '#recall' }], '#rp-form'],
+  ['recall preview 猫咪和火锅', '#recall', [{ fill: '#rp-text', value: '今天猫咪吃火锅了吗' }, { fill: '#rp-conv', value: CONV }, { click: '#rp-go' }], '#rp-cands'],
+  ['open History', null, [{ hash: '#history' }], '#history-list li.record, #history-list p.empty'],
+  ['search history 猫咪', '#history', [{ fill: '#h-keywords', value: '猫咪' }, { submit: '#h-keywords' }], '#history-list li.record, #history-list p.empty'],
+  ['open People', null, [{ hash: '#people' }], '#people-list li'],
+  ['search people 小明', '#people', [{ fill: '#p-keywords', value: '小明' }, { submit: '#p-keywords' }], '#people-list li, #people-list p.empty'],
+  ['open Synonyms', null, [{ hash: '#synonyms' }], '#syn-table tbody tr'],
+  ['filter synonyms 猫', '#synonyms', [{ fill: '#s-filter', value: '猫' }], '#syn-table tbody tr'],
+  ['open Config', null, [{ hash: '#config' }], '#c-save'],
+  ['open Conversations', null, [{ hash: '#conversations' }], '#conv-list li, #conv-list tr'],
+  ['open a transcript (newest first)', '#conversations', [{ hash: `#conversations/${encodeURIComponent(CONV)}` }], '#cv-messages li'],
+  ['search a transcript 猫咪', `#conversations/${encodeURIComponent(CONV)}`, [{ fill: '#cv-keywords', value: '猫咪' }, { submit: '#cv-keywords' }], '#cv-messages li, #cv-messages p.empty'],
+  ['open Chat', null, [{ hash: '#chat' }], '#chat-form, #chat-no-provider'],
+  ['open Backups', null, [{ hash: '#backups' }], '#bk-table tbody tr, #bk-list p.empty'],
+  ['open Stats', null, [{ hash: '#stats' }], '#st-totals'],
+  ['stats per week', '#stats', [{ select: '#st-bucket', value: 'week' }], '#st-growth'],
+];
+
+// In the page: marks what `ready` matches now as old, runs the actions,
+// and resolves with the milliseconds until `ready` matches something new,
+// no loading line is left and a frame was painted.
+export async function timed(page, actions, ready) {
+  return page.evaluate(async ({ actions, ready }) => {
+    for (const el of document.querySelectorAll(ready)) el.dataset.benchOld = '1';
+    const done = () => [...document.querySelectorAll(ready)].some((el) => !el.dataset.benchOld)
+      && !document.querySelector('#panel .loading');
+    const t0 = performance.now();
+    for (const a of actions) {
+      if (a.hash) location.hash = a.hash;
+      else if (a.fill) { const el = document.querySelector(a.fill); el.value = a.value; el.dispatchEvent(new Event('input', { bubbles: true })); }
+      else if (a.select) { const el = document.querySelector(a.select); el.value = a.value; el.dispatchEvent(new Event('change', { bubbles: true })); }
+      else if (a.click) document.querySelector(a.click).click();
+      else if (a.submit) document.querySelector(a.submit).form.requestSubmit();
+    }
+    await new Promise((resolve, reject) => {
+      if (done()) { resolve(); return; }
+      const mo = new MutationObserver(() => { if (done()) { mo.disconnect(); resolve(); } });
+      mo.observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
+      setTimeout(() => { mo.disconnect(); reject(new Error(`not drawn in 30 s: ${ready}`)); }, 30000);
+    });
+    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+    return performance.now() - t0;
+  }, { actions, ready });
+}
+
+// One step from a panel drawn before it (the step's own `before`, else
+// Config, or Memory for Config itself: a navigation from elsewhere),
+// timed: → ms.
+export async function runStep(page, [, before, actions, ready]) {
+  const settle = () => page.waitForFunction(() => !document.querySelector('#panel .loading'));
+  if (before) {
+    await page.evaluate((h) => { location.hash = h; }, before);
+  } else {
+    const from = actions[0].hash === '#config' ? '#memory' : '#config';
+    await page.evaluate((h) => { location.hash = h; }, from);
+    await page.locator(`main[data-panel=${from.slice(1)}]`).waitFor();
+  }
+  await settle();
+  return timed(page, actions, ready);
+}
