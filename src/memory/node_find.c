@@ -130,14 +130,11 @@ static int memory_find(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 	zc_bind_scope(op, st);
 	int step;
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		/* the content is normalised here (schema 19 keeps no copy), and
-		 * only with a keyword to match: without one this is the page's
-		 * list of the newest, and normalising every row cost 200 ms at
-		 * 5,000 memories (bench/page.mjs, issue 18) */
-		const char *people = nk ? (const char *)sqlite3_column_text(st, 26) : NULL;
+		/* the content is normalised here (schema 19 keeps no copy) */
+		const char *people = (const char *)sqlite3_column_text(st, 26);
 		char *text[F_N] = {(char *)sqlite3_column_text(st, 25),
-				   nk ? zc_norm((const char *)sqlite3_column_text(st, 3)) : NULL,
-				   nk ? zc_norm((const char *)sqlite3_column_text(st, 2)) : NULL,
+				   zc_norm((const char *)sqlite3_column_text(st, 3)),
+				   zc_norm((const char *)sqlite3_column_text(st, 2)),
 				   people ? zc_norm(people) : NULL};
 		json_t *matched = json_array();
 		int all = 1;

@@ -671,8 +671,13 @@ static int newest_first(const void *a, const void *b)
 {
 	json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
 	const char *tx = zc_json_str(x, "time"), *ty = zc_json_str(y, "time");
+	const char *nx = zc_json_str(x, "name"), *ny = zc_json_str(y, "name");
 	int c = strcmp(ty, tx);
-	return c ? c : strcmp(zc_json_str(y, "name"), zc_json_str(x, "name"));
+	/* the same millisecond: the one with the larger "-n", written later
+	 * (a longer name, then the larger one) */
+	if (!c && strlen(nx) != strlen(ny))
+		return strlen(ny) > strlen(nx) ? 1 : -1;
+	return c ? c : strcmp(ny, nx);
 }
 
 int zc_backups_list(struct zc_mem *m, json_t **out, struct zc_err *e)
