@@ -1,9 +1,10 @@
 // issue18_backups.test.mjs — issue 18, "Backup, restore and export from
 // the page": the Backups panel lists the backups zcor wrote in backups/
 // (not a file or link planted there), makes one, downloads one as the
-// export of the memory state (the file's own bytes and name), and restores
-// one only after a confirmation that says what is replaced and that the
-// current state is backed up first — that copy then shows in the list.
+// export of the memory state (the file's own bytes and name), exports the
+// current state (a backup made, then downloaded), and restores one only
+// after a confirmation that says what is replaced and that the current
+// state is backed up first — that copy then shows in the list.
 // axe-core at 1440 / 390 px, zh and en.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -45,6 +46,15 @@ test('issue18_backups_panel: list, back up now, export (download), restore after
     assert.equal(readFileSync(saved, 'utf8'), readFileSync(join(srv.dir, 'backups', first), 'utf8'));
     await page.locator('#status', { hasText: `已开始下载 ${first}` }).waitFor();
 
+    // export the current state: a backup made now and downloaded
+    const [now] = await Promise.all([page.waitForEvent('download'), page.click('#bk-export-now')]);
+    const made = (await srv.api('GET', 'backups')).body.items;
+    assert.equal(made.length, 2);
+    assert.equal(now.suggestedFilename(), made[0].name);
+    assert.notEqual(made[0].name, first);
+    assert.equal(readFileSync(await now.path(), 'utf8'), readFileSync(join(srv.dir, 'backups', made[0].name), 'utf8'));
+    await page.locator(`#bk-table tr[data-name="${made[0].name}"]`, { hasText: '新' }).waitFor();
+
     // restore: asked first; cancel changes nothing
     await srv.api('POST', 'nodes', { title: '备份后的记忆', content: '二' });
     await row.locator('.bk-restore').click();
@@ -66,8 +76,8 @@ test('issue18_backups_panel: list, back up now, export (download), restore after
     assert.equal((await srv.api('GET', 'nodes?keywords=备份后的记忆')).body.items.length, 0);
     // the automatic state backup is listed, marked new, and holds what was replaced
     const after = (await srv.api('GET', 'backups')).body.items;
-    assert.equal(after.length, 2);
-    const previous = after.find((x) => x.name !== first).name;
+    assert.equal(after.length, 3);
+    const previous = after[0].name;
     const prevRow = page.locator(`#bk-table tr[data-name="${previous}"]`);
     await prevRow.waitFor();
     assert.match(await prevRow.innerText(), /新/);

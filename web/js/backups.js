@@ -46,17 +46,37 @@ export function render(root, app) {
     }
   }));
 
+  // 导出当前状态: a backup made now, then downloaded
+  const exportNow = h('button', { type: 'button', id: 'bk-export-now' }, t('bk.exportNow'));
+  exportNow.addEventListener('click', () => busy(exportNow, async () => {
+    clear(msg);
+    clear(confirmBox);
+    try {
+      const r = await api('POST', 'backup', {});
+      fresh = bare(r.file);
+      reload();
+      await save(fresh);
+    } catch (e) {
+      clear(msg, errorBox(e));
+    }
+  }));
+
+  // name's bytes (GET backups/{name}, with the header) saved as name
+  async function save(name) {
+    const url = await blobUrl(`backups/${encodeURIComponent(name)}`);
+    const a = h('a', { href: url, download: name, hidden: true });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60000);
+    app.status(t('bk.downloaded', { name }));
+  }
+
   async function download(item, button) {
     await busy(button, async () => {
       clear(msg);
       try {
-        const url = await blobUrl(`backups/${encodeURIComponent(item.name)}`);
-        const a = h('a', { href: url, download: item.name, hidden: true });
-        document.body.append(a);
-        a.click();
-        a.remove();
-        setTimeout(() => URL.revokeObjectURL(url), 60000);
-        app.status(t('bk.downloaded', { name: item.name }));
+        await save(item.name);
       } catch (e) {
         clear(msg, errorBox(e));
       }
@@ -108,6 +128,6 @@ export function render(root, app) {
     h('h2', { id: 'h-backups' }, t('bk.title')),
     h('p', {}, t('bk.intro')),
     h('p', { class: 'meta' }, t('bk.transcripts'), ' ', h('code', {}, 'zcor transcript export')),
-    h('div', { class: 'row' }, make), msg, confirmBox, list));
+    h('div', { class: 'row' }, make, exportNow), msg, confirmBox, list));
   reload();
 }
