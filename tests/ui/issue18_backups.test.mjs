@@ -64,6 +64,7 @@ test('issue18_backups_panel: list, back up now, export (download), restore after
     assert.match(words, new RegExp(`用 ${first.replace(/\./g, '\\.')}（.+）恢复？`));
     assert.match(words, /现在的全部记忆、人物和重要标记（所有对话的）会被这份备份里的内容替换/);
     assert.match(words, /聊天记录、同义词、配置和历史记录不变/);
+    await page.locator('#bk-ask-now', { hasText: '现在有 2 条记忆（含已被取代的）' }).waitFor();
     assert.match(words, /现在的状态会先自动备份到 backups\//);
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'bk-confirm');
     await page.click('#bk-cancel');

@@ -98,9 +98,12 @@ export function render(root, app) {
         clear(confirmBox, errorBox(e));
       }
     }));
+    // how much is there now (the Stats panel's count), when it answers
+    const now = h('li', { id: 'bk-ask-now', hidden: true });
+    api('GET', 'stats?limit=1').then((st) => { now.textContent = t('bk.restoreNow', { count: st.total }); now.hidden = false; }, () => {});
     clear(confirmBox, h('div', { class: 'notice', role: 'alert', id: 'bk-ask' },
       h('p', {}, t('bk.restoreAsk', { name: item.name, time: fmtTime(item.time) })),
-      h('ul', {}, h('li', {}, t('bk.restoreReplaces')), h('li', {}, t('bk.restoreKeeps')), h('li', {}, t('bk.restoreSaves'))),
+      h('ul', {}, h('li', {}, t('bk.restoreReplaces')), now, h('li', {}, t('bk.restoreKeeps')), h('li', {}, t('bk.restoreSaves'))),
       h('div', { class: 'row' }, yes, no)));
     yes.focus();
   }
