@@ -652,18 +652,17 @@ ok:
 static int backups_dir(struct zc_mem *m, int *absent, struct zc_err *e)
 {
 	struct zc_err de = {0};
-	int dfd = zc_open_dir_at(AT_FDCWD, m->dir, &de);
-	*absent = 0;
-	if (dfd < 0) {
-		zc_fail(e, de.code, "the memory directory: %s", de.msg);
-		return -1;
+	char *path = zc_path_join(m->dir, "backups");
+	int fd = zc_open_dir_at(AT_FDCWD, path, &de);
+	zc_free(path);
+	*absent = fd < 0 && de.code == ZCOR_ENOTFOUND;
+	if (fd < 0 && !*absent)
+	{
+		if (de.code == ZCOR_EINVAL)
+			zc_fail(e, de.code, "backups/ is a symbolic link or not a directory; zcor does not follow it");
+		else
+			zc_fail(e, de.code, "backups/ cannot be opened: %s", de.msg);
 	}
-	int fd = zc_open_dir_at(dfd, "backups", &de);
-	close(dfd);
-	if (fd < 0 && de.code == ZCOR_ENOTFOUND)
-		*absent = 1;
-	else if (fd < 0)
-		zc_fail(e, de.code, "backups/: %s", de.msg);
 	return fd;
 }
 
