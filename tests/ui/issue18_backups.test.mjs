@@ -85,6 +85,12 @@ test('issue18_backups_panel: list, back up now, export (download), restore after
     assert.match(readFileSync(join(srv.dir, 'backups', previous), 'utf8'), /备份后的记忆/);
     await shot(page, 'backups');
 
+    // English, plurals right: 1 memory, 0 people
+    await page.click('#lang');
+    await page.click('#bk-make');
+    await page.locator('#status', { hasText: /^Backed up as memory-state-\d{8}T\d{9}Z\.json: 1 memory, 0 people\.$/ }).waitFor();
+    await page.click('#lang');
+
     await eachWidthAndLanguage(page, async (p, what) => {
       await openPanel(p, srv, 'backups');
       await p.locator('#bk-table tbody tr').first().waitFor();

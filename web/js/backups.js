@@ -39,7 +39,7 @@ export function render(root, app) {
     try {
       const r = await api('POST', 'backup', {});
       fresh = bare(r.file);
-      app.status(t('bk.made', { name: fresh, nodes: r.nodes, people: r.people }));
+      app.status(t('bk.made', { name: fresh, nodes: t('bk.nodes', { count: r.nodes }), people: t('bk.people', { count: r.people }) }));
       reload();
     } catch (e) {
       clear(msg, errorBox(e));
@@ -92,7 +92,7 @@ export function render(root, app) {
         const r = await api('POST', 'restore', { backupFile: item.name });
         clear(confirmBox);
         fresh = bare(r.backupOfPrevious);
-        app.status(t('bk.restored', { name: item.name, nodes: r.nodes, people: r.people, previous: fresh }));
+        app.status(t('bk.restored', { name: item.name, nodes: t('bk.nodes', { count: r.nodes }), people: t('bk.people', { count: r.people }), previous: fresh }));
         reload();
       } catch (e) {
         clear(confirmBox, errorBox(e));
