@@ -645,4 +645,33 @@ int zcor_migrate_cognition(zcor *z, int apply, char **report_json);
  * data of a call that succeeded; the call's own failure is its code and
  * zcor_errjson, *report_json NULL. */
 
+/* ---- the Memory page's Backups and Stats panels (issue 18) ------------- */
+
+/*
+ * The backups zcor wrote in backups/ (zcor_memory_backup's state copies,
+ * kind "state", which zcor_memory_restore takes; migrate cognition's
+ * copies of the views, kind "view"), newest first: {"items": [{name,
+ * size, time, kind}], "truncated"}. Only regular files with zcor's own
+ * names are listed; nothing outside backups/ is read. A ctx bound to a
+ * group or private conversation is ZCOR_EFORBIDDEN (a backup holds every
+ * conversation's memory). Not recorded in history.
+ */
+int zcor_backups(zcor *z, const struct zcor_ctx *ctx, char **out_json);
+/* Opens the backup `name` (a name as zcor_backups lists it) for reading:
+ * *fd is the caller's to close, *size its length. A name that is not one
+ * of zcor's (a path, "..", another file) is ZCOR_EINVAL, a link in its
+ * place ZCOR_EINVAL (never followed), no such file ZCOR_ENOTFOUND; ctx as
+ * zcor_backups. Not recorded in history. */
+int zcor_backup_open(zcor *z, const struct zcor_ctx *ctx, const char *name, int *fd,
+		     long long *size);
+/* The Stats panel's figures, over the memories ctx may see (a bound
+ * conversation: global memory and its own): query_json {staleDays?,
+ * bucket? "day" | "week", buckets?, limit?} (NULL or "" for {}) →
+ * {total, current, superseded, important, neverRecalled, byKind: [{kind,
+ * count}], byScope, byTier, growth: {bucket, items: [{start, count}]},
+ * mostRecalled, leastRecalled, stale: {days, count, items}, expired:
+ * {count, items}, now} (docs/API.md "GET stats"). The hit counts this
+ * handle holds are folded in first. A read: the page's is not recorded. */
+int zcor_memory_stats(zcor *z, const struct zcor_ctx *ctx, const char *query_json, char **out_json);
+
 #endif /* ZCOR_H */

@@ -1370,3 +1370,54 @@ int zcor_turn_note(zcor *z, long long turn_id, const char *note_json)
 		return done(z, rc);
 	return done(z, zc_turn_note(&z->mem, turn_id, note_json, &z->last.err));
 }
+
+/* ---- the Memory page's Backups and Stats panels (issue 18) ------------- */
+
+int zcor_backups(zcor *z, const struct zcor_ctx *ctx, char **out_json)
+{
+	HOLD(z);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc || (rc = host_ctx(z, &ctx)) ||
+	    (rc = zc_backups_operator_only(ctx, "the backups hold the memory of every conversation",
+					   &z->last.err)))
+		return done(z, rc);
+	json_t *out = NULL;
+	rc = zc_backups_list(&z->mem, &out, &z->last.err);
+	return answer(z, rc, out, out_json);
+}
+
+int zcor_backup_open(zcor *z, const struct zcor_ctx *ctx, const char *name, int *fd,
+		     long long *size)
+{
+	HOLD(z);
+	*fd = -1;
+	*size = 0;
+	int rc = begin(z);
+	if (rc || (rc = host_ctx(z, &ctx)) ||
+	    (rc = zc_backups_operator_only(ctx, "the backups hold the memory of every conversation",
+					   &z->last.err)))
+		return done(z, rc);
+	return done(z, zc_backup_open(&z->mem, name, fd, size, &z->last.err));
+}
+
+int zcor_memory_stats(zcor *z, const struct zcor_ctx *ctx, const char *query_json, char **out_json)
+{
+	HOLD(z);
+	*out_json = NULL;
+	int rc = begin(z);
+	if (rc || (rc = host_ctx(z, &ctx)))
+		return done(z, rc);
+	json_t *args = NULL, *out = NULL;
+	int given = query_json && *query_json;
+	rc = zc_json_parse(given ? query_json : "{}", given ? strlen(query_json) : 2, "the stats query",
+			   &args, &z->last.err);
+	if (!rc && !json_is_object(args))
+		rc = zc_fail(&z->last.err, ZCOR_EINVAL, "the stats query must be a JSON object");
+	if (!rc) {
+		zc_mem_flush_hits(&z->mem); /* the counts this handle holds, in */
+		rc = zc_mem_run(&z->mem, ctx, &zc_op_memory_stats, args, &out, &z->last.err);
+	}
+	json_decref(args);
+	return answer(z, rc, out, out_json);
+}

@@ -401,6 +401,30 @@ int zc_state_convert(const json_t *doc, int64_t now, json_t **v3, int *version, 
 /* Replaces nodes, important marks and people with a format-3 state
  * (records without an id get a generated one, written into v3). */
 int zc_state_replace(struct zc_op *op, json_t *v3, struct zc_err *e);
+/* The kind of a file zcor writes in backups/, told by its name alone:
+ * "state" (zcor_memory_backup's memory-state-<stamp>[-n].json, which
+ * restore reads) or "view" (migrate cognition's <VIEW>.md.bak-<stamp>),
+ * with the stamp's instant in *ms (may be NULL); NULL for any other name
+ * (no '/', no "..": none of them has one). */
+const char *zc_backup_kind(const char *name, int64_t *ms);
+/* The files of backups/ zcor wrote (zc_backup_kind), regular files only
+ * (a link under such a name is left out): {items: [{name, size, time,
+ * kind}], truncated}, newest first, at most ZC_BACKUPS_MAX. No backups/
+ * yet is an empty list; a backups/ that is a link is ZCOR_EINVAL. Reads
+ * nothing outside backups/ and no file's content. */
+/* The backups hold every conversation's memory: a caller bound to a
+ * group or private conversation may not restore, list or read them
+ * (ZCOR_EFORBIDDEN, the message beginning with what); the operator (no
+ * conversation, or a console:* one) may. */
+int zc_backups_operator_only(const struct zcor_ctx *ctx, const char *what, struct zc_err *e);
+#define ZC_BACKUPS_MAX 1000
+int zc_backups_list(struct zc_mem *m, json_t **out, struct zc_err *e);
+/* Opens backups/<name> for reading: name one zc_backup_kind knows
+ * (ZCOR_EINVAL otherwise: a path, "..", another file), a regular file
+ * opened without following a link (a link is ZCOR_EINVAL), under a
+ * backups/ that is a real directory; ZCOR_ENOTFOUND when there is none.
+ * *fd is the caller's to close, *size its length. */
+int zc_backup_open(struct zc_mem *m, const char *name, int *fd, long long *size, struct zc_err *e);
 /* X-MIGRATE: imports memory-state.json / memories.json into an empty store. */
 int zc_migrate_if_needed(struct zc_mem *m, struct zc_err *e);
 
@@ -410,6 +434,13 @@ int zc_migrate_if_needed(struct zc_mem *m, struct zc_err *e);
  * to?, includeSuperseded?, limit?, offset?} → a page of nodes, each with
  * "matched": [{keyword, field: title | keywords | content | alias, word}]. */
 extern const struct zc_opdef zc_op_memory_find;
+/* The Stats panel's figures (stats.c; not a tool): {staleDays? (30),
+ * bucket? "day" | "week", buckets? (30 days, 26 weeks), limit? (10)} →
+ * {total, current, superseded, important, neverRecalled, byKind, byScope,
+ * byTier, growth: {bucket, items: [{start, count}]}, mostRecalled,
+ * leastRecalled, stale: {days, count, items}, expired: {count, items},
+ * now}, each figure over the memories the caller's scope may see. */
+extern const struct zc_opdef zc_op_memory_stats;
 
 extern const struct zc_opdef zc_op_memory_write, zc_op_memory_read, zc_op_memory_delete,
 	zc_op_memory_children, zc_op_memory_trace, zc_op_memory_important, zc_op_memory_query,

@@ -6,8 +6,13 @@
  * is part of the operation's one transaction. Memory layer.
  */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/buf.h"
@@ -540,18 +545,25 @@ static int backup_path(struct zc_op *op, const char *arg, char **path, struct zc
 	return ZCOR_OK;
 }
 
-static int memory_restore(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+int zc_backups_operator_only(const struct zcor_ctx *ctx, const char *what, struct zc_err *e)
 {
-	const char *conv = op->ctx->conversation;
+	const char *conv = ctx ? ctx->conversation : NULL;
 	if (conv && strncmp(conv, "console:", 8) != 0)
 		return zc_fail(e, ZCOR_EFORBIDDEN,
-			       "restoring replaces the memory of every conversation, so only the operator "
-			       "(CLI, web page or console) may do it");
+			       "%s, so only the operator (CLI, web page or console) may do it", what);
+	return ZCOR_OK;
+}
+
+static int memory_restore(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
+{
+	int rc = zc_backups_operator_only(op->ctx, "restoring replaces the memory of every conversation", e);
+	if (rc)
+		return rc;
 	char *path = NULL, *data = NULL, *saved = NULL;
 	size_t len = 0;
 	json_t *doc = NULL, *v3 = NULL, *counts = NULL;
 	int version = 0;
-	int rc = backup_path(op, zc_json_str(args, "backupFile"), &path, e);
+	rc = backup_path(op, zc_json_str(args, "backupFile"), &path, e);
 	if (rc)
 		return rc;
 	/* the file backup_path looked at, not one a link put there since */
@@ -586,6 +598,171 @@ out:
 
 const struct zc_opdef zc_op_memory_backup = {"zcor_memory_backup", NULL, memory_backup, 0};
 const struct zc_opdef zc_op_memory_restore = {"zcor_memory_restore", NULL, memory_restore, 0};
+
+/* ---- the backups as the page lists and downloads them --------------- */
+
+/* The stamp zc_time_stamp writes (20261129T192500123Z) at s: its instant
+ * in *ms and the length of the stamp, or 0 when s does not start with one. */
+static size_t stamp_at(const char *s, int64_t *ms)
+{
+	static const char shape[] = "DDDDDDDDTDDDDDDDDDZ";
+	for (size_t i = 0; shape[i]; i++)
+		if (shape[i] == 'D' ? !(s[i] >= '0' && s[i] <= '9') : s[i] != shape[i])
+			return 0;
+	char iso[ZC_TIME_LEN];
+	snprintf(iso, sizeof(iso), "%.4s-%.2s-%.2sT%.2s:%.2s:%.2s.%.3sZ", s, s + 4, s + 6, s + 9,
+		 s + 11, s + 13, s + 15);
+	return zc_time_parse(iso, "stamp", ms, NULL) == ZCOR_OK ? sizeof(shape) - 1 : 0;
+}
+
+const char *zc_backup_kind(const char *name, int64_t *ms)
+{
+	static const char *const views[] = {"COGNITION.md.bak-", "STICKERS.md.bak-"};
+	int64_t at = 0;
+	size_t n;
+	if (strncmp(name, "memory-state-", 13) == 0 && (n = stamp_at(name + 13, &at))) {
+		/* write_backup's name: the stamp, "-<n>" when taken, ".json" */
+		const char *p = name + 13 + n;
+		if (*p == '-' && p[1] >= '1' && p[1] <= '9') {
+			p++;
+			for (int d = 0; *p >= '0' && *p <= '9' && d < 6; d++)
+				p++;
+		}
+		if (strcmp(p, ".json") == 0)
+			goto ok;
+		return NULL;
+	}
+	for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++) {
+		size_t vl = strlen(views[i]);
+		if (strncmp(name, views[i], vl) == 0 && (n = stamp_at(name + vl, &at)) && !name[vl + n]) {
+			if (ms)
+				*ms = at;
+			return "view";
+		}
+	}
+	return NULL;
+ok:
+	if (ms)
+		*ms = at;
+	return "state";
+}
+
+/* backups/ as a directory descriptor: -1 with *absent set when there is
+ * none yet, -1 with e set when it is not a real directory (a link). */
+static int backups_dir(struct zc_mem *m, int *absent, struct zc_err *e)
+{
+	struct zc_err de = {0};
+	char *path = zc_path_join(m->dir, "backups");
+	int fd = zc_open_dir_at(AT_FDCWD, path, &de);
+	zc_free(path);
+	*absent = fd < 0 && de.code == ZCOR_ENOTFOUND;
+	if (fd < 0 && !*absent)
+	{
+		if (de.code == ZCOR_EINVAL)
+			zc_fail(e, de.code, "backups/ is a symbolic link or not a directory; zcor does not follow it");
+		else
+			zc_fail(e, de.code, "backups/ cannot be opened: %s", de.msg);
+	}
+	return fd;
+}
+
+static int newest_first(const void *a, const void *b)
+{
+	json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+	const char *tx = zc_json_str(x, "time"), *ty = zc_json_str(y, "time");
+	const char *nx = zc_json_str(x, "name"), *ny = zc_json_str(y, "name");
+	int c = strcmp(ty, tx);
+	/* the same millisecond: the one with the larger "-n", written later
+	 * (a longer name, then the larger one) */
+	if (!c && strlen(nx) != strlen(ny))
+		return strlen(ny) > strlen(nx) ? 1 : -1;
+	return c ? c : strcmp(ny, nx);
+}
+
+int zc_backups_list(struct zc_mem *m, json_t **out, struct zc_err *e)
+{
+	*out = NULL;
+	int absent = 0;
+	int fd = backups_dir(m, &absent, e);
+	if (fd < 0 && !absent)
+		return e->code;
+	json_t *items = json_array();
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (fd >= 0 && !d) {
+		close(fd);
+		json_decref(items);
+		return zc_fail(e, ZCOR_EIO, "cannot read backups/: %s", strerror(errno));
+	}
+	struct dirent *de;
+	size_t n = 0;
+	while (d && (de = readdir(d)) && n < ZC_BACKUPS_MAX) {
+		int64_t at = 0;
+		const char *kind = zc_backup_kind(de->d_name, &at);
+		struct stat st;
+		/* only a regular file: a link planted under one of zcor's names is
+		 * not listed (nor read: zc_backup_open) */
+		if (!kind || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		json_t *x = json_pack("{s:s, s:I, s:s}", "name", de->d_name, "size",
+				      (json_int_t)st.st_size, "kind", kind);
+		zc_json_set_time(x, "time", at);
+		json_array_append_new(items, x);
+		n++;
+	}
+	if (d)
+		closedir(d);
+	/* newest first (the stamps are UTC ISO texts of one width) */
+	size_t cnt = json_array_size(items);
+	json_t **v = zc_calloc(cnt ? cnt : 1, sizeof(*v));
+	for (size_t i = 0; i < cnt; i++)
+		v[i] = json_incref(json_array_get(items, i));
+	qsort(v, cnt, sizeof(*v), newest_first);
+	json_array_clear(items);
+	for (size_t i = 0; i < cnt; i++)
+		json_array_append_new(items, v[i]);
+	zc_free(v);
+	*out = json_pack("{s:o, s:b}", "items", items, "truncated", n >= ZC_BACKUPS_MAX);
+	return ZCOR_OK;
+}
+
+int zc_backup_open(struct zc_mem *m, const char *name, int *fd, long long *size, struct zc_err *e)
+{
+	*fd = -1;
+	*size = 0;
+	if (!name || !zc_backup_kind(name, NULL))
+		return zc_fail(e, ZCOR_EINVAL,
+			       "'%s' is not the name of a backup zcor wrote: give a name from the list "
+			       "(GET backups), such as 'memory-state-20261129T120000000Z.json'",
+			       ZC_Q(name ? name : "", 100));
+	int absent = 0;
+	int dfd = backups_dir(m, &absent, e);
+	if (dfd < 0)
+		return absent ? zc_fail(e, ZCOR_ENOTFOUND, "no backup named '%s': backups/ is empty",
+					ZC_Q(name, 100))
+			      : e->code;
+	struct zc_err oe = {0};
+	*fd = zc_open_regular_at(dfd, name, ZC_FS_NOFOLLOW, &oe);
+	close(dfd);
+	if (*fd < 0) {
+		if (oe.code == ZCOR_ENOTFOUND)
+			return zc_fail(e, ZCOR_ENOTFOUND, "no backup named '%s' in backups/",
+				       ZC_Q(name, 100));
+		return zc_fail(e, oe.code,
+			       "backups/%s is not a regular file (a link or special file, which zcor "
+			       "does not follow)",
+			       ZC_Q(name, 100));
+	}
+	struct stat st;
+	if (fstat(*fd, &st) != 0) {
+		int err = errno;
+		close(*fd);
+		*fd = -1;
+		return zc_fail(e, ZCOR_EIO, "cannot read backups/%s: %s", ZC_Q(name, 100), strerror(err));
+	}
+	*size = (long long)st.st_size;
+	return ZCOR_OK;
+}
 
 /* ---- X-MIGRATE ------------------------------------------------------ */
 

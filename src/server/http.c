@@ -75,12 +75,34 @@ int zc_http_status_of(const char *code)
 	return 500;
 }
 
+static enum MHD_Result queue_response(struct MHD_Connection *c, struct request *r, int status,
+				      struct MHD_Response *resp, const char *type, const char *hname,
+				      const char *hval);
+
 enum MHD_Result zc_http_send_text(struct MHD_Connection *c, struct request *r, int status,
 				  const char *type, const char *body, size_t len, const char *hname,
 				  const char *hval)
 {
 	struct MHD_Response *resp =
 		MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	return queue_response(c, r, status, resp, type, hname, hval);
+}
+
+enum MHD_Result zc_http_send_fd(struct MHD_Connection *c, struct request *r, int status,
+				const char *type, int fd, uint64_t size, const char *hname,
+				const char *hval)
+{
+	struct MHD_Response *resp = MHD_create_response_from_fd(size, fd);
+	if (!resp)
+		close(fd);
+	return queue_response(c, r, status, resp, type, hname, hval);
+}
+
+/* The headers every answer carries (and one more, hname), queued. */
+static enum MHD_Result queue_response(struct MHD_Connection *c, struct request *r, int status,
+				      struct MHD_Response *resp, const char *type, const char *hname,
+				      const char *hval)
+{
 	if (!resp)
 		return MHD_NO; /* out of memory: MHD closes the connection */
 	MHD_add_response_header(resp, "Content-Type", type);

@@ -11,6 +11,7 @@
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -105,6 +106,11 @@ int zc_http_status_of(const char *code);
 enum MHD_Result zc_http_send_text(struct MHD_Connection *c, struct request *r, int status,
 				  const char *type, const char *body, size_t len, const char *hname,
 				  const char *hval);
+/* The same headers for size bytes streamed from fd (a file the caller
+ * opened; MHD closes it when the answer is sent or dropped). */
+enum MHD_Result zc_http_send_fd(struct MHD_Connection *c, struct request *r, int status,
+				const char *type, int fd, uint64_t size, const char *hname,
+				const char *hval);
 /* {"error":{"code","message"}}; msg may quote the request (made valid
  * UTF-8, cut to a length). */
 enum MHD_Result zc_http_send_error(struct MHD_Connection *c, struct request *r, int status,

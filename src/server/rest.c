@@ -752,6 +752,50 @@ static enum MHD_Result rest_chat(struct rest_call *k)
 	return zc_chat_stream(k->s, k->c, k->r, conv);
 }
 
+/* ---- the Backups and Stats panels (issue 18) ----------------------------- */
+
+/* GET backups: the backups zcor wrote (zcor_backups; the operator's). */
+static enum MHD_Result rest_backups(struct rest_call *k)
+{
+	struct zcor_ctx ctx = {ZCOR_ACTOR_UI, k->conversation};
+	char *out = NULL;
+	int rc = zcor_backups(k->z, &ctx, &out);
+	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
+}
+
+/* GET backups/:name: the file's bytes, streamed from the descriptor
+ * zcor_backup_open checked (a name of zcor's own, a regular file under a
+ * real backups/, no link followed), as a download. */
+static enum MHD_Result rest_backup_download(struct rest_call *k)
+{
+	struct zcor_ctx ctx = {ZCOR_ACTOR_UI, k->conversation};
+	int fd = -1;
+	long long size = 0;
+	int rc = zcor_backup_open(k->z, &ctx, k->p.v[0], &fd, &size);
+	if (rc)
+		return zc_http_send_result(k->c, k->r, k->z, rc, NULL, 200);
+	/* the name is one of zcor's (letters, digits, '-', '.', 'T', 'Z'):
+	 * nothing in it to quote */
+	char disp[ZC_ROUTE_PARAM_MAX + 40];
+	snprintf(disp, sizeof(disp), "attachment; filename=\"%s\"", k->p.v[0]);
+	const char *type = strstr(k->p.v[0], ".json") ? "application/json; charset=utf-8"
+						      : "text/markdown; charset=utf-8";
+	return zc_http_send_fd(k->c, k->r, 200, type, fd, (uint64_t)size, "Content-Disposition", disp);
+}
+
+/* GET stats?staleDays=&bucket=&buckets=&limit=: the Stats panel's
+ * figures over what the caller's scope may see (zcor_memory_stats). */
+static enum MHD_Result rest_stats(struct rest_call *k)
+{
+	struct zcor_ctx ctx = {ZCOR_ACTOR_UI, k->conversation};
+	char *text = json_dumps(k->args, JSON_COMPACT), *out = NULL;
+	if (!text)
+		return out_of_memory(k);
+	int rc = zcor_memory_stats(k->z, &ctx, text, &out);
+	zc_free(text);
+	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
+}
+
 /* ---- the routes --------------------------------------------------------- */
 
 #define GET ZC_HTTP_GET
@@ -811,6 +855,10 @@ const struct zc_rest_route zc_rest_routes[] = {
 	{GET, "worlds", rest_worlds, 200, NULL, NULL},
 	/* History: revert a change (issue 18) */
 	{POST, "history/:seq/revert", rest_history_revert, 200, NULL, NULL},
+	/* the Backups and Stats panels (issue 18) */
+	{GET, "backups", rest_backups, 200, NULL, NULL},
+	{GET, "backups/:name", rest_backup_download, 200, NULL, NULL},
+	{GET, "stats", rest_stats, 200, NULL, NULL},
 };
 const size_t zc_rest_nroutes = sizeof(zc_rest_routes) / sizeof(zc_rest_routes[0]);
 

@@ -11,8 +11,13 @@ import * as config from './config.js';
 import * as conversations from './conversations.js';
 import * as chat from './chat.js';
 import * as recall from './recall.js';
+// the Backups and Stats panels (issue 18)
+import * as backups from './backups.js';
+import * as stats from './stats.js';
 
 const panels = { memory, recall, history, people, synonyms, config, conversations, chat };
+// the Backups and Stats panels (issue 18)
+Object.assign(panels, { backups, stats });
 const main = document.getElementById('panel');
 const statusEl = document.getElementById('status');
 const tabs = document.getElementById('tabs');
