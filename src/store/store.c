@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "base/alloc.h"
+#include "base/fs.h"
 #include "base/json.h"
 #include "base/timeutil.h"
 #include "text/norm.h"
@@ -1015,9 +1016,24 @@ long zc_store_read_header(const char *path, unsigned char *h, size_t n)
 	sqlite3_int64 size = 0;
 	long got = -1;
 	memset(h, 0, n);
+	/* SQLITE_OPEN_NOFOLLOW refuses a link anywhere in the name, but the
+	 * memory directory itself may be one (the operator chose it): the
+	 * directory part is resolved, the file itself is still not followed */
+	char *real = NULL;
+	const char *slash = strrchr(path, '/');
+	if (slash && slash != path && (size_t)(slash - path) < PATH_MAX) {
+		char dir[PATH_MAX];
+		memcpy(dir, path, (size_t)(slash - path));
+		dir[slash - path] = '\0';
+		char *r = realpath(dir, NULL);
+		if (r)
+			real = zc_path_join(r, slash + 1);
+		free(r);
+	}
+	const char *open_as = real ? real : path;
 	/* read-only and without creating: opening reads nothing yet, so a
 	 * file that is not a database is fine here */
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
+	if (sqlite3_open_v2(open_as, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
 			    NULL) == SQLITE_OK &&
 	    sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &f) == SQLITE_OK && f &&
 	    f->pMethods && f->pMethods->xFileSize(f, &size) == SQLITE_OK) {
@@ -1027,6 +1043,7 @@ long zc_store_read_header(const char *path, unsigned char *h, size_t n)
 			got = want;
 	}
 	sqlite3_close(db);
+	zc_free(real);
 	return got;
 }
 

@@ -177,6 +177,32 @@ static void I12_7_empty_db_in_a_new_directory_opens(void)
 	free(syn);
 }
 
+/* The memory directory itself may be a symbolic link (the operator chose
+ * it, OPERATIONS.md): a store written through the link opens again
+ * through it. memory.db's header check opened it with NOFOLLOW, which
+ * SQLite applies to every part of the name, so the second open was
+ * refused ("cannot read memory.db"). */
+static void I12_7_memory_directory_through_a_link_reopens(void)
+{
+	const char *real = t_tmpdir();
+	char *link = path_in(t_tmpdir(), "linked-memory");
+	CHECK(symlink(real, link) == 0);
+	zcor *z = t_open_dir(link);
+	CHECK(z != NULL);
+	json_t *r = t_call_ok(z, NULL, "zcor_memory_write", "{\"title\":\"经由链接\",\"content\":\"第一条\"}");
+	json_decref(r);
+	zcor_close(z);
+	z = t_open_dir(link);
+	CHECK(z != NULL);
+	if (z) {
+		r = t_call_ok(z, NULL, "zcor_memory_read", "{\"id\":\"m000001\"}");
+		CHECK_STR(t_str(r, "node.title"), "经由链接");
+		json_decref(r);
+		zcor_close(z);
+	}
+	free(link);
+}
+
 /* A memory.db that is not SQLite, or was cut off (its header says more
  * pages than the file has, no WAL to finish from): refused with what to
  * do, never replaced or repaired in place; the doctor's code is
@@ -520,6 +546,7 @@ const struct t_case t_cases[] = {
 	{"I12_7_empty_db_in_a_used_directory_is_refused", I12_7_empty_db_in_a_used_directory_is_refused},
 	{"I12_7_empty_db_beside_a_wal_keeps_the_wal", I12_7_empty_db_beside_a_wal_keeps_the_wal},
 	{"I12_7_empty_db_in_a_new_directory_opens", I12_7_empty_db_in_a_new_directory_opens},
+	{"I12_7_memory_directory_through_a_link_reopens", I12_7_memory_directory_through_a_link_reopens},
 	{"I12_7_damaged_db_is_refused_and_left_alone", I12_7_damaged_db_is_refused_and_left_alone},
 	{"I12_10_media_file_fifo_and_one_message", I12_10_media_file_fifo_and_one_message},
 	{"I12_10_bound_caller_cannot_name_a_server_file", I12_10_bound_caller_cannot_name_a_server_file},
