@@ -12,7 +12,7 @@
 import { h, clear, field, fmtTime, splitList } from './dom.js';
 import { api, qs } from './api.js';
 import { t, has, keysOf } from './i18n.js';
-import { load, empty, pager, timeRange, errorBox } from './ui.js';
+import { load, empty, pager, timeRange, errorBox, convLink } from './ui.js';
 
 const LIMIT = 20;
 const ACTORS = ['model', 'ui', 'cli', 'digest'];
@@ -66,7 +66,7 @@ export function render(root, app, arg) {
       actor: value(actor), conversation: conversation(), status: value(status), targetId: target.value.trim(),
       changesOnly: changes.checked ? 'true' : '', limit: LIMIT, offset };
     await load(out, () => api('GET', `history${qs(params)}`), (page) => [
-      page.items.length ? h('ol', { class: 'list' }, page.items.map(record)) : empty(t('state.noMatch')),
+      page.items.length ? h('ol', { class: 'list' }, page.items.map((r) => record(r, app))) : empty(t('state.noMatch')),
       pager(page, offset, LIMIT, search)]);
   }
   root.append(h('section', { class: 'card', 'aria-labelledby': 'h-history' },
@@ -87,7 +87,7 @@ export function render(root, app, arg) {
 // a word of the page for key, or the identifier itself when it has none
 const word = (prefix, id) => (has(`${prefix}.${id}`) ? t(`${prefix}.${id}`) : String(id));
 
-function record(r) {
+function record(r, app) {
   const before = [].concat(r.before ?? []);
   const after = [].concat(r.after ?? []);
   const pairs = Math.max(before.length, after.length);
@@ -96,7 +96,8 @@ function record(r) {
     h('div', {}, h('strong', { class: 'op' }, word('op', r.operation)), ' ',
       h('code', { class: 'meta' }, r.operation), ' ',
       h('span', { class: `tag ${ok ? '' : 'sup'}` }, `${t('hist.status')}: ${word('hist.status', r.status)}`), ' ',
-      h('span', { class: 'meta' }, `${fmtTime(r.at)} · ${t('hist.actor')}: ${word('hist.actor', r.actor)} · ${t('hist.conversation')}: ${r.conversation ?? t('hist.host')} · #${r.seq}`)),
+      h('span', { class: 'meta' }, `${fmtTime(r.at)} · ${t('hist.actor')}: ${word('hist.actor', r.actor)} · ${t('hist.conversation')}: `,
+        r.conversation ? convLink(app, r.conversation) : t('hist.host'), ` · #${r.seq}`)),
     r.error ? h('div', { class: 'error' }, `${t('hist.error')}: `, typeof r.error === 'string' ? r.error : JSON.stringify(r.error)) : null,
     r.receipt ? receipt(r.receipt) : null,
     pairs ? Array.from({ length: pairs }, (_, i) => diff(before[i] ?? null, after[i] ?? null)) : null,

@@ -151,6 +151,14 @@ const dict = {
     'dig.given': '给了 {sent}/{lines} 行、{chars} 字', 'dig.cut': '较早的行被省略', 'dig.notCut': '未截断',
     'dig.calls': '工具调用', 'dig.history': '在历史中查看这次的改动',
     'conv.transcript': '聊天记录', 'conv.newestFirst': '（最新的在前；选一个日期跳到那一天）', 'conv.replyTo': '回复 #{id}', 'conv.date': '日期', 'conv.views': '视图（只读）', 'conv.noViews': '没有视图', 'conv.media': '附件', 'conv.allViews': '所有视图（只读）',
+    // the per-conversation page (issue 18; conversation.js)
+    'cv.jump': '跳到', 'cv.memories': '本对话的记忆', 'cv.ownScope': '范围是 {key} 的记忆：只有这个对话看得到。',
+    'cv.ownList': '本对话的记忆', 'cv.noOwn': '这个对话还没有自己的记忆。', 'cv.globalList': '全局记忆', 'cv.noGlobal': '没有全局记忆。',
+    'cv.globalCount': '它还看得到 {count} 条全局记忆（每个对话都看得到）；别的对话的记忆它看不到。',
+    'cv.globalShow': '显示全局记忆', 'cv.globalHide': '收起全局记忆',
+    'cv.turns': '回合（机器人的回答）', 'cv.noTurns': '还没有回合。', 'cv.turnCalls': '工具调用 {count} 次', 'cv.turnRecalled': '自动回忆',
+    'cv.turnStatus.ok': '完成', 'cv.turnStatus.error': '失败', 'cv.turnStatus.running': '进行中',
+    'cv.callStatus.ok': '成功', 'cv.callStatus.error': '失败', 'cv.callStatus.refused': '被拒绝', 'cv.callStatus.not_run': '未运行',
   },
   en: {
     'app.title': 'zcor Memory', 'lang.switch': '(switch language)',
@@ -296,6 +304,15 @@ const dict = {
     'dig.given': '{sent}/{lines} lines, {chars} characters given', 'dig.cut': 'older lines left out', 'dig.notCut': 'not cut',
     'dig.calls': 'Tool calls', 'dig.history': 'See what this run changed in History',
     'conv.transcript': 'Transcript', 'conv.newestFirst': '(newest first; pick a date to jump to that day)', 'conv.replyTo': 'reply to #{id}', 'conv.date': 'Date', 'conv.views': 'Views (read-only)', 'conv.noViews': 'No views', 'conv.media': 'Media', 'conv.allViews': 'All views (read-only)',
+    // the per-conversation page (issue 18; conversation.js)
+    'cv.jump': 'Jump to', 'cv.memories': 'This conversation\'s memories', 'cv.ownScope': 'Memories of scope {key}: only this conversation sees them.',
+    'cv.ownList': 'This conversation\'s memories', 'cv.noOwn': 'This conversation has no memories of its own yet.', 'cv.globalList': 'Global memories', 'cv.noGlobal': 'No global memories.',
+    'cv.globalCount': 'It also sees {count} global memories (every conversation sees them); it sees no other conversation\'s memories.',
+    'cv.globalCount.one': 'It also sees 1 global memory (every conversation sees it); it sees no other conversation\'s memories.',
+    'cv.globalShow': 'Show the global memories', 'cv.globalHide': 'Hide the global memories',
+    'cv.turns': 'Turns (the bot\'s replies)', 'cv.noTurns': 'No turns yet.', 'cv.turnCalls': '{count} tool calls', 'cv.turnCalls.one': '1 tool call', 'cv.turnRecalled': 'Recalled',
+    'cv.turnStatus.ok': 'done', 'cv.turnStatus.error': 'failed', 'cv.turnStatus.running': 'running',
+    'cv.callStatus.ok': 'ok', 'cv.callStatus.error': 'failed', 'cv.callStatus.refused': 'refused', 'cv.callStatus.not_run': 'not run',
   },
 };
 

@@ -11,7 +11,7 @@
 import { h, clear, field, fmtTime, splitList } from './dom.js';
 import { api, qs } from './api.js';
 import { t, has } from './i18n.js';
-import { load, errorBox, empty, pager, picker, loading, busy, form, reveal, timeRange, roving } from './ui.js';
+import { load, errorBox, empty, pager, picker, loading, busy, form, reveal, timeRange, roving, convLink } from './ui.js';
 
 const LIMIT = 20;
 
@@ -79,7 +79,8 @@ function tags(n) {
     n.supersededBy ? h('span', { class: 'tag sup' }, t('mem.superseded')) : null];
 }
 
-function nodeItem(n, open) {
+// one memory in a list (also the per-conversation page's, conversation.js)
+export function nodeItem(n, open) {
   return h('li', {},
     h('button', { type: 'button', class: 'link', onclick: () => open(n.id) }, n.title), ' ', tags(n),
     h('div', { class: 'meta' }, `${n.id} · ${fmtTime(n.updatedAt)}${n.hits ? ` · ${t('mem.hitsN', { count: n.hits })}` : ''}`),
@@ -271,7 +272,8 @@ async function showNode(el, app, id, ctx, { focus } = {}) {
     h('h2', { id: 'node-title' }, node.title), h('div', {}, tags(node), h('span', { class: 'meta' }, node.id)),
     h('nav', { class: 'pathbar', 'aria-label': t('mem.path') }, t('mem.path'), ': ',
       path.map((p, i) => [i ? ' › ' : '', p.id === node.id ? h('strong', {}, p.title) : h('button', { type: 'button', onclick: () => app.go('memory', p.id) }, p.title)])),
-    h('p', { class: 'meta' }, `${t('mem.created')} ${fmtTime(node.createdAt)} · ${t('mem.updated')} ${fmtTime(node.updatedAt)} · ${t('mem.scope')} ${node.scope}`),
+    h('p', { class: 'meta' }, `${t('mem.created')} ${fmtTime(node.createdAt)} · ${t('mem.updated')} ${fmtTime(node.updatedAt)} · ${t('mem.scope')} `,
+      node.scope && node.scope !== 'global' ? convLink(app, node.scope) : node.scope),
     node.supersededBy ? h('div', { class: 'notice' }, t('mem.supersededBy'), ' ',
       h('button', { type: 'button', class: 'link', onclick: () => app.go('memory', node.supersededBy) }, node.supersededBy),
       node.supersededReason ? ` — ${node.supersededReason}` : '') : null,
