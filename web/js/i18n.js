@@ -159,6 +159,11 @@ const dict = {
     'cv.turns': '回合（机器人的回答）', 'cv.noTurns': '还没有回合。', 'cv.turnCalls': '工具调用 {count} 次', 'cv.turnRecalled': '自动回忆',
     'cv.turnStatus.ok': '完成', 'cv.turnStatus.error': '失败', 'cv.turnStatus.running': '进行中',
     'cv.callStatus.ok': '成功', 'cv.callStatus.error': '失败', 'cv.callStatus.refused': '被拒绝', 'cv.callStatus.not_run': '未运行',
+    // the per-person page (issue 18; person.js)
+    'pp.node': '关联的记忆', 'pp.noNode': '没有关联记忆节点。', 'pp.memories': '提到 TA 的记忆',
+    'pp.terms': '按名字和别名搜索：{terms}（标题、检索词、内容，以及关联到这个人物的记忆）。',
+    'pp.noMemories': '没有提到 TA 的记忆。', 'pp.more': '每个名字最多显示 {n} 条；更多的请在记忆面板里搜索。',
+    'pp.messages': 'TA 最近的消息', 'pp.messagesHint': '所有对话里发送者 ID 为 {id} 的消息，最新的在前。', 'pp.noMessages': '没有 TA 的消息。',
   },
   en: {
     'app.title': 'zcor Memory', 'lang.switch': '(switch language)',
@@ -313,6 +318,11 @@ const dict = {
     'cv.turns': 'Turns (the bot\'s replies)', 'cv.noTurns': 'No turns yet.', 'cv.turnCalls': '{count} tool calls', 'cv.turnCalls.one': '1 tool call', 'cv.turnRecalled': 'Recalled',
     'cv.turnStatus.ok': 'done', 'cv.turnStatus.error': 'failed', 'cv.turnStatus.running': 'running',
     'cv.callStatus.ok': 'ok', 'cv.callStatus.error': 'failed', 'cv.callStatus.refused': 'refused', 'cv.callStatus.not_run': 'not run',
+    // the per-person page (issue 18; person.js)
+    'pp.node': 'Linked memory', 'pp.noNode': 'No linked memory node.', 'pp.memories': 'Memories that mention them',
+    'pp.terms': 'Searched by name and aliases: {terms} (titles, search terms, contents, and the memories linked to this person).',
+    'pp.noMemories': 'No memory mentions them.', 'pp.more': 'At most {n} per name here; search the Memory panel for more.',
+    'pp.messages': 'Their recent messages', 'pp.messagesHint': 'Messages with sender id {id} in every conversation, newest first.', 'pp.noMessages': 'No messages from them.',
   },
 };
 

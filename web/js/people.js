@@ -8,6 +8,8 @@ import { h, clear, field, fmtTime, splitList } from './dom.js';
 import { api, qs } from './api.js';
 import { t } from './i18n.js';
 import { load, empty, pager, picker, errorBox, busy, form, reveal, loading } from './ui.js';
+// the per-person page (issue 18): linked node, memories, messages
+import { about } from './person.js';
 
 const LIMIT = 20;
 
@@ -15,6 +17,7 @@ export function render(root, app, arg) {
   const kw = h('input', { type: 'search', id: 'p-keywords', placeholder: t('mem.keywordsHint') });
   const list = h('div', { id: 'people-list' });
   const editor = h('div', { id: 'person-editor', tabindex: '-1' });
+  const more = h('div', { id: 'person-more' }); // person.js, under the record
   let offset = 0;
   let gen = 0;
   async function search(at = 0) {
@@ -31,7 +34,7 @@ export function render(root, app, arg) {
   const open = (p) => { const my = ++gen; edit(editor, app, p, refresh, () => my === gen); };
   async function show(pid) {
     const my = ++gen;
-    if (!pid) { clear(editor, empty(t('ppl.pick'))); return; }
+    if (!pid) { clear(editor, empty(t('ppl.pick'))); clear(more); return; }
     loading(editor);
     try {
       const { person } = await api('GET', `people/${encodeURIComponent(pid)}`);
@@ -49,7 +52,7 @@ export function render(root, app, arg) {
         h('div', { class: 'row' }, field(t('mem.keywords'), kw), h('button', { type: 'submit', class: 'primary' }, t('action.search')),
           h('button', { type: 'button', id: 'new-person', onclick: () => open(null) }, t('ppl.new')))),
       list),
-    h('section', { class: 'card', 'aria-label': t('ppl.editor') }, editor)));
+    h('section', { class: 'card', 'aria-label': t('ppl.editor') }, editor, more)));
   search(0);
   show(arg);
   return { show };
@@ -122,4 +125,6 @@ function edit(el, app, p, refresh, current = () => true) {
   msg));
   reveal(el);
   (p ? name : id).focus({ preventScroll: true });
+  const more = el.parentElement?.querySelector('#person-more');
+  if (more) about(more, app, p);
 }
