@@ -164,6 +164,7 @@ const dict = {
     'pp.terms': '按名字和别名搜索：{terms}（标题、检索词、内容，以及关联到这个人物的记忆）。',
     'pp.noMemories': '没有提到 TA 的记忆。', 'pp.more': '每个名字最多显示 {n} 条；更多的请在记忆面板里搜索。',
     'pp.messages': 'TA 最近的消息', 'pp.messagesHint': '所有对话里发送者 ID 为 {id} 的消息，最新的在前。', 'pp.noMessages': '没有 TA 的消息。',
+    'ppl.cancel': '放弃修改',
   },
   en: {
     'app.title': 'zcor Memory', 'lang.switch': '(switch language)',
@@ -323,6 +324,7 @@ const dict = {
     'pp.terms': 'Searched by name and aliases: {terms} (titles, search terms, contents, and the memories linked to this person).',
     'pp.noMemories': 'No memory mentions them.', 'pp.more': 'At most {n} per name here; search the Memory panel for more.',
     'pp.messages': 'Their recent messages', 'pp.messagesHint': 'Messages with sender id {id} in every conversation, newest first.', 'pp.noMessages': 'No messages from them.',
+    'ppl.cancel': 'Discard changes',
   },
 };
 
