@@ -6,7 +6,7 @@
 // Conversations panel and from a conversation key elsewhere in the page
 // (a memory's scope, a History record). The turn and the digest run
 // against the scripted model of tests/fake_openai.mjs. axe-core at 1440 /
-// 390 px, zh and en.
+// 390 px, zh and en; at 390 px the page is no wider than the screen.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -94,6 +94,9 @@ test('issue18_conversation_page: memories in scope, global count, transcript, vi
         await p.locator('#cv-turns li.turn').first().waitFor();
         await p.locator('#cv-memories li').first().waitFor();
         await axeClean(p, `conversation page ${what}`);
+        // on a phone the page is no wider than the screen (the list's table scrolls in its card)
+        const vw = p.viewportSize().width;
+        assert.ok(await p.evaluate(() => document.documentElement.scrollWidth) <= vw, `${what}: wider than the screen`);
       });
       await page.setViewportSize({ width: 1440, height: 900 });
       if (await page.evaluate(() => document.documentElement.lang) === 'en') await page.click('#lang');

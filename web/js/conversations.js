@@ -31,13 +31,14 @@ export function render(root, app, arg) {
   }), (e) => (e.status === 404 ? t('state.missingRoute') : ''));
   clear(side, empty(t('conv.pick')));
   qqStatus(qq);
-  load(list, () => api('GET', 'conversations'), (data) => data.items.length ? h('table', {},
+  // the table scrolls in its card on a phone, not the page (issue 18)
+  load(list, () => api('GET', 'conversations'), (data) => data.items.length ? h('div', { class: 'scroll' }, h('table', {},
     h('thead', {}, h('tr', {}, ['conv.key', 'conv.title', 'conv.messages', 'conv.sinceDigest', 'conv.lastMessage', 'conv.lastDigest'].map((k) => h('th', {}, t(k))))),
     h('tbody', {}, data.items.map((c) => h('tr', {},
       h('td', {}, h('button', { type: 'button', class: 'link', onclick: () => app.go('conversations', c.key) }, c.key)),
       h('td', {}, c.title ?? ''),
       h('td', {}, String(c.messages ?? '')), h('td', {}, String(c.linesSinceDigest ?? '')),
-      h('td', {}, fmtTime(c.lastMessageAt)), h('td', {}, c.lastDigestDate || fmtTime(c.lastDigestAt) || '—'))))) : empty(t('conv.none')),
+      h('td', {}, fmtTime(c.lastMessageAt)), h('td', {}, c.lastDigestDate || fmtTime(c.lastDigestAt) || '—')))))) : empty(t('conv.none')),
   (e) => (e.status === 404 ? t('state.missingRoute') : ''));
   if (arg) conversation(side, arg, app);
 }
