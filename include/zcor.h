@@ -195,7 +195,8 @@ int zcor_node_list(zcor *z, const struct zcor_ctx *ctx, const char *cursor, int 
  * The operator's search (the Memory page's search box; not the model's
  * zcor_memory_query, which keeps seed 000's rule): args_json {keywords?,
  * from?, to?, includeSuperseded?, limit?, offset?, sort?: "updated" (the
- * default) | "hits" | "created"}. Every keyword, or a
+ * default) | "hits" | "created", scope?: "global" | a conversation key —
+ * only that scope's records, within what ctx sees}. Every keyword, or a
  * word of its synonym class, must be in the title, the keywords, the
  * content, or the name or aliases of a person linked to the memory. *out_json
  * {"items": [node + "matched": [{keyword, field ("title", "keywords",

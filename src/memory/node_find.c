@@ -85,7 +85,8 @@ static int read_keywords(struct zc_op *op, json_t *args, struct kw *kws, size_t 
 	" (SELECT group_concat(p.name || char(10) || p.aliases, char(10)) FROM people p"        \
 	"  WHERE p.memory_node_id = nodes.id)"                                                   \
 	" FROM nodes WHERE (?1 OR superseded_by IS NULL) AND " ZC_SCOPE_VISIBLE_SQL             \
-	" AND (?2 IS NULL OR updated_at >= ?2) AND (?3 IS NULL OR updated_at <= ?3)"
+	" AND (?2 IS NULL OR updated_at >= ?2) AND (?3 IS NULL OR updated_at <= ?3)"            \
+	" AND (?5 IS NULL OR scope = ?5)"
 
 /* The orders the page offers ("sort"): the last change (the default), the
  * hit count, the creation. */
@@ -97,16 +98,40 @@ static const struct {
 	{"created", FIND_SQL " ORDER BY seq DESC"},
 };
 
+/* "scope": only the records of that scope ("global", or a conversation
+ * key: its own records; a conversation's page lists them, issue 18), on
+ * top of what the caller may see; NULL when absent. */
+static int scope_arg(json_t *args, const char **scope, struct zc_err *e)
+{
+	json_t *v = json_object_get(args, "scope");
+	*scope = NULL;
+	if (!v)
+		return ZCOR_OK;
+	const char *s = json_string_value(v);
+	if (!s)
+		return zc_fail(e, ZCOR_EINVAL,
+			       "argument 'scope': must be a string, \"global\" or a conversation key");
+	if (strcmp(s, "global") != 0 && !zc_conv_valid(s))
+		return zc_fail(e, ZCOR_EINVAL,
+			       "argument 'scope': '%s' is neither \"global\" nor a conversation key "
+			       "(group:<id>, private:<qq>, console:<name>)",
+			       ZC_Q(s, 40));
+	*scope = s;
+	return ZCOR_OK;
+}
+
 static int memory_find(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
 {
 	int64_t from, to;
 	long long limit, offset, total = 0;
+	const char *scope = NULL;
 	struct kw kws[FIND_KEYWORDS_MAX];
 	size_t nk = 0;
 	json_t *items = json_array();
 	int rc;
 	if ((rc = zc_time_arg(args, "from", &from, e)) || (rc = zc_time_arg(args, "to", &to, e)) ||
-	    (rc = zc_page_args(args, &limit, &offset, e)) || (rc = read_keywords(op, args, kws, &nk, e)))
+	    (rc = zc_page_args(args, &limit, &offset, e)) || (rc = scope_arg(args, &scope, e)) ||
+	    (rc = read_keywords(op, args, kws, &nk, e)))
 		goto out;
 	const char *sort = zc_json_str(args, "sort");
 	size_t o = 0;
@@ -127,6 +152,8 @@ static int memory_find(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 		sqlite3_bind_int64(st, 2, from);
 	if (to >= 0)
 		sqlite3_bind_int64(st, 3, to);
+	if (scope)
+		sqlite3_bind_text(st, 5, scope, -1, SQLITE_TRANSIENT);
 	zc_bind_scope(op, st);
 	int step;
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {

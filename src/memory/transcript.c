@@ -278,7 +278,7 @@ static int parse_message(struct zc_mem *m, json_t *v, size_t i, int host, struct
 		return rc;
 	json_t *name = json_object_get(v, "senderName"), *text = json_object_get(v, "text");
 	json_t *rt = json_object_get(v, "replyTo");
-	char *sender = zc_log_id_text(json_object_get(v, "senderId"), 64);
+	char *sender = zc_log_id_text(json_object_get(v, "senderId"), ZC_SENDER_MAX);
 	json_object_set_new(mi->msg, "id",
 			    zc_json_string_own(zc_log_id_text(json_object_get(v, "id"), ZC_MSG_ID_MAX)));
 	json_object_set_new(mi->msg, "senderId", json_string(sender));
@@ -839,30 +839,64 @@ static int collect_messages(struct zc_store *s, sqlite3_stmt *st, json_t *items,
 	return step == SQLITE_DONE ? ZCOR_OK : zc_store_fail(s, step, e, "reading the transcript");
 }
 
-#define READ_WHERE \
-	" FROM messages WHERE conversation = ?1 AND (?2 IS NULL OR at >= ?2) AND (?3 IS NULL OR at <= ?3)"
+/* ?8: the sender's id ("sender", issue 18: a person's messages), or NULL */
+#define SENDER_IS " AND (?8 IS NULL OR sender_id = ?8)"
+#define READ_WHERE                                                                                    \
+	" FROM messages WHERE conversation = ?1 AND (?2 IS NULL OR at >= ?2) AND (?3 IS NULL OR at <= ?3)" \
+	SENDER_IS
 
-static void bind_range(sqlite3_stmt *st, const char *key, int64_t from, int64_t to)
+/* The range of a read or a search: the conversation (NULL: every one the
+ * caller sees), from / to (-1: open) and the sender (NULL: anyone). */
+struct range {
+	const char *key, *sender;
+	int64_t from, to;
+};
+
+static void bind_range(sqlite3_stmt *st, const struct range *r)
 {
-	if (key)
-		sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
-	if (from >= 0)
-		sqlite3_bind_int64(st, 2, from);
-	if (to >= 0)
-		sqlite3_bind_int64(st, 3, to);
+	if (r->key)
+		sqlite3_bind_text(st, 1, r->key, -1, SQLITE_TRANSIENT);
+	if (r->from >= 0)
+		sqlite3_bind_int64(st, 2, r->from);
+	if (r->to >= 0)
+		sqlite3_bind_int64(st, 3, r->to);
+	if (r->sender)
+		sqlite3_bind_text(st, 8, r->sender, -1, SQLITE_TRANSIENT);
+}
+
+/* The arguments a read and a search share: the conversation, from, to,
+ * sender and the page. */
+static int range_args(struct zc_op *op, json_t *args, int conv_required, struct range *r,
+		      long long *limit, long long *offset, struct zc_err *e)
+{
+	int rc;
+	json_t *sv = json_object_get(args, "sender");
+	r->sender = NULL;
+	if (sv) {
+		const char *s = json_string_value(sv);
+		if (!s || !*s || strlen(s) > ZC_SENDER_MAX)
+			return zc_fail(e, ZCOR_EINVAL,
+				       "argument 'sender': must be a sender's id as the log has it (a QQ "
+				       "number such as 12345), 1 to %d bytes",
+				       ZC_SENDER_MAX);
+		r->sender = s;
+	}
+	if ((rc = transcript_conv(op, args, conv_required, &r->key, e)) ||
+	    (rc = zc_time_arg(args, "from", &r->from, e)) || (rc = zc_time_arg(args, "to", &r->to, e)))
+		return rc;
+	return zc_page_args(args, limit, offset, e);
 }
 
 /* read: one conversation in time order (oldest first), like a log. */
 static int action_read(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
 {
 	struct zc_store *s = &op->m->store;
-	const char *key = NULL;
-	int64_t from, to;
+	struct range r;
 	long long limit, offset, total = 0;
 	int rc;
-	if ((rc = transcript_conv(op, args, 1, &key, e)) || (rc = zc_time_arg(args, "from", &from, e)) ||
-	    (rc = zc_time_arg(args, "to", &to, e)) || (rc = zc_page_args(args, &limit, &offset, e)))
+	if ((rc = range_args(op, args, 1, &r, &limit, &offset, e)))
 		return rc;
+	const char *key = r.key;
 	if (!op->ctx->conversation) {
 		json_t *conv = NULL;
 		if ((rc = zc_conv_load(s, key, &conv, e)))
@@ -872,13 +906,13 @@ static int action_read(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 	sqlite3_stmt *st = zc_stmt(s, "SELECT count(*)" READ_WHERE, e);
 	if (!st)
 		return e->code;
-	bind_range(st, key, from, to);
+	bind_range(st, &r);
 	total = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 	sqlite3_reset(st);
 	st = zc_stmt(s, "SELECT " ZC_LOG_MSG_COLS READ_WHERE " ORDER BY at, seq LIMIT ?4 OFFSET ?5", e);
 	if (!st)
 		return e->code;
-	bind_range(st, key, from, to);
+	bind_range(st, &r);
 	sqlite3_bind_int64(st, 4, limit);
 	sqlite3_bind_int64(st, 5, offset);
 	json_t *items = json_array();
@@ -890,20 +924,22 @@ static int action_read(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 	return rc;
 }
 
-#define SEARCH_WHERE                                                                     \
+#define IN_RANGE                                                                          \
 	" FROM messages WHERE (?1 IS NULL OR conversation = ?1)"                          \
-	" AND (?2 IS NULL OR at >= ?2) AND (?3 IS NULL OR at <= ?3)"                      \
+	" AND (?2 IS NULL OR at >= ?2) AND (?3 IS NULL OR at <= ?3)" SENDER_IS
+#define SEARCH_WHERE IN_RANGE \
 	" AND NOT EXISTS (SELECT 1 FROM json_each(?6) k WHERE instr(text_norm, k.value) = 0)"
 #define SEARCH_INDEXED " AND seq IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?7)"
-#define SEARCH_SCAN                                                                       \
-	" AND seq IN (SELECT seq FROM messages WHERE (?1 IS NULL OR conversation = ?1)"    \
-	" AND (?2 IS NULL OR at >= ?2) AND (?3 IS NULL OR at <= ?3)"                      \
-	" ORDER BY at DESC, seq DESC LIMIT ?7)"
+#define SEARCH_SCAN " AND seq IN (SELECT seq" IN_RANGE " ORDER BY at DESC, seq DESC LIMIT ?7)"
 
-static void bind_search(sqlite3_stmt *st, const char *key, int64_t from, int64_t to, const char *kw,
-			const char *pre)
+/* How a search narrows: through messages_fts (CJK keywords), the newest
+ * ZC_TRANSCRIPT_SCAN_MAX messages of the range (other keywords), or not
+ * at all (a sender and no keyword: that sender's messages). */
+enum narrow { BY_INDEX, BY_SCAN, BY_SENDER };
+
+static void bind_search(sqlite3_stmt *st, const struct range *r, const char *kw, const char *pre)
 {
-	bind_range(st, key, from, to);
+	bind_range(st, r);
 	sqlite3_bind_text(st, 6, kw, -1, SQLITE_TRANSIENT);
 	if (pre)
 		sqlite3_bind_text(st, 7, pre, -1, SQLITE_TRANSIENT);
@@ -915,59 +951,63 @@ static void bind_search(sqlite3_stmt *st, const char *key, int64_t from, int64_t
  * text; newest first. CJK keywords narrow through messages_fts; others
  * (single characters, Latin) are tested on the newest
  * ZC_TRANSCRIPT_SCAN_MAX messages of the range, and the result says so
- * when that bound cut the range. */
+ * when that bound cut the range. A sender alone (no keyword) is that
+ * sender's messages, every conversation the caller sees when none is
+ * given (issue 18: a person's recent messages). */
 static int action_search(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e)
 {
+	static const char *const count_sql[] = {
+		"SELECT count(*)" SEARCH_WHERE SEARCH_INDEXED,
+		"SELECT count(*)" SEARCH_WHERE SEARCH_SCAN,
+		"SELECT count(*)" SEARCH_WHERE,
+	};
+	static const char *const rows_sql[] = {
+		"SELECT " ZC_LOG_MSG_COLS SEARCH_WHERE SEARCH_INDEXED " ORDER BY at DESC, seq DESC LIMIT ?4 OFFSET ?5",
+		"SELECT " ZC_LOG_MSG_COLS SEARCH_WHERE SEARCH_SCAN " ORDER BY at DESC, seq DESC LIMIT ?4 OFFSET ?5",
+		"SELECT " ZC_LOG_MSG_COLS SEARCH_WHERE " ORDER BY at DESC, seq DESC LIMIT ?4 OFFSET ?5",
+	};
 	struct zc_store *s = &op->m->store;
-	const char *key = NULL;
-	int64_t from, to;
+	struct range r;
 	long long limit, offset, total = 0, in_range = 0;
 	char *kw = NULL, *pre = NULL;
 	json_t *items = json_array();
 	json_t *kwj = json_object_get(args, "keywords");
 	int rc;
 	*out = NULL;
-	if ((rc = transcript_conv(op, args, 0, &key, e)) || (rc = zc_time_arg(args, "from", &from, e)) ||
-	    (rc = zc_time_arg(args, "to", &to, e)) || (rc = zc_page_args(args, &limit, &offset, e)))
+	if ((rc = range_args(op, args, 0, &r, &limit, &offset, e)))
 		goto out;
-	if (json_array_size(kwj) == 0) {
-		rc = zc_fail(e, ZCOR_EINVAL, "argument 'keywords': search needs at least one keyword; "
-					     "use action 'read' to page through a conversation");
+	if (json_array_size(kwj) == 0 && !r.sender) {
+		rc = zc_fail(e, ZCOR_EINVAL, "argument 'keywords': search needs at least one keyword "
+					     "(or a sender); use action 'read' to page through a conversation");
 		goto out;
 	}
 	kw = zc_norm_keywords(kwj);
 	pre = zc_fts_keywords_prefilter(kwj, "text");
-	sqlite3_stmt *st = pre ? zc_stmt(s, "SELECT count(*)" SEARCH_WHERE SEARCH_INDEXED, e)
-			       : zc_stmt(s, "SELECT count(*)" SEARCH_WHERE SEARCH_SCAN, e);
+	enum narrow how = pre ? BY_INDEX : json_array_size(kwj) ? BY_SCAN : BY_SENDER;
+	sqlite3_stmt *st = zc_stmt(s, count_sql[how], e);
 	if (!st) {
 		rc = e->code;
 		goto out;
 	}
-	bind_search(st, key, from, to, kw, pre);
+	bind_search(st, &r, kw, pre);
 	total = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 	sqlite3_reset(st);
-	st = pre ? zc_stmt(s, "SELECT " ZC_LOG_MSG_COLS SEARCH_WHERE SEARCH_INDEXED
-			      " ORDER BY at DESC, seq DESC LIMIT ?4 OFFSET ?5", e)
-		 : zc_stmt(s, "SELECT " ZC_LOG_MSG_COLS SEARCH_WHERE SEARCH_SCAN
-			      " ORDER BY at DESC, seq DESC LIMIT ?4 OFFSET ?5", e);
-	if (!st) {
+	if (!(st = zc_stmt(s, rows_sql[how], e))) {
 		rc = e->code;
 		goto out;
 	}
-	bind_search(st, key, from, to, kw, pre);
+	bind_search(st, &r, kw, pre);
 	sqlite3_bind_int64(st, 4, limit);
 	sqlite3_bind_int64(st, 5, offset);
 	if ((rc = collect_messages(s, st, items, e)))
 		goto out;
 	*out = zc_page_result(items, total, offset);
-	if (!pre) {
-		st = zc_stmt(s, "SELECT count(*) FROM messages WHERE (?1 IS NULL OR conversation = ?1)"
-				" AND (?2 IS NULL OR at >= ?2) AND (?3 IS NULL OR at <= ?3)", e);
-		if (!st) {
+	if (how == BY_SCAN) {
+		if (!(st = zc_stmt(s, "SELECT count(*)" IN_RANGE, e))) {
 			rc = e->code;
 			goto out;
 		}
-		bind_range(st, key, from, to);
+		bind_range(st, &r);
 		in_range = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 		sqlite3_reset(st);
 		if (in_range > ZC_TRANSCRIPT_SCAN_MAX) {

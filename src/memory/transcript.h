@@ -20,6 +20,7 @@
 #define ZC_BATCH_MAX 100              /* messages per logged batch */
 #define ZC_MSG_TEXT_MAX 20000         /* characters of one message's text */
 #define ZC_MSG_ID_MAX 128             /* bytes of a message id */
+#define ZC_SENDER_MAX 64              /* bytes of a sender id (senderId) */
 #define ZC_MSG_MENTIONS_MAX 50
 #define ZC_MSG_MEDIA_MAX 10           /* media references per message */
 #define ZC_TRANSCRIPT_SCAN_MAX 20000  /* messages a search without an index hint reads */

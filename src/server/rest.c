@@ -523,23 +523,39 @@ static enum MHD_Result rest_log_messages(struct rest_call *k)
 	return zc_http_send_result(k->c, k->r, k->z, rc, out, 200);
 }
 
+/* Empty parameters (a form's "from=&to=") mean absent. */
+static void drop_empty(json_t *args)
+{
+	const char *key;
+	json_t *v, *tmp;
+	json_object_foreach_safe(args, tmp, key, v) {
+		if ((json_is_string(v) && !*json_string_value(v)) ||
+		    (json_is_array(v) && json_array_size(v) == 0))
+			json_object_del(args, key);
+	}
+}
+
 /* A transcript page: read (oldest first), or search with keywords; empty
- * parameters (a form's "from=&to=") mean absent. */
+ * parameters mean absent. */
 static enum MHD_Result rest_transcript(struct rest_call *k)
 {
 	enum MHD_Result ret;
 	if (other_conversation(k, k->p.v[0], other_key, &ret))
 		return ret;
-	const char *key;
-	json_t *v, *tmp;
-	json_object_foreach_safe(k->args, tmp, key, v) {
-		if ((json_is_string(v) && !*json_string_value(v)) ||
-		    (json_is_array(v) && json_array_size(v) == 0))
-			json_object_del(k->args, key);
-	}
+	drop_empty(k->args);
 	json_object_set_new(k->args, "action",
 			    json_string(json_object_get(k->args, "keywords") ? "search" : "read"));
 	json_object_set_new(k->args, "conversation", json_string(k->p.v[0]));
+	return call_tool(k, "qq_transcript");
+}
+
+/* GET messages?sender=&keywords=&from=&to=&limit=&offset= (the Memory
+ * page's person, issue 18): qq_transcript search across every
+ * conversation the caller sees (a bound caller: its own), newest first. */
+static enum MHD_Result rest_messages(struct rest_call *k)
+{
+	drop_empty(k->args);
+	json_object_set_new(k->args, "action", json_string("search"));
 	return call_tool(k, "qq_transcript");
 }
 
@@ -859,6 +875,8 @@ const struct zc_rest_route zc_rest_routes[] = {
 	{GET, "backups", rest_backups, 200, NULL, NULL},
 	{GET, "backups/:name", rest_backup_download, 200, NULL, NULL},
 	{GET, "stats", rest_stats, 200, NULL, NULL},
+	/* the Memory page's person (issue 18): their messages, every conversation */
+	{GET, "messages", rest_messages, 200, NULL, NULL},
 };
 const size_t zc_rest_nroutes = sizeof(zc_rest_routes) / sizeof(zc_rest_routes[0]);
 

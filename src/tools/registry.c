@@ -255,12 +255,13 @@ const struct zc_tool zc_tools[] = {
 	 FOR_DIGEST_TOO, ZC_OFFER_ALWAYS, FN_DESCRIBED(zc_skill_tool, zc_skill_describe)},
 	{"qq_transcript", "qq", "聊天转录 / Transcript",
 	 "查聊天原话（转录）。action=list 列出有转录的会话及计数；read 按时间正序读一个会话（可给 from/to 带时区 ISO 时间）；"
-	 "search 按关键词找原话（每个关键词经 NFKC 和大小写归一化后都要出现在消息正文里，单字也行），按时间倒序。"
+	 "search 按关键词找原话（每个关键词经 NFKC 和大小写归一化后都要出现在消息正文里，单字也行），按时间倒序；sender 只看某人说的话。"
 	 "发送者撤回的消息仍保留，带 recalledAt（已撤回的时间）。"
 	 "在会话里调用时只能看到本会话的转录，conversation 可省略；宿主平面可看所有会话。分页：limit 默认 20、最多 100，offset，返回 total 和 nextOffset。",
 	 "Look up what was actually said (the transcript). action=list lists the conversations with a log and their counters; "
 	 "read pages through one conversation oldest first (from/to: ISO-8601 with a zone, inclusive); search finds messages "
-	 "whose text contains every keyword (NFKC + case folded; single characters work), newest first. A message its sender "
+	 "whose text contains every keyword (NFKC + case folded; single characters work), newest first; sender keeps one "
+	 "person's messages. A message its sender "
 	 "withdrew stays, with recalledAt (已撤回: when). Inside a conversation "
 	 "only its own transcript is visible and conversation may be left out; the host plane sees every conversation. "
 	 "Pages: limit (default 20, max 100), offset; returns total and nextOffset.",
@@ -269,6 +270,7 @@ const struct zc_tool zc_tools[] = {
 	     TIME_PROP("from", "起始时间（带时区，含端点）/ from, ISO-8601 with zone, inclusive") ","
 	     TIME_PROP("to", "结束时间（带时区，含端点）/ to, ISO-8601 with zone, inclusive") ","
 	     KEYWORDS_PROP("search 时全部需要出现在原话里的关键词 / for search: keywords that must all occur in the text") ","
+	     "\"sender\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64,\"description\":\"只看这个发送者的消息（QQ 号，如 12345）；search 只给 sender 不给关键词时列出 TA 的消息 / only this sender's messages (a QQ number such as 12345); search with a sender and no keywords lists that sender's messages\"},"
 	     PAGE_PROPS,
 	     "\"action\""),
 	 FOR_DIGEST_TOO, ZC_OFFER_ALWAYS, OP(zc_op_qq_transcript)},

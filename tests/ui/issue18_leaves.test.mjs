@@ -51,8 +51,7 @@ test('issue18_tree_leaves_no_expander: the listing says hasChildren, a leaf show
     assert.equal((await item(grand.id).locator(':scope > .twisty').textContent()).trim(), '');
     assert.equal(await item(grand.id).getAttribute('aria-expanded'), null);
 
-    // closed again: an open branch's nested items are its visible text,
-    // which axe's label-content-name-mismatch reads as a mislabelled item
+    // closed again (axe on an open branch: ui/issue18_tree_open_branch)
     await item(branch.id).locator(':scope > .twisty').click();
     assert.equal(await item(branch.id).getAttribute('aria-expanded'), 'false');
     await eachWidthAndLanguage(page, async (p, what) => {

@@ -1326,6 +1326,58 @@ static void Q_SCOPE_write_in_group_gets_group_scope(void)
 	zcor_close(z);
 }
 
+/* issue 18, the per-conversation page: zcor_memory_find's "scope" keeps
+ * the records of one scope ("global", or a conversation's own), within
+ * what the caller sees; a scope that is neither is refused naming it. */
+static void issue18_find_scope_lists_a_conversations_own_memories(void)
+{
+	zcor *z = t_open();
+	json_decref(t_call_ok(z, "group:1", "zcor_memory_write", "{\"title\":\"群一的规矩\",\"content\":\"a\"}"));
+	json_decref(t_call_ok(z, "group:1", "zcor_memory_write", "{\"title\":\"群一的梗\",\"content\":\"b\"}"));
+	json_decref(t_call_ok(z, "group:2", "zcor_memory_write", "{\"title\":\"群二的规矩\",\"content\":\"c\"}"));
+	json_decref(t_call_ok(z, NULL, "zcor_memory_write", "{\"title\":\"全局的规矩\",\"content\":\"d\"}"));
+	struct zcor_ctx host = {ZCOR_ACTOR_UI, NULL}, g1 = {ZCOR_ACTOR_UI, "group:1"};
+	char *out = NULL;
+	int rc = zcor_memory_find(z, &host, "{\"scope\":\"group:1\"}", &out);
+	json_t *r = t_answer(z, rc, out);
+	CHECK_INT(rc, ZCOR_OK);
+	CHECK_INT(t_int(r, "total"), 2);
+	CHECK_STR(t_str(r, "items.0.scope"), "group:1");
+	CHECK_STR(t_str(r, "items.1.scope"), "group:1");
+	json_decref(r);
+	rc = zcor_memory_find(z, &host, "{\"scope\":\"global\",\"keywords\":[\"规矩\"]}", &out);
+	r = t_answer(z, rc, out);
+	CHECK_INT(t_int(r, "total"), 1);
+	CHECK_STR(t_str(r, "items.0.title"), "全局的规矩");
+	json_decref(r);
+	/* with keywords: the scope and the words both */
+	rc = zcor_memory_find(z, &host, "{\"scope\":\"group:1\",\"keywords\":[\"规矩\"]}", &out);
+	r = t_answer(z, rc, out);
+	CHECK_INT(t_int(r, "total"), 1);
+	CHECK_STR(t_str(r, "items.0.title"), "群一的规矩");
+	json_decref(r);
+	/* a caller bound to group:1 sees nothing of group:2's */
+	rc = zcor_memory_find(z, &g1, "{\"scope\":\"group:2\"}", &out);
+	r = t_answer(z, rc, out);
+	CHECK_INT(rc, ZCOR_OK);
+	CHECK_INT(t_int(r, "total"), 0);
+	json_decref(r);
+	/* without scope: everything the caller sees, as before */
+	rc = zcor_memory_find(z, &host, "{}", &out);
+	r = t_answer(z, rc, out);
+	CHECK_INT(t_int(r, "total"), 4);
+	json_decref(r);
+	static const char *const bad[] = {"{\"scope\":\"group\"}", "{\"scope\":7}", "{\"scope\":\"\"}"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		rc = zcor_memory_find(z, &host, bad[i], &out);
+		r = t_answer(z, rc, out);
+		CHECK_INT(rc, ZCOR_EINVAL);
+		CHECK(strstr(t_errmsg(r), "argument 'scope'") != NULL);
+		json_decref(r);
+	}
+	zcor_close(z);
+}
+
 /* issue 18: the listing tells hasChildren (the page draws no expander on
  * a leaf), counting only the children the caller may see. */
 static int has_children_of(zcor *z, const char *conv, const char *parent, const char *id)
@@ -1734,6 +1786,7 @@ static void Z_QUERY_cjk_keywords_use_the_index_with_the_same_rule(void)
 }
 
 const struct t_case t_cases[] = {
+	{"issue18_find_scope_lists_a_conversations_own_memories", issue18_find_scope_lists_a_conversations_own_memories},
 	{"Z_QUERY_cjk_keywords_use_the_index_with_the_same_rule",
 	 Z_QUERY_cjk_keywords_use_the_index_with_the_same_rule},
 	{"Z_WRITE_create_without_id_is_root", Z_WRITE_create_without_id_is_root},

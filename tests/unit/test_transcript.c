@@ -368,6 +368,68 @@ static void Q_LOG_qq_transcript_read_search_ranges_and_pages(void)
 	zcor_close(z);
 }
 
+/* issue 18, the per-person page: "sender" keeps one sender's messages in
+ * a read and a search; a search with a sender and no keyword lists them
+ * across every conversation the caller sees (a bound caller: its own),
+ * newest first; a bad sender is refused naming it. */
+static void issue18_transcript_sender_filter_across_conversations(void)
+{
+	zcor *z = transcript_fixture();
+	int rc;
+	json_t *r = log_batch(z, "private:11", &rc,
+			      "{\"messages\":[{\"id\":\"q1\",\"time\":\"2025-11-30T08:00:00Z\",\"senderId\":\"11\","
+			      "\"text\":\"私下问一句\"}]}");
+	CHECK_INT(rc, ZCOR_OK);
+	json_decref(r);
+	/* read: oldest first, only 11's */
+	r = t_call_ok(z, NULL, "qq_transcript", "{\"action\":\"read\",\"conversation\":\"group:1\",\"sender\":\"11\"}");
+	CHECK_INT(t_int(r, "total"), 2);
+	CHECK_STR(t_str(r, "items.0.id"), "1");
+	CHECK_STR(t_str(r, "items.1.id"), "3");
+	json_decref(r);
+	/* search by sender alone: every conversation, newest first */
+	r = t_call_ok(z, NULL, "qq_transcript", "{\"action\":\"search\",\"sender\":\"11\"}");
+	CHECK_INT(t_int(r, "total"), 3);
+	CHECK_STR(t_str(r, "items.0.id"), "q1");
+	CHECK_STR(t_str(r, "items.0.conversation"), "private:11");
+	CHECK_STR(t_str(r, "items.1.id"), "3");
+	CHECK_STR(t_str(r, "items.2.id"), "1");
+	json_decref(r);
+	/* with a page */
+	r = t_call_ok(z, NULL, "qq_transcript", "{\"action\":\"search\",\"sender\":\"11\",\"limit\":1,\"offset\":1}");
+	CHECK_INT(t_int(r, "total"), 3);
+	CHECK_INT(t_int(r, "nextOffset"), 2);
+	CHECK_STR(t_str(r, "items.0.id"), "3");
+	json_decref(r);
+	/* sender and keywords: both (the index, then a single character) */
+	r = t_call_ok(z, NULL, "qq_transcript", "{\"action\":\"search\",\"sender\":\"11\",\"keywords\":[\"打本\"]}");
+	CHECK_INT(t_int(r, "total"), 2);
+	json_decref(r);
+	r = t_call_ok(z, NULL, "qq_transcript", "{\"action\":\"search\",\"sender\":\"12\",\"keywords\":[\"好\"]}");
+	CHECK_INT(t_int(r, "total"), 2);
+	CHECK_STR(t_str(r, "items.0.id"), "5");
+	json_decref(r);
+	/* a bound caller: its own conversation only */
+	r = t_call_ok(z, "group:1", "qq_transcript", "{\"action\":\"search\",\"sender\":\"11\"}");
+	CHECK_INT(t_int(r, "total"), 2);
+	json_decref(r);
+	r = t_call_ok(z, "private:9", "qq_transcript", "{\"action\":\"search\",\"sender\":\"11\"}");
+	CHECK_INT(t_int(r, "total"), 0);
+	json_decref(r);
+	/* no such sender: nothing; a bad one: refused naming it */
+	r = t_call_ok(z, NULL, "qq_transcript", "{\"action\":\"search\",\"sender\":\"404\"}");
+	CHECK_INT(t_int(r, "total"), 0);
+	json_decref(r);
+	static const char *const bad[] = {"{\"action\":\"search\",\"sender\":\"\"}", "{\"action\":\"search\",\"sender\":12}"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r = t_call_raw(z, NULL, &rc, "qq_transcript", bad[i]);
+		CHECK_INT(rc, ZCOR_EINVAL);
+		CHECK(strstr(t_errmsg(r), "sender") != NULL);
+		json_decref(r);
+	}
+	zcor_close(z);
+}
+
 static void Q_SCOPE_a_conversation_sees_only_its_own_transcript(void)
 {
 	zcor *z = transcript_fixture();
@@ -758,6 +820,7 @@ static void s22_issue15_message_index_written_once_per_transaction(void)
 }
 
 const struct t_case t_cases[] = {
+	{"issue18_transcript_sender_filter_across_conversations", issue18_transcript_sender_filter_across_conversations},
 	{"s22_issue15_message_index_written_once_per_transaction", s22_issue15_message_index_written_once_per_transaction},
 	{"Q_LOG_admission_private_switch_and_allow_lists", Q_LOG_admission_private_switch_and_allow_lists},
 	{"Q_LOG_bot_own_messages_are_never_logged", Q_LOG_bot_own_messages_are_never_logged},

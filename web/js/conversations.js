@@ -8,6 +8,8 @@ import { h, clear, field, fmtTime, splitList } from './dom.js';
 import { api, qs, blobUrl } from './api.js';
 import { t, has } from './i18n.js';
 import { load, empty, pager, errorBox, busy } from './ui.js';
+// the per-conversation page (issue 18): its memories, turns, jump bar
+import { memoriesSection, turnsSection, jumpBar } from './conversation.js';
 
 const LIMIT = 50;
 
@@ -29,13 +31,14 @@ export function render(root, app, arg) {
   }), (e) => (e.status === 404 ? t('state.missingRoute') : ''));
   clear(side, empty(t('conv.pick')));
   qqStatus(qq);
-  load(list, () => api('GET', 'conversations'), (data) => data.items.length ? h('table', {},
+  // the table scrolls in its card on a phone, not the page (issue 18)
+  load(list, () => api('GET', 'conversations'), (data) => data.items.length ? h('div', { class: 'scroll' }, h('table', {},
     h('thead', {}, h('tr', {}, ['conv.key', 'conv.title', 'conv.messages', 'conv.sinceDigest', 'conv.lastMessage', 'conv.lastDigest'].map((k) => h('th', {}, t(k))))),
     h('tbody', {}, data.items.map((c) => h('tr', {},
       h('td', {}, h('button', { type: 'button', class: 'link', onclick: () => app.go('conversations', c.key) }, c.key)),
       h('td', {}, c.title ?? ''),
       h('td', {}, String(c.messages ?? '')), h('td', {}, String(c.linesSinceDigest ?? '')),
-      h('td', {}, fmtTime(c.lastMessageAt)), h('td', {}, c.lastDigestDate || fmtTime(c.lastDigestAt) || '—'))))) : empty(t('conv.none')),
+      h('td', {}, fmtTime(c.lastMessageAt)), h('td', {}, c.lastDigestDate || fmtTime(c.lastDigestAt) || '—')))))) : empty(t('conv.none')),
   (e) => (e.status === 404 ? t('state.missingRoute') : ''));
   if (arg) conversation(side, arg, app);
 }
@@ -119,11 +122,20 @@ function conversation(el, key, app) {
   const title = h('h2', { id: 'cv-title' }, key);
   // a group by its name where the log knows it
   api('GET', `conversations/${encodeURIComponent(key)}`).then((c) => { if (c?.title) clear(title, `${c.title} (${key})`); }).catch(() => {});
+  // one place for the conversation (issue 18): its memories, the
+  // transcript, the views, its turns and digest runs
   clear(el, title,
-    h('h3', {}, t('conv.transcript'), ' ', h('span', { class: 'meta' }, t('conv.newestFirst'))),
-    h('form', { onsubmit: (e) => { e.preventDefault(); search(0); } },
-      h('div', { class: 'row' }, field(t('conv.date'), date), field(t('mem.keywords'), kw), h('button', { type: 'submit', class: 'primary' }, t('action.search')))),
-    msgs, h('h3', {}, t('conv.views')), views, viewText,
+    jumpBar([['cv-sec-memories', 'cv.memories'], ['cv-sec-transcript', 'conv.transcript'], ['cv-sec-views', 'conv.views'],
+      ['cv-sec-turns', 'cv.turns'], ['cv-sec-digests', 'dig.title']]),
+    memoriesSection(key, app),
+    h('section', { id: 'cv-sec-transcript', tabindex: '-1', 'aria-labelledby': 'h-cv-transcript' },
+      h('h3', { id: 'h-cv-transcript' }, t('conv.transcript'), ' ', h('span', { class: 'meta' }, t('conv.newestFirst'))),
+      h('form', { onsubmit: (e) => { e.preventDefault(); search(0); } },
+        h('div', { class: 'row' }, field(t('conv.date'), date), field(t('mem.keywords'), kw), h('button', { type: 'submit', class: 'primary' }, t('action.search')))),
+      msgs),
+    h('section', { id: 'cv-sec-views', tabindex: '-1', 'aria-labelledby': 'h-cv-views' },
+      h('h3', { id: 'h-cv-views' }, t('conv.views')), views, viewText),
+    turnsSection(key, app),
     digests(key, app));
   search(0);
   load(views, () => api('GET', `views${qs({ conversation: key })}`), (data) => viewList(data.items, (path) => showView(viewText, path)),
@@ -188,7 +200,7 @@ function digests(key, app) {
     await list(0);
   }));
   list(0);
-  return h('section', { 'aria-labelledby': 'h-cv-digests' },
+  return h('section', { id: 'cv-sec-digests', tabindex: '-1', 'aria-labelledby': 'h-cv-digests' },
     h('h3', { id: 'h-cv-digests' }, t('dig.title')),
     h('div', { class: 'row' }, btn), outcome, out);
 }

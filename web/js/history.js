@@ -12,7 +12,7 @@
 import { h, clear, field, fmtTime, splitList } from './dom.js';
 import { api, qs } from './api.js';
 import { t, has, keysOf } from './i18n.js';
-import { load, empty, pager, timeRange, errorBox } from './ui.js';
+import { load, empty, pager, timeRange, errorBox, convLink } from './ui.js';
 import { revertControl } from './revert.js'; // History: revert a change (issue 18)
 
 const LIMIT = 20;
@@ -97,7 +97,8 @@ function record(r, app, again) {
     h('div', {}, h('strong', { class: 'op' }, word('op', r.operation)), ' ',
       h('code', { class: 'meta' }, r.operation), ' ',
       h('span', { class: `tag ${ok ? '' : 'sup'}` }, `${t('hist.status')}: ${word('hist.status', r.status)}`), ' ',
-      h('span', { class: 'meta' }, `${fmtTime(r.at)} · ${t('hist.actor')}: ${word('hist.actor', r.actor)} · ${t('hist.conversation')}: ${r.conversation ?? t('hist.host')} · #${r.seq}`)),
+      h('span', { class: 'meta' }, `${fmtTime(r.at)} · ${t('hist.actor')}: ${word('hist.actor', r.actor)} · ${t('hist.conversation')}: `,
+        r.conversation ? convLink(app, r.conversation) : t('hist.host'), ` · #${r.seq}`)),
     r.error ? h('div', { class: 'error' }, `${t('hist.error')}: `, typeof r.error === 'string' ? r.error : JSON.stringify(r.error)) : null,
     r.receipt ? receipt(r.receipt) : null,
     pairs ? Array.from({ length: pairs }, (_, i) => diff(before[i] ?? null, after[i] ?? null)) : null,

@@ -208,6 +208,20 @@ const dict = {
     'st.stale': '冷落：{days} 天没有被回忆也没有修改（{count} 条）', 'st.expired': '已过期：过期时间已过（{count} 条）', 'st.firstN': '只列出最早的 {n} 条。',
     'st.none': '没有', 'st.never': '从未', 'st.col.hits': '回忆次数', 'st.col.lastHitAt': '最近一次回忆', 'st.col.updatedAt': '更新时间',
     'st.col.expires': '过期时间', 'st.col.where': '类型 · 范围',
+    // the per-conversation page (issue 18; conversation.js)
+    'cv.jump': '跳到', 'cv.memories': '本对话的记忆', 'cv.ownScope': '范围是 {key} 的记忆：只有这个对话看得到。',
+    'cv.ownList': '本对话的记忆', 'cv.noOwn': '这个对话还没有自己的记忆。', 'cv.globalList': '全局记忆', 'cv.noGlobal': '没有全局记忆。',
+    'cv.globalCount': '它还看得到 {count} 条全局记忆（每个对话都看得到）；别的对话的记忆它看不到。',
+    'cv.globalShow': '显示全局记忆', 'cv.globalHide': '收起全局记忆',
+    'cv.turns': '回合（机器人的回答）', 'cv.noTurns': '还没有回合。', 'cv.turnCalls': '工具调用 {count} 次', 'cv.turnRecalled': '自动回忆',
+    'cv.turnStatus.ok': '完成', 'cv.turnStatus.error': '失败', 'cv.turnStatus.running': '进行中',
+    'cv.callStatus.ok': '成功', 'cv.callStatus.error': '失败', 'cv.callStatus.refused': '被拒绝', 'cv.callStatus.not_run': '未运行',
+    // the per-person page (issue 18; person.js)
+    'pp.node': '关联的记忆', 'pp.noNode': '没有关联记忆节点。', 'pp.memories': '提到 TA 的记忆',
+    'pp.terms': '按名字和别名搜索：{terms}（标题、检索词、内容，以及关联到这个人物的记忆）。',
+    'pp.noMemories': '没有提到 TA 的记忆。', 'pp.more': '每个名字最多显示 {n} 条；更多的请在记忆面板里搜索。',
+    'pp.messages': 'TA 最近的消息', 'pp.messagesHint': '所有对话里发送者 ID 为 {id} 的消息，最新的在前。', 'pp.noMessages': '没有 TA 的消息。',
+    'ppl.cancel': '放弃修改',
   },
   en: {
     'app.title': 'zcor Memory', 'lang.switch': '(switch language)',
@@ -415,6 +429,21 @@ const dict = {
     'st.stale': 'Stale: neither recalled nor changed for {days} days ({count})', 'st.expired': 'Expired: past their expiry date ({count})', 'st.firstN': 'The oldest {n} are listed.',
     'st.none': 'None', 'st.never': 'never', 'st.col.hits': 'Recalls', 'st.col.lastHitAt': 'Last recalled', 'st.col.updatedAt': 'Updated',
     'st.col.expires': 'Expires', 'st.col.where': 'Kind · scope',
+    // the per-conversation page (issue 18; conversation.js)
+    'cv.jump': 'Jump to', 'cv.memories': 'This conversation\'s memories', 'cv.ownScope': 'Memories of scope {key}: only this conversation sees them.',
+    'cv.ownList': 'This conversation\'s memories', 'cv.noOwn': 'This conversation has no memories of its own yet.', 'cv.globalList': 'Global memories', 'cv.noGlobal': 'No global memories.',
+    'cv.globalCount': 'It also sees {count} global memories (every conversation sees them); it sees no other conversation\'s memories.',
+    'cv.globalCount.one': 'It also sees 1 global memory (every conversation sees it); it sees no other conversation\'s memories.',
+    'cv.globalShow': 'Show the global memories', 'cv.globalHide': 'Hide the global memories',
+    'cv.turns': 'Turns (the bot\'s replies)', 'cv.noTurns': 'No turns yet.', 'cv.turnCalls': '{count} tool calls', 'cv.turnCalls.one': '1 tool call', 'cv.turnRecalled': 'Recalled',
+    'cv.turnStatus.ok': 'done', 'cv.turnStatus.error': 'failed', 'cv.turnStatus.running': 'running',
+    'cv.callStatus.ok': 'ok', 'cv.callStatus.error': 'failed', 'cv.callStatus.refused': 'refused', 'cv.callStatus.not_run': 'not run',
+    // the per-person page (issue 18; person.js)
+    'pp.node': 'Linked memory', 'pp.noNode': 'No linked memory node.', 'pp.memories': 'Memories that mention them',
+    'pp.terms': 'Searched by name and aliases: {terms} (titles, search terms, contents, and the memories linked to this person).',
+    'pp.noMemories': 'No memory mentions them.', 'pp.more': 'At most {n} per name here; search the Memory panel for more.',
+    'pp.messages': 'Their recent messages', 'pp.messagesHint': 'Messages with sender id {id} in every conversation, newest first.', 'pp.noMessages': 'No messages from them.',
+    'ppl.cancel': 'Discard changes',
   },
 };
 

@@ -11,7 +11,7 @@
 import { h, clear, field, fmtTime, splitList } from './dom.js';
 import { api, qs } from './api.js';
 import { t, has } from './i18n.js';
-import { load, errorBox, empty, pager, picker, loading, busy, form, reveal, timeRange, roving } from './ui.js';
+import { load, errorBox, empty, pager, picker, loading, busy, form, reveal, timeRange, roving, convLink } from './ui.js';
 import { bulkSelection, selectBox } from './bulk.js'; // bulk actions (issue 18)
 
 const LIMIT = 20;
@@ -85,7 +85,8 @@ function tags(n) {
     n.supersededBy ? h('span', { class: 'tag sup' }, t('mem.superseded')) : null];
 }
 
-function nodeItem(n, open) {
+// one memory in a list (also the per-conversation page's, conversation.js)
+export function nodeItem(n, open) {
   return h('li', {}, selectBox(n),
     h('button', { type: 'button', class: 'link', onclick: () => open(n.id) }, n.title), ' ', tags(n),
     h('div', { class: 'meta' }, `${n.id} · ${fmtTime(n.updatedAt)}${n.hits ? ` · ${t('mem.hitsN', { count: n.hits })}` : ''}`),
@@ -141,7 +142,7 @@ function drawTree(el, open, expanded, view = {}) {
       clear(list, ul, h('p', { class: 'meta', id: 'tree-count' }, t('mem.treeCount', { shown: Math.min(view.shown, roots.length), total: roots.length })),
         left > 0 ? h('button', { type: 'button', id: 'tree-more', onclick: () => { view.shown += ROOTS_PAGE; draw(view.shown - ROOTS_PAGE); } }, t('mem.treeMore', { n: Math.min(left, ROOTS_PAGE) })) : null);
       markCurrent(list, view.current);
-      if (focusFrom >= 0) { const x = ul.children[focusFrom]; if (x) { rove(ul, x); x.focus(); } }
+      if (focusFrom >= 0) { const x = ul.querySelectorAll(':scope > [role=treeitem]')[focusFrom]; if (x) { rove(ul, x); x.focus(); } }
     };
     kindSel.addEventListener('change', () => { view.shown = ROOTS_PAGE; draw(); });
     scopeSel.addEventListener('change', () => { view.shown = ROOTS_PAGE; draw(); });
@@ -167,6 +168,13 @@ function rove(tree, item) {
 }
 
 const visibleItems = (tree) => [...tree.querySelectorAll('[role=treeitem]')].filter((x) => !x.parentElement.closest('[hidden]'));
+// An item's group of children sits beside it (the next li, role none),
+// owned by it (aria-owns), not inside it: inside, an open branch's visible
+// text would be its children's too, not its name (WCAG 2.5.3, axe's
+// label-content-name-mismatch; issue 18). Its parent is the item owning
+// the group it is in.
+const groupOf = (item) => (item.hasAttribute('aria-owns') ? document.getElementById(item.getAttribute('aria-owns')) : null);
+const parentOf = (item) => (item.parentElement?.getAttribute('role') === 'group' ? item.parentElement.parentElement.previousElementSibling : null);
 
 function treeKey(e, tree, open) {
   const item = e.target.closest('[role=treeitem]');
@@ -182,11 +190,11 @@ function treeKey(e, tree, open) {
     case 'End': to = items[items.length - 1]; break;
     case 'ArrowRight':
       if (state === 'false') item.querySelector(':scope > .twisty').click();
-      else if (state === 'true') to = item.querySelector(':scope > ul > [role=treeitem]');
+      else if (state === 'true') to = groupOf(item)?.querySelector(':scope > [role=treeitem]');
       break;
     case 'ArrowLeft':
       if (state === 'true') item.querySelector(':scope > .twisty').click();
-      else to = item.parentElement.closest('[role=treeitem]');
+      else to = parentOf(item);
       break;
     case 'Enter': case ' ': open(item.dataset.id); break;
     default: return;
@@ -195,10 +203,12 @@ function treeKey(e, tree, open) {
   if (to) { rove(tree, to); to.focus(); }
 }
 
+// → [the item, the li holding its group]
 function treeItem(n, open, expanded) {
   const titleId = `tn${++seq}`;
   const tagsId = `tt${seq}`;
-  const kids = h('ul', { role: 'group', hidden: true });
+  const kids = h('ul', { role: 'group', id: `tg${seq}` });
+  const holder = h('li', { role: 'none', class: 'tree-group', hidden: true }, kids);
   let loaded = false;
   // the listing tells whether there is anything to open (hasChildren): a
   // leaf has no expander and no aria-expanded (issue 18)
@@ -206,14 +216,14 @@ function treeItem(n, open, expanded) {
   const twisty = leaf ? h('span', { class: 'twisty leaf', 'aria-hidden': 'true' })
     : h('span', { class: 'twisty', 'aria-hidden': 'true' }, '▸');
   const item = h('li', { role: 'treeitem', tabindex: '-1', 'aria-expanded': leaf ? null : 'false', 'data-id': n.id,
-    'aria-labelledby': `${titleId} ${tagsId}` }, twisty, selectBox(n),
+    'aria-owns': leaf ? null : kids.id, 'aria-labelledby': `${titleId} ${tagsId}` }, twisty, selectBox(n),
   h('span', { class: 'node', id: titleId, onclick: () => open(n.id) }, n.title), ' ', h('span', { id: tagsId }, tags(n),
     n.kind && n.kind !== 'memory' ? h('span', { class: 'tag kind' }, kindWord(n.kind)) : null,
-    n.scope && n.scope !== 'global' ? h('span', { class: 'tag scope' }, n.scope) : null), kids);
+    n.scope && n.scope !== 'global' ? h('span', { class: 'tag scope' }, n.scope) : null));
   async function toggle(openNow) {
     item.setAttribute('aria-expanded', String(openNow));
     twisty.textContent = openNow ? '▾' : '▸';
-    kids.hidden = !openNow;
+    holder.hidden = !openNow;
     if (openNow) expanded.add(n.id); else expanded.delete(n.id);
     if (!openNow || loaded) return;
     loaded = true;
@@ -221,11 +231,12 @@ function treeItem(n, open, expanded) {
     try {
       const data = await api('GET', `nodes/${encodeURIComponent(n.id)}/children`);
       if (data.items.length) {
-        kids.replaceChildren(...data.items.map((c) => treeItem(c, open, expanded)));
+        kids.replaceChildren(...data.items.flatMap((c) => treeItem(c, open, expanded)));
       } else { // a leaf: nothing to open
         kids.replaceChildren();
-        kids.hidden = true;
+        holder.hidden = true;
         item.removeAttribute('aria-expanded');
+        item.removeAttribute('aria-owns');
         twisty.textContent = '';
         twisty.classList.add('leaf');
       }
@@ -236,7 +247,7 @@ function treeItem(n, open, expanded) {
   }
   twisty.addEventListener('click', () => { if (item.hasAttribute('aria-expanded')) toggle(item.getAttribute('aria-expanded') !== 'true'); });
   if (!leaf && expanded.has(n.id)) toggle(true);
-  return item;
+  return [item, holder];
 }
 
 // ---- a node --------------------------------------------------------------
@@ -277,7 +288,8 @@ async function showNode(el, app, id, ctx, { focus } = {}) {
     h('h2', { id: 'node-title' }, node.title), h('div', {}, tags(node), h('span', { class: 'meta' }, node.id)),
     h('nav', { class: 'pathbar', 'aria-label': t('mem.path') }, t('mem.path'), ': ',
       path.map((p, i) => [i ? ' › ' : '', p.id === node.id ? h('strong', {}, p.title) : h('button', { type: 'button', onclick: () => app.go('memory', p.id) }, p.title)])),
-    h('p', { class: 'meta' }, `${t('mem.created')} ${fmtTime(node.createdAt)} · ${t('mem.updated')} ${fmtTime(node.updatedAt)} · ${t('mem.scope')} ${node.scope}`),
+    h('p', { class: 'meta' }, `${t('mem.created')} ${fmtTime(node.createdAt)} · ${t('mem.updated')} ${fmtTime(node.updatedAt)} · ${t('mem.scope')} `,
+      node.scope && node.scope !== 'global' ? convLink(app, node.scope) : node.scope),
     node.supersededBy ? h('div', { class: 'notice' }, t('mem.supersededBy'), ' ',
       h('button', { type: 'button', class: 'link', onclick: () => app.go('memory', node.supersededBy) }, node.supersededBy),
       node.supersededReason ? ` — ${node.supersededReason}` : '') : null,

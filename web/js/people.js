@@ -8,6 +8,8 @@ import { h, clear, field, fmtTime, splitList } from './dom.js';
 import { api, qs } from './api.js';
 import { t } from './i18n.js';
 import { load, empty, pager, picker, errorBox, busy, form, reveal, loading } from './ui.js';
+// the per-person page (issue 18): linked node, memories, messages
+import { about } from './person.js';
 
 const LIMIT = 20;
 
@@ -15,6 +17,7 @@ export function render(root, app, arg) {
   const kw = h('input', { type: 'search', id: 'p-keywords', placeholder: t('mem.keywordsHint') });
   const list = h('div', { id: 'people-list' });
   const editor = h('div', { id: 'person-editor', tabindex: '-1' });
+  const more = h('div', { id: 'person-more' }); // person.js, under the record
   let offset = 0;
   let gen = 0;
   async function search(at = 0) {
@@ -28,10 +31,11 @@ export function render(root, app, arg) {
   }
   const refresh = () => search(offset);
   // the list and "new" open a person at once, dropping one still loading
-  const open = (p) => { const my = ++gen; edit(editor, app, p, refresh, () => my === gen); };
+  // (after asking, when the one open has changes not saved)
+  const open = (p) => { if (!app.mayLeave()) return; const my = ++gen; edit(editor, app, p, refresh, () => my === gen); };
   async function show(pid) {
     const my = ++gen;
-    if (!pid) { clear(editor, empty(t('ppl.pick'))); return; }
+    if (!pid) { clear(editor, empty(t('ppl.pick'))); clear(more); return; }
     loading(editor);
     try {
       const { person } = await api('GET', `people/${encodeURIComponent(pid)}`);
@@ -49,7 +53,7 @@ export function render(root, app, arg) {
         h('div', { class: 'row' }, field(t('mem.keywords'), kw), h('button', { type: 'submit', class: 'primary' }, t('action.search')),
           h('button', { type: 'button', id: 'new-person', onclick: () => open(null) }, t('ppl.new')))),
       list),
-    h('section', { class: 'card', 'aria-label': t('ppl.editor') }, editor)));
+    h('section', { class: 'card', 'aria-label': t('ppl.editor') }, editor, more)));
   search(0);
   show(arg);
   return { show };
@@ -76,6 +80,12 @@ function edit(el, app, p, refresh, current = () => true) {
   let nodeId = p?.memoryNodeId ?? null;
   const nodeShow = h('output', { id: 'p-node' });
   const drawNode = () => clear(nodeShow, nodeId ? h('button', { type: 'button', class: 'link', onclick: () => app.go('memory', nodeId) }, nodeId) : t('ppl.noNode'));
+  // a change not saved is asked about before it is lost (main.js, as the
+  // memory editor and the config panel; issue 18)
+  let formEl = null;
+  const edited = () => app.unsaved('people', formEl);
+  const leave = () => app.unsaved('people', null);
+  for (const x of [id, name, aliases, rel, affinity, affNum, reason]) x.addEventListener('input', edited);
   drawNode();
   const msg = h('div');
   const del = p ? h('button', { type: 'button', class: 'danger', id: 'p-delete', onclick: () => {
@@ -83,12 +93,13 @@ function edit(el, app, p, refresh, current = () => true) {
     busy(del, async () => {
       try {
         await api('DELETE', `people/${encodeURIComponent(p.personId)}`);
+        leave();
         refresh();
         app.go('people', '', { status: t('ppl.deleted', { name: p.name }) });
       } catch (err) { clear(msg, errorBox(err)); }
     });
   } }, t('action.delete')) : null;
-  clear(el, form({}, async () => {
+  clear(el, formEl = form({}, async () => {
     // on QQ the id is the bare QQ number (the server refuses "qq:12345"
     // for a new person: recall matches the speaker's number)
     const bare = /^qq:\s*(\d+)$/i.exec(id.value.trim());
@@ -101,6 +112,7 @@ function edit(el, app, p, refresh, current = () => true) {
       affinity: Number(affinity.value), reason: reason.value, memoryNodeId: nodeId };
     try {
       const saved = await api('PUT', `people/${encodeURIComponent(id.value.trim())}`, body);
+      leave();
       app.status(t('ppl.saved', { name: name.value }));
       refresh();
       // the person as saved (its new 更新于), not as sent
@@ -116,10 +128,14 @@ function edit(el, app, p, refresh, current = () => true) {
   h('div', {}, h('label', { for: 'p-affinity' }, t('ppl.affinity'), ' (−100…100): ', affShow), h('div', { class: 'row' }, affinity, affNum)),
   field(t('ppl.reason'), reason),
   h('div', {}, h('label', { for: 'p-node' }, t('ppl.node')), nodeShow, ' ',
-    h('button', { type: 'button', onclick: () => { nodeId = null; drawNode(); } }, t('ppl.unlink'))),
-  picker((n) => { nodeId = n ? n.id : null; drawNode(); }, { label: t('ppl.linkFind') }),
-  h('div', { class: 'row' }, h('button', { type: 'submit', class: 'primary', id: 'p-save' }, t('action.save')), del),
+    h('button', { type: 'button', onclick: () => { nodeId = null; drawNode(); edited(); } }, t('ppl.unlink'))),
+  picker((n) => { nodeId = n ? n.id : null; drawNode(); edited(); }, { label: t('ppl.linkFind') }),
+  h('div', { class: 'row' }, h('button', { type: 'submit', class: 'primary', id: 'p-save' }, t('action.save')),
+    // 放弃修改: the record as it was (a new one: the empty form)
+    h('button', { type: 'button', id: 'p-cancel', onclick: () => { leave(); edit(el, app, p, refresh, current); } }, t('ppl.cancel')), del),
   msg));
   reveal(el);
   (p ? name : id).focus({ preventScroll: true });
+  const more = el.parentElement?.querySelector('#person-more');
+  if (more) about(more, app, p);
 }

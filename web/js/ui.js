@@ -208,3 +208,11 @@ export function picker(onPick, { allowRoot = false, label } = {}) {
       allowRoot ? h('button', { type: 'button', onclick: () => { clear(out); onPick(null); } }, t('pick.root')) : null),
     out);
 }
+
+// ---- the per-conversation page (issue 18) ---------------------------------
+// A conversation key as a link to its page (#conversations/<key>), for
+// any panel that shows one; text: what to show, the key by default.
+export function convLink(app, key, text) {
+  return h('button', { type: 'button', class: 'link conv-link', 'data-conversation': key,
+    onclick: () => app.go('conversations', key) }, text ?? key);
+}
