@@ -71,13 +71,13 @@ struct lexent {
 	long long gen;         /* the scope's generation (recall_gen) it was read at */
 	unsigned long used;    /* the cache's clock at its last use (LRU within its set) */
 	int df, has_df;        /* the scope's records holding it (recall_df) */
-	int n;                 /* postings kept: the newest `limit`, or all when fewer */
+	int n;                 /* postings kept: the `limit` of most impact, or all when fewer */
 	int limit;             /* how many were asked for (0: none read yet) */
-	struct post *rows;     /* newest first */
+	struct post *rows;     /* in post_before order: highest tf first, then newest */
 };
 
 /* A token's postings as one message uses it: a copy, since a later lookup
- * may take the entry's cache slot, of its newest `limit` postings (the
+ * may take the entry's cache slot, of its first `limit` postings (the
  * entry may hold more, read for another use: the answer must not depend
  * on what the cache happens to hold). df: global's and the scope's
  * together; sdf: the scope's alone. */
@@ -264,11 +264,28 @@ static void scoped_phrase(struct zc_buf *q, const char *scope, const char *tok)
  * on a few rows (callgrind, zcor-bench turn and recall). */
 #define LEX_ONE_CALL_ROWS 24
 
+/* The order of a token's postings as recall reads them: by impact, the
+ * term frequency first, the newest among equal ones (issue 17 review: the
+ * newest `limit` once decided which records could be candidates at all,
+ * and an old record saying the word three times lost to newer ones
+ * saying it once). */
+static int post_before(const struct post *a, const struct post *b)
+{
+	return a->tf != b->tf ? a->tf > b->tf : a->seq > b->seq;
+}
+
+static int by_impact(const void *a, const void *b)
+{
+	return post_before(a, b) ? -1 : post_before(b, a) ? 1 : 0;
+}
+
 /*
- * The token's newest `limit` postings in one scope with their term
- * frequencies, newest first — in rowid order, since the rowid of a record
- * in recall_fts is -seq. df: how many there are (recall_df), so the
- * cheaper of two readings is taken; both read the same rows.
+ * The token's `limit` postings of most impact in one scope with their
+ * term frequencies, in post_before order: every posting when there are at
+ * most `limit` (df, from recall_df), else the `limit` of highest tf over
+ * the whole doclist (zc_postings by_tf: one walk of it, in one call),
+ * the newest among equal tf. A list of fewer rows than LEX_ONE_CALL_ROWS
+ * is read a statement row each.
  */
 static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope, const char *tok,
 		    int limit, int df, struct lexent **out, struct zc_err *e)
@@ -280,11 +297,12 @@ static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope,
 		return ZCOR_OK; /* no such token, or read already */
 	struct zc_buf q = ZC_BUF_INIT;
 	scoped_phrase(&q, scope, tok);
-	int one_call = (df < limit ? df : limit) >= LEX_ONE_CALL_ROWS;
+	int by_tf = df > limit;
+	int one_call = by_tf || df >= LEX_ONE_CALL_ROWS;
 	struct post *rows = zc_malloc((size_t)limit * sizeof(*rows));
 	int n = 0, step, rc = ZCOR_OK;
 	sqlite3_stmt *st = zc_stmt(&m->store,
-				   one_call ? "SELECT zc_postings(recall_fts, ?2) FROM recall_fts WHERE recall_fts "
+				   one_call ? "SELECT zc_postings(recall_fts, ?2, ?3) FROM recall_fts WHERE recall_fts "
 					      "MATCH ?1 LIMIT 1"
 					    : "SELECT -rowid, zc_tf(recall_fts) FROM recall_fts WHERE recall_fts "
 					      "MATCH ?1 ORDER BY rowid LIMIT ?2",
@@ -295,6 +313,8 @@ static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope,
 	}
 	sqlite3_bind_text(st, 1, q.p, (int)q.len, SQLITE_STATIC);
 	sqlite3_bind_int(st, 2, limit);
+	if (one_call)
+		sqlite3_bind_int(st, 3, by_tf);
 	while ((step = sqlite3_step(st)) == SQLITE_ROW && n < limit) {
 		if (!one_call) {
 			rows[n].seq = sqlite3_column_int64(st, 0);
@@ -317,6 +337,8 @@ static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope,
 		rc = zc_store_fail(&m->store, step, e, "recall (lexical postings)");
 		goto out;
 	}
+	if (!by_tf) /* by_tf hands them over in this order already */
+		qsort(rows, (size_t)n, sizeof(*rows), by_impact);
 	zc_free(x->rows);
 	x->n = n;
 	x->limit = limit;
@@ -331,11 +353,11 @@ out:
 }
 
 /*
- * The conversation's newest `limit` visible postings of a token (into
- * dst->n, dst->rows; dst->gdf and dst->sdf set by df_lookup): global's
- * and its scope's, merged newest first. A record is in one scope, so the
- * two lists are disjoint and the newest `limit` of each hold the newest
- * `limit` of both. A scope where the token is in no record (df 0, from
+ * The conversation's `limit` visible postings of most impact of a token
+ * (into dst->n, dst->rows; dst->gdf and dst->sdf set by df_lookup):
+ * global's and its scope's, merged in post_before order. A record is in
+ * one scope, so the two lists are disjoint and the first `limit` of each
+ * hold the first `limit` of both. A scope where the token is in no record (df 0, from
  * recall_df, kept with recall_fts by the same statements) is not asked.
  */
 static int postings_of(struct zc_mem *m, struct zc_lex_cache *c, const char *conv, const char *tok,
@@ -364,7 +386,7 @@ static int postings_of(struct zc_mem *m, struct zc_lex_cache *c, const char *con
 	if (g.n + sn)
 		dst->rows = zc_malloc((size_t)(g.n + sn) * sizeof(*dst->rows));
 	while (dst->n < limit && (gi < g.n || si < sn)) {
-		int from_g = si >= sn || (gi < g.n && g.rows[gi].seq > x->rows[si].seq);
+		int from_g = si >= sn || (gi < g.n && post_before(&g.rows[gi], &x->rows[si]));
 		dst->rows[dst->n++] = from_g ? g.rows[gi++] : x->rows[si++];
 	}
 	zc_free(g.rows);

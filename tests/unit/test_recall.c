@@ -2413,6 +2413,30 @@ static void issue17_long_batch_keeps_the_tokens_records_hold(void)
 	zcor_close(z);
 }
 
+/* Issue 17 review, defect 1: a token's postings are read by impact (its
+ * term frequency in the record), not newest first — the newest 128 once
+ * decided which records could be candidates at all, so an old record
+ * that says the word three times lost to 200 newer ones that say it once
+ * among other words (R@10 0 for `scored`, where plain BM25 and `zcor`
+ * find it). Here "apple" is in 201 of 451 visible records (under the
+ * common-word cut of half). */
+static void issue17_old_record_with_high_tf_is_a_candidate(void)
+{
+	zcor *z = open_clocked();
+	bulk(z, NULL, "o", 1, "zqold", "apple apple apple", T0);
+	bulk(z, NULL, "n", 200, "zqnew", "we talked about an apple and the weather and lunch and the train", T0 + DAY);
+	bulk(z, NULL, "u", 250, "zqother", "nothing here about fruit at all, only trains and weather", T0 + 2 * DAY);
+	now_ms = T0 + 3 * DAY;
+	json_t *res = recall_explain(z, "group:1", "apple");
+	CHECK_INT(t_int(res, "formula.statistics.visibleRecords"), 451);
+	CHECK_INT(t_int(res, "formula.statistics.tokensTooCommon"), 0);
+	int r = rank_of(res, "bulko00001");
+	CHECK(r >= 0 && r < 10);
+	CHECK(feature(res, "bulko00001", "lexical") > feature(res, "bulkn00200", "lexical"));
+	json_decref(res);
+	zcor_close(z);
+}
+
 /* Issue 17, item 2: BM25 — a repeated word counts more but saturates
  * (k1), a longer record counts less (b), against the visible mean. */
 static void Q_RECALL_bm25_saturation_and_length(void)
@@ -2726,6 +2750,7 @@ const struct t_case t_cases[] = {
 	{"Q_SCOPE_common_word_reads_visible_postings", Q_SCOPE_common_word_reads_visible_postings},
 	{"Q_RECALL_every_token_of_a_long_batch", Q_RECALL_every_token_of_a_long_batch},
 	{"issue17_long_batch_keeps_the_tokens_records_hold", issue17_long_batch_keeps_the_tokens_records_hold},
+	{"issue17_old_record_with_high_tf_is_a_candidate", issue17_old_record_with_high_tf_is_a_candidate},
 	{"Q_RECALL_bm25_saturation_and_length", Q_RECALL_bm25_saturation_and_length},
 	{"Q_RECALL_query_weights_repeats_and_newest", Q_RECALL_query_weights_repeats_and_newest},
 	{"Q_RECALL_bigram_continuation_discount", Q_RECALL_bigram_continuation_discount},
