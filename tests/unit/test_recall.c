@@ -2676,49 +2676,114 @@ static void X_CONFIG_recall_weights(void)
 	zcor_close(z);
 }
 
-/* The seed003 preset is seed 003's formula: the score of every candidate
- * is 3·entity + 2·lexical + 1·recency + 0.8·salience + 0.5·sectionPrior
- * − 5·expired, and candidates come in that order — here an entity hit
- * beats a better lexical match, a recent record beats an old one, a
- * pinned one an unpinned, an expired one comes last. */
-static void Q_RECALL_seed003_preset_reproduces_its_ordering(void)
+/*
+ * Issue 17 review, defect 2: the seed003 preset ranks as seed 003's
+ * formula does — 实体命中 3、字符 bigram + IDF 的词汇命中 2、最近性 1、
+ * 命中次数与置顶 0.8、节先验 0.5、过期 −5 (seeds/003, SPEC §4) — with the
+ * expected order computed here by hand from the features' definitions,
+ * not from what the code emits.
+ *
+ * The store: seven records, each of exactly 6 tokens (a one-word title,
+ * one keyword, four words of content), all global, so N = 7 and the mean
+ * length is 6 (asserted). The batch is the one word "zqseed". With one
+ * query token the lexical feature is BM25 over its own mass: qw and idf
+ * cancel, and at dl = avgdl it is tf·(k1 + 1)/(tf + k1) = 2.2·tf/(tf + 1.2):
+ *   tf 1 → 1.0, tf 2 → 4.4/3.2 = 1.375, tf 3 → 6.6/4.2 = 1.571429.
+ * recency = exp(−age/30 days); salience = 1 if pinned, else
+ * min(1, ln(1 + hits)/ln 51); section prior 事实 0.6, 惯例与偏好 0.8,
+ * 在追 0.8, another section 0.5; expired 1 past its expiry date. Entity:
+ * a name (title, keyword) of the record in the batch — only A's keyword.
+ *
+ *      entity tf age pin hits section  expired   score (3 / 2 / 1 / 0.8 / 0.5 / −5)
+ *   A    1    1   90  0    0   事实      0    3 + 2 + e^−3 (0.049787) + 0 + 0.3        = 5.349787
+ *   B    0    3    0  0    0   事实      0    3.142857 + 1 + 0 + 0.3                   = 4.442857
+ *   C    0    1    0  1    0   惯例与偏好 0    2 + 1 + 0.8 + 0.4                        = 4.2
+ *   D    0    2   30  0   50   事实      0    2.75 + e^−1 (0.367879) + 0.8 + 0.3       = 4.217879
+ *   E    0    3    0  1    0   事实      1    3.142857 + 1 + 0.8 + 0.3 − 5             = 0.242857
+ *   F    0    1  365  0    0   在追      0    2 + e^−12.17 (0.000005) + 0 + 0.4        = 2.400005
+ *   G    0    2    0  0    4   杂项      0    2.75 + 1 + 0.8·ln5/ln51 (0.327457) + 0.25 = 4.327457
+ *
+ * So A B G D C F E. Swapping any two of the six weights reorders them
+ * (checked by hand for each pair); the test runs one such swap, lexical
+ * 1 and recency 2: A 3 + 1 + 0.099574 + 0.3 = 4.399574, B 1.571429 + 2 +
+ * 0.3 = 3.871429, C 1 + 2 + 0.8 + 0.4 = 4.2, D 1.375 + 0.735759 + 0.8 +
+ * 0.3 = 3.210759, G 1.375 + 2 + 0.327457 + 0.25 = 3.952457, F 1 + 0.00001 +
+ * 0.4 = 1.40001, E −2.628571: A C G B D F E.
+ */
+struct seed_rec {
+	const char *title, *keyword, *content, *section;
+	int age_days, pinned, hits, expired;
+	double want_lexical;
+};
+
+static const struct seed_rec seed_recs[] = {
+	{"alpha", "zqseed", "filler filler filler filler", "事实", 90, 0, 0, 0, 1.0},
+	{"bravo", "kilo", "zqseed zqseed zqseed filler", "事实", 0, 0, 0, 0, 6.6 / 4.2},
+	{"charlie", "lima", "zqseed filler filler filler", "惯例与偏好", 0, 1, 0, 0, 1.0},
+	{"delta", "mike", "zqseed zqseed filler filler", "事实", 30, 0, 50, 0, 1.375},
+	{"echo", "november", "zqseed zqseed zqseed filler", "事实", 0, 1, 0, 1, 6.6 / 4.2},
+	{"foxtrot", "oscar", "zqseed filler filler filler", "在追", 365, 0, 0, 0, 1.0},
+	{"golf", "papa", "zqseed zqseed filler filler", "杂项", 0, 0, 4, 0, 1.375},
+};
+#define SEED_RECS (sizeof(seed_recs) / sizeof(seed_recs[0]))
+
+/* The records' ids ordered by their explain score, as letters A… */
+static void seed_order(zcor *z, char ids[][32], char out[SEED_RECS + 1])
+{
+	/* hits are what recall counts up: the table's again before each run */
+	for (size_t i = 0; i < SEED_RECS; i++)
+		t_sql_exec(z, "UPDATE nodes SET hits = %d WHERE id = '%s'", seed_recs[i].hits, ids[i]);
+	json_t *res = recall_explain(z, "group:1", "zqseed");
+	CHECK_INT(t_int(res, "formula.statistics.visibleRecords"), (int)SEED_RECS);
+	CHECK(fabs(json_number_value(t_get(res, "formula.statistics.meanLength")) - 6.0) < 1e-12);
+	double score[SEED_RECS];
+	for (size_t i = 0; i < SEED_RECS; i++) {
+		const struct seed_rec *s = &seed_recs[i];
+		score[i] = explained_score(res, ids[i]);
+		/* the premises of the arithmetic above */
+		CHECK(fabs(feature(res, ids[i], "lexical") - s->want_lexical) < 1e-9);
+		CHECK(fabs(feature(res, ids[i], "entity") - (i == 0 ? 1 : 0)) < 1e-12);
+		CHECK(fabs(feature(res, ids[i], "recency") - exp(-s->age_days / 30.0)) < 1e-9);
+		CHECK(fabs(feature(res, ids[i], "expired") - s->expired) < 1e-12);
+	}
+	for (size_t k = 0; k < SEED_RECS; k++) {
+		size_t best = SEED_RECS;
+		for (size_t i = 0; i < SEED_RECS; i++)
+			if (score[i] > -1e300 && (best == SEED_RECS || score[i] > score[best]))
+				best = i;
+		out[k] = best < SEED_RECS ? (char)('A' + best) : '?';
+		if (best < SEED_RECS)
+			score[best] = -1e301;
+	}
+	out[SEED_RECS] = '\0';
+	json_decref(res);
+}
+
+static void issue17_seed003_preset_orders_as_computed_by_hand(void)
 {
 	zcor *z = open_clocked();
-	set_config(z, "{\"recall\":{\"weights\":\"seed003\"}}");
-	char ent[32], lex[32], oldr[32], pin[32], expd[32];
-	mk(z, NULL, "老刘", "zqseed 老刘是谁", "[\"老刘\"]", ent);
-	mk(z, NULL, "聊天记录", "zqseed zqseed 有人问起老刘是谁", NULL, lex);
-	mk(z, NULL, "很久以前", "zqseed 的旧事", NULL, oldr);
-	mk(z, NULL, "置顶", "zqseed 的置顶", NULL, pin);
-	mk(z, NULL, "过期", "zqseed 的过期提醒", NULL, expd);
-	t_sql_exec(z, "UPDATE nodes SET updated_at = %lld WHERE id = '%s'", T0 - 400 * DAY, oldr);
-	t_sql_exec(z, "UPDATE nodes SET pinned = 1 WHERE id = '%s'", pin);
-	t_sql_exec(z, "UPDATE nodes SET expires = '2025-01-01' WHERE id = '%s'", expd);
-	now_ms = T0 + DAY;
-	json_t *res = recall_explain(z, "group:1", "zqseed 老刘");
-	CHECK_STR(t_str(res, "formula.weights.preset"), "seed003");
-	CHECK_HAS(t_str(res, "formula.score"), "3·entity + 2·lexical + 0·feedback + 0·context + 1·recency + 0.8·salience + 0.5·sectionPrior + -5·expired");
-	size_t i;
-	json_t *x;
-	double prev = 1e9;
-	json_array_foreach(t_get(res, "explain"), i, x) {
-		json_t *f = json_object_get(x, "features");
-		double want = 3 * json_number_value(json_object_get(f, "entity")) +
-			      2 * json_number_value(json_object_get(f, "lexical")) +
-			      1 * json_number_value(json_object_get(f, "recency")) +
-			      0.8 * json_number_value(json_object_get(f, "salience")) +
-			      0.5 * json_number_value(json_object_get(f, "sectionPrior")) -
-			      5 * json_number_value(json_object_get(f, "expired"));
-		double got = json_number_value(json_object_get(x, "score"));
-		CHECK(fabs(got - want) < 1e-9);
-		CHECK(got <= prev + 1e-12); /* one section: the ranking is the score's order */
-		prev = got;
+	char ids[SEED_RECS][32];
+	now_ms = T0 + 400 * DAY;
+	for (size_t i = 0; i < SEED_RECS; i++) {
+		const struct seed_rec *s = &seed_recs[i];
+		char kw[64];
+		snprintf(kw, sizeof(kw), "[\"%s\"]", s->keyword);
+		mk(z, NULL, s->title, s->content, kw, ids[i]);
+		t_sql_exec(z,
+			   "UPDATE nodes SET section = '%s', pinned = %d, updated_at = %lld, expires = %s WHERE id = '%s'",
+			   s->section, s->pinned, (long long)(now_ms - s->age_days * DAY),
+			   s->expired ? "'2026-01-01'" : "NULL", ids[i]);
 	}
-	CHECK(rank_of(res, ent) == 0);
-	CHECK(rank_of(res, ent) < rank_of(res, lex));
-	CHECK(rank_of(res, pin) < rank_of(res, oldr));
-	CHECK(rank_of(res, expd) == (int)json_array_size(t_get(res, "explain")) - 1);
-	json_decref(res);
+	set_config(z, "{\"recall\":{\"weights\":\"seed003\"}}");
+	char got[SEED_RECS + 1];
+	seed_order(z, ids, got);
+	CHECK_STR(got, "ABGDCFE");
+	/* one weight changed (lexical and recency swapped): the order the
+	 * arithmetic above gives for it */
+	set_config(z, "{\"recall\":{\"weights\":{\"entity\":3,\"lexical\":1,\"recency\":2,\"salience\":0.8,"
+		      "\"sectionPrior\":0.5,\"expired\":-5,\"feedback\":0,\"context\":0}}}");
+	seed_order(z, ids, got);
+	CHECK_STR(got, "ACGBDFE");
 	zcor_close(z);
 }
 
@@ -2760,7 +2825,7 @@ const struct t_case t_cases[] = {
 	{"Q_RECALL_feedback_finds_a_related_record", Q_RECALL_feedback_finds_a_related_record},
 	{"Q_RECALL_dialogue_context", Q_RECALL_dialogue_context},
 	{"X_CONFIG_recall_weights", X_CONFIG_recall_weights},
-	{"Q_RECALL_seed003_preset_reproduces_its_ordering", Q_RECALL_seed003_preset_reproduces_its_ordering},
+	{"issue17_seed003_preset_orders_as_computed_by_hand", issue17_seed003_preset_orders_as_computed_by_hand},
 	{"X_REINDEX_rebuilds_the_lexical_index", X_REINDEX_rebuilds_the_lexical_index},
 	{"Q_RECALL_sticker_catalog_40_collected_not_doubtful", Q_RECALL_sticker_catalog_40_collected_not_doubtful},
 	{"Q_RECALL_recent_slang_inherits_dates_at_most_15", Q_RECALL_recent_slang_inherits_dates_at_most_15},
