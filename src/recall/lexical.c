@@ -37,6 +37,7 @@ const struct zc_lex_shape zc_lex_shape_default = {
 	.postings = 128,
 	.postings_unigram = 16,
 	.postings_feedback = 64,
+	.scan = 16,
 	.feedback_docs = 3,
 	.feedback_terms = 10,
 	.feedback_min = 1,
@@ -297,7 +298,7 @@ static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope,
 		return ZCOR_OK; /* no such token, or read already */
 	struct zc_buf q = ZC_BUF_INIT;
 	scoped_phrase(&q, scope, tok);
-	int by_tf = df > limit;
+	int by_tf = df > limit, scan = zc_lex_shape_of(c)->scan;
 	int one_call = by_tf || df >= LEX_ONE_CALL_ROWS;
 	struct post *rows = zc_malloc((size_t)limit * sizeof(*rows));
 	int n = 0, step, rc = ZCOR_OK;
@@ -314,7 +315,7 @@ static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope,
 	sqlite3_bind_text(st, 1, q.p, (int)q.len, SQLITE_STATIC);
 	sqlite3_bind_int(st, 2, limit);
 	if (one_call)
-		sqlite3_bind_int(st, 3, by_tf);
+		sqlite3_bind_int64(st, 3, !by_tf ? 0 : scan > 0 ? (long long)scan * limit : -1);
 	while ((step = sqlite3_step(st)) == SQLITE_ROW && n < limit) {
 		if (!one_call) {
 			rows[n].seq = sqlite3_column_int64(st, 0);
