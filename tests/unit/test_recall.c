@@ -461,7 +461,7 @@ static void Q_RECALL_slang_verbatim_always_included_even_when_old(void)
 
 /* ... also at the start of a long batch: the first message names the
  * slang, and 2,200 characters (6,600 bytes) of other messages follow
- * (verbatim terms are looked for in the last ZC_RECALL_TERM_WINDOW bytes). */
+ * (verbatim terms were once looked for in the last 8,000 bytes only). */
 static void Q_RECALL_slang_verbatim_in_a_long_batch(void)
 {
 	zcor *z = open_clocked();
@@ -490,6 +490,47 @@ static void Q_RECALL_slang_verbatim_in_a_long_batch(void)
 	CHECK_INT(rc, ZCOR_OK);
 	CHECK(item_pos(res, slang) >= 0);
 	CHECK_HAS(header(res), "形容好到极点");
+	json_decref(res);
+	zcor_close(z);
+}
+
+/* Issue 17 review, defect 3: verbatim slang at the very start of a batch
+ * far longer than the old window (the last 8,000 bytes were all that was
+ * looked at): the first message names the slang, 40 messages of about
+ * 330 bytes each (13,000 bytes) follow. The slang is no word of its own
+ * to the word breaker (蚌埠 / 住 / 了), so only the verbatim look-up
+ * finds it. */
+static void issue17_slang_at_the_start_of_a_long_batch(void)
+{
+	zcor *z = open_clocked();
+	char slang[32];
+	mk(z, NULL, "蚌埠住了", "谐音：绷不住了，忍不住笑", NULL, slang);
+	t_sql_exec(z, "UPDATE nodes SET kind = 'cognition' WHERE id = '%s'", slang);
+	/* records of its section that hit the batch harder, its own words
+	 * among theirs: only the rule keeps the slang in the quota */
+	for (int i = 0; i < 10; i++) {
+		char t[64], id[32];
+		snprintf(t, sizeof(t), "爬山笔记%d", i);
+		mk(z, NULL, t, "周末一起去爬山，累得蚌埠住了", "[\"爬山\",\"周末\"]", id);
+		t_sql_exec(z, "UPDATE nodes SET section = '认知', pinned = 1, hits = 50 WHERE id = '%s'", id);
+	}
+	json_t *msgs = json_array();
+	json_array_append_new(msgs, json_string("我真的蚌埠住了哈哈"));
+	size_t bytes = 0;
+	for (int i = 0; i < 40; i++) {
+		struct zc_buf b = ZC_BUF_INIT;
+		for (int k = 0; k < 10; k++)
+			zc_buf_adds(&b, "大家周末一起去爬山吧，");
+		bytes += b.len;
+		json_array_append_new(msgs, json_string(zc_buf_str(&b)));
+		zc_buf_release(&b);
+	}
+	CHECK(bytes > 12000);
+	int rc = -1;
+	json_t *res = recall_req(z, json_pack("{s:s, s:o}", "conversation", "group:2", "messages", msgs), &rc);
+	CHECK_INT(rc, ZCOR_OK);
+	CHECK(item_pos(res, slang) >= 0);
+	CHECK_HAS(header(res), "忍不住笑");
 	json_decref(res);
 	zcor_close(z);
 }
@@ -2816,6 +2857,7 @@ const struct t_case t_cases[] = {
 	{"Q_RECALL_every_token_of_a_long_batch", Q_RECALL_every_token_of_a_long_batch},
 	{"issue17_long_batch_keeps_the_tokens_records_hold", issue17_long_batch_keeps_the_tokens_records_hold},
 	{"issue17_old_record_with_high_tf_is_a_candidate", issue17_old_record_with_high_tf_is_a_candidate},
+	{"issue17_slang_at_the_start_of_a_long_batch", issue17_slang_at_the_start_of_a_long_batch},
 	{"Q_RECALL_bm25_saturation_and_length", Q_RECALL_bm25_saturation_and_length},
 	{"Q_RECALL_query_weights_repeats_and_newest", Q_RECALL_query_weights_repeats_and_newest},
 	{"Q_RECALL_bigram_continuation_discount", Q_RECALL_bigram_continuation_discount},
