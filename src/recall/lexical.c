@@ -1018,17 +1018,18 @@ static int context(struct run *r, size_t *keep, double wf)
 		return ZCOR_OK;
 	/* the neighbour before, then after: first at the same instant (a
 	 * batch written at once), else the nearest within the window; each a
-	 * seek in (scope, tier, updated_at, seq) */
+	 * seek in (scope, tier, updated_at, seq). The nearest recall may
+	 * show (issue 17 review): a superseded, 存疑 or document record in
+	 * between is passed over, not given the credit nobody then sees */
+#define NB "SELECT n.seq FROM nodes n INDEXED BY nodes_scope_recent WHERE n.scope = ?1 AND " \
+	   ZC_MAY_INJECT_SQL("n.", "n.") " AND "
 	static const char *const sql[2][2] = {
-		{"SELECT n.seq FROM nodes n INDEXED BY nodes_scope_recent WHERE n.scope = ?1 AND n.tier = 'hot' "
-		 "AND n.updated_at = ?2 AND n.seq < ?3 ORDER BY n.seq DESC LIMIT 1",
-		 "SELECT n.seq FROM nodes n INDEXED BY nodes_scope_recent WHERE n.scope = ?1 AND n.tier = 'hot' "
-		 "AND n.updated_at >= ?2 - ?4 AND n.updated_at < ?2 ORDER BY n.updated_at DESC, n.seq DESC LIMIT 1"},
-		{"SELECT n.seq FROM nodes n INDEXED BY nodes_scope_recent WHERE n.scope = ?1 AND n.tier = 'hot' "
-		 "AND n.updated_at = ?2 AND n.seq > ?3 ORDER BY n.seq LIMIT 1",
-		 "SELECT n.seq FROM nodes n INDEXED BY nodes_scope_recent WHERE n.scope = ?1 AND n.tier = 'hot' "
-		 "AND n.updated_at > ?2 AND n.updated_at <= ?2 + ?4 ORDER BY n.updated_at, n.seq LIMIT 1"},
+		{NB "n.updated_at = ?2 AND n.seq < ?3 ORDER BY n.seq DESC LIMIT 1",
+		 NB "n.updated_at >= ?2 - ?4 AND n.updated_at < ?2 ORDER BY n.updated_at DESC, n.seq DESC LIMIT 1"},
+		{NB "n.updated_at = ?2 AND n.seq > ?3 ORDER BY n.seq LIMIT 1",
+		 NB "n.updated_at > ?2 AND n.updated_at <= ?2 + ?4 ORDER BY n.updated_at, n.seq LIMIT 1"},
 	};
+#undef NB
 	/* the strong hits: of the best CONTEXT_HITS, those at least half as good as the best */
 	sqlite3_int64 strong[CONTEXT_HITS];
 	double sscore[CONTEXT_HITS];

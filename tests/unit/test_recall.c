@@ -2668,6 +2668,32 @@ static void Q_RECALL_dialogue_context(void)
 	zcor_close(z);
 }
 
+/* Issue 17 review, defect 3: dialogue context goes to the nearest
+ * neighbour recall may show — a superseded (or 存疑) record right before
+ * or after the hit is passed over for the next visible one, which once
+ * got no credit at all (the superseded record took it, and is never
+ * shown). */
+static void issue17_dialogue_context_skips_superseded_neighbours(void)
+{
+	zcor *z = open_clocked();
+	char before[32], gone[32], hit[32], doubt[32], after[32];
+	mk(z, NULL, "Melanie: how have you been lately?", "", NULL, before);
+	mk(z, NULL, "Melanie: an old line, replaced since", "", NULL, gone);
+	mk(z, NULL, "Caroline: I went to the LGBTQ support group yesterday", "", NULL, hit);
+	mk(z, NULL, "Melanie: a line nobody is sure of", "", NULL, doubt);
+	mk(z, NULL, "Melanie: that is wonderful, tell me more", "", NULL, after);
+	t_sql_exec(z, "UPDATE nodes SET superseded_by = '%s' WHERE id = '%s'", before, gone);
+	t_sql_exec(z, "UPDATE nodes SET confidence = '存疑' WHERE id = '%s'", doubt);
+	json_t *res = recall_explain(z, "group:1", "When did Caroline go to the support group?");
+	CHECK(rank_of(res, hit) == 0);
+	CHECK(feature(res, before, "context") > 0);
+	CHECK(feature(res, after, "context") > 0);
+	CHECK(rank_of(res, gone) < 0);
+	CHECK(rank_of(res, doubt) < 0);
+	json_decref(res);
+	zcor_close(z);
+}
+
 /* recall.weights: the presets, an object of some keys, and clear errors
  * that change nothing. */
 static void X_CONFIG_recall_weights(void)
@@ -2858,6 +2884,7 @@ const struct t_case t_cases[] = {
 	{"issue17_long_batch_keeps_the_tokens_records_hold", issue17_long_batch_keeps_the_tokens_records_hold},
 	{"issue17_old_record_with_high_tf_is_a_candidate", issue17_old_record_with_high_tf_is_a_candidate},
 	{"issue17_slang_at_the_start_of_a_long_batch", issue17_slang_at_the_start_of_a_long_batch},
+	{"issue17_dialogue_context_skips_superseded_neighbours", issue17_dialogue_context_skips_superseded_neighbours},
 	{"Q_RECALL_bm25_saturation_and_length", Q_RECALL_bm25_saturation_and_length},
 	{"Q_RECALL_query_weights_repeats_and_newest", Q_RECALL_query_weights_repeats_and_newest},
 	{"Q_RECALL_bigram_continuation_discount", Q_RECALL_bigram_continuation_discount},
