@@ -2,9 +2,10 @@
  * recall.c — auto-recall for a batch of messages (SPEC §4, recall.h).
  *
  *   terms      NFKC + case fold; ICU words of ≥ 2 characters (single
- *              characters for messages of ≤ 2); every dictionary term
- *              present verbatim (substrings looked up in the terms table,
- *              and in the synonym index); then synonym expansion.
+ *              characters for messages of ≤ 2, profile scored only); every
+ *              dictionary term present verbatim (substrings looked up in
+ *              the terms table, and in the synonym index); then synonym
+ *              expansion.
  *   candidates only records the conversation may see (global + its own),
  *              current, hot and not 存疑 — filtered before anything is
  *              scored, so other conversations' records are never candidates:

@@ -1,6 +1,7 @@
 /*
  * recall_terms.c — the terms of a batch (SPEC §4): NFKC + case fold; ICU
- * words of ≥ 2 characters (single characters for messages of ≤ 2); every
+ * words of ≥ 2 characters (single characters for messages of ≤ 2, in the
+ * scored profile: seed 000 has no such rule); every
  * dictionary term present verbatim (substrings looked up in the terms
  * table, and in the synonym index); then synonym expansion.
  *
@@ -173,7 +174,11 @@ int zc_recall_short_message(const char *norm)
 int zc_recall_gather_terms(struct recall *r, const char *norm)
 {
 	json_t *set = json_object();
-	int rc, is_short = zc_recall_short_message(norm);
+	/* single characters for a message of at most 2 are seed 003's rule
+	 * (短查询（≤2 字）退化成 unigram); seed 000 takes words of at least
+	 * two characters and the synonym entries in the message, whatever
+	 * its length (至少两个字符的词), so the zcor profile keeps to that */
+	int rc, is_short = r->profile == ZC_PROFILE_SCORED && zc_recall_short_message(norm);
 	if (is_short) {
 		/* very short messages: single characters */
 		for (const char *p = norm; *p;) {

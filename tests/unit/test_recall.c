@@ -376,11 +376,14 @@ static int has_term(json_t *r, const char *t)
 	return 0;
 }
 
+/* Seed 003's rule (短查询（≤2 字）退化成 unigram): the scored profile; the
+ * zcor profile keeps seed 000's words (issue17_zcor_profile_short_message_
+ * has_no_single_characters). */
 static void Q_RECALL_short_message_single_chars(void)
 {
 	int f0 = t_failures;
 	(void)f0;
-	for (int p = 0; p < 2; p++) {
+	for (int p = 1; p < 2; p++) {
 		zcor *z = open_clocked();
 		set_config(z, profiles[p]);
 		char pofang[32], cao[32], catnote[32];
@@ -422,6 +425,39 @@ static void Q_RECALL_short_message_single_chars(void)
 			fprintf(stderr, "  profile %s\n", profiles[p]);
 		zcor_close(z);
 	}
+}
+
+/* Issue 17 review, defect 3: the zcor profile is seed 000 exactly —
+ * 用本地中文分词提取至少两个字符的词，并提取消息中出现的同义词库词条 —
+ * so a message of one or two characters makes no single-character terms
+ * there (that is seed 003's rule, the scored profile's): "猫？" recalls
+ * nothing, "破防" the record titled with the word. */
+static void issue17_zcor_profile_short_message_has_no_single_characters(void)
+{
+	zcor *z = open_clocked();
+	set_config(z, profiles[0]);
+	char pofang[32], catnote[32], other[32];
+	mk(z, NULL, "破防", "心理防线被突破，情绪绷不住", NULL, pofang);
+	mk(z, NULL, "我家的猫叫咪咪", "橘色，很胖", NULL, catnote);
+	mk(z, NULL, "破旧自行车", "放在楼下", NULL, other);
+	json_t *res = recall1(z, "group:5", "猫？");
+	CHECK(!has_term(res, "猫"));
+	CHECK_INT((int)nitems(res), 0);
+	json_decref(res);
+	res = recall1(z, "group:5", "破防");
+	CHECK(has_term(res, "破防"));
+	CHECK(!has_term(res, "破"));
+	CHECK(!has_term(res, "防"));
+	CHECK(item_pos(res, pofang) >= 0);
+	CHECK(item_pos(res, other) < 0);
+	json_decref(res);
+	/* the scored profile keeps seed 003's characters */
+	set_config(z, profiles[1]);
+	res = recall1(z, "group:5", "猫？");
+	CHECK(has_term(res, "猫"));
+	CHECK(item_pos(res, catnote) >= 0);
+	json_decref(res);
+	zcor_close(z);
 }
 
 static void Q_RECALL_slang_verbatim_always_included_even_when_old(void)
@@ -2885,6 +2921,7 @@ const struct t_case t_cases[] = {
 	{"issue17_old_record_with_high_tf_is_a_candidate", issue17_old_record_with_high_tf_is_a_candidate},
 	{"issue17_slang_at_the_start_of_a_long_batch", issue17_slang_at_the_start_of_a_long_batch},
 	{"issue17_dialogue_context_skips_superseded_neighbours", issue17_dialogue_context_skips_superseded_neighbours},
+	{"issue17_zcor_profile_short_message_has_no_single_characters", issue17_zcor_profile_short_message_has_no_single_characters},
 	{"Q_RECALL_bm25_saturation_and_length", Q_RECALL_bm25_saturation_and_length},
 	{"Q_RECALL_query_weights_repeats_and_newest", Q_RECALL_query_weights_repeats_and_newest},
 	{"Q_RECALL_bigram_continuation_discount", Q_RECALL_bigram_continuation_discount},
