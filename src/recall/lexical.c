@@ -74,6 +74,7 @@ struct lexent {
 	int df, has_df;        /* the scope's records holding it (recall_df) */
 	int n;                 /* postings kept: the `limit` of most impact, or all when fewer */
 	int limit;             /* how many were asked for (0: none read yet) */
+	int covered;           /* of how many of the list's newest they are the best */
 	struct post *rows;     /* in post_before order: highest tf first, then newest */
 };
 
@@ -294,11 +295,17 @@ static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope,
 	struct lexent *x = *out = slot_for(c, scope, tok, 0);
 	if (limit > ZC_POSTINGS_MAX)
 		limit = ZC_POSTINGS_MAX;
-	if (!x || (x->limit && (x->n < x->limit || x->limit >= limit)))
+	int scan = zc_lex_shape_of(c)->scan;
+	/* the newest rows the best are chosen from: the window depends on
+	 * the use (limit), so an entry read for another answers only for the
+	 * same rows — the answer must not depend on what the cache holds */
+	long long window = scan > 0 ? (long long)scan * limit : df;
+	int covered = (int)(window < df ? window : df);
+	if (!x || (x->limit && x->covered == covered && (x->n < x->limit || x->limit >= limit)))
 		return ZCOR_OK; /* no such token, or read already */
 	struct zc_buf q = ZC_BUF_INIT;
 	scoped_phrase(&q, scope, tok);
-	int by_tf = df > limit, scan = zc_lex_shape_of(c)->scan;
+	int by_tf = df > limit;
 	int one_call = by_tf || df >= LEX_ONE_CALL_ROWS;
 	struct post *rows = zc_malloc((size_t)limit * sizeof(*rows));
 	int n = 0, step, rc = ZCOR_OK;
@@ -343,6 +350,7 @@ static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope,
 	zc_free(x->rows);
 	x->n = n;
 	x->limit = limit;
+	x->covered = covered;
 	x->rows = n ? zc_realloc(rows, (size_t)n * sizeof(*rows)) : NULL;
 	if (!n)
 		zc_free(rows);

@@ -2490,6 +2490,54 @@ static void issue17_long_batch_keeps_the_tokens_records_hold(void)
 	zcor_close(z);
 }
 
+/* Every candidate's id with its lexical and feedback scores (explain). */
+static char *ranking_of(zcor *z, const char *conv, const char *msg)
+{
+	json_t *v = recall_explain(z, conv, msg), *out = json_array();
+	size_t i;
+	json_t *x;
+	json_array_foreach(t_get(v, "explain"), i, x) {
+		json_t *f = json_object_get(x, "features");
+		json_array_append_new(out, json_pack("[O, O, O]", json_object_get(x, "id"), json_object_get(f, "lexical"),
+						     json_object_get(f, "feedback")));
+	}
+	char *s = json_dumps(out, JSON_COMPACT);
+	json_decref(out);
+	json_decref(v);
+	return s;
+}
+
+/* Issue 17 review: the postings a token is read by are the `limit` of
+ * highest tf within the newest scan × limit of its list — a window that
+ * depends on the use (a word's 128 among 2,048, a feedback token's 64
+ * among 1,024). A token the cache holds from one use must not answer for
+ * another as a wider window: here "zqalpha" is first a word (its 2,048
+ * newest, which reach 976 old records saying it three times), then a
+ * feedback token, whose window (the 1,024 newest, all saying it once)
+ * holds none of them; a warm handle and a cold one rank alike. */
+static void issue17_cached_postings_answer_as_a_cold_read(void)
+{
+	zcor *z = open_clocked();
+	bulk(z, NULL, "o", 976, "zqold", "zqalpha zqalpha zqalpha", T0);
+	bulk(z, NULL, "n", 1024, "zqnew", "zqalpha and some other words", T0 + DAY);
+	bulk(z, NULL, "u", 2300, "zqother", "nothing of the kind here", T0 + 2 * DAY);
+	char b[32];
+	now_ms = T0 + 3 * DAY;
+	mk(z, NULL, "zqbeta", "zqbeta zqalpha", NULL, b);
+	char *first = ranking_of(z, "group:1", "zqalpha"); /* the word's read, kept */
+	free(first);
+	char *warm = ranking_of(z, "group:1", "zqbeta");
+	zcor *cold = t_open_dir(zcor_dir(z));
+	zcor_set_clock(cold, clock_of, &now_ms);
+	char *fresh = ranking_of(cold, "group:1", "zqbeta");
+	CHECK_STR(warm, fresh);
+	CHECK_HAS(fresh, "bulkn"); /* not vacuous: feedback brought in zqalpha's records */
+	free(warm);
+	free(fresh);
+	zcor_close(cold);
+	zcor_close(z);
+}
+
 /* Issue 17 review, defect 1: a token's postings are read by impact (its
  * term frequency in the record), not newest first — the newest 128 once
  * decided which records could be candidates at all, so an old record
@@ -2919,6 +2967,7 @@ const struct t_case t_cases[] = {
 	{"Q_RECALL_every_token_of_a_long_batch", Q_RECALL_every_token_of_a_long_batch},
 	{"issue17_long_batch_keeps_the_tokens_records_hold", issue17_long_batch_keeps_the_tokens_records_hold},
 	{"issue17_old_record_with_high_tf_is_a_candidate", issue17_old_record_with_high_tf_is_a_candidate},
+	{"issue17_cached_postings_answer_as_a_cold_read", issue17_cached_postings_answer_as_a_cold_read},
 	{"issue17_slang_at_the_start_of_a_long_batch", issue17_slang_at_the_start_of_a_long_batch},
 	{"issue17_dialogue_context_skips_superseded_neighbours", issue17_dialogue_context_skips_superseded_neighbours},
 	{"issue17_zcor_profile_short_message_has_no_single_characters", issue17_zcor_profile_short_message_has_no_single_characters},
