@@ -37,7 +37,7 @@ const struct zc_lex_shape zc_lex_shape_default = {
 	.postings = 128,
 	.postings_unigram = 16,
 	.postings_feedback = 64,
-	.scan = 16,
+	.scan = 2048,
 	.feedback_docs = 3,
 	.feedback_terms = 10,
 	.feedback_min = 1,
@@ -284,10 +284,10 @@ static int by_impact(const void *a, const void *b)
 /*
  * The token's `limit` postings of most impact in one scope with their
  * term frequencies, in post_before order: every posting when there are at
- * most `limit` (df, from recall_df), else the `limit` of highest tf over
- * the whole doclist (zc_postings by_tf: one walk of it, in one call),
- * the newest among equal tf. A list of fewer rows than LEX_ONE_CALL_ROWS
- * is read a statement row each.
+ * most `limit` (df, from recall_df), else the `limit` of highest tf among
+ * the list's newest shape.scan (zc_postings by_tf: one walk of them, in
+ * one call; the whole list when scan is 0), the newest among equal tf. A
+ * list of fewer rows than LEX_ONE_CALL_ROWS is read a statement row each.
  */
 static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope, const char *tok,
 		    int limit, int df, struct lexent **out, struct zc_err *e)
@@ -296,10 +296,12 @@ static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope,
 	if (limit > ZC_POSTINGS_MAX)
 		limit = ZC_POSTINGS_MAX;
 	int scan = zc_lex_shape_of(c)->scan;
-	/* the newest rows the best are chosen from: the window depends on
-	 * the use (limit), so an entry read for another answers only for the
-	 * same rows — the answer must not depend on what the cache holds */
-	long long window = scan > 0 ? (long long)scan * limit : df;
+	/* the newest rows the best are chosen from: one window for every use
+	 * of a token (word, character, feedback), so what the cache holds
+	 * from one use answers for another as a cold read would; an entry of
+	 * other rows (a shape with a window below a use's count) is read
+	 * again — the answer must not depend on what the cache holds */
+	long long window = scan > 0 ? (scan > limit ? scan : limit) : df;
 	int covered = (int)(window < df ? window : df);
 	if (!x || (x->limit && x->covered == covered && (x->n < x->limit || x->limit >= limit)))
 		return ZCOR_OK; /* no such token, or read already */
@@ -322,7 +324,7 @@ static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope,
 	sqlite3_bind_text(st, 1, q.p, (int)q.len, SQLITE_STATIC);
 	sqlite3_bind_int(st, 2, limit);
 	if (one_call)
-		sqlite3_bind_int64(st, 3, !by_tf ? 0 : scan > 0 ? (long long)scan * limit : -1);
+		sqlite3_bind_int64(st, 3, !by_tf ? 0 : scan > 0 ? window : -1);
 	while ((step = sqlite3_step(st)) == SQLITE_ROW && n < limit) {
 		if (!one_call) {
 			rows[n].seq = sqlite3_column_int64(st, 0);

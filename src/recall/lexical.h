@@ -25,7 +25,7 @@
  * others' postings are read by impact: of each scope's list, the
  * `postings` of highest tf (fewer for a character or a feedback token,
  * weaker evidence both), the newest among equal tf, found among its newest
- * `scan` × that many — every posting of a list no longer than that, so
+ * `scan` (2,048) — every posting of a list no longer than that, so
  * recency only breaks ties there (issue 17 review: the newest 128 once
  * decided which records could be candidates; the window bounds the walk,
  * measured in docs/PERFORMANCE.md); at most ZC_LEX_QUERY_TOKENS distinct
@@ -63,7 +63,8 @@ struct zc_lex_shape {
 	int postings_unigram;   /*   of a single CJK character, */
 	int postings_feedback;  /*   of a feedback token: of each scope's list, the ones of highest
 				 * tf (the newest among equal tf) ... */
-	int scan;               /*   among its newest scan × that many (0: the whole list) */
+	int scan;               /*   among its newest `scan` (at least that many; 0: the whole
+				 * list), one window for every use of a token */
 	int feedback_docs;      /* pseudo-relevance feedback: from the best this many records */
 	int feedback_terms;     /*   at most this many new tokens, */
 	int feedback_min;       /*   each in at least this many of them */

@@ -280,8 +280,8 @@ static json_t *formula_json(struct recall *r)
 		    sh->postings_unigram, sh->postings_feedback);
 	if (sh->scan > 0)
 		zc_buf_addf(&l,
-			    "found among its newest %d times that many (a record outside those counts as not "
-			    "holding the token; df is exact)",
+			    "found among its newest %d (a record outside those counts as not holding the token; "
+			    "df is exact)",
 			    sh->scan);
 	else
 		zc_buf_addf(&l, "found over the whole list");
