@@ -37,6 +37,7 @@ const struct zc_lex_shape zc_lex_shape_default = {
 	.postings = 128,
 	.postings_unigram = 16,
 	.postings_feedback = 64,
+	.scan = 2048,
 	.feedback_docs = 3,
 	.feedback_terms = 10,
 	.feedback_min = 1,
@@ -71,13 +72,14 @@ struct lexent {
 	long long gen;         /* the scope's generation (recall_gen) it was read at */
 	unsigned long used;    /* the cache's clock at its last use (LRU within its set) */
 	int df, has_df;        /* the scope's records holding it (recall_df) */
-	int n;                 /* postings kept: the newest `limit`, or all when fewer */
+	int n;                 /* postings kept: the `limit` of most impact, or all when fewer */
 	int limit;             /* how many were asked for (0: none read yet) */
-	struct post *rows;     /* newest first */
+	int covered;           /* of how many of the list's newest they are the best */
+	struct post *rows;     /* in post_before order: highest tf first, then newest */
 };
 
 /* A token's postings as one message uses it: a copy, since a later lookup
- * may take the entry's cache slot, of its newest `limit` postings (the
+ * may take the entry's cache slot, of its first `limit` postings (the
  * entry may hold more, read for another use: the answer must not depend
  * on what the cache happens to hold). df: global's and the scope's
  * together; sdf: the scope's alone. */
@@ -264,11 +266,28 @@ static void scoped_phrase(struct zc_buf *q, const char *scope, const char *tok)
  * on a few rows (callgrind, zcor-bench turn and recall). */
 #define LEX_ONE_CALL_ROWS 24
 
+/* The order of a token's postings as recall reads them: by impact, the
+ * term frequency first, the newest among equal ones (issue 17 review: the
+ * newest `limit` once decided which records could be candidates at all,
+ * and an old record saying the word three times lost to newer ones
+ * saying it once). */
+static int post_before(const struct post *a, const struct post *b)
+{
+	return a->tf != b->tf ? a->tf > b->tf : a->seq > b->seq;
+}
+
+static int by_impact(const void *a, const void *b)
+{
+	return post_before(a, b) ? -1 : post_before(b, a) ? 1 : 0;
+}
+
 /*
- * The token's newest `limit` postings in one scope with their term
- * frequencies, newest first — in rowid order, since the rowid of a record
- * in recall_fts is -seq. df: how many there are (recall_df), so the
- * cheaper of two readings is taken; both read the same rows.
+ * The token's `limit` postings of most impact in one scope with their
+ * term frequencies, in post_before order: every posting when there are at
+ * most `limit` (df, from recall_df), else the `limit` of highest tf among
+ * the list's newest shape.scan (zc_postings by_tf: one walk of them, in
+ * one call; the whole list when scan is 0), the newest among equal tf. A
+ * list of fewer rows than LEX_ONE_CALL_ROWS is read a statement row each.
  */
 static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope, const char *tok,
 		    int limit, int df, struct lexent **out, struct zc_err *e)
@@ -276,15 +295,24 @@ static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope,
 	struct lexent *x = *out = slot_for(c, scope, tok, 0);
 	if (limit > ZC_POSTINGS_MAX)
 		limit = ZC_POSTINGS_MAX;
-	if (!x || (x->limit && (x->n < x->limit || x->limit >= limit)))
+	int scan = zc_lex_shape_of(c)->scan;
+	/* the newest rows the best are chosen from: one window for every use
+	 * of a token (word, character, feedback), so what the cache holds
+	 * from one use answers for another as a cold read would; an entry of
+	 * other rows (a shape with a window below a use's count) is read
+	 * again — the answer must not depend on what the cache holds */
+	long long window = scan > 0 ? (scan > limit ? scan : limit) : df;
+	int covered = (int)(window < df ? window : df);
+	if (!x || (x->limit && x->covered == covered && (x->n < x->limit || x->limit >= limit)))
 		return ZCOR_OK; /* no such token, or read already */
 	struct zc_buf q = ZC_BUF_INIT;
 	scoped_phrase(&q, scope, tok);
-	int one_call = (df < limit ? df : limit) >= LEX_ONE_CALL_ROWS;
+	int by_tf = df > limit;
+	int one_call = by_tf || df >= LEX_ONE_CALL_ROWS;
 	struct post *rows = zc_malloc((size_t)limit * sizeof(*rows));
 	int n = 0, step, rc = ZCOR_OK;
 	sqlite3_stmt *st = zc_stmt(&m->store,
-				   one_call ? "SELECT zc_postings(recall_fts, ?2) FROM recall_fts WHERE recall_fts "
+				   one_call ? "SELECT zc_postings(recall_fts, ?2, ?3) FROM recall_fts WHERE recall_fts "
 					      "MATCH ?1 LIMIT 1"
 					    : "SELECT -rowid, zc_tf(recall_fts) FROM recall_fts WHERE recall_fts "
 					      "MATCH ?1 ORDER BY rowid LIMIT ?2",
@@ -295,6 +323,8 @@ static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope,
 	}
 	sqlite3_bind_text(st, 1, q.p, (int)q.len, SQLITE_STATIC);
 	sqlite3_bind_int(st, 2, limit);
+	if (one_call)
+		sqlite3_bind_int64(st, 3, !by_tf ? 0 : scan > 0 ? window : -1);
 	while ((step = sqlite3_step(st)) == SQLITE_ROW && n < limit) {
 		if (!one_call) {
 			rows[n].seq = sqlite3_column_int64(st, 0);
@@ -317,9 +347,12 @@ static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope,
 		rc = zc_store_fail(&m->store, step, e, "recall (lexical postings)");
 		goto out;
 	}
+	if (!by_tf) /* by_tf hands them over in this order already */
+		qsort(rows, (size_t)n, sizeof(*rows), by_impact);
 	zc_free(x->rows);
 	x->n = n;
 	x->limit = limit;
+	x->covered = covered;
 	x->rows = n ? zc_realloc(rows, (size_t)n * sizeof(*rows)) : NULL;
 	if (!n)
 		zc_free(rows);
@@ -331,11 +364,11 @@ out:
 }
 
 /*
- * The conversation's newest `limit` visible postings of a token (into
- * dst->n, dst->rows; dst->gdf and dst->sdf set by df_lookup): global's
- * and its scope's, merged newest first. A record is in one scope, so the
- * two lists are disjoint and the newest `limit` of each hold the newest
- * `limit` of both. A scope where the token is in no record (df 0, from
+ * The conversation's `limit` visible postings of most impact of a token
+ * (into dst->n, dst->rows; dst->gdf and dst->sdf set by df_lookup):
+ * global's and its scope's, merged in post_before order. A record is in
+ * one scope, so the two lists are disjoint and the first `limit` of each
+ * hold the first `limit` of both. A scope where the token is in no record (df 0, from
  * recall_df, kept with recall_fts by the same statements) is not asked.
  */
 static int postings_of(struct zc_mem *m, struct zc_lex_cache *c, const char *conv, const char *tok,
@@ -364,7 +397,7 @@ static int postings_of(struct zc_mem *m, struct zc_lex_cache *c, const char *con
 	if (g.n + sn)
 		dst->rows = zc_malloc((size_t)(g.n + sn) * sizeof(*dst->rows));
 	while (dst->n < limit && (gi < g.n || si < sn)) {
-		int from_g = si >= sn || (gi < g.n && g.rows[gi].seq > x->rows[si].seq);
+		int from_g = si >= sn || (gi < g.n && post_before(&g.rows[gi], &x->rows[si]));
 		dst->rows[dst->n++] = from_g ? g.rows[gi++] : x->rows[si++];
 	}
 	zc_free(g.rows);
@@ -995,17 +1028,18 @@ static int context(struct run *r, size_t *keep, double wf)
 		return ZCOR_OK;
 	/* the neighbour before, then after: first at the same instant (a
 	 * batch written at once), else the nearest within the window; each a
-	 * seek in (scope, tier, updated_at, seq) */
+	 * seek in (scope, tier, updated_at, seq). The nearest recall may
+	 * show (issue 17 review): a superseded, 存疑 or document record in
+	 * between is passed over, not given the credit nobody then sees */
+#define NB "SELECT n.seq FROM nodes n INDEXED BY nodes_scope_recent WHERE n.scope = ?1 AND " \
+	   ZC_MAY_INJECT_SQL("n.", "n.") " AND "
 	static const char *const sql[2][2] = {
-		{"SELECT n.seq FROM nodes n INDEXED BY nodes_scope_recent WHERE n.scope = ?1 AND n.tier = 'hot' "
-		 "AND n.updated_at = ?2 AND n.seq < ?3 ORDER BY n.seq DESC LIMIT 1",
-		 "SELECT n.seq FROM nodes n INDEXED BY nodes_scope_recent WHERE n.scope = ?1 AND n.tier = 'hot' "
-		 "AND n.updated_at >= ?2 - ?4 AND n.updated_at < ?2 ORDER BY n.updated_at DESC, n.seq DESC LIMIT 1"},
-		{"SELECT n.seq FROM nodes n INDEXED BY nodes_scope_recent WHERE n.scope = ?1 AND n.tier = 'hot' "
-		 "AND n.updated_at = ?2 AND n.seq > ?3 ORDER BY n.seq LIMIT 1",
-		 "SELECT n.seq FROM nodes n INDEXED BY nodes_scope_recent WHERE n.scope = ?1 AND n.tier = 'hot' "
-		 "AND n.updated_at > ?2 AND n.updated_at <= ?2 + ?4 ORDER BY n.updated_at, n.seq LIMIT 1"},
+		{NB "n.updated_at = ?2 AND n.seq < ?3 ORDER BY n.seq DESC LIMIT 1",
+		 NB "n.updated_at >= ?2 - ?4 AND n.updated_at < ?2 ORDER BY n.updated_at DESC, n.seq DESC LIMIT 1"},
+		{NB "n.updated_at = ?2 AND n.seq > ?3 ORDER BY n.seq LIMIT 1",
+		 NB "n.updated_at > ?2 AND n.updated_at <= ?2 + ?4 ORDER BY n.updated_at, n.seq LIMIT 1"},
 	};
+#undef NB
 	/* the strong hits: of the best CONTEXT_HITS, those at least half as good as the best */
 	sqlite3_int64 strong[CONTEXT_HITS];
 	double sscore[CONTEXT_HITS];

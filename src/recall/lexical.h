@@ -22,12 +22,17 @@
  * Cost: every token's df is one lookup in recall_df (kept by triggers);
  * tokens in more than a fraction of the visible records are left out
  * before anything else is read (their idf is next to nothing); the
- * others' postings are read at most `postings` newest visible ones (a
- * common word keeps its newest records; fewer for a character or a
- * feedback token, weaker evidence both); at most ZC_LEX_QUERY_TOKENS
- * distinct tokens a batch, the heaviest first. A postings list of 24 rows
- * or more is read in one call (zc_postings, store/fts.c), a shorter one a
- * statement row each. Postings and df are kept per recall handle (struct
+ * others' postings are read by impact: of each scope's list, the
+ * `postings` of highest tf (fewer for a character or a feedback token,
+ * weaker evidence both), the newest among equal tf, found among its newest
+ * `scan` (2,048) — every posting of a list no longer than that, so
+ * recency only breaks ties there (issue 17 review: the newest 128 once
+ * decided which records could be candidates; the window bounds the walk,
+ * measured in docs/PERFORMANCE.md); at most ZC_LEX_QUERY_TOKENS distinct
+ * tokens a batch, the heaviest first. A list of more than `postings` rows,
+ * or of 24 or more, is read in one call (zc_postings, store/fts.c, which
+ * walks the window and keeps the best), a shorter one a statement row
+ * each. Postings and df are kept per recall handle (struct
  * zc_recall) in a 4-way set-associative cache of 8,192 (scope, token)
  * entries, each valid while its scope's generation (recall_gen) stays.
  */
@@ -56,7 +61,10 @@ struct zc_lex_shape {
 	int keep;               /* records scored in full (length, features) after the first pass */
 	int postings;           /* newest visible postings read of a word or bigram, */
 	int postings_unigram;   /*   of a single CJK character, */
-	int postings_feedback;  /*   of a feedback token */
+	int postings_feedback;  /*   of a feedback token: of each scope's list, the ones of highest
+				 * tf (the newest among equal tf) ... */
+	int scan;               /*   among its newest `scan` (at least that many; 0: the whole
+				 * list), one window for every use of a token */
 	int feedback_docs;      /* pseudo-relevance feedback: from the best this many records */
 	int feedback_terms;     /*   at most this many new tokens, */
 	int feedback_min;       /*   each in at least this many of them */

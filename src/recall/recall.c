@@ -2,9 +2,10 @@
  * recall.c — auto-recall for a batch of messages (SPEC §4, recall.h).
  *
  *   terms      NFKC + case fold; ICU words of ≥ 2 characters (single
- *              characters for messages of ≤ 2); every dictionary term
- *              present verbatim (substrings looked up in the terms table,
- *              and in the synonym index); then synonym expansion.
+ *              characters for messages of ≤ 2, profile scored only); every
+ *              dictionary term present verbatim (substrings looked up in
+ *              the terms table, and in the synonym index); then synonym
+ *              expansion.
  *   candidates only records the conversation may see (global + its own),
  *              current, hot and not 存疑 — filtered before anything is
  *              scored, so other conversations' records are never candidates:
@@ -271,12 +272,19 @@ static json_t *formula_json(struct recall *r)
 		    "c = occurrences, one in an earlier message counting %g; × %g for a single CJK character; "
 		    "a token only a synonym brought: qw = %g; g = %g for a bigram continuing the previous one of "
 		    "its run, else 1; × %g for an English function word; tokens in more than %g of the visible "
-		    "records left out; at most %d distinct tokens of a batch scored, of those some visible record holds the heaviest by qw·idf; a record's tf is read from "
-		    "at most the newest %d visible postings of a word or bigram, %d of a single CJK character "
-		    "(an older record past them counts as not holding the token; df is exact)",
+		    "records left out; at most %d distinct tokens of a batch scored, of those some visible record holds the heaviest by qw·idf; a token's postings are read by impact: "
+		    "of its visible postings in each scope, the %d of highest tf of a word or bigram, %d of a single "
+		    "CJK character, %d of a feedback token, the newest among equal tf, ",
 		    sh->k1, sh->b, sh->k3, sh->older, sh->unigram, sh->synonym, sh->continuation,
 		    sh->function, sh->skip_fraction, ZC_LEX_QUERY_TOKENS, sh->postings,
-		    sh->postings_unigram);
+		    sh->postings_unigram, sh->postings_feedback);
+	if (sh->scan > 0)
+		zc_buf_addf(&l,
+			    "found among its newest %d (a record outside those counts as not holding the token; "
+			    "df is exact)",
+			    sh->scan);
+	else
+		zc_buf_addf(&l, "found over the whole list");
 	json_t *weights = json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "preset",
 				    r->m->conf.cfg.weights_name, "entity", w->entity, "lexical", w->lexical,
 				    "feedback", w->feedback, "context", w->context, "recency", w->recency,

@@ -62,10 +62,6 @@ int zc_prefix(struct zc_mem *m, const char *conversation, char **out, struct zc_
 #define ZC_RECALL_MAX_MESSAGES 100
 #define ZC_RECALL_MAX_TEXT 20000
 #define ZC_RECALL_INDEX_CHARS 1500
-/* Verbatim dictionary terms are looked for in the last this many bytes of
- * a batch (about 2,700 Chinese characters; each message up to
- * ZC_RECALL_MAX_TEXT characters, a batch up to ZC_RECALL_MAX_MESSAGES). */
-#define ZC_RECALL_TERM_WINDOW 8000
 #define ZC_RECALL_STICKERS 40          /* collected stickers listed each turn */
 #define ZC_RECALL_RECENT_SLANG 15      /* the "recently learned slang" section */
 #define ZC_RECALL_RECENT_SLANG_CHARS 1200

@@ -1,6 +1,7 @@
 /*
  * recall_terms.c — the terms of a batch (SPEC §4): NFKC + case fold; ICU
- * words of ≥ 2 characters (single characters for messages of ≤ 2); every
+ * words of ≥ 2 characters (single characters for messages of ≤ 2, in the
+ * scored profile: seed 000 has no such rule); every
  * dictionary term present verbatim (substrings looked up in the terms
  * table, and in the synonym index); then synonym expansion.
  *
@@ -83,12 +84,13 @@ static int term_prefixes(struct recall *r, const char *norm, size_t from, json_t
 static int dictionary_terms(struct recall *r, const char *norm, int min_chars, json_t *set)
 {
 	size_t len = strlen(norm);
-	/* a batch can be long (100 messages); verbatim terms are looked for
-	 * in its last ZC_RECALL_TERM_WINDOW bytes, the end being what is
-	 * talked about */
-	size_t from = len > ZC_RECALL_TERM_WINDOW ? len - ZC_RECALL_TERM_WINDOW : 0;
-	while (from < len && ((unsigned char)norm[from] & 0xC0) == 0x80)
-		from++;
+	/* the whole batch, start included (issue 17 review: only its last
+	 * 8,000 bytes once were, and slang in the first message of a long
+	 * batch was not included): the work is bounded by the batch's own
+	 * caps (ZC_RECALL_MAX_MESSAGES of ZC_RECALL_MAX_TEXT), linear in its
+	 * length like the tokenisation of the lexical stage, and each
+	 * substring is looked up once */
+	size_t from = 0;
 	/* the substrings that can be terms: those whose first two characters
 	 * begin some term, up to the longest such term (a short message's
 	 * single characters are all tried) */
@@ -97,6 +99,7 @@ static int dictionary_terms(struct recall *r, const char *norm, int min_chars, j
 	if (rc)
 		return rc;
 	struct zc_buf subs = ZC_BUF_INIT;
+	json_t *asked = json_object(); /* the substrings in subs */
 	zc_buf_addc(&subs, '[');
 	for (size_t i = from; i < len;) {
 		unsigned cp;
@@ -121,8 +124,9 @@ static int dictionary_terms(struct recall *r, const char *norm, int min_chars, j
 			/* synonym entries are in memory: every substring is cheap */
 			if (json_object_get(r->m->syn.index, s))
 				add_term(r, set, s);
-			if (c > maxc)
+			if (c > maxc || json_object_get(asked, s))
 				continue;
+			json_object_set_new(asked, s, json_true());
 			if (subs.len > 1)
 				zc_buf_addc(&subs, ',');
 			zc_json_buf_string(&subs, s);
@@ -131,6 +135,7 @@ static int dictionary_terms(struct recall *r, const char *norm, int min_chars, j
 	}
 	zc_buf_addc(&subs, ']');
 	json_decref(prefixes);
+	json_decref(asked);
 	int step;
 	/* a term of this conversation's or a global record: another
 	 * conversation's keywords must not show up in this one's terms */
@@ -169,7 +174,11 @@ int zc_recall_short_message(const char *norm)
 int zc_recall_gather_terms(struct recall *r, const char *norm)
 {
 	json_t *set = json_object();
-	int rc, is_short = zc_recall_short_message(norm);
+	/* single characters for a message of at most 2 are seed 003's rule
+	 * (短查询（≤2 字）退化成 unigram); seed 000 takes words of at least
+	 * two characters and the synonym entries in the message, whatever
+	 * its length (至少两个字符的词), so the zcor profile keeps to that */
+	int rc, is_short = r->profile == ZC_PROFILE_SCORED && zc_recall_short_message(norm);
 	if (is_short) {
 		/* very short messages: single characters */
 		for (const char *p = norm; *p;) {

@@ -13,11 +13,15 @@
  *   zc_tf(t)      auxiliary: the instances of the query's phrases in the
  *                 current row (recall asks for one token, in one scope or
  *                 another: its term frequency).
- *   zc_postings(t, n) auxiliary: the first n rows (rowid order) of the
- *                 query's first phrase with its instances in each, as one
- *                 blob of struct zc_posting, read in one call (xQueryPhrase)
- *                 instead of a row of the statement each: recall's newest
- *                 postings of a token (rowid -seq). Called for the
+ *   zc_postings(t, n [, scan]) auxiliary: the first n rows (rowid order)
+ *                 of the query's first phrase with its instances in each,
+ *                 as one blob of struct zc_posting, read in one call
+ *                 (xQueryPhrase) instead of a row of the statement each:
+ *                 recall's postings of a token (rowid -seq). With scan
+ *                 not 0: the first scan rows of the doclist (every row if
+ *                 scan < 0) are walked and the n with the most instances
+ *                 kept (among equal counts the first in rowid order),
+ *                 handed back most instances first. Called for the
  *                 statement's first row (LIMIT 1).
  *   zc_dl(t)      auxiliary: the row's length in tokens (all columns).
  *   zc_lex_len(x) scalar: how many tokens zcor_scoped indexes for the text
@@ -144,17 +148,67 @@ static void aux_tf(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_contex
 struct postings_read {
 	struct zc_posting *rows;
 	int n, cap;
+	int by_tf;      /* rows: a heap of the best cap so far, its root the worst */
+	long long left; /* by_tf: rows still to walk (< 0: all) */
 };
+
+/* a before b in by_tf order: more instances, then the smaller rowid */
+static int posting_better(const struct zc_posting *a, const struct zc_posting *b)
+{
+	return a->tf != b->tf ? a->tf > b->tf : a->rowid < b->rowid;
+}
+
+static void posting_down(struct zc_posting *h, int n, int i)
+{
+	for (;;) {
+		int w = i, l = 2 * i + 1, r = l + 1;
+		if (l < n && posting_better(&h[w], &h[l]))
+			w = l;
+		if (r < n && posting_better(&h[w], &h[r]))
+			w = r;
+		if (w == i)
+			return;
+		struct zc_posting t = h[i];
+		h[i] = h[w];
+		h[w] = t;
+		i = w;
+	}
+}
 
 static int postings_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ud)
 {
 	struct postings_read *r = ud;
+	/* the phrase's instances in this row: its positions, walked
+	 * (xPhraseFirst reads them where they are; xInstCount first builds
+	 * the array of every phrase's, twice the instructions) */
 	int inst = 0;
-	if (api->xInstCount(fts, &inst) != SQLITE_OK)
-		inst = 0;
-	r->rows[r->n].rowid = api->xRowid(fts);
-	r->rows[r->n].tf = inst;
-	return ++r->n < r->cap ? SQLITE_OK : SQLITE_DONE;
+	Fts5PhraseIter it;
+	int col = 0, off = 0;
+	if (api->xPhraseFirst(fts, 0, &it, &col, &off) == SQLITE_OK)
+		for (; col >= 0; api->xPhraseNext(fts, &it, &col, &off))
+			inst++;
+	struct zc_posting one;
+	memset(&one, 0, sizeof(one)); /* no uninitialised padding in the blob */
+	one.rowid = api->xRowid(fts);
+	one.tf = inst;
+	if (!r->by_tf) {
+		r->rows[r->n++] = one;
+		return r->n < r->cap ? SQLITE_OK : SQLITE_DONE;
+	}
+	if (r->left > 0)
+		r->left--;
+	if (r->n < r->cap) { /* sift up */
+		int i = r->n++;
+		while (i > 0 && posting_better(&r->rows[(i - 1) / 2], &one)) {
+			r->rows[i] = r->rows[(i - 1) / 2];
+			i = (i - 1) / 2;
+		}
+		r->rows[i] = one;
+	} else if (posting_better(&one, &r->rows[0])) {
+		r->rows[0] = one;
+		posting_down(r->rows, r->n, 0);
+	}
+	return r->left == 0 ? SQLITE_DONE : SQLITE_OK;
 }
 
 static void aux_postings(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int n,
@@ -166,7 +220,9 @@ static void aux_postings(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_
 		sqlite3_result_error(ctx, "zc_postings: the count (its second argument) must be 1 to 4096", -1);
 		return;
 	}
-	struct postings_read r = {sqlite3_malloc64((sqlite3_uint64)cap * sizeof(*r.rows)), 0, cap};
+	long long scan = n >= 2 ? sqlite3_value_int64(v[1]) : 0;
+	struct postings_read r = {sqlite3_malloc64((sqlite3_uint64)cap * sizeof(*r.rows)), 0, cap, scan != 0,
+				  scan};
 	if (!r.rows) {
 		sqlite3_result_error_nomem(ctx);
 		return;
@@ -178,6 +234,13 @@ static void aux_postings(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_
 		sqlite3_result_error_code(ctx, rc);
 		return;
 	}
+	if (r.by_tf) /* the heap's worst goes behind the rest, one at a time: best first */
+		for (int k = r.n - 1; k > 0; k--) {
+			struct zc_posting t = r.rows[0];
+			r.rows[0] = r.rows[k];
+			r.rows[k] = t;
+			posting_down(r.rows, k, 0);
+		}
 	sqlite3_result_blob64(ctx, r.rows, (sqlite3_uint64)r.n * sizeof(*r.rows), sqlite3_free);
 }
 

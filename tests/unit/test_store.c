@@ -346,6 +346,93 @@ static void issue17_zc_postings_same_rows_as_the_statement(void)
 	free(path);
 }
 
+/* Issue 17 review: zc_postings(recall_fts, n, scan) walks the first scan
+ * rows of the doclist (every row if scan < 0) and hands back the n with
+ * the most instances, ties in rowid order (recall: the newest), most
+ * first — the same rows as sorting what the statement reads. Records of
+ * tf 1, 2 and 3 interleaved, so the window and the order both count. */
+struct tfrow {
+	sqlite3_int64 rowid;
+	int tf;
+};
+
+static int by_tf_rowid(const void *a, const void *b)
+{
+	const struct tfrow *x = a, *y = b;
+	if (x->tf != y->tf)
+		return x->tf > y->tf ? -1 : 1;
+	return x->rowid < y->rowid ? -1 : x->rowid > y->rowid;
+}
+
+static void issue17_zc_postings_by_tf_keeps_the_highest(void)
+{
+	char *path = db_path(t_tmpdir());
+	struct zc_store s = {0};
+	struct zc_err e = {0};
+	CHECK_INT(zc_store_open(&s, path, &e), ZCOR_OK);
+	CHECK_INT(sqlite3_exec(s.db,
+			       "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 400) "
+			       "INSERT INTO nodes(id, title, content, title_norm, scope, created_at, "
+			       "updated_at) SELECT 'm' || i, 'zqt' || i, CASE i % 7 WHEN 0 THEN 'zqw zqw zqw' "
+			       "WHEN 3 THEN 'zqw zqw x' ELSE 'zqw y z' END, 'zqt', 'global', i, i FROM k",
+			       NULL, NULL, NULL),
+		  SQLITE_OK);
+	CHECK_INT(zc_store_recall_catch_up(&s, -1, &e), ZCOR_OK);
+	const char *phrase = "\"global\x1fzqw\"";
+	sqlite3_stmt *a = NULL;
+	CHECK_INT(sqlite3_prepare_v2(s.db,
+				     "SELECT rowid, zc_tf(recall_fts) FROM recall_fts WHERE recall_fts MATCH ?1 "
+				     "ORDER BY rowid",
+				     -1, &a, NULL),
+		  SQLITE_OK);
+	sqlite3_bind_text(a, 1, phrase, -1, SQLITE_STATIC);
+	struct tfrow all[400];
+	int nall = 0;
+	while (nall < 400 && sqlite3_step(a) == SQLITE_ROW) {
+		all[nall].rowid = sqlite3_column_int64(a, 0);
+		all[nall++].tf = sqlite3_column_int(a, 1);
+	}
+	sqlite3_finalize(a);
+	CHECK_INT(nall, 400);
+	static const int scans[] = {-1, 1, 20, 150, 400, 1000};
+	static const int counts[] = {1, 5, 57, 128, 400};
+	for (size_t si = 0; si < sizeof(scans) / sizeof(scans[0]); si++)
+		for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
+			int scan = scans[si], n = counts[ci];
+			int w = scan < 0 || scan > nall ? nall : scan;
+			struct tfrow want[400];
+			memcpy(want, all, (size_t)w * sizeof(*want));
+			qsort(want, (size_t)w, sizeof(*want), by_tf_rowid);
+			int nwant = w < n ? w : n;
+			sqlite3_stmt *b = NULL;
+			CHECK_INT(sqlite3_prepare_v2(s.db,
+						     "SELECT zc_postings(recall_fts, ?2, ?3) FROM recall_fts WHERE "
+						     "recall_fts MATCH ?1 LIMIT 1",
+						     -1, &b, NULL),
+				  SQLITE_OK);
+			sqlite3_bind_text(b, 1, phrase, -1, SQLITE_STATIC);
+			sqlite3_bind_int(b, 2, n);
+			sqlite3_bind_int(b, 3, scan);
+			CHECK_INT(sqlite3_step(b), SQLITE_ROW);
+			const char *blob = sqlite3_column_blob(b, 0);
+			int got = sqlite3_column_bytes(b, 0) / (int)sizeof(struct zc_posting);
+			CHECK_INT(got, nwant);
+			for (int i = 0; i < got && i < nwant; i++) {
+				struct zc_posting p;
+				memcpy(&p, blob + (size_t)i * sizeof(p), sizeof(p));
+				if (p.rowid != want[i].rowid || p.tf != want[i].tf) {
+					fprintf(stderr, "  scan %d n %d row %d: (%lld, %d), want (%lld, %d)\n", scan, n, i,
+						(long long)p.rowid, p.tf, (long long)want[i].rowid, want[i].tf);
+					t_failures++;
+					break;
+				}
+			}
+			sqlite3_finalize(b);
+		}
+	zc_store_close(&s);
+	free(path);
+}
+
 const struct t_case t_cases[] = {
 	{"store_open_migrate_reopen", store_open_migrate_reopen},
 	{"stmt_cache_reuses_and_resets", stmt_cache_reuses_and_resets},
@@ -353,5 +440,6 @@ const struct t_case t_cases[] = {
 	{"store_transactions", store_transactions},
 	{"issue14_recall_catch_up_reads_only_the_batch", issue14_recall_catch_up_reads_only_the_batch},
 	{"issue17_zc_postings_same_rows_as_the_statement", issue17_zc_postings_same_rows_as_the_statement},
+	{"issue17_zc_postings_by_tf_keeps_the_highest", issue17_zc_postings_by_tf_keeps_the_highest},
 	{0},
 };
