@@ -238,7 +238,7 @@ void zc_mem_on_deferred(struct zc_mem *m, void (*fn)(void *ud), void *ud);
 /* New nodes' full-text rows and terms, in batches of ZC_FTS_BATCH (op.c): inside
  * a write transaction, write the missing ones now; whether any are
  * missing (outside a transaction, a cheap lookup). */
-#define ZC_FTS_BATCH 32
+#define ZC_FTS_BATCH 128
 int zc_node_fts_catch_up(struct zc_store *s, struct zc_err *e);
 int zc_node_fts_pending(struct zc_store *s);
 /* A bulk import (zcor-bench's stores) writes its new nodes' full-text

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "harness.h"
+#include "memory/memory.h" /* ZC_FTS_BATCH */
 
 #include <signal.h>
 #include <stdlib.h>
@@ -31,24 +32,25 @@ static long long query_total(zcor *z, const char *kw)
 	return n;
 }
 
-/* New memories wait for their full-text rows until ZC_FTS_BATCH (32) of
+/* New memories wait for their full-text rows until ZC_FTS_BATCH (128) of
  * them share one FTS5 segment; another handle's query, which reads
  * nodes_fts, finds the waiting ones as well. */
 static void X_FTS_rows_in_batches_found_at_once(void)
 {
+	enum { B = ZC_FTS_BATCH };
 	zcor *z = t_open();
 	const char *dir = zcor_dir(z);
-	for (int i = 0; i < 31; i++)
+	for (int i = 0; i < B - 1; i++)
 		write_hotpot(z, i);
 	CHECK_INT(fts_rows(dir), 0);
-	write_hotpot(z, 31);
-	CHECK_INT(fts_rows(dir), 32);
-	for (int i = 32; i < 35; i++)
+	write_hotpot(z, B - 1);
+	CHECK_INT(fts_rows(dir), B);
+	for (int i = B; i < B + 3; i++)
 		write_hotpot(z, i);
-	CHECK_INT(fts_rows(dir), 32);
+	CHECK_INT(fts_rows(dir), B);
 	zcor *z2 = t_open_dir(dir);
-	CHECK_INT(query_total(z2, "火锅"), 35);
-	CHECK_INT(fts_rows(dir), 35);
+	CHECK_INT(query_total(z2, "火锅"), B + 3);
+	CHECK_INT(fts_rows(dir), B + 3);
 	zcor_close(z2);
 	zcor_close(z);
 }
