@@ -642,6 +642,15 @@ static const char *const migrations[] = {
 	 * turn's batch are the conversation's live messages only. The column
 	 * is added by add_column (below), so the step may run again. */
 	"",
+	/* 20 -> 21: another branch's number (the merger renumbers) */
+	"",
+	/* 21 -> 22 (issue 19: pages per write): history_at goes. No query
+	 * reads it: zcor_memory_history's time filter is `(?2 IS NULL OR at
+	 * >= ?2)`, which SQLite cannot answer from an index (EXPLAIN QUERY
+	 * PLAN: SCAN history, for every statement the tests prepare), and
+	 * nothing else asks history by time; it was a page of every write's
+	 * WAL and 17 bytes per record. */
+	"DROP INDEX IF EXISTS history_at;\n",
 };
 
 /* The schema whose migration adds messages.imported (add_column). */
