@@ -458,6 +458,44 @@ static void issue19_schema22_history_without_a_time_index(void)
 	free(nodes);
 }
 
+/* Schema 22: nodes_view keeps only what a view can list, not the plain
+ * memories of global (the typical new memory: one page less of its WAL);
+ * the views read from it as before: a conversation's MEMORY.md and its
+ * archive summary in the recall header, COGNITION.md and the stickers. */
+static void issue19_global_memories_stay_out_of_nodes_view(void)
+{
+	zcor *z = t_open();
+	const char *dir = zcor_dir(z);
+	for (int i = 0; i < 3; i++)
+		write_hotpot(z, i);
+	json_decref(t_call_ok(z, NULL, "qq_memory",
+			      "{\"action\":\"upsert\",\"path\":\"COGNITION.md\",\"name\":\"蚌埠住了\","
+			      "\"meaning\":\"忍不住笑了\",\"usage\":\"有人发离谱东西时\",\"type\":\"谐音\"}"));
+	json_decref(t_call_ok(z, "group:1", "qq_memory",
+			      "{\"action\":\"upsert\",\"path\":\"conversations/group-1/MEMORY.md\","
+			      "\"section\":\"群规\",\"name\":\"开黑\",\"meaning\":\"周五晚上九点开黑\"}"));
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM pragma_index_list('nodes') WHERE name = 'nodes_view' AND partial"),
+		  1);
+	CHECK_INT(t_sql_int(dir, "SELECT sum(ncell) FROM dbstat WHERE name = 'nodes_view' AND pagetype = 'leaf'"), 2);
+	json_t *r = t_call_ok(z, NULL, "qq_memory", "{\"action\":\"read\",\"path\":\"COGNITION.md\"}");
+	CHECK_HAS(t_str(r, "text"), "蚌埠住了");
+	json_decref(r);
+	r = t_call_ok(z, "group:1", "qq_memory", "{\"action\":\"read\",\"path\":\"conversations/group-1/MEMORY.md\"}");
+	CHECK_HAS(t_str(r, "text"), "周五晚上九点开黑");
+	json_decref(r);
+	char *out = NULL;
+	CHECK_INT(zcor_warm(z, 16, &out), ZCOR_OK); /* its statements name nodes_view */
+	zcor_free(out);
+	out = NULL;
+	CHECK_INT(zcor_recall(z, "{\"conversation\":\"group:1\",\"messages\":[{\"text\":\"蚌埠住了，周五开黑吗\","
+				 "\"sender\":{\"id\":\"42\",\"name\":\"小红\"}}]}",
+			      &out),
+		  ZCOR_OK);
+	CHECK_HAS(out, "蚌埠住了");
+	zcor_free(out);
+	zcor_close(z);
+}
+
 /* Recall's counts of a batch of new records (recall_stats, recall_df) are
  * made in one pass in C, each text tokenised once (store.c,
  * lex_fill_counts); they must be what the SQL functions the triggers use
@@ -513,6 +551,7 @@ const struct t_case t_cases[] = {
 	{"issue19_migration_from_a_real_schema_16_store", issue19_migration_from_a_real_schema_16_store},
 	{"issue19_plain_memories_stay_out_of_nodes_kind", issue19_plain_memories_stay_out_of_nodes_kind},
 	{"issue19_schema22_history_without_a_time_index", issue19_schema22_history_without_a_time_index},
+	{"issue19_global_memories_stay_out_of_nodes_view", issue19_global_memories_stay_out_of_nodes_view},
 	{"issue19_recall_counts_of_a_batch_match_the_sql_functions",
 	 issue19_recall_counts_of_a_batch_match_the_sql_functions},
 	{"X_TERMS_old_terms_removed_by_their_keys", X_TERMS_old_terms_removed_by_their_keys},
