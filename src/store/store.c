@@ -917,6 +917,8 @@ static int lex_cmp(const void *x, const void *y)
 /* recall_df += the batch's pairs, in the table's order; empties them */
 static int lex_write_df(struct zc_store *s, struct lex_batch *b, struct zc_err *e)
 {
+	if (!b->n)
+		return ZCOR_OK; /* (nothing live in the batch: no table yet) */
 	size_t n = 0;
 	for (size_t i = 0; i < b->cap; i++)
 		if (b->pairs[i].hash) {
