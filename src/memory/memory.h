@@ -237,8 +237,11 @@ void zc_mem_on_deferred(struct zc_mem *m, void (*fn)(void *ud), void *ud);
 
 /* New nodes' full-text rows and terms, in batches of ZC_FTS_BATCH (op.c): inside
  * a write transaction, write the missing ones now; whether any are
- * missing (outside a transaction, a cheap lookup). */
-#define ZC_FTS_BATCH 32
+ * missing (outside a transaction, a cheap lookup). 128, not 32: a batch's
+ * titles land at random pages of terms, and four times the batch writes
+ * far fewer than four times the pages (docs/PERFORMANCE.md, third pass);
+ * the first reader after it writes up to 127 records' rows at once. */
+#define ZC_FTS_BATCH 128
 int zc_node_fts_catch_up(struct zc_store *s, struct zc_err *e);
 int zc_node_fts_pending(struct zc_store *s);
 /* A bulk import (zcor-bench's stores) writes its new nodes' full-text

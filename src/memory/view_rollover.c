@@ -243,7 +243,7 @@ int zc_view_archived_same(struct zc_mem *m, const struct zc_view *mv, const json
 	sqlite3_stmt *st = zc_stmt(&m->store,
 				   "SELECT " ZC_NODE_COLS ", seq FROM nodes WHERE kind = 'memory' AND "
 				   "superseded_by IS NULL AND scope = ?1 AND tier = 'archive' AND "
-				   "title_norm = ?2",
+				   "title_norm = ?2 AND scope <> 'global'", /* (nodes_view: schema 21) */
 				   e);
 	if (!st)
 		return e->code;

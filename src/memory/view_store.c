@@ -23,10 +23,12 @@
 /* ---- entries <-> rows -------------------------------------------------- */
 
 /* The node filter of a view: ?1 kind, ?2 scope, ?3 tier, ?4 month, ?5
- * section required. */
+ * section required. No view lists a plain memory of global; saying so
+ * lets SQLite read the partial index nodes_view (schema 21). */
 #define VIEW_FILTER                                                                     \
 	" kind = ?1 AND superseded_by IS NULL AND scope = ?2 AND tier = ?3 AND "          \
-	"(?4 IS NULL OR archive_month = ?4) AND (?5 = 0 OR section IS NOT NULL)"
+	"(?4 IS NULL OR archive_month = ?4) AND (?5 = 0 OR section IS NOT NULL) AND "     \
+	"(kind <> 'memory' OR scope <> 'global')"
 #define POS_SQL "coalesce(json_extract(attrs, '$.pos'), seq)"
 
 /* Where a view's rows live: their kind, scope and tier. */

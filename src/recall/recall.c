@@ -157,7 +157,8 @@ static const char *const warm_sql[] = {
 	"SELECT docs FROM recall_stats",
 	/* the header's extras: INDEX.md, the slang vocabulary, the stickers */
 	"SELECT seq FROM nodes WHERE kind IN ('document', 'cognition', 'sticker') AND kind <> 'memory'",
-	"SELECT seq FROM nodes INDEXED BY nodes_view WHERE scope = 'global' AND kind = 'sticker'",
+	"SELECT seq FROM nodes INDEXED BY nodes_view WHERE scope = 'global' AND kind = 'sticker' AND "
+	"kind <> 'memory'",
 	"SELECT person_id FROM people ORDER BY person_id",
 	"SELECT name FROM people NOT INDEXED",
 	"SELECT line FROM view_lines ORDER BY kind, ref", /* citations */

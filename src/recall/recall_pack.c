@@ -185,7 +185,7 @@ static int archive_line(struct recall *r, struct pack *p)
 	sqlite3_stmt *st = zc_stmt(&r->m->store,
 				   "SELECT count(DISTINCT archive_month), min(archive_month), "
 				   "max(archive_month) FROM nodes WHERE scope = ?1 AND kind = 'memory' AND "
-				   "tier = 'archive' AND archive_month IS NOT NULL",
+				   "tier = 'archive' AND archive_month IS NOT NULL AND scope <> 'global'",
 				   r->e);
 	if (!st)
 		return r->e->code;
@@ -211,7 +211,7 @@ static int sticker_catalog(struct recall *r, struct pack *p)
 {
 	sqlite3_stmt *st = zc_stmt(&r->m->store,
 				   "SELECT title, content, json_extract(attrs, '$.image') FROM nodes WHERE "
-				   "scope = 'global' AND kind = 'sticker' AND section = '已收藏' AND "
+				   "scope = 'global' AND kind = 'sticker' AND kind <> 'memory' AND section = '已收藏' AND "
 				   ZC_MAY_INJECT_SQL("", "") " AND json_extract(attrs, '$.image') IS NOT NULL "
 				   "ORDER BY coalesce(json_extract(attrs, '$.pos'), seq), seq LIMIT ?1",
 				   r->e);

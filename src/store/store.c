@@ -17,10 +17,12 @@
 #include <time.h>
 
 #include "base/alloc.h"
+#include "base/buf.h"
 #include "base/fs.h"
 #include "base/json.h"
 #include "base/timeutil.h"
 #include "text/norm.h"
+#include "text/tokens.h"
 
 /* Each entry moves the schema from version i to i+1. Never edit a
  * released entry: add a new one. */
@@ -641,6 +643,21 @@ static const char *const migrations[] = {
 	 * turn's batch are the conversation's live messages only. The column
 	 * is added by add_column (below), so the step may run again. */
 	"",
+	/* 20 -> 21 (issue 19: pages per write): history_at goes. No query
+	 * reads it: zcor_memory_history's time filter is `(?2 IS NULL OR at
+	 * >= ?2)`, which SQLite cannot answer from an index (EXPLAIN QUERY
+	 * PLAN: SCAN history, for every statement the tests prepare), and
+	 * nothing else asks history by time; it was a page of every write's
+	 * WAL and 17 bytes per record. nodes_view keeps only the records a
+	 * view can list: none is a plain memory of global (the views of
+	 * global are INDEX.md, COGNITION.md and STICKERS.md; a conversation's
+	 * MEMORY.md and archive hold its own memories), so the typical new
+	 * memory does not enter it. Its queries say the same condition, which
+	 * is how SQLite knows the partial index covers them. */
+	"DROP INDEX IF EXISTS history_at;\n"
+	"DROP INDEX IF EXISTS nodes_view;\n"
+	"CREATE INDEX nodes_view ON nodes(scope, kind, tier, archive_month)\n"
+	"  WHERE kind <> 'memory' OR scope <> 'global';\n",
 };
 
 /* The schema whose migration adds messages.imported (add_column). */
@@ -779,26 +796,243 @@ static int rebuild_nodes(struct zc_store *s, struct zc_err *e)
  * to a deleted WAL and new connections met "disk I/O error" and
  * "database disk image is malformed" (issue 12, defect 13).
  */
-int zc_store_recall_catch_up(struct zc_store *s, long long above, struct zc_err *e)
+/*
+ * recall_stats and recall_df of a batch of new records, each text
+ * tokenised once for both (RECALL_FILL_STATS and RECALL_FILL_DF, the
+ * migration's form, tokenise it twice, build a JSON array of its distinct
+ * tokens, parse it back and sort every (token, scope) pair in SQL: 45 % of
+ * a batch's instructions, callgrind). The same counts: zc_lex_len's
+ * length and zc_lex_set's distinct tokens, from the same zc_lex_tokens
+ * over the same normalised text (tests/unit/test_write.c compares them
+ * with the SQL functions').
+ */
+struct lex_pair {
+	unsigned long long hash;
+	const char *tokp, *scopep; /* set for the sort, when the arena no longer moves */
+	size_t tok;           /* offset of the token in lex_batch.arena */
+	unsigned tok_len;     /* <= ZC_LEX_TOKEN_MAX */
+	unsigned scope;       /* index in lex_batch.scopes */
+	long long last_doc;   /* the last record counted, so a record counts once */
+	long long df;         /* records of the batch that hold it */
+};
+
+struct lex_scope {
+	char *name;
+	long long docs, tokens;
+};
+
+struct lex_batch {
+	struct lex_pair *pairs; /* open addressing; hash 0 marks a free slot */
+	size_t cap, n;
+	struct zc_buf arena;    /* the tokens, one after another */
+	struct lex_scope *scopes;
+	size_t nscopes, scopes_cap;
+	unsigned cur_scope;     /* of the record being tokenised */
+	long long doc, doc_tokens;
+};
+
+/* Pairs held before they are written out (a rebuild of a large store
+ * goes in several rounds; the counts add up the same). */
+#define LEX_PAIRS_MAX (1u << 18)
+
+static unsigned long long lex_hash(const char *t, size_t n, unsigned scope)
 {
-	/* the counts NOT INDEXED: for their GROUP BY the planner took
-	 * nodes_scope_recent and read every node instead of the few above ?1
-	 * (issue 14's bench: 32 M instructions a batch at 100k memories);
-	 * the rowid range is still used */
-	static const char *const fill[] = {RECALL_FILL_FTS("n.seq > ?1"),
-					   RECALL_FILL_STATS_FROM("nodes n NOT INDEXED", "n.seq > ?1"),
-					   RECALL_FILL_DF("n.seq > ?1")};
-	for (size_t i = 0; i < sizeof(fill) / sizeof(fill[0]); i++) {
-		sqlite3_stmt *st = zc_stmt(s, fill[i], e);
-		if (!st)
-			return e->code;
-		sqlite3_bind_int64(st, 1, above);
+	unsigned long long h = 1469598103934665603ULL ^ scope;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)t[i]) * 1099511628211ULL;
+	return h ? h : 1;
+}
+
+static void lex_grow(struct lex_batch *b)
+{
+	struct lex_pair *old = b->pairs;
+	size_t ocap = b->cap;
+	b->cap = ocap ? ocap * 2 : 4096;
+	b->pairs = zc_calloc(b->cap, sizeof(*b->pairs));
+	for (size_t i = 0; i < ocap; i++) {
+		if (!old[i].hash)
+			continue;
+		size_t j = (size_t)old[i].hash & (b->cap - 1);
+		while (b->pairs[j].hash)
+			j = (j + 1) & (b->cap - 1);
+		b->pairs[j] = old[i];
+	}
+	zc_free(old);
+}
+
+static int lex_count(void *ud, const char *tok, size_t len, size_t start, size_t end, int flags)
+{
+	struct lex_batch *b = ud;
+	b->doc_tokens++;
+	if ((b->n + 1) * 2 > b->cap)
+		lex_grow(b);
+	unsigned long long h = lex_hash(tok, len, b->cur_scope);
+	size_t i = (size_t)h & (b->cap - 1);
+	for (;; i = (i + 1) & (b->cap - 1)) {
+		struct lex_pair *p = &b->pairs[i];
+		if (!p->hash) {
+			*p = (struct lex_pair){h, NULL, NULL, b->arena.len, (unsigned)len, b->cur_scope, b->doc, 1};
+			zc_buf_add(&b->arena, tok, len);
+			b->n++;
+			return 0;
+		}
+		if (p->hash == h && p->scope == b->cur_scope && p->tok_len == len &&
+		    memcmp(b->arena.p + p->tok, tok, len) == 0) {
+			if (p->last_doc != b->doc) {
+				p->last_doc = b->doc;
+				p->df++;
+			}
+			return 0;
+		}
+	}
+}
+
+static unsigned lex_scope_of(struct lex_batch *b, const char *scope)
+{
+	if (b->nscopes && strcmp(b->scopes[b->cur_scope].name, scope) == 0)
+		return b->cur_scope;
+	for (size_t i = 0; i < b->nscopes; i++)
+		if (strcmp(b->scopes[i].name, scope) == 0)
+			return (unsigned)i;
+	if (b->nscopes == b->scopes_cap) {
+		b->scopes_cap = b->scopes_cap ? b->scopes_cap * 2 : 8;
+		b->scopes = zc_realloc(b->scopes, b->scopes_cap * sizeof(*b->scopes));
+	}
+	b->scopes[b->nscopes] = (struct lex_scope){zc_strdup(scope), 0, 0};
+	return (unsigned)b->nscopes++;
+}
+
+/* (token, scope), as the b-tree of recall_df orders them: BINARY */
+static int lex_cmp(const void *x, const void *y)
+{
+	const struct lex_pair *a = x, *b = y;
+	size_t n = a->tok_len < b->tok_len ? a->tok_len : b->tok_len;
+	int c = memcmp(a->tokp, b->tokp, n);
+	if (c || a->tok_len != b->tok_len)
+		return c ? c : a->tok_len < b->tok_len ? -1 : 1;
+	return strcmp(a->scopep, b->scopep);
+}
+
+/* recall_df += the batch's pairs, in the table's order; empties them */
+static int lex_write_df(struct zc_store *s, struct lex_batch *b, struct zc_err *e)
+{
+	if (!b->n)
+		return ZCOR_OK; /* (nothing live in the batch: no table yet) */
+	size_t n = 0;
+	for (size_t i = 0; i < b->cap; i++)
+		if (b->pairs[i].hash) {
+			struct lex_pair p = b->pairs[i];
+			p.tokp = b->arena.p + p.tok;
+			p.scopep = b->scopes[p.scope].name;
+			b->pairs[n++] = p;
+		}
+	qsort(b->pairs, n, sizeof(*b->pairs), lex_cmp);
+	int rc = ZCOR_OK;
+	sqlite3_stmt *st = zc_stmt(s,
+				   "INSERT INTO recall_df(token, scope, df) VALUES (?1, ?2, ?3)\n"
+				   "  ON CONFLICT(token, scope) DO UPDATE SET df = df + excluded.df",
+				   e);
+	if (!st)
+		rc = e->code;
+	for (size_t i = 0; !rc && i < n; i++) {
+		const struct lex_pair *p = &b->pairs[i];
+		sqlite3_bind_text(st, 1, p->tokp, (int)p->tok_len, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, p->scopep, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, p->df);
 		int r = sqlite3_step(st);
 		sqlite3_reset(st);
 		if (r != SQLITE_DONE)
-			return zc_store_fail(s, r, e, "writing recall's lexical index");
+			rc = zc_store_fail(s, r, e, "writing recall's lexical index");
 	}
-	return ZCOR_OK;
+	memset(b->pairs, 0, b->cap * sizeof(*b->pairs));
+	b->n = 0;
+	zc_buf_reset(&b->arena);
+	return rc;
+}
+
+/* recall_stats += the batch's records and tokens per scope, in scope order */
+static int lex_write_stats(struct zc_store *s, struct lex_batch *b, struct zc_err *e)
+{
+	sqlite3_stmt *st = zc_stmt(s,
+				   "INSERT INTO recall_stats(scope, docs, tokens) VALUES (?1, ?2, ?3)\n"
+				   "  ON CONFLICT(scope) DO UPDATE SET docs = docs + excluded.docs,\n"
+				   "  tokens = tokens + excluded.tokens",
+				   e);
+	if (!st)
+		return e->code;
+	char *done = zc_calloc(b->nscopes ? b->nscopes : 1, 1);
+	int rc = ZCOR_OK;
+	for (size_t k = 0; !rc && k < b->nscopes; k++) {
+		size_t m = b->nscopes; /* the least scope not written yet: few scopes */
+		for (size_t i = 0; i < b->nscopes; i++)
+			if (!done[i] && (m == b->nscopes || strcmp(b->scopes[i].name, b->scopes[m].name) < 0))
+				m = i;
+		done[m] = 1;
+		sqlite3_bind_text(st, 1, b->scopes[m].name, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, b->scopes[m].docs);
+		sqlite3_bind_int64(st, 3, b->scopes[m].tokens);
+		int r = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (r != SQLITE_DONE)
+			rc = zc_store_fail(s, r, e, "writing recall's lexical index");
+	}
+	zc_free(done);
+	return rc;
+}
+
+static int lex_fill_counts(struct zc_store *s, long long above, struct zc_err *e)
+{
+	struct lex_batch b = {0};
+	int rc = ZCOR_OK, r;
+	sqlite3_stmt *st = zc_stmt(s,
+				   "SELECT n.scope, " RECALL_TEXT("n.") " FROM nodes n WHERE n.seq > ?1 AND "
+				   RECALL_LIVE("n.") " ORDER BY n.seq",
+				   e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_int64(st, 1, above);
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *scope = (const char *)sqlite3_column_text(st, 0);
+		const char *text = (const char *)sqlite3_column_text(st, 1);
+		if (!scope || !text)
+			continue; /* (NOT NULL columns) */
+		b.cur_scope = lex_scope_of(&b, scope);
+		b.doc++;
+		b.doc_tokens = 0;
+		char *norm = zc_norm_n(text, (size_t)sqlite3_column_bytes(st, 1));
+		zc_lex_tokens(norm, strlen(norm), ZC_TOKENS_DOCUMENT, lex_count, &b);
+		zc_free(norm);
+		b.scopes[b.cur_scope].docs++;
+		b.scopes[b.cur_scope].tokens += b.doc_tokens;
+		if (b.n >= LEX_PAIRS_MAX && (rc = lex_write_df(s, &b, e)))
+			break;
+	}
+	sqlite3_reset(st);
+	if (!rc && r != SQLITE_DONE)
+		rc = zc_store_fail(s, r, e, "writing recall's lexical index");
+	if (!rc)
+		rc = lex_write_df(s, &b, e);
+	if (!rc)
+		rc = lex_write_stats(s, &b, e);
+	for (size_t i = 0; i < b.nscopes; i++)
+		zc_free(b.scopes[i].name);
+	zc_free(b.scopes);
+	zc_free(b.pairs);
+	zc_buf_release(&b.arena);
+	return rc;
+}
+
+int zc_store_recall_catch_up(struct zc_store *s, long long above, struct zc_err *e)
+{
+	sqlite3_stmt *st = zc_stmt(s, RECALL_FILL_FTS("n.seq > ?1"), e);
+	if (!st)
+		return e->code;
+	sqlite3_bind_int64(st, 1, above);
+	int r = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (r != SQLITE_DONE)
+		return zc_store_fail(s, r, e, "writing recall's lexical index");
+	return lex_fill_counts(s, above, e);
 }
 
 /* the dictionary terms of the nodes where B holds (memory/node.c's rule,
