@@ -460,6 +460,38 @@ static void issue17_zcor_profile_short_message_has_no_single_characters(void)
 	zcor_close(z);
 }
 
+/* Issue 17 audit: the zcor profile's terms are seed 000's — 用本地中文分词
+ * 提取至少两个字符的词，并提取消息中出现的同义词库词条 — not also every
+ * record's title, keyword or alias present verbatim (the terms table: seed
+ * 003's entity and slang rule, the scored profile's). Here ICU splits
+ * 小明天 as 小 / 明天 and reads xiaomingbot as one word, so seed 000 finds
+ * neither record; the scored profile finds both by their names. */
+static void issue17_zcor_profile_terms_are_words_and_synonym_entries(void)
+{
+	zcor *z = open_clocked();
+	set_config(z, profiles[0]);
+	char ming[32], kw[32];
+	mk(z, NULL, "小明", "同学", NULL, ming);
+	mk(z, NULL, "旅行计划", "明年去", "[\"xiaoming\"]", kw);
+	const char *msg = "我和小明天去公园, xiaomingbot says 北大";
+	json_t *res = recall1(z, "group:5", msg);
+	CHECK(has_term(res, "明天"));
+	CHECK(has_term(res, "北大")); /* a synonym entry (北大 / 北京大学 / PKU) */
+	CHECK(!has_term(res, "小明"));
+	CHECK(!has_term(res, "xiaoming"));
+	CHECK(item_pos(res, ming) < 0);
+	CHECK(item_pos(res, kw) < 0);
+	json_decref(res);
+	set_config(z, profiles[1]);
+	res = recall1(z, "group:5", msg);
+	CHECK(has_term(res, "小明"));
+	CHECK(has_term(res, "xiaoming"));
+	CHECK(item_pos(res, ming) >= 0);
+	CHECK(item_pos(res, kw) >= 0);
+	json_decref(res);
+	zcor_close(z);
+}
+
 static void Q_RECALL_slang_verbatim_always_included_even_when_old(void)
 {
 	int f0 = t_failures;
@@ -2996,6 +3028,7 @@ const struct t_case t_cases[] = {
 	{"issue17_slang_at_the_start_of_a_long_batch", issue17_slang_at_the_start_of_a_long_batch},
 	{"issue17_dialogue_context_skips_superseded_neighbours", issue17_dialogue_context_skips_superseded_neighbours},
 	{"issue17_zcor_profile_short_message_has_no_single_characters", issue17_zcor_profile_short_message_has_no_single_characters},
+	{"issue17_zcor_profile_terms_are_words_and_synonym_entries", issue17_zcor_profile_terms_are_words_and_synonym_entries},
 	{"Q_RECALL_bm25_saturation_and_length", Q_RECALL_bm25_saturation_and_length},
 	{"Q_RECALL_query_weights_repeats_and_newest", Q_RECALL_query_weights_repeats_and_newest},
 	{"Q_RECALL_bigram_continuation_discount", Q_RECALL_bigram_continuation_discount},
