@@ -492,6 +492,27 @@ static void issue17_zcor_profile_terms_are_words_and_synonym_entries(void)
 	zcor_close(z);
 }
 
+/* Issue 17 audit: the zcor profile breaks a tie of hits and updatedAt by
+ * id ascending (seed 000: 同分按更新时间降序、id 升序), the id itself — an
+ * imported record's id need not follow creation order. */
+static void issue17_zcor_profile_ties_by_id_not_creation(void)
+{
+	zcor *z = open_clocked();
+	set_config(z, profiles[0]);
+	char first[32], second[32];
+	mk(z, NULL, "北京的朋友", "老同学", NULL, first);
+	mk(z, NULL, "北京的天气", "很干", NULL, second);
+	/* the first created gets an id above the second's, as an import may */
+	t_sql_exec(z, "UPDATE nodes SET id = 'mzzzzz1', updated_at = %lld WHERE id = '%s'", (long long)T0, first);
+	t_sql_exec(z, "UPDATE nodes SET updated_at = %lld WHERE id = '%s'", (long long)T0, second);
+	CHECK(strcmp(second, "mzzzzz1") < 0);
+	json_t *res = recall1(z, "group:5", "北京");
+	CHECK_INT(item_pos(res, second), 0);
+	CHECK_INT(item_pos(res, "mzzzzz1"), 1);
+	json_decref(res);
+	zcor_close(z);
+}
+
 static void Q_RECALL_slang_verbatim_always_included_even_when_old(void)
 {
 	int f0 = t_failures;
@@ -3029,6 +3050,7 @@ const struct t_case t_cases[] = {
 	{"issue17_dialogue_context_skips_superseded_neighbours", issue17_dialogue_context_skips_superseded_neighbours},
 	{"issue17_zcor_profile_short_message_has_no_single_characters", issue17_zcor_profile_short_message_has_no_single_characters},
 	{"issue17_zcor_profile_terms_are_words_and_synonym_entries", issue17_zcor_profile_terms_are_words_and_synonym_entries},
+	{"issue17_zcor_profile_ties_by_id_not_creation", issue17_zcor_profile_ties_by_id_not_creation},
 	{"Q_RECALL_bm25_saturation_and_length", Q_RECALL_bm25_saturation_and_length},
 	{"Q_RECALL_query_weights_repeats_and_newest", Q_RECALL_query_weights_repeats_and_newest},
 	{"Q_RECALL_bigram_continuation_discount", Q_RECALL_bigram_continuation_discount},
