@@ -3,9 +3,9 @@
  *
  *   terms      NFKC + case fold; ICU words of ≥ 2 characters (single
  *              characters for messages of ≤ 2, profile scored only); every
- *              dictionary term present verbatim (substrings looked up in
- *              the terms table, and in the synonym index); then synonym
- *              expansion.
+ *              synonym entry present verbatim and, profile scored only,
+ *              every dictionary term (substrings looked up in the terms
+ *              table); then synonym expansion.
  *   candidates only records the conversation may see (global + its own),
  *              current, hot and not 存疑 — filtered before anything is
  *              scored, so other conversations' records are never candidates:

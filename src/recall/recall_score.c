@@ -310,7 +310,9 @@ static int by_score(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* seed 000: distinct terms hit, updatedAt desc, id (creation) asc */
+/* seed 000: distinct terms hit, updatedAt desc, id asc (同分按更新时间降序、
+ * id 升序: the id itself, which for an imported record need not follow
+ * creation; seq last, for people, who have none here) */
 static int by_zcor(const void *a, const void *b)
 {
 	const struct item *x = a, *y = b;
@@ -318,6 +320,9 @@ static int by_zcor(const void *a, const void *b)
 		return y->zhits - x->zhits;
 	if (x->updated != y->updated)
 		return x->updated < y->updated ? 1 : -1;
+	int c = strcmp(x->id, y->id);
+	if (c)
+		return c;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 

@@ -1,9 +1,11 @@
 /*
  * recall_terms.c — the terms of a batch (SPEC §4): NFKC + case fold; ICU
  * words of ≥ 2 characters (single characters for messages of ≤ 2, in the
- * scored profile: seed 000 has no such rule); every
- * dictionary term present verbatim (substrings looked up in the terms
- * table, and in the synonym index); then synonym expansion.
+ * scored profile: seed 000 has no such rule); every synonym entry present
+ * verbatim and, in the scored profile, every dictionary term (titles,
+ * keywords, aliases, slang: substrings looked up in the terms table —
+ * seed 000 takes 至少两个字符的词 and 消息中出现的同义词库词条 only); then
+ * synonym expansion.
  *
  * Recall layer, behind recall.h (recall_int.h is what the files of recall.c
  * share, not an interface). Reads the store inside the caller's read
@@ -32,8 +34,9 @@ static void add_term(struct recall *r, json_t *set, const char *t)
 	json_array_append_new(r->terms, json_string(t));
 }
 
-/* Every substring of 1..ZC_TERM_MAX_CHARS characters that is a dictionary
- * term (terms table) or a synonym entry; min_chars 1 only for short text. */
+/* Every substring of 1..ZC_TERM_MAX_CHARS characters that is a synonym
+ * entry or, when `records`, a dictionary term (terms table); min_chars 1
+ * only for short text. */
 /* The longest term starting with each 2-character prefix of the text that
  * starts any term (term_prefix), as prefix -> maxlen (new reference). */
 static int term_prefixes(struct recall *r, const char *norm, size_t from, json_t **out)
@@ -81,7 +84,7 @@ static int term_prefixes(struct recall *r, const char *norm, size_t from, json_t
 	return step == SQLITE_DONE ? ZCOR_OK : zc_store_fail(&r->m->store, step, r->e, "looking up terms");
 }
 
-static int dictionary_terms(struct recall *r, const char *norm, int min_chars, json_t *set)
+static int dictionary_terms(struct recall *r, const char *norm, int min_chars, int records, json_t *set)
 {
 	size_t len = strlen(norm);
 	/* the whole batch, start included (issue 17 review: only its last
@@ -95,7 +98,7 @@ static int dictionary_terms(struct recall *r, const char *norm, int min_chars, j
 	 * begin some term, up to the longest such term (a short message's
 	 * single characters are all tried) */
 	json_t *prefixes = NULL;
-	int rc = min_chars > 1 ? term_prefixes(r, norm, from, &prefixes) : ZCOR_OK;
+	int rc = records && min_chars > 1 ? term_prefixes(r, norm, from, &prefixes) : ZCOR_OK;
 	if (rc)
 		return rc;
 	struct zc_buf subs = ZC_BUF_INIT;
@@ -124,7 +127,7 @@ static int dictionary_terms(struct recall *r, const char *norm, int min_chars, j
 			/* synonym entries are in memory: every substring is cheap */
 			if (json_object_get(r->m->syn.index, s))
 				add_term(r, set, s);
-			if (c > maxc || json_object_get(asked, s))
+			if (!records || c > maxc || json_object_get(asked, s))
 				continue;
 			json_object_set_new(asked, s, json_true());
 			if (subs.len > 1)
@@ -136,6 +139,10 @@ static int dictionary_terms(struct recall *r, const char *norm, int min_chars, j
 	zc_buf_addc(&subs, ']');
 	json_decref(prefixes);
 	json_decref(asked);
+	if (!records) {
+		zc_buf_release(&subs);
+		return ZCOR_OK;
+	}
 	int step;
 	/* a term of this conversation's or a global record: another
 	 * conversation's keywords must not show up in this one's terms */
@@ -199,7 +206,11 @@ int zc_recall_gather_terms(struct recall *r, const char *norm)
 	json_array_foreach(words, i, w) add_term(r, set, json_string_value(w));
 	json_decref(words);
 	json_decref(wseen);
-	rc = dictionary_terms(r, norm, is_short ? 1 : 2, set);
+	/* the records' names present verbatim (terms table) are seed 003's
+	 * entity and slang rule; seed 000 (profile zcor) matches its words and
+	 * synonym entries against titles and keywords, nothing more (issue 17
+	 * audit) */
+	rc = dictionary_terms(r, norm, is_short ? 1 : 2, r->profile == ZC_PROFILE_SCORED, set);
 	json_decref(set);
 	if (rc)
 		return rc;

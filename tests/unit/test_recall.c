@@ -460,6 +460,59 @@ static void issue17_zcor_profile_short_message_has_no_single_characters(void)
 	zcor_close(z);
 }
 
+/* Issue 17 audit: the zcor profile's terms are seed 000's — 用本地中文分词
+ * 提取至少两个字符的词，并提取消息中出现的同义词库词条 — not also every
+ * record's title, keyword or alias present verbatim (the terms table: seed
+ * 003's entity and slang rule, the scored profile's). Here ICU splits
+ * 小明天 as 小 / 明天 and reads xiaomingbot as one word, so seed 000 finds
+ * neither record; the scored profile finds both by their names. */
+static void issue17_zcor_profile_terms_are_words_and_synonym_entries(void)
+{
+	zcor *z = open_clocked();
+	set_config(z, profiles[0]);
+	char ming[32], kw[32];
+	mk(z, NULL, "小明", "同学", NULL, ming);
+	mk(z, NULL, "旅行计划", "明年去", "[\"xiaoming\"]", kw);
+	const char *msg = "我和小明天去公园, xiaomingbot says 北大";
+	json_t *res = recall1(z, "group:5", msg);
+	CHECK(has_term(res, "明天"));
+	CHECK(has_term(res, "北大")); /* a synonym entry (北大 / 北京大学 / PKU) */
+	CHECK(!has_term(res, "小明"));
+	CHECK(!has_term(res, "xiaoming"));
+	CHECK(item_pos(res, ming) < 0);
+	CHECK(item_pos(res, kw) < 0);
+	json_decref(res);
+	set_config(z, profiles[1]);
+	res = recall1(z, "group:5", msg);
+	CHECK(has_term(res, "小明"));
+	CHECK(has_term(res, "xiaoming"));
+	CHECK(item_pos(res, ming) >= 0);
+	CHECK(item_pos(res, kw) >= 0);
+	json_decref(res);
+	zcor_close(z);
+}
+
+/* Issue 17 audit: the zcor profile breaks a tie of hits and updatedAt by
+ * id ascending (seed 000: 同分按更新时间降序、id 升序), the id itself — an
+ * imported record's id need not follow creation order. */
+static void issue17_zcor_profile_ties_by_id_not_creation(void)
+{
+	zcor *z = open_clocked();
+	set_config(z, profiles[0]);
+	char first[32], second[32];
+	mk(z, NULL, "北京的朋友", "老同学", NULL, first);
+	mk(z, NULL, "北京的天气", "很干", NULL, second);
+	/* the first created gets an id above the second's, as an import may */
+	t_sql_exec(z, "UPDATE nodes SET id = 'mzzzzz1', updated_at = %lld WHERE id = '%s'", (long long)T0, first);
+	t_sql_exec(z, "UPDATE nodes SET updated_at = %lld WHERE id = '%s'", (long long)T0, second);
+	CHECK(strcmp(second, "mzzzzz1") < 0);
+	json_t *res = recall1(z, "group:5", "北京");
+	CHECK_INT(item_pos(res, second), 0);
+	CHECK_INT(item_pos(res, "mzzzzz1"), 1);
+	json_decref(res);
+	zcor_close(z);
+}
+
 static void Q_RECALL_slang_verbatim_always_included_even_when_old(void)
 {
 	int f0 = t_failures;
@@ -2853,34 +2906,46 @@ static void X_CONFIG_recall_weights(void)
  *   D    0    2   30  0   50   事实      0    2.75 + e^−1 (0.367879) + 0.8 + 0.3       = 4.217879
  *   E    0    3    0  1    0   事实      1    3.142857 + 1 + 0.8 + 0.3 − 5             = 0.242857
  *   F    0    1  365  0    0   在追      0    2 + e^−12.17 (0.000005) + 0 + 0.4        = 2.400005
- *   G    0    2    0  0    4   杂项      0    2.75 + 1 + 0.8·ln5/ln51 (0.327457) + 0.25 = 4.327457
+ *   G    0    2    0  0    4   杂项      0    2.75 + 1 + 0.8·ln5/ln51 (0.327469) + 0.25 = 4.327469
  *
- * So A B G D C F E. Swapping any two of the six weights reorders them
+ * So A B G D C F E; the test checks each score against this arithmetic,
+ * with the weights written here, as well as the order (the order alone
+ * stayed the same with the preset's salience or section prior at 0, or
+ * its expiry at −3: issue 17 audit). Swapping any two of the six weights reorders them
  * (checked by hand for each pair); the test runs one such swap, lexical
  * 1 and recency 2: A 3 + 1 + 0.099574 + 0.3 = 4.399574, B 1.571429 + 2 +
  * 0.3 = 3.871429, C 1 + 2 + 0.8 + 0.4 = 4.2, D 1.375 + 0.735759 + 0.8 +
- * 0.3 = 3.210759, G 1.375 + 2 + 0.327457 + 0.25 = 3.952457, F 1 + 0.00001 +
+ * 0.3 = 3.210759, G 1.375 + 2 + 0.327469 + 0.25 = 3.952469, F 1 + 0.00001 +
  * 0.4 = 1.40001, E −2.628571: A C G B D F E.
  */
 struct seed_rec {
 	const char *title, *keyword, *content, *section;
 	int age_days, pinned, hits, expired;
-	double want_lexical;
+	/* the features by hand: lexical, salience, section prior (entity is
+	 * A's alone, recency exp(−age/30 days), expired as above) */
+	double want_lexical, want_salience, want_prior;
 };
 
 static const struct seed_rec seed_recs[] = {
-	{"alpha", "zqseed", "filler filler filler filler", "事实", 90, 0, 0, 0, 1.0},
-	{"bravo", "kilo", "zqseed zqseed zqseed filler", "事实", 0, 0, 0, 0, 6.6 / 4.2},
-	{"charlie", "lima", "zqseed filler filler filler", "惯例与偏好", 0, 1, 0, 0, 1.0},
-	{"delta", "mike", "zqseed zqseed filler filler", "事实", 30, 0, 50, 0, 1.375},
-	{"echo", "november", "zqseed zqseed zqseed filler", "事实", 0, 1, 0, 1, 6.6 / 4.2},
-	{"foxtrot", "oscar", "zqseed filler filler filler", "在追", 365, 0, 0, 0, 1.0},
-	{"golf", "papa", "zqseed zqseed filler filler", "杂项", 0, 0, 4, 0, 1.375},
+	{"alpha", "zqseed", "filler filler filler filler", "事实", 90, 0, 0, 0, 1.0, 0, 0.6},
+	{"bravo", "kilo", "zqseed zqseed zqseed filler", "事实", 0, 0, 0, 0, 6.6 / 4.2, 0, 0.6},
+	{"charlie", "lima", "zqseed filler filler filler", "惯例与偏好", 0, 1, 0, 0, 1.0, 1, 0.8},
+	{"delta", "mike", "zqseed zqseed filler filler", "事实", 30, 0, 50, 0, 1.375, 1, 0.6},
+	{"echo", "november", "zqseed zqseed zqseed filler", "事实", 0, 1, 0, 1, 6.6 / 4.2, 1, 0.6},
+	{"foxtrot", "oscar", "zqseed filler filler filler", "在追", 365, 0, 0, 0, 1.0, 0, 0.8},
+	{"golf", "papa", "zqseed zqseed filler filler", "杂项", 0, 0, 4, 0, 1.375, 0.40933603 /* ln 5 / ln 51 */, 0.5},
 };
+
+/* Seed 003's weights as the test writes them (not read from the code):
+ * 实体 3、词汇 2、最近性 1、命中与置顶 0.8、节先验 0.5、过期 −5. */
+struct seed_w {
+	double entity, lexical, recency, salience, prior, expired;
+};
+static const struct seed_w seed003_by_hand = {3, 2, 1, 0.8, 0.5, -5};
 #define SEED_RECS (sizeof(seed_recs) / sizeof(seed_recs[0]))
 
 /* The records' ids ordered by their explain score, as letters A… */
-static void seed_order(zcor *z, char ids[][32], char out[SEED_RECS + 1])
+static void seed_order(zcor *z, char ids[][32], const struct seed_w *w, char out[SEED_RECS + 1])
 {
 	/* hits are what recall counts up: the table's again before each run */
 	for (size_t i = 0; i < SEED_RECS; i++)
@@ -2897,6 +2962,17 @@ static void seed_order(zcor *z, char ids[][32], char out[SEED_RECS + 1])
 		CHECK(fabs(feature(res, ids[i], "entity") - (i == 0 ? 1 : 0)) < 1e-12);
 		CHECK(fabs(feature(res, ids[i], "recency") - exp(-s->age_days / 30.0)) < 1e-9);
 		CHECK(fabs(feature(res, ids[i], "expired") - s->expired) < 1e-12);
+		CHECK(fabs(feature(res, ids[i], "salience") - s->want_salience) < 1e-6);
+		CHECK(fabs(feature(res, ids[i], "sectionPrior") - s->want_prior) < 1e-12);
+		/* each score as the arithmetic above gives it, not only the
+		 * order: a weight of the preset set to 0 (salience, the section
+		 * prior) or −3 for −5 left the order as it was (issue 17 audit) */
+		double want = w->entity * (i == 0 ? 1 : 0) + w->lexical * s->want_lexical +
+			      w->recency * exp(-s->age_days / 30.0) + w->salience * s->want_salience +
+			      w->prior * s->want_prior + w->expired * s->expired;
+		if (fabs(score[i] - want) > 1e-5)
+			fprintf(stderr, "  %c: score %.6f, by hand %.6f\n", (char)('A' + i), score[i], want);
+		CHECK(fabs(score[i] - want) < 1e-5);
 	}
 	for (size_t k = 0; k < SEED_RECS; k++) {
 		size_t best = SEED_RECS;
@@ -2928,13 +3004,14 @@ static void issue17_seed003_preset_orders_as_computed_by_hand(void)
 	}
 	set_config(z, "{\"recall\":{\"weights\":\"seed003\"}}");
 	char got[SEED_RECS + 1];
-	seed_order(z, ids, got);
+	seed_order(z, ids, &seed003_by_hand, got);
 	CHECK_STR(got, "ABGDCFE");
 	/* one weight changed (lexical and recency swapped): the order the
 	 * arithmetic above gives for it */
 	set_config(z, "{\"recall\":{\"weights\":{\"entity\":3,\"lexical\":1,\"recency\":2,\"salience\":0.8,"
 		      "\"sectionPrior\":0.5,\"expired\":-5,\"feedback\":0,\"context\":0}}}");
-	seed_order(z, ids, got);
+	const struct seed_w swapped = {3, 1, 2, 0.8, 0.5, -5};
+	seed_order(z, ids, &swapped, got);
 	CHECK_STR(got, "ACGBDFE");
 	zcor_close(z);
 }
@@ -2972,6 +3049,8 @@ const struct t_case t_cases[] = {
 	{"issue17_slang_at_the_start_of_a_long_batch", issue17_slang_at_the_start_of_a_long_batch},
 	{"issue17_dialogue_context_skips_superseded_neighbours", issue17_dialogue_context_skips_superseded_neighbours},
 	{"issue17_zcor_profile_short_message_has_no_single_characters", issue17_zcor_profile_short_message_has_no_single_characters},
+	{"issue17_zcor_profile_terms_are_words_and_synonym_entries", issue17_zcor_profile_terms_are_words_and_synonym_entries},
+	{"issue17_zcor_profile_ties_by_id_not_creation", issue17_zcor_profile_ties_by_id_not_creation},
 	{"Q_RECALL_bm25_saturation_and_length", Q_RECALL_bm25_saturation_and_length},
 	{"Q_RECALL_query_weights_repeats_and_newest", Q_RECALL_query_weights_repeats_and_newest},
 	{"Q_RECALL_bigram_continuation_discount", Q_RECALL_bigram_continuation_discount},
