@@ -1,0 +1,62 @@
+// issue18_review.test.mjs — issue 18's review (s23-audit18), in the page:
+// a bulk move onto a memory's own descendant and a bulk merge titled with
+// spaces only are refused in the page's words — the field and why
+// (形成循环 / "make a loop", 只有空格 / "only spaces") — not a bare
+// "conflict" beside the server's English; nothing changes. At 1440 / 390
+// px, zh and en, axe-core on the refusals.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { withPage, openPanel, axeClean, eachWidthAndLanguage } from './serve.mjs';
+
+const mk = async (srv, title, extra = {}) => (await srv.api('POST', 'nodes', { title, content: `${title}的内容`, ...extra })).body.node;
+
+async function search(page, words) {
+  await page.fill('#q-keywords', words);
+  await page.locator('main form button[type=submit]').first().click();
+  await page.locator('main ul.list li').first().waitFor();
+}
+const pick = (page, title) => page.locator('main ul[aria-label] > li', { has: page.locator('button.link', { hasText: new RegExp(`^${title}$`) }) }).locator('input.sel').check();
+
+test('issue18_review_bulk_refusals_worded: a move into a descendant and a merge titled with spaces say why, in zh and en', async () => {
+  await withPage(async ({ srv, page }) => {
+    const top = await mk(srv, '复查上层');
+    const low = await mk(srv, '复查下层', { parentId: top.id });
+    await openPanel(page, srv, 'memory');
+    await eachWidthAndLanguage(page, async (p, what) => {
+      const zh = what.endsWith('zh');
+      await openPanel(p, srv, 'memory');
+      await p.click('#bulk-toggle');
+      await search(p, '复查');
+      // move 上层 under its own child
+      await pick(p, '复查上层');
+      await p.click('#bulk-move');
+      await p.locator('#bulk-move-form input[type=search]').fill('复查下层');
+      await p.keyboard.press('Enter');
+      await p.locator('#bulk-move-form button.link', { hasText: '复查下层' }).click();
+      await p.click('#bulk-move-go');
+      const row = p.locator(`#bulk-out .bulk-results li[data-id="${top.id}"]`);
+      await row.waitFor();
+      assert.equal(await row.getAttribute('data-ok'), 'false', what);
+      const why = await row.locator('.why').innerText();
+      assert.match(why, zh ? /“父节点”是这条记忆自己或它下面的记忆，移过去会形成循环/ : /“Parent” is this memory itself or one under it, which would make a loop/, `${what}: ${why}`);
+      await axeClean(p, `bulk move refused ${what}`);
+      // merge both, the title spaces only
+      await pick(p, '复查下层');
+      await p.click('#bulk-merge');
+      await p.fill('#bulk-m-title', '  \u3000 ');
+      await p.fill('#bulk-m-reason', '复查');
+      await p.click('#bulk-merge-go');
+      const m = p.locator('#bulk-out .bulk-results li').first();
+      await m.waitFor();
+      assert.equal(await m.getAttribute('data-ok'), 'false', what);
+      const mwhy = await m.locator('.why').innerText();
+      assert.match(mwhy, zh ? /“标题”只有空格；请写一个标题/ : /“Title” is only spaces; write a title/, `${what}: ${mwhy}`);
+      await axeClean(p, `bulk merge refused ${what}`);
+      await p.click('#bulk-toggle');
+    });
+    // nothing changed
+    assert.equal((await srv.api('GET', `nodes/${top.id}`)).body.node.parentId, null);
+    assert.equal((await srv.api('GET', `nodes/${low.id}`)).body.node.supersededBy, null);
+    assert.equal((await srv.api('GET', 'history?operations=zcor_memory_merge&status=ok')).body.total, 0);
+  });
+});
