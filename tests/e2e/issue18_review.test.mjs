@@ -61,3 +61,22 @@ test('issue18_parent_refusal_details: itself, a descendant, another scope, none 
     assert.equal((await request(srv, `/api/v1/nodes/${a.id}`)).json.node.title, '上');
   });
 });
+
+test('issue18_people_sort_affinity: GET people?sort=affinity / affinityLow / updated; another sort is 400 naming it', async () => {
+  await withServe(BIN, mkTmp('zcor-i18r-'), env(), async (srv) => {
+    for (const [id, affinity] of [['101', 10], ['102', -50], ['103', 90], ['104', 0]])
+      assert.equal((await request(srv, `/api/v1/people/${id}`, { method: 'PUT', body: { name: `人${id}`, affinity, relationship: '群友', reason: '测试' } })).status, 200);
+    const order = async (sort) => (await request(srv, `/api/v1/people${sort ? `?sort=${sort}` : ''}`)).json.items.map((p) => p.personId);
+    assert.deepEqual(await order('affinity'), ['103', '101', '104', '102']);
+    assert.deepEqual(await order('affinityLow'), ['102', '104', '101', '103']);
+    assert.deepEqual(await order('updated'), ['104', '103', '102', '101']);
+    assert.deepEqual(await order(''), ['104', '103', '102', '101']);
+    const bad = await request(srv, '/api/v1/people?sort=name');
+    assert.equal(bad.status, 400, bad.text);
+    assert.equal(bad.json.error.details.field, 'sort');
+    // paged in that order
+    const p2 = (await request(srv, '/api/v1/people?sort=affinity&limit=2&offset=2')).json;
+    assert.deepEqual(p2.items.map((p) => p.personId), ['104', '102']);
+    assert.equal(p2.total, 4);
+  });
+});

@@ -60,3 +60,29 @@ test('issue18_review_bulk_refusals_worded: a move into a descendant and a merge 
     assert.equal((await srv.api('GET', 'history?operations=zcor_memory_merge&status=ok')).body.total, 0);
   });
 });
+
+test('issue18_review_people_sorted_by_affinity: the People list sorts by the latest change or affinity, either way', async () => {
+  await withPage(async ({ srv, page }) => {
+    for (const [id, name, affinity] of [['201', '低分', -80], ['202', '高分', 95], ['203', '中分', 5]])
+      await srv.api('PUT', `people/${id}`, { name, affinity, relationship: '群友', reason: '复查' });
+    await openPanel(page, srv, 'people');
+    const names = () => page.locator('#people-list ul.list > li > button.link').allInnerTexts();
+    await eachWidthAndLanguage(page, async (p, what) => {
+      await openPanel(p, srv, 'people');
+      await p.locator('#people-list ul.list > li').first().waitFor();
+      assert.deepEqual(await names(), ['中分', '高分', '低分'], what);
+      await p.selectOption('#p-sort', 'affinity');
+      await p.waitForFunction(() => document.querySelector('#people-list li button.link')?.textContent === '高分');
+      assert.deepEqual(await names(), ['高分', '中分', '低分'], what);
+      // the keyboard: the select is reachable and changes the order
+      await p.focus('#p-sort');
+      await p.keyboard.press('ArrowDown');
+      await p.waitForFunction(() => document.querySelector('#people-list li button.link')?.textContent === '低分');
+      assert.deepEqual(await names(), ['低分', '中分', '高分'], what);
+      const label = await p.locator('label[for="p-sort"]').innerText();
+      assert.equal(label, what.endsWith('zh') ? '排序' : 'Sort');
+      assert.equal(await p.locator('#p-sort option:checked').innerText(), what.endsWith('zh') ? '好感度从低到高' : 'Lowest affinity first');
+      await axeClean(p, `people sorted ${what}`);
+    });
+  });
+});

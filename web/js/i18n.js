@@ -222,11 +222,12 @@ const dict = {
     'pp.noMemories': '没有提到 TA 的记忆。', 'pp.more': '每个名字最多显示 {n} 条；更多的请在记忆面板里搜索。',
     'pp.messages': 'TA 最近的消息', 'pp.messagesHint': '所有对话里发送者 ID 为 {id} 的消息，最新的在前。', 'pp.noMessages': '没有 TA 的消息。',
     'ppl.cancel': '放弃修改',
-    // issue 18 review: a parent or title refused, in words (src/memory/node.c details)
+    // issue 18 review (s23-audit18): a parent or title refused, in words; People sorted
     'err.why.cycle': '是这条记忆自己或它下面的记忆，移过去会形成循环；请选别的父节点',
     'err.why.scope': '属于另一个范围：记忆只能放在同一范围或全局的记忆下面',
     'err.why.not_found': '不存在（可能已被删除）；请重新选择，或不选父节点放在顶层',
     'err.why.blank': '只有空格；请写一个标题',
+    'ppl.sort.updated': '最近修改', 'ppl.sort.affinity': '好感度从高到低', 'ppl.sort.affinityLow': '好感度从低到高',
   },
   en: {
     'app.title': 'zcor Memory', 'lang.switch': '(switch language)',
@@ -449,11 +450,12 @@ const dict = {
     'pp.noMemories': 'No memory mentions them.', 'pp.more': 'At most {n} per name here; search the Memory panel for more.',
     'pp.messages': 'Their recent messages', 'pp.messagesHint': 'Messages with sender id {id} in every conversation, newest first.', 'pp.noMessages': 'No messages from them.',
     'ppl.cancel': 'Discard changes',
-    // issue 18 review: a parent or title refused, in words (src/memory/node.c details)
+    // issue 18 review (s23-audit18): a parent or title refused, in words; People sorted
     'err.why.cycle': 'is this memory itself or one under it, which would make a loop; choose another parent',
     'err.why.scope': 'belongs to another scope: a memory can only go under one of its own scope or a global one',
     'err.why.not_found': 'does not exist (it may have been deleted); choose again, or no parent for a top-level memory',
     'err.why.blank': 'is only spaces; write a title',
+    'ppl.sort.updated': 'Last changed', 'ppl.sort.affinity': 'Highest affinity first', 'ppl.sort.affinityLow': 'Lowest affinity first',
   },
 };
 
