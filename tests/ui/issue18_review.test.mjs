@@ -86,3 +86,53 @@ test('issue18_review_people_sorted_by_affinity: the People list sorts by the lat
     });
   });
 });
+
+test('issue18_review_synonyms_unsaved_warn: a synonym group edited, or terms typed in the new-group box, ask before they are lost', async () => {
+  await withPage(async ({ srv, page }) => {
+    await srv.api('POST', 'synonyms', { terms: ['复查词甲', '复查词乙'] });
+    const asked = [];
+    let answer = false; // false: stay
+    page.removeAllListeners('dialog'); // serve.mjs accepts every confirm; here each is counted
+    page.on('dialog', async (d) => {
+      asked.push([d.type(), d.message()]);
+      await (answer || d.type() === 'beforeunload' ? d.accept() : d.dismiss()).catch(() => {});
+    });
+    const until = async (n) => { for (let i = 0; i < 100 && asked.length < n; i++) await new Promise((r) => setTimeout(r, 20)); };
+    await openPanel(page, srv, 'synonyms');
+    await eachWidthAndLanguage(page, async (p, what) => {
+      const zh = what.endsWith('zh');
+      answer = true;
+      await openPanel(p, srv, 'synonyms');
+      answer = false;
+      await p.fill('#s-filter', '复查词');
+      const row = p.locator('#syn-table tbody tr').first();
+      await row.waitFor();
+      // the group's edit, typed: another tab asks; staying keeps the edit
+      await row.locator('button', { hasText: zh ? '编辑' : 'Edit' }).click();
+      await row.locator('input').fill('复查词甲, 复查词丙');
+      const n = asked.length;
+      await p.click('#tab-history');
+      await until(n + 1);
+      assert.equal(asked.length, n + 1, `${what}: asked before another tab`);
+      assert.match(asked[n][1], zh ? /未保存的修改/ : /not saved|unsaved/i);
+      assert.equal(await p.locator('main').getAttribute('data-panel'), 'synonyms', what);
+      assert.equal(await row.locator('input').inputValue(), '复查词甲, 复查词丙', what);
+      await axeClean(p, `synonyms edit unsaved ${what}`);
+      // cancelling the edit: nothing to ask any more
+      await row.locator('button', { hasText: zh ? '取消' : 'Cancel' }).click();
+      // the new-group box, typed: the tab asks as well
+      await p.fill('#s-add', '复查新甲, 复查新乙');
+      await p.click('#tab-history');
+      await until(n + 2);
+      assert.equal(asked.length, n + 2, `${what}: asked for the new-group box`);
+      assert.equal(await p.inputValue('#s-add'), '复查新甲, 复查新乙');
+      await p.fill('#s-add', '');
+      // nothing typed: leaving asks nothing
+      await p.click('#tab-history');
+      await p.locator('main[data-panel="history"]').waitFor();
+      assert.equal(asked.length, n + 2, `${what}: nothing asked with nothing typed`);
+    });
+    // nothing was changed on the way
+    assert.deepEqual((await srv.api('GET', 'synonyms')).body.groups.filter((g) => g.some((x) => x.startsWith('复查'))), [['复查词甲', '复查词乙']]);
+  });
+});
