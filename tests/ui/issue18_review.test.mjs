@@ -136,3 +136,36 @@ test('issue18_review_synonyms_unsaved_warn: a synonym group edited, or terms typ
     assert.deepEqual((await srv.api('GET', 'synonyms')).body.groups.filter((g) => g.some((x) => x.startsWith('复查'))), [['复查词甲', '复查词乙']]);
   });
 });
+
+test('issue18_review_revert_refusal_plurals: one later change, one child — English in the singular', async () => {
+  await withPage(async ({ srv, page }) => {
+    const seqOf = async (id) => (await srv.api('GET', `history?operations=zcor_memory_write&targetId=${id}&limit=5`)).body.items.at(-1).seq;
+    // a create that has one child now
+    const top = await mk(srv, '复查撤销父');
+    await mk(srv, '复查撤销子', { parentId: top.id });
+    const made = await seqOf(top.id);
+    // a change with one later change of the same memory
+    const c = await mk(srv, '复查撤销改');
+    await srv.api('PUT', `nodes/${c.id}`, { title: '复查撤销改', content: '第二版' });
+    const first = await seqOf(c.id);
+    await openPanel(page, srv, 'history');
+    await eachWidthAndLanguage(page, async (p, what) => {
+      const zh = what.endsWith('zh');
+      await openPanel(p, srv, 'history');
+      for (const [seq, reason, re] of [
+        [made, 'has_children', zh ? /现在有 1 个子节点/ : /has 1 child memory now, and the revert/],
+        [first, 'later_change', zh ? /之后又有 1 条更改/ : /a later change touched the same memory or person, and reverting would overwrite it/]]) {
+        const rec = p.locator(`#history-list li.record[data-seq="${seq}"]`);
+        await rec.locator('button.revert').click();
+        await rec.locator('.revert-yes').click();
+        const refused = rec.locator('.revert-refused');
+        await refused.waitFor();
+        assert.equal(await refused.getAttribute('data-reason'), reason, what);
+        const text = await refused.textContent();
+        assert.match(text, re, `${what}: ${text}`);
+        if (!zh) assert.doesNotMatch(text, /\b1 child memories|later changes \(1\)/, what);
+      }
+      await axeClean(p, `revert refusals ${what}`);
+    });
+  });
+});

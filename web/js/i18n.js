@@ -456,6 +456,8 @@ const dict = {
     'err.why.not_found': 'does not exist (it may have been deleted); choose again, or no parent for a top-level memory',
     'err.why.blank': 'is only spaces; write a title',
     'ppl.sort.updated': 'Last changed', 'ppl.sort.affinity': 'Highest affinity first', 'ppl.sort.affinityLow': 'Lowest affinity first',
+    'rev.why.later_change.one': 'a later change touched the same memory or person, and reverting would overwrite it:',
+    'rev.why.has_children.one': 'the memory this change created has 1 child memory now, and the revert would delete it.',
   },
 };
 
