@@ -169,3 +169,30 @@ test('issue18_review_revert_refusal_plurals: one later change, one child — Eng
     });
   });
 });
+
+test('issue18_review_recall_preview_terms: the message\'s words are not called 检索词, the memory\'s own field\'s name', async () => {
+  await withPage(async ({ srv, page }) => {
+    await mk(srv, '复查猫咪', { keywords: ['猫咪'] });
+    await mk(srv, '复查天气', { keywords: ['下雨'] });
+    assert.equal((await srv.api('PUT', 'config', { recall: { profile: 'zcor' } })).status, 200);
+    await openPanel(page, srv, 'recall');
+    await eachWidthAndLanguage(page, async (p, what) => {
+      const zh = what.endsWith('zh');
+      await openPanel(p, srv, 'recall');
+      await p.fill('#rp-text', '猫咪在干嘛');
+      await p.fill('#rp-conv', 'group:1');
+      await p.click('#rp-go');
+      await p.locator('#rp-cands tbody tr').first().waitFor();
+      const text = await p.locator('main').innerText();
+      if (zh) {
+        assert.match(text, /消息里的词: /, what);
+        assert.match(text, /标题或检索词含有消息里的词/, what);
+        // 检索词 is a memory's field only: never the message's words
+        assert.doesNotMatch(text, /检索词:|含有检索词|不含检索词/, what);
+      } else {
+        assert.match(text, /Words of the message: /, what);
+      }
+      await axeClean(p, `recall preview terms ${what}`);
+    });
+  });
+});
