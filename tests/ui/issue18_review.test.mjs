@@ -6,6 +6,8 @@
 // px, zh and en, axe-core on the refusals.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { withPage, openPanel, axeClean, eachWidthAndLanguage } from './serve.mjs';
 
 const mk = async (srv, title, extra = {}) => (await srv.api('POST', 'nodes', { title, content: `${title}的内容`, ...extra })).body.node;
@@ -193,6 +195,31 @@ test('issue18_review_recall_preview_terms: the message\'s words are not called �
         assert.match(text, /Words of the message: /, what);
       }
       await axeClean(p, `recall preview terms ${what}`);
+    });
+  });
+});
+
+test('issue18_review_file_warnings_worded: a broken config.json or synonyms.json is said in the page\'s words, the server\'s English marked as such', async () => {
+  await withPage(async ({ srv, page }) => {
+    await srv.api('POST', 'synonyms', { terms: ['复查好', '复查棒'] }); // synonyms.json written, then broken by hand
+    writeFileSync(join(srv.dir, 'config.json'), '{"recallChars": 3000,');
+    writeFileSync(join(srv.dir, 'synonyms.json'), '{"groups": [["a", ');
+    await openPanel(page, srv, 'config');
+    await eachWidthAndLanguage(page, async (p, what) => {
+      const zh = what.endsWith('zh');
+      for (const [panel, id, words] of [
+        ['config', '#cfg-warning', zh ? /^config\.json 里有错误（可能是手动改坏的）：改正之前，它里面的设置不会生效/ : /^config\.json has an error \(perhaps from a hand edit\): until it is fixed its settings do not apply/],
+        ['synonyms', '#syn-warning', zh ? /^synonyms\.json 的格式有误（可能是手动改坏的）：改正之前，继续使用上一次有效的同义词组/ : /^synonyms\.json is malformed \(perhaps from a hand edit\)/]]) {
+        await openPanel(p, srv, panel);
+        const box = p.locator(id);
+        await box.waitFor();
+        const text = await box.innerText();
+        assert.match(text, words, `${what} ${panel}: ${text}`);
+        // the server's sentence follows, marked English
+        assert.equal(await box.locator('.server-says [lang=en]').count(), 1, `${what} ${panel}`);
+        assert.match(await box.locator('.server-says [lang=en]').innerText(), panel === 'config' ? /^config\.json: / : /^synonyms\.json is malformed/);
+        await axeClean(p, `${panel} file warning ${what}`);
+      }
     });
   });
 });

@@ -7,7 +7,7 @@
 import { h, clear, field, splitList } from './dom.js';
 import { api, qs } from './api.js';
 import { t } from './i18n.js';
-import { load, empty, errorBox, busy, form, pager } from './ui.js';
+import { load, empty, errorBox, busy, form, pager, fileWarning } from './ui.js';
 
 const PAGE = 20;
 
@@ -35,7 +35,7 @@ export function render(root, app) {
   const reload = (note) => load(list, () => api('GET', 'synonyms'), (data) => {
     groups = data.groups || [];
     return [note ? h('div', { class: 'notice', role: 'alert', id: 'syn-note' }, note) : null,
-      data.warning ? h('div', { class: 'notice' }, data.warning) : null, h('div', { id: 'syn-table' }, draw())];
+      data.warning ? fileWarning('syn-warning', t('syn.fileWarning'), data.warning) : null, h('div', { id: 'syn-table' }, draw())];
   });
   filter.addEventListener('input', () => { offset = 0; redraw(); });
   // terms typed and not added are asked about before they are lost (main.js; issue 18)
