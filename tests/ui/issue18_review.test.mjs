@@ -223,3 +223,23 @@ test('issue18_review_file_warnings_worded: a broken config.json or synonyms.json
     });
   });
 });
+
+test('issue18_review_history_error_marked: a failed call\'s recorded message is said to be the server\'s English, marked lang=en', async () => {
+  await withPage(async ({ srv, page }) => {
+    const a = await mk(srv, '复查失败甲');
+    const b = await mk(srv, '复查失败乙');
+    const r = await srv.api('POST', 'merge', { ids: [a.id, b.id], title: '合并', content: 'x', reason: '' });
+    assert.equal(r.status, 400);
+    const rec = (await srv.api('GET', 'history?status=error&limit=1')).body.items[0];
+    assert.ok(rec && rec.error, 'the failed call is recorded with its message');
+    await openPanel(page, srv, 'history');
+    await eachWidthAndLanguage(page, async (p, what) => {
+      await openPanel(p, srv, `history/${encodeURIComponent('status=error')}`);
+      const box = p.locator(`#history-list li.record[data-seq="${rec.seq}"] .hist-error`);
+      await box.waitFor();
+      assert.match(await box.innerText(), what.endsWith('zh') ? /^失败，服务器当时的说明（英文）：invalid_argument: argument 'reason'/ : /^Failed; what the server said then: invalid_argument: argument 'reason'/, what);
+      assert.equal(await box.locator('[lang=en]').innerText(), rec.error, what);
+      await axeClean(p, `history failed record ${what}`);
+    });
+  });
+});

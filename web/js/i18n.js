@@ -229,6 +229,7 @@ const dict = {
     'err.why.blank': '只有空格；请写一个标题',
     'ppl.sort.updated': '最近修改', 'ppl.sort.affinity': '好感度从高到低', 'ppl.sort.affinityLow': '好感度从低到高',
     'cfg.fileWarning': 'config.json 里有错误（可能是手动改坏的）：改正之前，它里面的设置不会生效，用的是上一次有效的设置或默认值。',
+    'hist.errorSaid': '失败，服务器当时的说明（英文）：',
     'syn.fileWarning': 'synonyms.json 的格式有误（可能是手动改坏的）：改正之前，继续使用上一次有效的同义词组。',
   },
   en: {
@@ -459,6 +460,7 @@ const dict = {
     'err.why.blank': 'is only spaces; write a title',
     'ppl.sort.updated': 'Last changed', 'ppl.sort.affinity': 'Highest affinity first', 'ppl.sort.affinityLow': 'Lowest affinity first',
     'cfg.fileWarning': 'config.json has an error (perhaps from a hand edit): until it is fixed its settings do not apply; the last valid settings or the defaults are in use.',
+    'hist.errorSaid': 'Failed; what the server said then: ',
     'syn.fileWarning': 'synonyms.json is malformed (perhaps from a hand edit): until it is fixed the last valid synonym groups stay in use.',
     'rev.why.later_change.one': 'a later change touched the same memory or person, and reverting would overwrite it:',
     'rev.why.has_children.one': 'the memory this change created has 1 child memory now, and the revert would delete it.',
