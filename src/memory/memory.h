@@ -350,9 +350,15 @@ int zc_mem_reindex(struct zc_mem *m, json_t **counts, struct zc_err *e);
  * link or is a supersede target (ZCOR_ECONFLICT saying which); keeps its
  * snapshot as the op's before. node is borrowed. */
 int zc_node_delete(struct zc_op *op, const json_t *node, struct zc_err *e);
+/* Checks that a memory's title holds something to read: a title of spaces
+ * only (ASCII white space, U+3000, U+00A0) is ZCOR_EINVAL naming
+ * argument 'title' (details {field: "title", reason: "blank"}), as the
+ * tree and the results would show it as nothing (issue 18). */
+int zc_node_check_title(const char *title, struct zc_err *e);
 /* Checks that `parent` may hold memory id (NULL: a new one) of `scope`:
  * it exists, the scopes may nest, and no cycle (ZCOR_ENOTFOUND /
- * ZCOR_ECONFLICT naming argument 'parentId'). */
+ * ZCOR_ECONFLICT naming argument 'parentId', details {field: "parentId",
+ * reason: "not_found" | "scope" | "cycle"}, for the page's words). */
 int zc_node_check_parent(struct zc_op *op, const char *id, const char *scope, const char *parent,
 			 struct zc_err *e);
 /* Sets or clears id's important mark; a new mark goes last in the order

@@ -333,6 +333,32 @@ int zc_node_set_mark(struct zc_op *op, const char *id, int want, struct zc_err *
 
 /* ---- zcor_memory_write ---------------------------------------------- */
 
+int zc_node_check_title(const char *title, struct zc_err *e)
+{
+	const unsigned char *p = (const unsigned char *)(title ? title : "");
+	while (*p) {
+		if (*p == ' ' || (*p >= '\t' && *p <= '\r'))
+			p++;
+		else if (p[0] == 0xE3 && p[1] == 0x80 && p[2] == 0x80) /* U+3000 */
+			p += 3;
+		else if (p[0] == 0xC2 && p[1] == 0xA0) /* U+00A0 */
+			p += 2;
+		else
+			return ZCOR_OK;
+	}
+	int rc = zc_fail(e, ZCOR_EINVAL,
+			 "argument 'title': is blank (spaces only); give the memory a title to find it by");
+	zc_json_err_detail(e, json_pack("{s:s, s:s}", "field", "title", "reason", "blank"));
+	return rc;
+}
+
+/* The parentId refusals carry {field, reason} for the page's words. */
+static int parent_detail(struct zc_err *e, int rc, const char *reason)
+{
+	zc_json_err_detail(e, json_pack("{s:s, s:s}", "field", "parentId", "reason", reason));
+	return rc;
+}
+
 /* id: the memory being moved (NULL for a new one); scope: its scope. */
 int zc_node_check_parent(struct zc_op *op, const char *id, const char *scope, const char *parent,
 			struct zc_err *e)
@@ -341,10 +367,13 @@ int zc_node_check_parent(struct zc_op *op, const char *id, const char *scope, co
 	int rc = zc_node_load(op, parent, &p, e);
 	if (rc) {
 		if (rc == ZCOR_ENOTFOUND)
-			zc_fail(e, ZCOR_ENOTFOUND,
-				"argument 'parentId': no memory with id '%s'; omit parentId (or pass "
-				"null) for a root memory",
-				parent);
+			return parent_detail(
+				e,
+				zc_fail(e, ZCOR_ENOTFOUND,
+					"argument 'parentId': no memory with id '%s'; omit parentId (or "
+					"pass null) for a root memory",
+					parent),
+				"not_found");
 		return rc;
 	}
 	const char *pscope = zc_json_str(p, "scope");
@@ -360,7 +389,7 @@ int zc_node_check_parent(struct zc_op *op, const char *id, const char *scope, co
 								  "its memories apart)"
 								: " or a shared one");
 		json_decref(p);
-		return rc;
+		return parent_detail(e, rc, "scope");
 	}
 	json_decref(p);
 	if (!id)
@@ -371,10 +400,12 @@ int zc_node_check_parent(struct zc_op *op, const char *id, const char *scope, co
 	while (cur) {
 		if (strcmp(cur, id) == 0) {
 			zc_free(cur);
-			return zc_fail(e, ZCOR_ECONFLICT,
-				       "argument 'parentId': '%s' is '%s' itself or one of its "
-				       "descendants, which would make a cycle",
-				       parent, id);
+			return parent_detail(e,
+					     zc_fail(e, ZCOR_ECONFLICT,
+						     "argument 'parentId': '%s' is '%s' itself or one of "
+						     "its descendants, which would make a cycle",
+						     parent, id),
+					     "cycle");
 		}
 		if (++depth > 100000)
 			break;
@@ -400,6 +431,8 @@ static int memory_write(struct zc_op *op, json_t *args, json_t **out, struct zc_
 	json_t *parent = json_object_get(args, "parentId");
 	json_t *node = NULL;
 	int rc, created = id == NULL;
+	if ((rc = zc_node_check_title(zc_json_str(args, "title"), e)))
+		goto out;
 	if (id) {
 		if ((rc = zc_node_load_writable(op, id, &node, e)))
 			goto out;

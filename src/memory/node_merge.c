@@ -103,7 +103,8 @@ static int memory_merge(struct zc_op *op, json_t *args, json_t **out, struct zc_
 	const char *reason = zc_json_str(args, "reason"), *scope = NULL;
 	char id[16];
 	int rc;
-	if ((rc = load_sources(op, json_object_get(args, "ids"), &sources, e)))
+	if ((rc = zc_node_check_title(zc_json_str(args, "title"), e)) ||
+	    (rc = load_sources(op, json_object_get(args, "ids"), &sources, e)))
 		goto out;
 	/* the merged record has its sources' scope, so they must share one */
 	scope = zc_json_str(json_array_get(sources, 0), "scope");

@@ -196,10 +196,23 @@ static int relationship_query(struct zc_op *op, json_t *args, json_t **out, stru
 	if (sqlite3_step(st) == SQLITE_ROW)
 		total = sqlite3_column_int64(st, 0);
 	sqlite3_reset(st);
-	st = zc_stmt(&op->m->store,
-		     "SELECT " ZC_PERSON_COLS PEOPLE_WHERE " ORDER BY updated_at DESC, seq DESC "
-		     "LIMIT ?2 OFFSET ?3",
-		     e);
+	/* sort (the People panel, issue 18): the schema allows these only */
+	const char *sort = zc_json_str(args, "sort");
+	if (sort && strcmp(sort, "affinity") == 0)
+		st = zc_stmt(&op->m->store,
+			     "SELECT " ZC_PERSON_COLS PEOPLE_WHERE
+			     " ORDER BY affinity DESC, updated_at DESC, seq DESC LIMIT ?2 OFFSET ?3",
+			     e);
+	else if (sort && strcmp(sort, "affinityLow") == 0)
+		st = zc_stmt(&op->m->store,
+			     "SELECT " ZC_PERSON_COLS PEOPLE_WHERE
+			     " ORDER BY affinity ASC, updated_at DESC, seq DESC LIMIT ?2 OFFSET ?3",
+			     e);
+	else
+		st = zc_stmt(&op->m->store,
+			     "SELECT " ZC_PERSON_COLS PEOPLE_WHERE
+			     " ORDER BY updated_at DESC, seq DESC LIMIT ?2 OFFSET ?3",
+			     e);
 	if (!st) {
 		rc = e->code;
 		goto out;

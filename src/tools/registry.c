@@ -157,7 +157,9 @@ const struct zc_tool zc_tools[] = {
 	{"zcor_relationship_query", "zcor", "查询人物关系 / Query relationships",
 	 "按关键词查询人物关系（匹配 id、姓名、别名、关系和原因）。",
 	 "Query relationships by keywords (matched against id, name, aliases, relationship and reason).",
-	 OBJ(KEYWORDS_PROP("关键词 / keywords") "," PAGE_PROPS, ""),
+	 OBJ(KEYWORDS_PROP("关键词 / keywords") "," PAGE_PROPS ","
+	     "\"sort\":{\"type\":\"string\",\"enum\":[\"updated\",\"affinity\",\"affinityLow\"],\"description\":\"排序：updated 最近修改（默认），affinity 好感度从高到低，affinityLow 从低到高 / order: updated (latest change, the default), affinity (highest first), affinityLow (lowest first)\"}",
+	     ""),
 	 FOR_MODEL_HOST, ZC_OFFER_RELATIONSHIPS, OP(zc_op_relationship_query)},
 	{"zcor_relationship_write", "zcor", "保存人物关系 / Write a relationship",
 	 "保存人物关系和好感度（-100 到 100），写明判断原因；可用 memoryNodeId 关联人物节点。对话涉及某人时先查询，取得新的互动依据后再更新。",

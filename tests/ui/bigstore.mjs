@@ -134,6 +134,9 @@ export const PAGE_STEPS = [
   ['open Backups', null, [{ hash: '#backups' }], '#bk-table tbody tr, #bk-list p.empty'],
   ['open Stats', null, [{ hash: '#stats' }], '#st-totals'],
   ['stats per week', '#stats', [{ select: '#st-bucket', value: 'week' }], '#st-growth'],
+  // the issue 18 review (s23-audit18): a person's page, People sorted by affinity
+  ['open a person (memories, messages)', '#people', [{ hash: '#people/10007' }], '#person-message-list li'],
+  ['sort people by affinity', '#people', [{ select: '#p-sort', value: 'affinity' }], '#people-list li'],
 ];
 
 // In the page: marks what `ready` matches now as old, runs the actions,

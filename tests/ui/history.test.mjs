@@ -69,7 +69,7 @@ test('history: filters by keywords and time, pages, and shows operation, actor, 
     const refused = records.filter({ has: page.locator('.op', { hasText: '删除记忆' }) }).first();
     await refused.waitFor();
     assert.match(await refused.innerText(), /状态: 失败/);
-    assert.match(await refused.locator('.error').innerText(), /^错误: conflict: memory/);
+    assert.match(await refused.locator('.error').innerText(), /^失败，服务器当时的说明（英文）：conflict: memory/);
 
     // the same in English
     await page.click('#lang');

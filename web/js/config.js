@@ -10,7 +10,7 @@
 import { h, clear, field, splitList } from './dom.js';
 import { api } from './api.js';
 import { t } from './i18n.js';
-import { load, errorBox, form as busyForm } from './ui.js';
+import { load, errorBox, form as busyForm, fileWarning } from './ui.js';
 
 const KNOWN = ['recallChars', 'relationships', 'recall', 'botId', 'admission', 'mediaCacheMax',
   'memoryFileMaxBytes', 'memoryArchiveRatio', 'viewMaxBytes', 'mirror',
@@ -171,7 +171,7 @@ function form(cfg, app, reload, rules = {}) {
       clear(msg, words ? h('div', { class: 'error', role: 'alert' }, t('cfg.err.refused'), ' ', words) : errorBox(err));
     }
   },
-  cfg.warning ? h('div', { class: 'notice' }, cfg.warning) : null,
+  cfg.warning ? fileWarning('cfg-warning', t('cfg.fileWarning'), cfg.warning) : null,
   field(t('cfg.recallChars'), chars), h('p', { class: 'meta' }, t('cfg.recallCharsHelp')),
   h('div', {}, h('label', { for: 'c-relationships' }, rel, ' ', t('cfg.relationships'))), h('p', { class: 'meta' }, t('cfg.relationshipsHelp')),
   field(t('cfg.profile'), profile),

@@ -99,7 +99,8 @@ function record(r, app, again) {
       h('span', { class: `tag ${ok ? '' : 'sup'}` }, `${t('hist.status')}: ${word('hist.status', r.status)}`), ' ',
       h('span', { class: 'meta' }, `${fmtTime(r.at)} · ${t('hist.actor')}: ${word('hist.actor', r.actor)} · ${t('hist.conversation')}: `,
         r.conversation ? convLink(app, r.conversation) : t('hist.host'), ` · #${r.seq}`)),
-    r.error ? h('div', { class: 'error' }, `${t('hist.error')}: `, typeof r.error === 'string' ? r.error : JSON.stringify(r.error)) : null,
+    // the recorded message is the server's English (issue 18 review): said so, marked
+    r.error ? h('div', { class: 'error hist-error' }, t('hist.errorSaid'), h('span', { lang: 'en' }, typeof r.error === 'string' ? r.error : JSON.stringify(r.error))) : null,
     r.receipt ? receipt(r.receipt) : null,
     pairs ? Array.from({ length: pairs }, (_, i) => diff(before[i] ?? null, after[i] ?? null)) : null,
     h('details', {}, h('summary', {}, t('hist.arguments')), h('pre', {}, JSON.stringify(r.arguments, null, 2))),

@@ -15,6 +15,9 @@ const LIMIT = 20;
 
 export function render(root, app, arg) {
   const kw = h('input', { type: 'search', id: 'p-keywords', placeholder: t('mem.keywordsHint') });
+  // sorting (issue 18): by the latest change, or by affinity either way
+  const sort = h('select', { id: 'p-sort' }, ['updated', 'affinity', 'affinityLow'].map((o) => h('option', { value: o }, t(`ppl.sort.${o}`))));
+  sort.addEventListener('change', () => search(0));
   const list = h('div', { id: 'people-list' });
   const editor = h('div', { id: 'person-editor', tabindex: '-1' });
   const more = h('div', { id: 'person-more' }); // person.js, under the record
@@ -22,7 +25,7 @@ export function render(root, app, arg) {
   let gen = 0;
   async function search(at = 0) {
     offset = at;
-    await load(list, () => api('GET', `people${qs({ keywords: splitList(kw.value.replace(/\s+/g, ',')), limit: LIMIT, offset: at })}`), (page) => [
+    await load(list, () => api('GET', `people${qs({ keywords: splitList(kw.value.replace(/\s+/g, ',')), limit: LIMIT, offset: at, sort: sort.value })}`), (page) => [
       page.items.length ? h('ul', { class: 'list' }, page.items.map((p) => h('li', {},
         h('button', { type: 'button', class: 'link', onclick: () => open(p) }, p.name), ' ',
         h('span', { class: 'tag' }, `${t('ppl.affinity')} ${p.affinity}`),
@@ -51,7 +54,8 @@ export function render(root, app, arg) {
     h('section', { class: 'card', 'aria-labelledby': 'h-people' }, h('h2', { id: 'h-people' }, t('tab.people')),
       h('form', { onsubmit: (e) => { e.preventDefault(); search(0); } },
         h('div', { class: 'row' }, field(t('mem.keywords'), kw), h('button', { type: 'submit', class: 'primary' }, t('action.search')),
-          h('button', { type: 'button', id: 'new-person', onclick: () => open(null) }, t('ppl.new')))),
+          h('button', { type: 'button', id: 'new-person', onclick: () => open(null) }, t('ppl.new'))),
+        h('div', { class: 'row' }, field(t('mem.sort'), sort))),
       list),
     h('section', { class: 'card', 'aria-label': t('ppl.editor') }, editor, more)));
   search(0);

@@ -7,7 +7,7 @@
 import { h, clear, field, splitList } from './dom.js';
 import { api, qs } from './api.js';
 import { t } from './i18n.js';
-import { load, empty, errorBox, busy, form, pager } from './ui.js';
+import { load, empty, errorBox, busy, form, pager, fileWarning } from './ui.js';
 
 const PAGE = 20;
 
@@ -28,16 +28,18 @@ export function render(root, app) {
     const shown = rows.slice(offset, offset + PAGE);
     const page = { total: rows.length, nextOffset: offset + PAGE < rows.length ? offset + PAGE : null };
     return rows.length ? [h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, '#'), h('th', { scope: 'col' }, t('syn.terms')), h('th', { scope: 'col' }, t('syn.actions')))),
-      h('tbody', {}, shown.map(([g, i]) => groupRow(g, i, reload)))), pager(page, offset, PAGE, (at) => { offset = at; redraw(); })] : empty(t('state.noMatch'));
+      h('tbody', {}, shown.map(([g, i]) => groupRow(g, i, reload, app)))), pager(page, offset, PAGE, (at) => { offset = at; redraw(); })] : empty(t('state.noMatch'));
   };
   const redraw = () => { const tb = list.querySelector('#syn-table'); if (tb) clear(tb, draw()); };
   // note: why the list was reloaded (a group changed meanwhile)
   const reload = (note) => load(list, () => api('GET', 'synonyms'), (data) => {
     groups = data.groups || [];
     return [note ? h('div', { class: 'notice', role: 'alert', id: 'syn-note' }, note) : null,
-      data.warning ? h('div', { class: 'notice' }, data.warning) : null, h('div', { id: 'syn-table' }, draw())];
+      data.warning ? fileWarning('syn-warning', t('syn.fileWarning'), data.warning) : null, h('div', { id: 'syn-table' }, draw())];
   });
   filter.addEventListener('input', () => { offset = 0; redraw(); });
+  // terms typed and not added are asked about before they are lost (main.js; issue 18)
+  add.addEventListener('input', () => app.unsaved('synonyms/new', add.value.trim() ? add : null));
 
   async function expand() {
     if (!word.value.trim()) return clear(preview);
@@ -57,6 +59,7 @@ export function render(root, app) {
           await api('POST', 'synonyms', { terms });
           app.status(t('syn.added'));
           add.value = '';
+          app.unsaved('synonyms/new', null);
           clear(addMsg);
           filter.value = terms[0] || ''; // the new group, found where it went
           offset = 0;
@@ -69,7 +72,7 @@ export function render(root, app) {
   reload();
 }
 
-function groupRow(g, i, reload) {
+function groupRow(g, i, reload, app) {
   const cell = h('td', {}, g.join('、'));
   const msg = h('div');
   const actions = h('td', {});
@@ -85,12 +88,14 @@ function groupRow(g, i, reload) {
   const normal = () => clear(actions,
     h('button', { type: 'button', 'aria-label': t('syn.editN', { n: i + 1 }), onclick: () => {
       const input = h('input', { type: 'text', value: g.join(', '), 'aria-label': t('syn.terms') });
+      // an edit not saved is asked about before it is lost (main.js; issue 18)
+      input.addEventListener('input', () => app.unsaved(`synonyms/${i}`, input));
       input.addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); save.click(); } });
       const save = h('button', { type: 'button', class: 'primary', onclick: () => busy(save, async () => {
         try { await api('PUT', `synonyms/${i}`, { terms: splitList(input.value), expected: g }); reload(); } catch (err) { failed(err); }
       }) }, t('action.save'));
       clear(cell, input, msg);
-      clear(actions, save, h('button', { type: 'button', onclick: () => { clear(cell, g.join('、')); normal(); } }, t('action.cancel')));
+      clear(actions, save, h('button', { type: 'button', onclick: () => { app.unsaved(`synonyms/${i}`, null); clear(cell, g.join('、')); normal(); } }, t('action.cancel')));
       input.focus();
     } }, t('action.edit')),
     del);

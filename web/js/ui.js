@@ -216,3 +216,11 @@ export function convLink(app, key, text) {
   return h('button', { type: 'button', class: 'link conv-link', 'data-conversation': key,
     onclick: () => app.go('conversations', key) }, text ?? key);
 }
+
+// issue 18 review: a file's warning the server sends with a listing
+// (config.json, synonyms.json edited by hand and broken) in the page's
+// words, the server's own sentence after it, marked as the server's.
+export function fileWarning(id, words, server) {
+  return h('div', { class: 'notice', role: 'status', id }, words,
+    h('span', { class: 'server-says' }, `\n${t('err.server')}: `, h('span', { lang: 'en' }, server)));
+}
