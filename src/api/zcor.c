@@ -676,6 +676,17 @@ int zcor_node_get(zcor *z, const struct zcor_ctx *ctx, const char *id, char **ou
 	return answer(z, rc, rc ? NULL : json_pack("{s:o}", "node", node), out_json);
 }
 
+/* An optional JSON object argument: NULL or "" is {}; what names it in
+ * the error ("the search must be a JSON object"). */
+static int object_arg(zcor *z, const char *json, const char *what, json_t **out)
+{
+	int given = json && *json;
+	int rc = zc_json_parse(given ? json : "{}", given ? strlen(json) : 2, what, out, &z->last.err);
+	if (!rc && !json_is_object(*out))
+		rc = zc_fail(&z->last.err, ZCOR_EINVAL, "%s must be a JSON object", what);
+	return rc;
+}
+
 int zcor_memory_find(zcor *z, const struct zcor_ctx *ctx, const char *args_json, char **out_json)
 {
 	HOLD(z);
@@ -684,10 +695,7 @@ int zcor_memory_find(zcor *z, const struct zcor_ctx *ctx, const char *args_json,
 	if (rc || (rc = host_ctx(z, &ctx)))
 		return done(z, rc);
 	json_t *args = NULL, *out = NULL;
-	rc = zc_json_parse(args_json && *args_json ? args_json : "{}",
-			   args_json && *args_json ? strlen(args_json) : 2, "the search", &args, &z->last.err);
-	if (!rc && !json_is_object(args))
-		rc = zc_fail(&z->last.err, ZCOR_EINVAL, "the search must be a JSON object");
+	rc = object_arg(z, args_json, "the search", &args);
 	if (!rc)
 		rc = zc_mem_run(&z->mem, ctx, &zc_op_memory_find, args, &out, &z->last.err);
 	json_decref(args);
@@ -1409,11 +1417,7 @@ int zcor_memory_stats(zcor *z, const struct zcor_ctx *ctx, const char *query_jso
 	if (rc || (rc = host_ctx(z, &ctx)))
 		return done(z, rc);
 	json_t *args = NULL, *out = NULL;
-	int given = query_json && *query_json;
-	rc = zc_json_parse(given ? query_json : "{}", given ? strlen(query_json) : 2, "the stats query",
-			   &args, &z->last.err);
-	if (!rc && !json_is_object(args))
-		rc = zc_fail(&z->last.err, ZCOR_EINVAL, "the stats query must be a JSON object");
+	rc = object_arg(z, query_json, "the stats query", &args);
 	if (!rc) {
 		zc_mem_flush_hits(&z->mem); /* the counts this handle holds, in */
 		rc = zc_mem_run(&z->mem, ctx, &zc_op_memory_stats, args, &out, &z->last.err);
