@@ -37,7 +37,8 @@ const struct zc_lex_shape zc_lex_shape_default = {
 	.postings = 128,
 	.postings_unigram = 16,
 	.postings_feedback = 64,
-	.scan = 2048,
+	.scan = 1024,
+	.scan_unigram = 128,
 	.feedback_docs = 3,
 	.feedback_terms = 10,
 	.feedback_min = 1,
@@ -281,6 +282,18 @@ static int by_impact(const void *a, const void *b)
 	return post_before(a, b) ? -1 : post_before(b, a) ? 1 : 0;
 }
 
+/* A token that is one CJK character (U+2E80 and above, three or four
+ * bytes of UTF-8): its window is shape.scan_unigram. Decided by the
+ * token, not by the use, so one cached read answers every use. */
+static int one_cjk_char(const char *tok)
+{
+	const unsigned char *p = (const unsigned char *)tok;
+	size_t n = strlen(tok);
+	if (n == 3)
+		return p[0] >= 0xE0 && p[0] < 0xF0 && (p[0] > 0xE2 || p[1] >= 0xBA);
+	return n == 4 && p[0] >= 0xF0;
+}
+
 /*
  * The token's `limit` postings of most impact in one scope with their
  * term frequencies, in post_before order: every posting when there are at
@@ -295,7 +308,8 @@ static int entry_of(struct zc_mem *m, struct zc_lex_cache *c, const char *scope,
 	struct lexent *x = *out = slot_for(c, scope, tok, 0);
 	if (limit > ZC_POSTINGS_MAX)
 		limit = ZC_POSTINGS_MAX;
-	int scan = zc_lex_shape_of(c)->scan;
+	const struct zc_lex_shape *sh = zc_lex_shape_of(c);
+	int scan = one_cjk_char(tok) ? sh->scan_unigram : sh->scan;
 	/* the newest rows the best are chosen from: one window for every use
 	 * of a token (word, character, feedback), so what the cache holds
 	 * from one use answers for another as a cold read would; an entry of

@@ -25,7 +25,8 @@
  * others' postings are read by impact: of each scope's list, the
  * `postings` of highest tf (fewer for a character or a feedback token,
  * weaker evidence both), the newest among equal tf, found among its newest
- * `scan` (2,048) — every posting of a list no longer than that, so
+ * `scan` (1,024; 128 for a single CJK character, whose lists are the
+ * longest and whose evidence is the weakest) — every posting of a list no longer than that, so
  * recency only breaks ties there (issue 17 review: the newest 128 once
  * decided which records could be candidates; the window bounds the walk,
  * measured in docs/PERFORMANCE.md); at most ZC_LEX_QUERY_TOKENS distinct
@@ -64,7 +65,9 @@ struct zc_lex_shape {
 	int postings_feedback;  /*   of a feedback token: of each scope's list, the ones of highest
 				 * tf (the newest among equal tf) ... */
 	int scan;               /*   among its newest `scan` (at least that many; 0: the whole
-				 * list), one window for every use of a token */
+				 * list), one window for every use of a token, */
+	int scan_unigram;       /*   `scan_unigram` for a token that is one CJK character (its
+				 * class, not its use, decides, so a cached read answers every use) */
 	int feedback_docs;      /* pseudo-relevance feedback: from the best this many records */
 	int feedback_terms;     /*   at most this many new tokens, */
 	int feedback_min;       /*   each in at least this many of them */

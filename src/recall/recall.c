@@ -281,9 +281,9 @@ static json_t *formula_json(struct recall *r)
 		    sh->postings_unigram, sh->postings_feedback);
 	if (sh->scan > 0)
 		zc_buf_addf(&l,
-			    "found among its newest %d (a record outside those counts as not holding the token; "
-			    "df is exact)",
-			    sh->scan);
+			    "found among its newest %d (%d of a single CJK character; a record outside those "
+			    "counts as not holding the token; df is exact)",
+			    sh->scan, sh->scan_unigram > 0 ? sh->scan_unigram : sh->scan);
 	else
 		zc_buf_addf(&l, "found over the whole list");
 	json_t *weights = json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "preset",

@@ -2564,16 +2564,17 @@ static char *ranking_of(zcor *z, const char *conv, const char *msg)
  * highest tf within the newest of its list (a word's 128, a feedback
  * token's 64). What the cache holds from one use must answer for another
  * as a cold read would: here "zqalpha" is first a word (its best 128
- * among 976 old records saying it three times and 1,024 newer saying it
- * once), then a feedback token; a warm handle and a cold one rank alike.
- * (A window of 16 × the count once made the word's window, 2,048, wider
- * than the feedback token's, 1,024, and the warm handle answered from
- * the old records the cold one never reached.) */
+ * among 488 old records saying it three times and 512 newer saying it
+ * once, all inside the window of 1,024), then a feedback token; a warm
+ * handle and a cold one rank alike. (A window of 16 × the count once made
+ * the word's window wider than the feedback token's, and the warm handle
+ * answered from the old records the cold one never reached; the window
+ * is now the token's class's, not its use's.) */
 static void issue17_cached_postings_answer_as_a_cold_read(void)
 {
 	zcor *z = open_clocked();
-	bulk(z, NULL, "o", 976, "zqold", "zqalpha zqalpha zqalpha", T0);
-	bulk(z, NULL, "n", 1024, "zqnew", "zqalpha and some other words", T0 + DAY);
+	bulk(z, NULL, "o", 488, "zqold", "zqalpha zqalpha zqalpha", T0);
+	bulk(z, NULL, "n", 512, "zqnew", "zqalpha and some other words", T0 + DAY);
 	bulk(z, NULL, "u", 2300, "zqother", "nothing of the kind here", T0 + 2 * DAY);
 	char b[32];
 	now_ms = T0 + 3 * DAY;
