@@ -7,7 +7,7 @@
 import { h, clear, field, fmtTime, splitList } from './dom.js';
 import { api, qs, blobUrl } from './api.js';
 import { t, has } from './i18n.js';
-import { load, empty, pager, errorBox, busy } from './ui.js';
+import { load, empty, pager, errorBox, busy, recordedError } from './ui.js';
 // the per-conversation page (issue 18): its memories, turns, jump bar
 import { memoriesSection, turnsSection, jumpBar } from './conversation.js';
 
@@ -210,7 +210,6 @@ function digests(key, app) {
 // window (its calls' records carry actor digest).
 function run(r, app) {
   const calls = r.toolCalls ?? [];
-  const err = r.error ? (r.error.message ?? JSON.stringify(r.error)) : '';
   const ok = r.status === 'ok';
   return h('li', { class: 'record digest-run', 'data-digest': r.id, 'data-status': r.status },
     h('div', {},
@@ -223,10 +222,10 @@ function run(r, app) {
         r.cut ? t('dig.cut') : t('dig.notCut'),
         `${t('dig.calls')}: ${calls.length}`,
       ].join(' · '))),
-    err ? h('div', { class: 'error' }, `${t('hist.error')}: ${err}`) : null,
+    recordedError(r.error), // worded from its code, the server's sentence marked
     calls.length ? h('ul', { class: 'list digest-calls' }, calls.map((c) => h('li', { 'data-tool': c.name, 'data-status': c.status },
       h('code', {}, c.name), ' ', h('span', { class: 'meta' }, `${word('hist.status', c.status)} · ${c.ms ?? 0} ms`), ' ',
-      change(c.arguments), c.error ? h('span', { class: 'error' }, ` ${typeof c.error === 'string' ? c.error : (c.error.message ?? JSON.stringify(c.error))}`) : null))) : null,
+      change(c.arguments), ' ', recordedError(c.error, { tag: 'span' })))) : null,
     calls.length ? h('button', { type: 'button', class: 'link digest-history', onclick: () => app.go('history', historyArg(r)) }, t('dig.history')) : null);
 }
 

@@ -12,7 +12,7 @@
 import { h, clear, field, fmtTime, splitList } from './dom.js';
 import { api, qs } from './api.js';
 import { t, has, keysOf } from './i18n.js';
-import { load, empty, pager, timeRange, errorBox, convLink } from './ui.js';
+import { load, empty, pager, timeRange, errorBox, convLink, recordedError } from './ui.js';
 import { revertControl } from './revert.js'; // History: revert a change (issue 18)
 
 const LIMIT = 20;
@@ -100,7 +100,7 @@ function record(r, app, again) {
       h('span', { class: 'meta' }, `${fmtTime(r.at)} · ${t('hist.actor')}: ${word('hist.actor', r.actor)} · ${t('hist.conversation')}: `,
         r.conversation ? convLink(app, r.conversation) : t('hist.host'), ` · #${r.seq}`)),
     // the recorded message is the server's English (issue 18 review): said so, marked
-    r.error ? h('div', { class: 'error hist-error' }, t('hist.errorSaid'), h('span', { lang: 'en' }, typeof r.error === 'string' ? r.error : JSON.stringify(r.error))) : null,
+    recordedError(r.error, { cls: 'error hist-error' }),
     r.receipt ? receipt(r.receipt) : null,
     pairs ? Array.from({ length: pairs }, (_, i) => diff(before[i] ?? null, after[i] ?? null)) : null,
     h('details', {}, h('summary', {}, t('hist.arguments')), h('pre', {}, JSON.stringify(r.arguments, null, 2))),

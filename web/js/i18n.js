@@ -231,6 +231,8 @@ const dict = {
     'cfg.fileWarning': 'config.json 里有错误（可能是手动改坏的）：改正之前，它里面的设置不会生效，用的是上一次有效的设置或默认值。',
     'hist.errorSaid': '失败，服务器当时的说明（英文）：',
     'syn.fileWarning': 'synonyms.json 的格式有误（可能是手动改坏的）：改正之前，继续使用上一次有效的同义词组。',
+    // minor findings of the issue 18 review (s23-minor18)
+    'err.why.empty': '是空的；请填写一个整数',
   },
   en: {
     'app.title': 'zcor Memory', 'lang.switch': '(switch language)',
@@ -464,6 +466,8 @@ const dict = {
     'syn.fileWarning': 'synonyms.json is malformed (perhaps from a hand edit): until it is fixed the last valid synonym groups stay in use.',
     'rev.why.later_change.one': 'a later change touched the same memory or person, and reverting would overwrite it:',
     'rev.why.has_children.one': 'the memory this change created has 1 child memory now, and the revert would delete it.',
+    // minor findings of the issue 18 review (s23-minor18)
+    'err.why.empty': 'is empty; enter a whole number',
   },
 };
 

@@ -224,3 +224,17 @@ export function fileWarning(id, words, server) {
   return h('div', { class: 'notice', role: 'status', id }, words,
     h('span', { class: 'server-says' }, `\n${t('err.server')}: `, h('span', { lang: 'en' }, server)));
 }
+
+// minor findings of the issue 18 review (s23-minor18): an error a record
+// kept (a turn's, a digest run's, a call's, History's): {code, message,
+// details} is worded from its code and field (explain) with the server's
+// sentence after it, marked; a bare message (no code kept) is introduced
+// as what the server said then, marked lang=en. lead: the words before it.
+export function recordedError(err, { lead = t('hist.error'), tag = 'div', cls = 'error' } = {}) {
+  if (!err) return null;
+  const server = typeof err === 'string' ? err : (err.message ?? JSON.stringify(err));
+  const words = typeof err === 'object' ? explain(err) : '';
+  if (!words) return h(tag, { class: cls }, t('hist.errorSaid'), h('span', { lang: 'en' }, server));
+  return h(tag, { class: cls }, `${lead}${t('err.sep')}${words}`,
+    server ? h('span', { class: 'server-says' }, `\n${t('err.server')}: `, h('span', { lang: 'en' }, server)) : null);
+}
