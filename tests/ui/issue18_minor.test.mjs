@@ -74,3 +74,59 @@ test('issue18_minor_turn_error_worded: a failed turn\'s and digest run\'s error 
     await fake.close();
   }
 });
+
+async function searchAndPick(p, words, titles) {
+  await p.fill('#q-keywords', words);
+  await p.locator('main form button[type=submit]').first().click();
+  await p.locator('main ul.list li').first().waitFor();
+  for (const title of titles)
+    await p.locator('main ul[aria-label] > li', { has: p.locator('button.link', { hasText: new RegExp(`^${title}$`) }) }).locator('input.sel').check();
+}
+
+test('issue18_minor_merge_reason_first: bulk merge with an empty reason is refused by the form (the tool\'s rule), nothing sent', async () => {
+  await withPage(async ({ srv, page }) => {
+    for (const title of ['合并甲', '合并乙']) await srv.api('POST', 'nodes', { title, content: `${title}的内容` });
+    const before = (await srv.api('GET', 'history?limit=1&changesOnly=false')).body.total;
+    await openPanel(page, srv, 'memory');
+    await page.locator('[role=treeitem]').first().waitFor();
+    await eachWidthAndLanguage(page, async (p, what) => {
+      if ((await p.getAttribute('#bulk-toggle', 'aria-pressed')) !== 'true') await p.click('#bulk-toggle');
+      await searchAndPick(p, '合并', ['合并甲', '合并乙']);
+      await p.click('#bulk-merge');
+      await p.fill('#bulk-m-reason', '');
+      await p.click('#bulk-merge-go');
+      const note = p.locator('#bulk-m-reason-err');
+      await note.waitFor();
+      assert.match(await note.textContent(), what.endsWith('en') ? /“Reason” is too short or empty/ : /“原因”太短或为空/, what);
+      assert.equal(await p.getAttribute('#bulk-m-reason', 'aria-invalid'), 'true');
+      assert.equal(await p.evaluate(() => document.activeElement?.id), 'bulk-m-reason', what);
+      assert.equal(await p.locator('#bulk-out .bulk-results').count(), 0, `${what}: no call was made`);
+      await axeClean(p, `merge reason ${what}`);
+      await p.click('#bulk-clear');
+    });
+    assert.equal((await srv.api('GET', 'history?limit=1&changesOnly=false')).body.total, before, 'nothing sent');
+  });
+});
+
+test('issue18_minor_supersede_self_worded: bulk supersede with the replacement among the selected is refused in words', async () => {
+  await withPage(async ({ srv, page }) => {
+    for (const title of ['取代甲', '取代乙']) await srv.api('POST', 'nodes', { title, content: `${title}的内容` });
+    await openPanel(page, srv, 'memory');
+    await page.locator('[role=treeitem]').first().waitFor();
+    await eachWidthAndLanguage(page, async (p, what) => {
+      if ((await p.getAttribute('#bulk-toggle', 'aria-pressed')) !== 'true') await p.click('#bulk-toggle');
+      await searchAndPick(p, '取代', ['取代甲', '取代乙']);
+      await p.click('#bulk-supersede');
+      await p.locator('#bulk-supersede-form input[type=search]').fill('取代乙');
+      await p.keyboard.press('Enter');
+      await p.locator('#bulk-supersede-form button.link', { hasText: '取代乙' }).click();
+      await p.fill('#bulk-s-reason', '试试');
+      await p.click('#bulk-supersede-go');
+      await p.locator('#bulk-out .bulk-results').waitFor();
+      const why = await p.locator('#bulk-out .bulk-results li .why').first().innerText();
+      assert.match(why, what.endsWith('en') ? /include the replacing memory: a memory cannot supersede itself/ : /里有替代它们的那条记忆：一条记忆不能取代它自己/, what);
+      await axeClean(p, `supersede self ${what}`);
+      await p.click('#bulk-clear');
+    });
+  });
+});
