@@ -130,3 +130,36 @@ test('issue18_minor_supersede_self_worded: bulk supersede with the replacement a
     });
   });
 });
+
+test('issue18_minor_restore_focus: after a restore (or its refusal) the keyboard focus is on the list (or the refusal), not the page body', async () => {
+  await withPage(async ({ srv, page }) => {
+    await srv.api('POST', 'nodes', { title: '备份前的记忆', content: '一' });
+    const made = (await srv.api('POST', 'backup', {})).body;
+    const name = String(made.file).replace(/^backups\//, '');
+    let round = 0;
+    await eachWidthAndLanguage(page, async (p, what) => {
+      await openPanel(p, srv, 'backups');
+      const row = p.locator(`#bk-table tr[data-name="${name}"]`);
+      await row.waitFor();
+      await row.locator('.bk-restore').click();
+      await p.click('#bk-confirm');
+      await p.locator('#status', { hasText: name }).waitFor();
+      await p.waitForFunction(() => document.activeElement && document.activeElement !== document.body);
+      assert.equal(await p.evaluate(() => document.activeElement?.id), 'bk-list', what);
+      await axeClean(p, `restored ${what}`);
+      // refused: the backup went away after it was listed
+      round++;
+      const gone = `memory-state-2020010${round}T000000000Z.json`;
+      writeFileSync(join(srv.dir, 'backups', gone), '{');
+      await openPanel(p, srv, 'memory');
+      await openPanel(p, srv, 'backups');
+      const bad = p.locator(`#bk-table tr[data-name="${gone}"]`);
+      await bad.waitFor();
+      await bad.locator('.bk-restore').click();
+      await p.click('#bk-confirm');
+      await p.locator('#bk-confirm-box .error').waitFor();
+      assert.equal(await p.evaluate(() => document.activeElement?.id), 'bk-confirm-box', what);
+      await axeClean(p, `restore refused ${what}`);
+    });
+  });
+});
