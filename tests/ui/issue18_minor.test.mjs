@@ -163,3 +163,32 @@ test('issue18_minor_restore_focus: after a restore (or its refusal) the keyboard
     });
   });
 });
+
+test('issue18_minor_revert_after_redo: reverting a record whose revert was itself reverted points at the newest revert', async () => {
+  await withPage(async ({ srv, page }) => {
+    const n = (await srv.api('POST', 'nodes', { title: '重做测试', content: '第一版' })).body.node;
+    await srv.api('PUT', `nodes/${n.id}`, { title: '重做测试', content: '第二版' });
+    const update = (await srv.api('GET', `history?operations=zcor_memory_write&targetId=${n.id}&limit=1`)).body.items[0].seq;
+    const undo = (await srv.api('POST', `history/${update}/revert`, {}));
+    assert.ok(undo.status < 300, JSON.stringify(undo.body));
+    const undoSeq = (await srv.api('GET', 'history?operations=history_revert&limit=1')).body.items[0].seq;
+    assert.ok((await srv.api('POST', `history/${undoSeq}/revert`, {})).status < 300);
+    const redoSeq = (await srv.api('GET', 'history?operations=history_revert&limit=1')).body.items[0].seq;
+    assert.equal((await srv.api('GET', `nodes/${n.id}`)).body.node.content, '第二版');
+    await eachWidthAndLanguage(page, async (p, what) => {
+      await openPanel(p, srv, 'history');
+      const rec = p.locator(`#history-list li.record[data-seq="${update}"]`);
+      await rec.locator('button.revert').click();
+      await rec.locator('.revert-yes').click();
+      const refused = rec.locator('.revert-refused');
+      await refused.waitFor();
+      assert.equal(await refused.getAttribute('data-reason'), 'redone', what);
+      const text = await refused.textContent();
+      if (what.endsWith('en')) assert.match(text, new RegExp(`the change is in effect again.*To undo the change, revert record #${redoSeq}\\.`), what);
+      else assert.match(text, new RegExp(`这次更改现在仍然有效。.*要撤销这次更改，请撤销记录 #${redoSeq}。`), what);
+      assert.doesNotMatch(text, new RegExp(`撤销记录 #${undoSeq}。|revert record #${undoSeq}\\.`), what);
+      await axeClean(p, `revert after redo ${what}`);
+    });
+    assert.equal((await srv.api('GET', `nodes/${n.id}`)).body.node.content, '第二版');
+  });
+});
