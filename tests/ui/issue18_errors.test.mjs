@@ -30,8 +30,8 @@ test('issue18_errors_worded: refusals in the page\'s words with the field; the r
     await page.click('#s-add-btn');
     const err = page.locator('main .error').first();
     await err.waitFor();
-    assert.match(await err.innerText(), /^出错了 \(400 invalid_argument\): 请求里有值不对，没有做任何更改：“词条”的值不对/);
-    assert.match(await err.locator('.server-says').innerText(), /服务器说明（英文）: argument 'terms'/);
+    assert.match(await err.innerText(), /^出错了 \(400 invalid_argument\)：请求里有值不对，没有做任何更改：“词条”的值不对/);
+    assert.match(await err.locator('.server-says').innerText(), /服务器说明（英文）：argument 'terms'/);
     assert.equal(await err.locator('.server-says [lang=en]').count(), 1);
     assert.equal(await page.locator('#status').innerText(), '', 'the green line went when the error came');
     // and a success takes the error away

@@ -243,5 +243,5 @@ function why(e) {
     return [t(deleteWhy[d.reason], { count: d.count ?? (d.ids || d.personIds || []).length }), ' ',
       (d.ids || d.personIds || []).map((id) => (d.titles?.[id] ? `${d.titles[id]} (${id})` : id)).join('、')];
   const words = explain(e) || (has(`err.code.${e?.code}`) ? t(`err.code.${e.code}`) : '');
-  return [words || e?.message || String(e), words && e?.message ? h('span', { class: 'server-says' }, ` — ${t('err.server')}: `, h('span', { lang: 'en' }, e.message)) : null];
+  return [words || e?.message || String(e), words && e?.message ? h('span', { class: 'server-says' }, ` — ${t('err.server')}${t('colon')}`, h('span', { lang: 'en' }, e.message)) : null];
 }

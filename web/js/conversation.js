@@ -83,7 +83,7 @@ function turn(r, app) {
         r.modelMs != null ? t('chat.modelMs', { ms: r.modelMs }) : ''].filter(Boolean).join(' · '))),
     r.reply ? h('div', { class: 'text reply' }, r.reply) : null,
     recordedError(r.error), // worded from its code, the server's sentence marked
-    recalled.length ? h('div', { class: 'meta turn-recalled' }, `${t('cv.turnRecalled')}: `,
+    recalled.length ? h('div', { class: 'meta turn-recalled' }, `${t('cv.turnRecalled')}${t('colon')}`,
       recalled.map((id, i) => [i ? ', ' : '', h('button', { type: 'button', class: 'link', onclick: () => app.go('memory', id) }, id)])) : null,
     calls.length ? h('ul', { class: 'list turn-calls' }, calls.map((c) => h('li', { 'data-tool': c.name },
       h('code', {}, c.name), ' ', h('span', { class: 'meta' }, `${said('cv.callStatus', c.status)} · ${c.ms ?? 0} ms`)))) : null);
