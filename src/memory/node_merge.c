@@ -161,6 +161,9 @@ static int memory_supersede(struct zc_op *op, json_t *args, json_t **out, struct
 		if (strcmp(json_string_value(v), by) == 0) {
 			rc = zc_fail(e, ZCOR_EINVAL,
 				     "argument 'ids': '%s' cannot supersede itself", by);
+			/* the page words it (the replacement is among them) */
+			zc_json_err_detail(e, json_pack("{s:s, s:s, s:s}", "field", "ids", "reason",
+							"replacement_among", "id", by));
 			goto out;
 		}
 	}

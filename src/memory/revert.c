@@ -243,16 +243,45 @@ static void add_conflict(json_t *conflicts, sqlite3_stmt *st, const char *id, lo
 		zc_json_set_str(c, "operation", (const char *)sqlite3_column_text(st, 2));
 		zc_json_set_str(c, "actor", (const char *)sqlite3_column_text(st, 3));
 		json_object_set_new(c, "targets", json_array());
+		/* a revert names the record it reverted ("reverts"): the chain
+		 * of reverts of reverts is followed from it (refuse_later) */
+		const char *op = (const char *)sqlite3_column_text(st, 2);
+		if (op && strcmp(op, "history_revert") == 0) {
+			json_t *args = zc_col_json(st, 4, 's');
+			json_t *of = json_object_get(args, "seq");
+			if (json_is_integer(of))
+				json_object_set_new(c, "reverts", json_integer(json_integer_value(of)));
+			json_decref(args);
+		}
 		json_object_set_new(conflicts, key, c);
 	}
 	if (id)
 		json_array_append_new(json_object_get(c, "targets"), json_string(id));
-	const char *op = (const char *)sqlite3_column_text(st, 2);
-	if (op && strcmp(op, "history_revert") == 0 && !*reverted_by) {
-		json_t *args = zc_col_json(st, 4, 's');
-		if (json_integer_value(json_object_get(args, "seq")) == seq)
-			*reverted_by = at_seq;
-		json_decref(args);
+	if (!*reverted_by && json_integer_value(json_object_get(c, "reverts")) == seq)
+		*reverted_by = at_seq;
+}
+
+/* The newest revert in the chain that starts with record `first` (a
+ * revert of the record; then a revert of that revert, …) among the later
+ * changes; *depth: how many reverts the chain holds (odd: the change is
+ * undone; even: it is in effect again). */
+static long long newest_revert(json_t *conflicts, long long first, int *depth)
+{
+	long long last = first;
+	*depth = 1;
+	for (;;) {
+		const char *k;
+		json_t *c, *next = NULL;
+		json_object_foreach(conflicts, k, c) {
+			if (json_integer_value(json_object_get(c, "reverts")) == last) {
+				next = c;
+				break;
+			}
+		}
+		if (!next)
+			return last;
+		last = json_integer_value(json_object_get(next, "seq"));
+		(*depth)++;
 	}
 }
 
@@ -313,12 +342,28 @@ static int refuse_later(struct revert *r, json_t *conflicts, long long reverted_
 			struct zc_err *e)
 {
 	if (reverted_by) {
+		/* the newest revert of the chain is the one to act on: #12
+		 * reverted by #14, #14 by #15: the change is in effect again,
+		 * and reverting #15 undoes it */
+		int depth;
+		long long newest = newest_revert(conflicts, reverted_by, &depth);
+		if (depth % 2 == 0) {
+			zc_fail(e, ZCOR_ECONFLICT,
+				"history record #%lld was reverted by record #%lld, and that revert was "
+				"undone (the newest revert: #%lld): the change is in effect again; revert "
+				"record #%lld to undo it",
+				r->seq, reverted_by, newest, newest);
+			return refuse(e, json_pack("{s:s, s:I, s:I, s:I}", "reason", "redone", "seq",
+						   (json_int_t)r->seq, "revertedBy", (json_int_t)reverted_by,
+						   "newest", (json_int_t)newest));
+		}
 		zc_fail(e, ZCOR_ECONFLICT,
 			"history record #%lld was reverted already, by record #%lld; revert that one to "
 			"redo the change",
-			r->seq, reverted_by);
-		return refuse(e, json_pack("{s:s, s:I, s:I}", "reason", "already_reverted", "seq",
-					   (json_int_t)r->seq, "revertedBy", (json_int_t)reverted_by));
+			r->seq, newest);
+		return refuse(e, json_pack("{s:s, s:I, s:I, s:I}", "reason", "already_reverted", "seq",
+					   (json_int_t)r->seq, "revertedBy", (json_int_t)newest, "firstRevert",
+					   (json_int_t)reverted_by));
 	}
 	json_t *list = json_array();
 	const char *k;

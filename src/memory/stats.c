@@ -26,15 +26,25 @@ struct stats_args {
 	int week;
 };
 
-/* Optional whole number `key` in [min, max] (default dflt): an integer,
- * or its decimal text (a query string's value). */
+/* Optional whole number `key` in [min, max] (default dflt when absent):
+ * an integer, or its decimal text (a query string's value). */
 static int int_arg(json_t *args, const char *key, long long dflt, long long min, long long max,
 		   long long *out, struct zc_err *e)
 {
 	json_t *v = json_object_get(args, key);
 	*out = dflt;
-	if (!v || (json_is_string(v) && !*json_string_value(v)))
+	if (!v)
 		return ZCOR_OK;
+	if (json_is_string(v) && !*json_string_value(v)) {
+		/* present but empty ("staleDays="): a blank box must not
+		 * quietly mean the default */
+		int rc = zc_fail(e, ZCOR_EINVAL,
+				 "argument '%s': is empty; give a whole number from %lld to %lld, or leave it out",
+				 key, min, max);
+		zc_json_err_detail(e, json_pack("{s:s, s:s, s:I, s:I}", "field", key, "reason", "empty", "min",
+						(json_int_t)min, "max", (json_int_t)max));
+		return rc;
+	}
 	char *end = NULL;
 	if (json_is_integer(v)) {
 		*out = json_integer_value(v);

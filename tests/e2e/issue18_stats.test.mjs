@@ -43,12 +43,16 @@ test('issue18_stats_scope_and_refusals: a bound caller counts its own scope only
     assert.deepEqual(scopes(r.json), { global: 2 });
 
     const history = (await request(srv, '/api/v1/history?limit=1&changesOnly=false')).json.total;
-    for (const [q, field] of [['staleDays=abc', 'staleDays'], ['staleDays=0', 'staleDays'], ['bucket=month', 'bucket'], ['buckets=400', 'buckets'], ['limit=99', 'limit'], ['since=1', 'since']]) {
+    for (const [q, field] of [['staleDays=abc', 'staleDays'], ['staleDays=0', 'staleDays'], ['bucket=month', 'bucket'], ['buckets=400', 'buckets'], ['limit=99', 'limit'], ['since=1', 'since'], ['staleDays=', 'staleDays']]) {
       r = await request(srv, `/api/v1/stats?${q}`);
       assert.equal(r.status, 400, `${q}: ${r.text}`);
       assert.equal(r.json.error.details.field, field, q);
       assert.match(r.json.error.message, new RegExp(`argument '${field}'`));
     }
+    // issue18_minor_stale_days_blank: an empty staleDays is refused
+    // (it quietly meant 30 before), naming the field and why
+    r = await request(srv, '/api/v1/stats?staleDays=');
+    assert.equal(r.json.error.details.reason, 'empty', r.text);
     r = await request(srv, '/api/v1/stats?bucket=week&buckets=4&staleDays=7&limit=3');
     assert.equal(r.status, 200, r.text);
     assert.equal(r.json.growth.items.length, 4);

@@ -71,7 +71,7 @@ test('config: relationship memory off, a new budget and the profile reach `zcor 
     // (issue 18: the page checks it first, in its own words)
     await page.fill('#c-recallChars', '-5');
     await page.click('#c-save');
-    await page.locator('main .error', { hasText: '自动回忆字符预算: 超出范围' }).waitFor();
+    await page.locator('main .error', { hasText: '自动回忆字符预算：超出范围' }).waitFor();
     assert.equal((await srv.api('GET', 'config')).body.recallChars, 1234);
   });
 });

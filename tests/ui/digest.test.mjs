@@ -57,11 +57,11 @@ test('[issue 16] 摘要记录: 立即摘要 (disabled while it runs) shows the o
       assert.equal(await run.count(), 1);
       const text = await run.innerText();
       assert.match(text, /#1/);
-      assert.match(text, /结果: 完成/);
-      assert.match(text, /触发: 手动/);
+      assert.match(text, /结果：完成/);
+      assert.match(text, /触发：手动/);
       assert.match(text, /给了 3\/3 行、\d+ 字/);
       assert.match(text, /未截断/);
-      assert.match(text, /工具调用: 1/);
+      assert.match(text, /工具调用：1/);
       const call = run.locator('li[data-tool="qq_memory"]');
       assert.equal(await call.count(), 1);
       assert.match(await call.innerText(), /成功/);
@@ -89,8 +89,8 @@ test('[issue 16] 摘要记录: 立即摘要 (disabled while it runs) shows the o
       const recs = page.locator('#history-list li.record');
       assert.equal(await recs.count(), 1, await page.locator('#history-list').innerText());
       assert.match(await recs.innerText(), /qq_memory/);
-      assert.match(await recs.innerText(), /操作者: 整理/);
-      assert.match(await recs.innerText(), new RegExp(`对话: ${CONV}`));
+      assert.match(await recs.innerText(), /操作者：整理/);
+      assert.match(await recs.innerText(), new RegExp(`对话：${CONV}`));
       await axeClean(page);
 
       // a second run with nothing new says so and lists nothing more

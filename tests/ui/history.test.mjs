@@ -58,17 +58,17 @@ test('history: filters by keywords and time, pages, and shows operation, actor, 
     await byCli.waitFor();
     assert.equal(await byCli.locator('.op').textContent(), '写入记忆');
     assert.equal(await byCli.locator('code').textContent(), 'zcor_memory_write');
-    assert.match(await byCli.innerText(), /操作者: 命令行 · 对话: 后台/);
-    assert.match(await byCli.innerText(), /状态: 成功/);
+    assert.match(await byCli.innerText(), /操作者：命令行 · 对话：后台/);
+    assert.match(await byCli.innerText(), /状态：成功/);
     const byConv = records.filter({ hasText: '群里写的' }).first();
-    assert.match(await byConv.innerText(), /操作者: 网页 · 对话: group:100000001/);
+    assert.match(await byConv.innerText(), /操作者：网页 · 对话：group:100000001/);
     assert.equal(await byConv.locator('tr[data-field=scope] th').textContent(), '范围');
     assert.equal(await byConv.locator('tr[data-field=scope] td.add').textContent(), 'group:100000001');
     await page.fill('#h-keywords', parent.id);
     await page.click('main form button[type=submit]');
     const refused = records.filter({ has: page.locator('.op', { hasText: '删除记忆' }) }).first();
     await refused.waitFor();
-    assert.match(await refused.innerText(), /状态: 失败/);
+    assert.match(await refused.innerText(), /状态：失败/);
     assert.match(await refused.locator('.error').innerText(), /^失败，服务器当时的说明（英文）：conflict: memory/);
 
     // the same in English

@@ -33,7 +33,7 @@ test('issue18_config_validation: blank / fractional / out-of-range values are re
     // blank: refused in the page, naming the field; nothing saved, no green line
     await page.fill('#c-recallChars', '');
     await save();
-    await error.filter({ hasText: '自动回忆字符预算: 不能为空（0 到 200000 的整数）' }).waitFor();
+    await error.filter({ hasText: '自动回忆字符预算：不能为空（0 到 200000 的整数）' }).waitFor();
     assert.equal(await page.getAttribute('#c-recallChars', 'aria-invalid'), 'true');
     assert.match(await page.locator('#c-recallChars-err').innerText(), /自动回忆字符预算/);
     assert.equal(await page.evaluate(() => document.activeElement.id), 'c-recallChars');
@@ -45,7 +45,7 @@ test('issue18_config_validation: blank / fractional / out-of-range values are re
     await page.fill('#c-mediaCacheMax', '0');
     await save();
     await error.filter({ hasText: '须为整数' }).waitFor();
-    assert.match(await error.innerText(), /图片缓存上限（张）: 超出范围（1 到 100000 的整数）/);
+    assert.match(await error.innerText(), /图片缓存上限（张）：超出范围（1 到 100000 的整数）/);
     await page.fill('#c-recallChars', '9999999');
     await page.fill('#c-mediaCacheMax', '200');
     await save();
@@ -60,7 +60,7 @@ test('issue18_config_validation: blank / fractional / out-of-range values are re
     await page.fill('#c-botId', 'not an id!');
     await save();
     await error.filter({ hasText: '服务器拒绝了设置，没有保存任何内容' }).waitFor();
-    assert.match(await error.innerText(), /机器人自己的 QQ 号（它的消息不记录）: 值不对/);
+    assert.match(await error.innerText(), /机器人自己的 QQ 号（它的消息不记录）：值不对/);
     assert.equal(await page.getAttribute('#c-botId', 'aria-invalid'), 'true');
     assert.equal((await cfg()).recallChars, 6000);
     await page.fill('#c-botId', '');

@@ -30,8 +30,8 @@ test('issue18_errors_worded: refusals in the page\'s words with the field; the r
     await page.click('#s-add-btn');
     const err = page.locator('main .error').first();
     await err.waitFor();
-    assert.match(await err.innerText(), /^出错了 \(400 invalid_argument\): 请求里有值不对，没有做任何更改：“词条”的值不对/);
-    assert.match(await err.locator('.server-says').innerText(), /服务器说明（英文）: argument 'terms'/);
+    assert.match(await err.innerText(), /^出错了 \(400 invalid_argument\)：请求里有值不对，没有做任何更改：“词条”的值不对/);
+    assert.match(await err.locator('.server-says').innerText(), /服务器说明（英文）：argument 'terms'/);
     assert.equal(await err.locator('.server-says [lang=en]').count(), 1);
     assert.equal(await page.locator('#status').innerText(), '', 'the green line went when the error came');
     // and a success takes the error away
@@ -52,7 +52,7 @@ test('issue18_errors_worded: refusals in the page\'s words with the field; the r
     await page.locator('#node-msg button[type=submit]').click();
     const sup = page.locator('#supersede-form .error');
     await sup.waitFor();
-    assert.match(await sup.innerText(), /请求里有值不对，没有做任何更改：“记忆 ID”的值不对/);
+    assert.match(await sup.innerText(), /请求里有值不对，没有做任何更改：“记忆 ID”里有替代它们的那条记忆：一条记忆不能取代它自己/);
     assert.match(await sup.innerText(), /cannot supersede itself/);
 
     // the receipt of the 6th important mark: Chinese only in the Chinese page

@@ -80,7 +80,7 @@ test('issue18_history_noise: the page\'s browsing is not recorded, its changes a
     assert.ok((await ops()).includes('合并记忆'));
     await page.uncheck('#h-changes');
     await records.filter({ has: page.locator('.op', { hasText: '查询记忆' }) }).first().waitFor();
-    assert.match(await records.filter({ has: page.locator('.op', { hasText: '查询记忆' }) }).first().innerText(), /操作者: 模型/);
+    assert.match(await records.filter({ has: page.locator('.op', { hasText: '查询记忆' }) }).first().innerText(), /操作者：模型/);
     await page.check('#h-changes');
     await records.filter({ has: page.locator('.op', { hasText: '查询记忆' }) }).first().waitFor({ state: 'detached' });
 

@@ -187,7 +187,7 @@ test('issue18_review_recall_preview_terms: the message\'s words are not called �
       await p.locator('#rp-cands tbody tr').first().waitFor();
       const text = await p.locator('main').innerText();
       if (zh) {
-        assert.match(text, /消息里的词: /, what);
+        assert.match(text, /消息里的词：/, what);
         assert.match(text, /标题或检索词含有消息里的词/, what);
         // 检索词 is a memory's field only: never the message's words
         assert.doesNotMatch(text, /检索词:|含有检索词|不含检索词/, what);

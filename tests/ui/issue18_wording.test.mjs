@@ -41,3 +41,51 @@ test('issue18_wording: no jargon nor doubled colons on any panel; a memory\'s �
     await page.locator('#delete-refused, main .error', { hasText: 'it still has 1 child memory:' }).first().waitFor();
   });
 });
+
+// s23-minor18: a Chinese label takes the full-width colon (消息里的词：,
+// 好感度（−100…100）：, 服务器说明（英文）：); an ASCII one after a Chinese
+// character (or a bracket closing Chinese words) is a slip. English keeps ': '.
+const ASCII_AFTER_CJK = /[\u3400-\u9fff\uff09](\s*\([^)]*\))?\s?:(?!\/)/;
+
+test('issue18_minor_full_width_colons: the Chinese page puts ：after its labels, the English one ": "', async () => {
+  await withPage(async ({ srv, page }) => {
+    await srv.api('POST', 'nodes', { title: '猫咪笔记', content: '猫咪喜欢晒太阳', keywords: ['猫咪'] });
+    await srv.api('PUT', 'people/12345', { name: '小明', relationship: '同学', affinity: 10, reason: '初识' });
+    const slips = async (where) => {
+      await page.waitForFunction(() => !document.querySelector('main p.loading'));
+      const text = await page.locator('body').innerText();
+      const m = text.match(ASCII_AFTER_CJK);
+      assert.equal(m, null, `${where}: “${m && text.slice(Math.max(0, m.index - 20), m.index + 20)}”`);
+    };
+    for (const p of PANELS) {
+      await openPanel(page, srv, p);
+      await page.locator(`main[data-panel="${p}"] h2`).first().waitFor();
+      await slips(p);
+    }
+    // the people form's affinity label
+    await openPanel(page, srv, 'people');
+    await page.click('#new-person');
+    await page.locator('label[for=p-affinity]').waitFor();
+    await slips('people form');
+    assert.match(await page.locator('label[for=p-affinity]').textContent(), /^好感度（−100…100）：/);
+    // the recall preview's words of the message
+    await openPanel(page, srv, 'recall');
+    await page.fill('#rp-text', '猫咪在干嘛');
+    await page.fill('#rp-conv', 'group:1');
+    await page.click('#rp-go');
+    await page.locator('#rp-header').waitFor();
+    assert.match(await page.locator('#rp-out').innerText(), /消息里的词：/);
+    await slips('recall preview');
+    // an error box: the server's sentence introduced with ：
+    await page.fill('#rp-conv', 'nonsense');
+    await page.click('#rp-go');
+    await page.locator('#rp-out .error').waitFor();
+    assert.match(await page.locator('#rp-out .error').innerText(), /服务器说明（英文）：/);
+    await slips('recall refused');
+    // English keeps the ASCII colon
+    await page.click('#lang');
+    await openPanel(page, srv, 'people');
+    await page.click('#new-person');
+    assert.match(await page.locator('label[for=p-affinity]').textContent(), /^Affinity \(−100…100\): /);
+  });
+});

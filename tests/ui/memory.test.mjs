@@ -131,8 +131,8 @@ test('memory: create, find, edit, refused delete, history diff, delete', async (
     assert.equal(await rec.locator('tr[data-field=title] th').textContent(), '标题');
     await rec.locator('tr[data-field=sourceMessage] td.del', { hasText: '它叫大黄' }).waitFor();
     assert.equal(await rec.locator('.op').textContent(), '写入记忆');
-    assert.match(await rec.innerText(), /操作者: 网页/);
-    assert.match(await rec.innerText(), /状态: 成功/);
+    assert.match(await rec.innerText(), /操作者：网页/);
+    assert.match(await rec.innerText(), /状态：成功/);
     await shot(page, 'history');
 
     // delete the child, then its parent: both go, each with its message

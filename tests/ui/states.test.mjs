@@ -30,7 +30,7 @@ test('states: loading, then the data; a wrong token, a 500 and a dead server eac
     await page.reload();
     const err = page.locator('#panel .error[role=alert]').first();
     await err.waitFor();
-    assert.match(await err.innerText(), /^出错了 \(401 unauthorized\): 令牌缺失或不对/);
+    assert.match(await err.innerText(), /^出错了 \(401 unauthorized\)：令牌缺失或不对/);
     // the tree's own request answers on its own time: wait for its error
     await page.locator('.tree .error').first().waitFor();
     assert.equal(await page.locator('.tree .error').count(), 1, 'the tree says it too');
@@ -40,7 +40,7 @@ test('states: loading, then the data; a wrong token, a 500 and a dead server eac
     await page.route('**/api/v1/roots', (route) => route.fulfill({ status: 500, contentType: 'application/json',
       body: JSON.stringify({ error: { code: 'io_error', message: 'disk on fire' } }) }));
     await page.reload();
-    await page.locator('.tree .error', { hasText: '出错了 (500 io_error): 读写文件出错' }).waitFor();
+    await page.locator('.tree .error', { hasText: '出错了 (500 io_error)：读写文件出错' }).waitFor();
     await page.locator('ul[aria-label="搜索结果"] button.link', { hasText: '慢慢来' }).waitFor();
     await page.unroute('**/api/v1/roots');
 

@@ -514,6 +514,30 @@ static void Z_DELETE_refused_while_person_links_node(void)
 	zcor_close(z);
 }
 
+/* issue18_minor_supersede_self: the replacement among the superseded is
+ * refused with {field ids, reason replacement_among, id} for the page's
+ * words; nothing changes. */
+static void issue18_minor_supersede_self_details(void)
+{
+	zcor *z = t_open();
+	char a[32], b[32];
+	mk(z, NULL, "old", "o", NULL, a);
+	mk(z, NULL, "new", "n", NULL, b);
+	int rc;
+	json_t *r = t_call_rc(z, NULL, &rc, "zcor_memory_supersede",
+			      "{\"ids\":[\"%s\",\"%s\"],\"replacementId\":\"%s\",\"reason\":\"过时\"}", a, b, b);
+	CHECK_INT(rc, ZCOR_EINVAL);
+	CHECK_STR(t_str(r, "error.details.field"), "ids");
+	CHECK_STR(t_str(r, "error.details.reason"), "replacement_among");
+	CHECK_STR(t_str(r, "error.details.id"), b);
+	json_decref(r);
+	r = rd(z, NULL, a, &rc);
+	CHECK_INT(rc, ZCOR_OK);
+	CHECK(json_is_null(json_object_get(json_object_get(r, "node"), "supersededBy")));
+	json_decref(r);
+	zcor_close(z);
+}
+
 static void Z_DELETE_refused_while_supersede_target(void)
 {
 	zcor *z = t_open();
@@ -1805,6 +1829,7 @@ const struct t_case t_cases[] = {
 	{"Z_DELETE_refused_while_node_has_children", Z_DELETE_refused_while_node_has_children},
 	{"Z_DELETE_refused_while_person_links_node", Z_DELETE_refused_while_person_links_node},
 	{"Z_DELETE_refused_while_supersede_target", Z_DELETE_refused_while_supersede_target},
+	{"issue18_minor_supersede_self_details", issue18_minor_supersede_self_details},
 	{"Z_DELETE_refusal_detail_names_the_first_few", Z_DELETE_refusal_detail_names_the_first_few},
 	{"Z_DELETE_removes_important_mark", Z_DELETE_removes_important_mark},
 	{"Z_DELETE_then_read_is_not_found_and_history_keeps_content",

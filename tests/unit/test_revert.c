@@ -360,6 +360,27 @@ static void issue18_revert_of_a_revert_redoes_and_twice_is_refused(void)
 	json_decref(revert_ok(&s, last_seq(&s, "history_revert")));
 	CHECK_INT(sql_int(&s, "SELECT count(*) FROM nodes WHERE superseded_by IS NOT NULL"), 2);
 	CHECK_INT(sql_int(&s, "SELECT count(*) FROM nodes WHERE merged_from IS NOT NULL"), 1);
+	/* issue18_minor_revert_after_redo: the merge again: refused, pointing
+	 * at the newest revert (the redo), not the first */
+	long long undo = sql_int(&s, "SELECT min(seq) FROM history WHERE operation = 'history_revert' AND status = 'ok'");
+	long long redo = last_seq(&s, "history_revert");
+	int rc = 0;
+	json_t *v = revert(&s, merge, &rc);
+	CHECK_INT(rc, ZCOR_ECONFLICT);
+	CHECK_STR(t_str(v, "error.details.reason"), "redone");
+	CHECK_INT(t_int(v, "error.details.revertedBy"), undo);
+	CHECK_INT(t_int(v, "error.details.newest"), redo);
+	json_decref(v);
+	/* the redo reverted too: undone again, the one to revert is that one */
+	json_decref(revert_ok(&s, redo));
+	long long again = last_seq(&s, "history_revert");
+	CHECK_INT(sql_int(&s, "SELECT count(*) FROM nodes WHERE superseded_by IS NOT NULL"), 0);
+	v = revert(&s, merge, &rc);
+	CHECK_INT(rc, ZCOR_ECONFLICT);
+	CHECK_STR(t_str(v, "error.details.reason"), "already_reverted");
+	CHECK_INT(t_int(v, "error.details.revertedBy"), again);
+	CHECK_INT(t_int(v, "error.details.firstRevert"), undo);
+	json_decref(v);
 	free(a);
 	free(b);
 	zcor_close(s.z);

@@ -177,7 +177,8 @@ static void issue18_stats_counts_on_a_built_store(void)
 		const char *query, *field;
 	} bad[] = {{"{\"staleDays\":0}", "staleDays"},	  {"{\"staleDays\":\"x\"}", "staleDays"},
 		   {"{\"bucket\":\"month\"}", "bucket"}, {"{\"buckets\":367}", "buckets"},
-		   {"{\"limit\":51}", "limit"},		  {"{\"since\":1}", "since"}};
+		   {"{\"limit\":51}", "limit"},		  {"{\"since\":1}", "since"},
+		   {"{\"staleDays\":\"\"}", "staleDays"}};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		s = stats(z, NULL, bad[i].query, &rc);
 		CHECK_INT(rc, ZCOR_EINVAL);

@@ -26,8 +26,10 @@ function fmtBytes(n) {
 const bare = (f) => String(f || '').replace(/^backups\//, '');
 
 export function render(root, app) {
-  const list = h('div', { id: 'bk-list' });
-  const confirmBox = h('div', { id: 'bk-confirm-box' });
+  // s23-minor18: the list and the confirm box take the focus after a
+  // restore (its confirm button is gone then), never the page body
+  const list = h('div', { id: 'bk-list', tabindex: '-1', 'aria-label': t('bk.caption') });
+  const confirmBox = h('div', { id: 'bk-confirm-box', tabindex: '-1' });
   const msg = h('div');
   let fresh = ''; // the name to mark as new in the list
   const reload = () => load(list, () => api('GET', 'backups'), (page) => table(page.items));
@@ -93,9 +95,11 @@ export function render(root, app) {
         clear(confirmBox);
         fresh = bare(r.backupOfPrevious);
         app.status(t('bk.restored', { name: item.name, nodes: t('bk.nodes', { count: r.nodes }), people: t('bk.people', { count: r.people }), previous: fresh }));
-        reload();
+        await reload();
+        list.focus(); // the list with the backup of the replaced state marked new
       } catch (e) {
         clear(confirmBox, errorBox(e));
+        confirmBox.focus(); // the refusal, where the confirm button was
       }
     }));
     // how much is there now (the Stats panel's count), when it answers

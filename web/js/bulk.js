@@ -17,6 +17,7 @@ import { busy, explain, picker, form } from './ui.js';
 import { deleteWhy } from './memory.js';
 
 let active = null; // the Memory panel's selection while it is drawn
+let tools = null; // GET tools, once: the operations' rules (s23-minor18)
 
 // A checkbox for memory n (in a result or a tree item), or null before
 // the panel made a selection.
@@ -156,6 +157,31 @@ export function bulkSelection(app, refresh) {
     await report(rows, what);
   };
 
+  // minor findings of the issue 18 review (s23-minor18): the reason box
+  // checked before the one call, by the tool's own rule (GET tools: the
+  // operation's inputSchema, read once); the box marked and focused, the
+  // words tied to it. True when the box is refused.
+  async function reasonRefused(tool, input) {
+    tools ??= api('GET', 'tools').catch(() => []);
+    const list = await tools;
+    const rule = (Array.isArray(list) ? list : list.tools || []).find((x) => x.name === tool)?.inputSchema?.properties?.reason || {};
+    const short = rule.minLength !== undefined && [...input.value].length < rule.minLength;
+    const note = document.getElementById(`${input.id}-err`);
+    if (!short) {
+      input.removeAttribute('aria-invalid');
+      input.removeAttribute('aria-describedby');
+      note?.remove();
+      return false;
+    }
+    input.setAttribute('aria-invalid', 'true');
+    input.setAttribute('aria-describedby', `${input.id}-err`);
+    const words = explain({ details: { field: 'reason', reason: 'minLength' } });
+    if (note) note.textContent = words;
+    else input.after(h('p', { class: 'field-error', id: `${input.id}-err`, role: 'alert' }, words));
+    input.focus();
+    return true;
+  }
+
   function mergeForm() {
     const list = nodes();
     const title = h('input', { type: 'text', id: 'bulk-m-title', value: list[0]?.title ?? '', required: true });
@@ -163,7 +189,7 @@ export function bulkSelection(app, refresh) {
     content.value = list.map((n) => n.content ?? '').filter(Boolean).join('\n');
     const keywords = h('input', { type: 'text', id: 'bulk-m-keywords', value: [...new Set(list.flatMap((n) => n.keywords || []))].join(', ') });
     const reason = h('input', { type: 'text', id: 'bulk-m-reason' });
-    clear(work, form({ id: 'bulk-merge-form', 'aria-labelledby': 'bulk-merge-h' }, () => once(async () => {
+    clear(work, form({ id: 'bulk-merge-form', 'aria-labelledby': 'bulk-merge-h' }, async () => (await reasonRefused('zcor_memory_merge', reason)) || once(async () => {
       const r = await api('POST', 'merge', { ids: list.map((n) => n.id), title: title.value, content: content.value,
         keywords: splitList(keywords.value), reason: reason.value });
       return t('mem.merged', { id: r.node.id });
@@ -181,7 +207,7 @@ export function bulkSelection(app, refresh) {
     const reason = h('input', { type: 'text', id: 'bulk-s-reason' });
     const go = h('button', { type: 'submit', class: 'primary', id: 'bulk-supersede-go', disabled: true }, t('mem.supersede'));
     const find = picker((n) => { replacement = n; show.textContent = n ? name(n) : '—'; go.disabled = !n; }, { label: t('mem.replacementFind') });
-    clear(work, form({ id: 'bulk-supersede-form', 'aria-labelledby': 'bulk-supersede-h' }, () => once(async () => {
+    clear(work, form({ id: 'bulk-supersede-form', 'aria-labelledby': 'bulk-supersede-h' }, async () => (await reasonRefused('zcor_memory_supersede', reason)) || once(async () => {
       await api('POST', 'supersede', { ids: nodes().map((n) => n.id), replacementId: replacement.id, reason: reason.value });
       return t('bulk.supersededBy', { title: replacement.title, id: replacement.id });
     }, { label: t('mem.supersede'), drop: true }),
@@ -217,5 +243,5 @@ function why(e) {
     return [t(deleteWhy[d.reason], { count: d.count ?? (d.ids || d.personIds || []).length }), ' ',
       (d.ids || d.personIds || []).map((id) => (d.titles?.[id] ? `${d.titles[id]} (${id})` : id)).join('、')];
   const words = explain(e) || (has(`err.code.${e?.code}`) ? t(`err.code.${e.code}`) : '');
-  return [words || e?.message || String(e), words && e?.message ? h('span', { class: 'server-says' }, ` — ${t('err.server')}: `, h('span', { lang: 'en' }, e.message)) : null];
+  return [words || e?.message || String(e), words && e?.message ? h('span', { class: 'server-says' }, ` — ${t('err.server')}${t('colon')}`, h('span', { lang: 'en' }, e.message)) : null];
 }

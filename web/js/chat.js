@@ -104,7 +104,7 @@ export function render(root, app) {
         status.textContent = [rec.startedAt ? new Date(rec.startedAt).toLocaleString() : '',
           rec.modelMs != null ? t('chat.modelMs', { ms: rec.modelMs }) : '',
           rec.limit ? t('chat.limit', { limit: rec.limit }) : '',
-          rec.error ? `${t('state.error')}: ${rec.error.message}` : ''].filter(Boolean).join(' · ');
+          rec.error ? `${t('state.error')}${t('colon')}${rec.error.message}` : ''].filter(Boolean).join(' · ');
         const ids = rec.recalled || [];
         recalled.firstChild.textContent = t('chat.recalled', { n: ids.length });
         recalled.append(ids.length ? h('ul', { class: 'list' }, ids.map((id) => h('li', {}, memoryLink(id)))) : empty(t('chat.none')));

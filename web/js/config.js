@@ -66,7 +66,7 @@ function mark(el, problem) {
     note = h('p', { class: 'field-error', id: `${el.id}-err` });
     el.after(note);
   }
-  note.textContent = `${labelOf(el)}: ${problem}`;
+  note.textContent = `${labelOf(el)}${t('colon')}${problem}`;
   el.setAttribute('aria-describedby', note.id);
 }
 
@@ -84,7 +84,7 @@ function serverProblem(formEl, err, rules) {
         : rule.type === 'enum' ? t('cfg.err.enum', { values: (rule.values || []).join(' / ') })
           : t('cfg.err.value');
   if (el) mark(el, words);
-  return `${el ? labelOf(el) : d.field}: ${words}`;
+  return `${el ? labelOf(el) : d.field}${t('colon')}${words}`;
 }
 
 function form(cfg, app, reload, rules = {}) {
@@ -129,7 +129,7 @@ function form(cfg, app, reload, rules = {}) {
       if (problem) wrong.push(el);
     }
     if (wrong.length) {
-      clear(msg, h('div', { class: 'error', role: 'alert' }, t('cfg.err.fix'), h('ul', {}, wrong.map((el) => h('li', {}, `${labelOf(el)}: ${numberProblem(el, rules[keyOf(el)])}`)))));
+      clear(msg, h('div', { class: 'error', role: 'alert' }, t('cfg.err.fix'), h('ul', {}, wrong.map((el) => h('li', {}, `${labelOf(el)}${t('colon')}${numberProblem(el, rules[keyOf(el)])}`)))));
       wrong[0].focus();
       return;
     }

@@ -7,7 +7,7 @@
 import { h, clear, fmtTime } from './dom.js';
 import { api, qs } from './api.js';
 import { t, has } from './i18n.js';
-import { load, empty, pager, roving } from './ui.js';
+import { load, empty, pager, roving, recordedError } from './ui.js';
 import { nodeItem } from './memory.js';
 
 const MEM_LIMIT = 20;
@@ -76,15 +76,14 @@ export function turnsSection(key, app) {
 function turn(r, app) {
   const calls = r.toolCalls ?? [];
   const recalled = r.recalled ?? [];
-  const err = r.error ? (typeof r.error === 'string' ? r.error : (r.error.message ?? JSON.stringify(r.error))) : '';
   return h('li', { class: 'record turn', 'data-turn': r.id, 'data-status': r.status },
     h('div', {}, h('strong', {}, `#${r.id}`), ' ',
       h('span', { class: `tag ${r.status === 'ok' ? '' : 'sup'}` }, said('cv.turnStatus', r.status)), ' ',
       h('span', { class: 'meta' }, [fmtTime(r.startedAt), t('cv.turnCalls', { count: calls.length }),
         r.modelMs != null ? t('chat.modelMs', { ms: r.modelMs }) : ''].filter(Boolean).join(' · '))),
     r.reply ? h('div', { class: 'text reply' }, r.reply) : null,
-    err ? h('div', { class: 'error' }, `${t('hist.error')}: ${err}`) : null,
-    recalled.length ? h('div', { class: 'meta turn-recalled' }, `${t('cv.turnRecalled')}: `,
+    recordedError(r.error), // worded from its code, the server's sentence marked
+    recalled.length ? h('div', { class: 'meta turn-recalled' }, `${t('cv.turnRecalled')}${t('colon')}`,
       recalled.map((id, i) => [i ? ', ' : '', h('button', { type: 'button', class: 'link', onclick: () => app.go('memory', id) }, id)])) : null,
     calls.length ? h('ul', { class: 'list turn-calls' }, calls.map((c) => h('li', { 'data-tool': c.name },
       h('code', {}, c.name), ' ', h('span', { class: 'meta' }, `${said('cv.callStatus', c.status)} · ${c.ms ?? 0} ms`)))) : null);

@@ -7,7 +7,7 @@
 import { h, clear, field, fmtTime, splitList } from './dom.js';
 import { api, qs, blobUrl } from './api.js';
 import { t, has } from './i18n.js';
-import { load, empty, pager, errorBox, busy } from './ui.js';
+import { load, empty, pager, errorBox, busy, recordedError } from './ui.js';
 // the per-conversation page (issue 18): its memories, turns, jump bar
 import { memoriesSection, turnsSection, jumpBar } from './conversation.js';
 
@@ -146,7 +146,7 @@ function conversation(el, key, app) {
 // token; anything else is shown as its text.
 function media(ref) {
   const m = /^media\/([0-9a-f]{64}\.[a-z]+)$/.exec(ref);
-  if (!m) return h('span', { class: 'meta' }, `${t('conv.media')}: ${ref}`);
+  if (!m) return h('span', { class: 'meta' }, `${t('conv.media')}${t('colon')}${ref}`);
   const img = h('img', { alt: ref, class: 'media' });
   blobUrl(`media/${m[1]}`).then((u) => { img.src = u; }).catch((e) => { img.replaceWith(errorBox(e)); });
   return h('figure', {}, img, h('figcaption', {}, ref.slice(6, 18) + '…'));
@@ -210,23 +210,22 @@ function digests(key, app) {
 // window (its calls' records carry actor digest).
 function run(r, app) {
   const calls = r.toolCalls ?? [];
-  const err = r.error ? (r.error.message ?? JSON.stringify(r.error)) : '';
   const ok = r.status === 'ok';
   return h('li', { class: 'record digest-run', 'data-digest': r.id, 'data-status': r.status },
     h('div', {},
       h('strong', {}, `#${r.id}`), ' ',
-      h('span', { class: `tag ${ok ? '' : 'sup'}` }, `${t('dig.outcome')}: ${word('dig.status', r.status)}`), ' ',
+      h('span', { class: `tag ${ok ? '' : 'sup'}` }, `${t('dig.outcome')}${t('colon')}${word('dig.status', r.status)}`), ' ',
       h('span', { class: 'meta' }, [
         fmtTime(r.startedAt),
-        `${t('dig.trigger')}: ${word('dig.trigger', r.trigger)}`,
+        `${t('dig.trigger')}${t('colon')}${word('dig.trigger', r.trigger)}`,
         t('dig.given', { sent: r.sentLines ?? 0, lines: r.lines ?? 0, chars: r.chars ?? 0 }),
         r.cut ? t('dig.cut') : t('dig.notCut'),
-        `${t('dig.calls')}: ${calls.length}`,
+        `${t('dig.calls')}${t('colon')}${calls.length}`,
       ].join(' · '))),
-    err ? h('div', { class: 'error' }, `${t('hist.error')}: ${err}`) : null,
+    recordedError(r.error), // worded from its code, the server's sentence marked
     calls.length ? h('ul', { class: 'list digest-calls' }, calls.map((c) => h('li', { 'data-tool': c.name, 'data-status': c.status },
       h('code', {}, c.name), ' ', h('span', { class: 'meta' }, `${word('hist.status', c.status)} · ${c.ms ?? 0} ms`), ' ',
-      change(c.arguments), c.error ? h('span', { class: 'error' }, ` ${typeof c.error === 'string' ? c.error : (c.error.message ?? JSON.stringify(c.error))}`) : null))) : null,
+      change(c.arguments), ' ', recordedError(c.error, { tag: 'span' })))) : null,
     calls.length ? h('button', { type: 'button', class: 'link digest-history', onclick: () => app.go('history', historyArg(r)) }, t('dig.history')) : null);
 }
 

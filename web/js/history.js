@@ -12,7 +12,7 @@
 import { h, clear, field, fmtTime, splitList } from './dom.js';
 import { api, qs } from './api.js';
 import { t, has, keysOf } from './i18n.js';
-import { load, empty, pager, timeRange, errorBox, convLink } from './ui.js';
+import { load, empty, pager, timeRange, errorBox, convLink, recordedError } from './ui.js';
 import { revertControl } from './revert.js'; // History: revert a change (issue 18)
 
 const LIMIT = 20;
@@ -96,11 +96,11 @@ function record(r, app, again) {
   return h('li', { class: 'record', 'data-seq': r.seq },
     h('div', {}, h('strong', { class: 'op' }, word('op', r.operation)), ' ',
       h('code', { class: 'meta' }, r.operation), ' ',
-      h('span', { class: `tag ${ok ? '' : 'sup'}` }, `${t('hist.status')}: ${word('hist.status', r.status)}`), ' ',
-      h('span', { class: 'meta' }, `${fmtTime(r.at)} · ${t('hist.actor')}: ${word('hist.actor', r.actor)} · ${t('hist.conversation')}: `,
+      h('span', { class: `tag ${ok ? '' : 'sup'}` }, `${t('hist.status')}${t('colon')}${word('hist.status', r.status)}`), ' ',
+      h('span', { class: 'meta' }, `${fmtTime(r.at)} · ${t('hist.actor')}${t('colon')}${word('hist.actor', r.actor)} · ${t('hist.conversation')}${t('colon')}`,
         r.conversation ? convLink(app, r.conversation) : t('hist.host'), ` · #${r.seq}`)),
     // the recorded message is the server's English (issue 18 review): said so, marked
-    r.error ? h('div', { class: 'error hist-error' }, t('hist.errorSaid'), h('span', { lang: 'en' }, typeof r.error === 'string' ? r.error : JSON.stringify(r.error))) : null,
+    recordedError(r.error, { cls: 'error hist-error' }),
     r.receipt ? receipt(r.receipt) : null,
     pairs ? Array.from({ length: pairs }, (_, i) => diff(before[i] ?? null, after[i] ?? null)) : null,
     h('details', {}, h('summary', {}, t('hist.arguments')), h('pre', {}, JSON.stringify(r.arguments, null, 2))),
@@ -139,7 +139,7 @@ function diff(b, a) {
     .filter((k) => (b && a) || !quiet(k, (a || b)[k]));
   const label = (a || b)?.title ?? (a || b)?.name ?? (a || b)?.id ?? (a || b)?.personId ?? '';
   return h('table', { class: 'diff-table' },
-    h('caption', { class: 'meta' }, `${b ? (a ? t('hist.changed') : t('hist.removed')) : t('hist.added')}: `, String(label)),
+    h('caption', { class: 'meta' }, `${b ? (a ? t('hist.changed') : t('hist.removed')) : t('hist.added')}${t('colon')}`, String(label)),
     h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('hist.field')), h('th', { scope: 'col' }, t('hist.before')), h('th', { scope: 'col' }, t('hist.after')))),
     h('tbody', {}, keys.map((k) => h('tr', { 'data-field': k }, h('th', { scope: 'row' }, word('field', k)),
       h('td', { class: 'del' }, b ? h('div', { class: 'text' }, show(k, b[k])) : '—'),

@@ -231,6 +231,12 @@ const dict = {
     'cfg.fileWarning': 'config.json 里有错误（可能是手动改坏的）：改正之前，它里面的设置不会生效，用的是上一次有效的设置或默认值。',
     'hist.errorSaid': '失败，服务器当时的说明（英文）：',
     'syn.fileWarning': 'synonyms.json 的格式有误（可能是手动改坏的）：改正之前，继续使用上一次有效的同义词组。',
+    // minor findings of the issue 18 review (s23-minor18)
+    'err.why.empty': '是空的；请填写一个整数',
+    'colon': '：', 'ppl.affinityRange': '（−100…100）',
+    'rev.why.redone': '记录 #{seq} 曾被记录 #{by} 撤销，但那次撤销又被撤销了（最新的是记录 #{newest}），这次更改现在仍然有效。',
+    'rev.why.redone.next': '要撤销这次更改，请撤销记录 #{newest}。',
+    'err.why.replacement_among': '里有替代它们的那条记忆：一条记忆不能取代它自己；请把它从所选中去掉，或另选一条替代记忆',
   },
   en: {
     'app.title': 'zcor Memory', 'lang.switch': '(switch language)',
@@ -464,6 +470,12 @@ const dict = {
     'syn.fileWarning': 'synonyms.json is malformed (perhaps from a hand edit): until it is fixed the last valid synonym groups stay in use.',
     'rev.why.later_change.one': 'a later change touched the same memory or person, and reverting would overwrite it:',
     'rev.why.has_children.one': 'the memory this change created has 1 child memory now, and the revert would delete it.',
+    // minor findings of the issue 18 review (s23-minor18)
+    'err.why.empty': 'is empty; enter a whole number',
+    'colon': ': ', 'ppl.affinityRange': ' (−100…100)',
+    'rev.why.redone': 'record #{seq} was reverted by record #{by}, but that revert was undone (the newest: record #{newest}); the change is in effect again.',
+    'rev.why.redone.next': 'To undo the change, revert record #{newest}.',
+    'err.why.replacement_among': 'include the replacing memory: a memory cannot supersede itself; take it out of the selection or pick another replacement',
   },
 };
 

@@ -286,7 +286,7 @@ async function showNode(el, app, id, ctx, { focus } = {}) {
   }) }, node.important ? t('mem.unmark') : t('mem.mark'));
   clear(el,
     h('h2', { id: 'node-title' }, node.title), h('div', {}, tags(node), h('span', { class: 'meta' }, node.id)),
-    h('nav', { class: 'pathbar', 'aria-label': t('mem.path') }, t('mem.path'), ': ',
+    h('nav', { class: 'pathbar', 'aria-label': t('mem.path') }, t('mem.path'), t('colon'),
       path.map((p, i) => [i ? ' › ' : '', p.id === node.id ? h('strong', {}, p.title) : h('button', { type: 'button', onclick: () => app.go('memory', p.id) }, p.title)])),
     h('p', { class: 'meta' }, `${t('mem.created')} ${fmtTime(node.createdAt)} · ${t('mem.updated')} ${fmtTime(node.updatedAt)} · ${t('mem.scope')} `,
       node.scope && node.scope !== 'global' ? convLink(app, node.scope) : node.scope),

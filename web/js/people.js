@@ -129,7 +129,7 @@ function edit(el, app, p, refresh, current = () => true) {
   h('h2', {}, p ? `${p.name} (${p.personId})` : t('ppl.new')),
   p ? h('p', { class: 'meta', id: 'p-times' }, `${t('mem.created')} ${fmtTime(p.createdAt)} · ${t('mem.updated')} ${fmtTime(p.updatedAt)}`) : null,
   field(t('ppl.id'), id), h('p', { class: 'meta', id: 'p-id-hint' }, t('ppl.idHint')), field(t('ppl.name'), name), field(t('ppl.aliases'), aliases), field(t('ppl.relationship'), rel),
-  h('div', {}, h('label', { for: 'p-affinity' }, t('ppl.affinity'), ' (−100…100): ', affShow), h('div', { class: 'row' }, affinity, affNum)),
+  h('div', {}, h('label', { for: 'p-affinity' }, t('ppl.affinity'), t('ppl.affinityRange'), t('colon'), affShow), h('div', { class: 'row' }, affinity, affNum)),
   field(t('ppl.reason'), reason),
   h('div', {}, h('label', { for: 'p-node' }, t('ppl.node')), nodeShow, ' ',
     h('button', { type: 'button', onclick: () => { nodeId = null; drawNode(); edited(); } }, t('ppl.unlink'))),

@@ -58,8 +58,8 @@ function result(r, app) {
   return [
     h('p', { id: 'rp-summary' }, r.disabled ? t('rp.disabled')
       : t('rp.summary', { kept, cut: cands.length - kept, used: r.used, budget: r.budget, profile: t(`cfg.profile.${r.profile}`) })),
-    r.terms?.length ? h('p', { class: 'meta' }, `${t('rp.terms')}: ${r.terms.join('、')}`,
-      r.expandedTerms?.length > r.terms.length ? ` · ${t('rp.expanded')}: ${r.expandedTerms.join('、')}` : '') : null,
+    r.terms?.length ? h('p', { class: 'meta' }, `${t('rp.terms')}${t('colon')}${r.terms.join('、')}`,
+      r.expandedTerms?.length > r.terms.length ? ` · ${t('rp.expanded')}${t('colon')}${r.expandedTerms.join('、')}` : '') : null,
     h('h3', {}, t('rp.header')),
     r.header ? h('pre', { id: 'rp-header', class: 'text' }, r.header) : h('p', { class: 'empty', id: 'rp-header-empty' }, t('rp.noHeader')),
     h('h3', {}, t('rp.candidates')),

@@ -43,7 +43,7 @@ function refusal(e, app) {
   if (e.code !== 'conflict' || !has(`rev.why.${d.reason}`)) return h('div', { tabindex: '-1' }, errorBox(e));
   const opWord = (op) => (has(`op.${op}`) ? t(`op.${op}`) : op);
   const conflicts = Array.isArray(d.conflicts) ? d.conflicts : [];
-  const vars = { seq: d.seq ?? '', by: d.revertedBy ?? '', id: d.id ?? (d.ids || []).join('、'), target: d.target ?? '',
+  const vars = { seq: d.seq ?? '', by: d.revertedBy ?? '', newest: d.newest ?? '', id: d.id ?? (d.ids || []).join('、'), target: d.target ?? '',
     field: d.field && has(`field.${d.field}`) ? t(`field.${d.field}`) : d.field ?? '', count: d.count ?? conflicts.length,
     op: d.operation ? opWord(d.operation) : '', max: d.max ?? 5 };
   return h('div', { class: 'error revert-refused', role: 'alert', tabindex: '-1', 'data-reason': d.reason },
@@ -53,5 +53,5 @@ function refusal(e, app) {
       (c.targets || []).slice(0, 1).map((id) => h('button', { type: 'button', class: 'link',
         onclick: () => app.go('history', `targetId=${encodeURIComponent(id)}`, { fresh: true }) }, t('rev.seeTarget', { id })))))) : null,
     (d.count ?? 0) > conflicts.length ? h('p', {}, t('mem.refused.more', { n: d.count - conflicts.length })) : null,
-    has(`rev.why.${d.reason}.next`) ? h('p', {}, t(`rev.why.${d.reason}.next`)) : null);
+    has(`rev.why.${d.reason}.next`) ? h('p', {}, t(`rev.why.${d.reason}.next`, vars)) : null);
 }

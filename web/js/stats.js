@@ -106,7 +106,24 @@ export function render(root, app) {
   const body = h('div', { id: 'st-body' });
   const bucket = h('select', { id: 'st-bucket' }, ['day', 'week'].map((b) => h('option', { value: b }, t(`st.bucket.${b}`))));
   const stale = h('input', { type: 'number', id: 'st-staleDays', min: 1, max: 3650, step: 1, value: 30, inputmode: 'numeric' });
-  const show = () => load(body, () => api('GET', `stats${qs({ bucket: bucket.value, staleDays: stale.value.trim() })}`), (data) => draw(data, app));
+  // the days go even when the box is blank (qs() drops empty values):
+  // the server refuses an empty staleDays naming it, so a blank box is
+  // never quietly 30; the refused box is marked and focused
+  const show = () => load(body, async () => {
+    stale.removeAttribute('aria-invalid');
+    stale.removeAttribute('aria-describedby');
+    const q = qs({ bucket: bucket.value });
+    try {
+      return await api('GET', `stats${q}${q ? '&' : '?'}staleDays=${encodeURIComponent(stale.value.trim())}`);
+    } catch (e) {
+      if (e.details?.field === 'staleDays') {
+        stale.setAttribute('aria-invalid', 'true');
+        stale.setAttribute('aria-describedby', 'st-body');
+        stale.focus();
+      }
+      throw e;
+    }
+  }, (data) => draw(data, app));
   const controls = busyForm({ class: 'row', novalidate: true, 'aria-label': t('st.controls') }, show,
     field(t('st.bucket'), bucket), field(t('field.staleDays'), stale),
     h('button', { type: 'submit', id: 'st-go' }, t('st.refresh')));

@@ -44,7 +44,7 @@ export function render(root, app) {
   async function expand() {
     if (!word.value.trim()) return clear(preview);
     await load(preview, () => api('GET', `synonyms/expand${qs({ word: word.value.trim() })}`), (r) =>
-      h('div', {}, h('p', { class: 'meta' }, `${t('syn.normalized')}: `, r.normalized),
+      h('div', {}, h('p', { class: 'meta' }, `${t('syn.normalized')}${t('colon')}`, r.normalized),
         (r.expansion || []).some((x) => x !== r.normalized) ? h('ul', { class: 'list', id: 's-expansion' }, r.expansion.map((x) => h('li', {}, x))) : empty(t('syn.noExpansion'))));
   }
   let timer = null;

@@ -20,9 +20,9 @@ export function errorBox(e, hint) {
   const words = known || explain(e);
   const server = e && e.message ? e.message : String(e);
   return h('div', { class: 'error', role: 'alert' },
-    `${t('state.error')}${e && e.status ? ` (${e.status}${e.code ? ` ${e.code}` : ''})` : ''}: `,
+    `${t('state.error')}${e && e.status ? ` (${e.status}${e.code ? ` ${e.code}` : ''})` : ''}${t('colon')}`,
     words || server,
-    words && !known && server ? h('span', { class: 'server-says' }, `\n${t('err.server')}: `, h('span', { lang: 'en' }, server)) : null,
+    words && !known && server ? h('span', { class: 'server-says' }, `\n${t('err.server')}${t('colon')}`, h('span', { lang: 'en' }, server)) : null,
     hint ? `\n${hint}` : '');
 }
 
@@ -222,5 +222,19 @@ export function convLink(app, key, text) {
 // words, the server's own sentence after it, marked as the server's.
 export function fileWarning(id, words, server) {
   return h('div', { class: 'notice', role: 'status', id }, words,
-    h('span', { class: 'server-says' }, `\n${t('err.server')}: `, h('span', { lang: 'en' }, server)));
+    h('span', { class: 'server-says' }, `\n${t('err.server')}${t('colon')}`, h('span', { lang: 'en' }, server)));
+}
+
+// minor findings of the issue 18 review (s23-minor18): an error a record
+// kept (a turn's, a digest run's, a call's, History's): {code, message,
+// details} is worded from its code and field (explain) with the server's
+// sentence after it, marked; a bare message (no code kept) is introduced
+// as what the server said then, marked lang=en. lead: the words before it.
+export function recordedError(err, { lead = t('hist.error'), tag = 'div', cls = 'error' } = {}) {
+  if (!err) return null;
+  const server = typeof err === 'string' ? err : (err.message ?? JSON.stringify(err));
+  const words = typeof err === 'object' ? explain(err) : '';
+  if (!words) return h(tag, { class: cls }, t('hist.errorSaid'), h('span', { lang: 'en' }, server));
+  return h(tag, { class: cls }, `${lead}${t('err.sep')}${words}`,
+    server ? h('span', { class: 'server-says' }, `\n${t('err.server')}${t('colon')}`, h('span', { lang: 'en' }, server)) : null);
 }
