@@ -146,6 +146,10 @@ char *zc_json_dump(const json_t *v)
 	return zc_buf_detach(&b);
 }
 
+void zc_json_buf_dump(struct zc_buf *b, const json_t *v) { dump_to(b, v); }
+
+void zc_json_buf_stringn(struct zc_buf *b, const char *s, size_t len) { buf_string(b, s, len, 0); }
+
 const char *zc_json_str(const json_t *obj, const char *key)
 {
 	json_t *v = json_object_get(obj, key);
