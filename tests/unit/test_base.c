@@ -252,12 +252,14 @@ static void issue19_dump_is_janssons_byte_for_byte(void)
 	json_decref(v);
 	unsigned seed = 19;
 	for (int round = 0; round < 2000; round++) {
-		char raw[40];
-		size_t n = (size_t)(round % 40);
+		char raw[80];
+		size_t n = (size_t)(round % 80);
 		for (size_t i = 0; i < n; i++) {
 			seed = seed * 1103515245u + 12345u;
-			/* ASCII and controls only: every byte below 0x80 is UTF-8 */
-			raw[i] = (char)((seed >> 16) % 0x80);
+			/* ASCII and controls only (every byte below 0x80 is UTF-8),
+			 * mostly plain so that whole words are plain too */
+			unsigned r = (seed >> 16) % 0x100;
+			raw[i] = (char)(r < 0x30 ? r : r < 0x60 ? r + 0x20 : 'a' + r % 26);
 		}
 		json_t *str = json_stringn(raw, n), *arr = json_pack("[o,{s:O}]", str, "k", str);
 		char *ours = zc_json_dump(arr), *theirs = json_dumps(arr, JSON_COMPACT | JSON_ENCODE_ANY);
