@@ -405,8 +405,13 @@ int zcor_tool_call(zcor *z, const struct zcor_ctx *ctx, const char *name, const 
 	 * else none (memory/search.c then answers no_provider) */
 	const struct zcor_provider *provider = zc_llm_provider(&z->llm);
 	json_t *result = NULL;
-	rc = zc_tool_call(&z->mem, ctx, t, provider, zc_llm_http_get(), &z->skills, args_json,
-			  &result, &z->last.err);
+	char *text = NULL;
+	rc = zc_tool_call_text(&z->mem, ctx, t, provider, zc_llm_http_get(), &z->skills, args_json,
+			       &result, &text, &z->last.err);
+	if (text) { /* the operation's own text (zcor_memory_query's hits) */
+		*out_json = text;
+		return done(z, rc);
+	}
 	return answer(z, rc, result, out_json);
 }
 

@@ -4,6 +4,7 @@
  */
 #include "base/json.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,15 +24,131 @@ int zc_json_parse(const char *text, size_t len, const char *what, json_t **out, 
 	return ZCOR_OK;
 }
 
+/*
+ * JSON string escapes, jansson's (dump.c) unless low: '"' and '\\'
+ * backslashed, \b \f \n \r \t, other bytes below 0x20 as \u00XX; with
+ * low every byte below 0x20 as \u00xx (zc_json_buf_string's own form).
+ * EXTRA[low][c] is the bytes c adds: 0 for every byte left as it is.
+ */
+#define CTL5 5, 5, 5, 5, 5, 5, 5, 5
+static const unsigned char EXTRA[2][256] = {
+	{CTL5, 1, 1, 1, 5, 1, 1, 5, 5, CTL5, 5, 5, 5, 5, 5, 5, 5, 5, [0x22] = 1, [0x5c] = 1},
+	{CTL5, CTL5, CTL5, CTL5, [0x22] = 1, [0x5c] = 1},
+};
+#undef CTL5
+
+/* Appends the len bytes at s as a JSON string literal: measured first,
+ * then written in place, runs of plain bytes copied whole (a 30 KB tool
+ * answer over MCP: 1.2 M instructions byte by byte, issue 19). */
+static void buf_string(struct zc_buf *b, const char *s, size_t len, int low)
+{
+	static const char hex_low[] = "0123456789abcdef", hex_up[] = "0123456789ABCDEF";
+	const unsigned char *u = (const unsigned char *)s, *extra = EXTRA[low != 0];
+	const char *hex = low ? hex_low : hex_up;
+	size_t n = 2 + len;
+	for (size_t i = 0; i < len; i++)
+		n += extra[u[i]];
+	zc_buf_grow(b, n);
+	char *o = b->p + b->len;
+	*o++ = '"';
+	size_t run = 0;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = u[i];
+		if (!extra[c])
+			continue;
+		memcpy(o, s + run, i - run);
+		o += i - run;
+		run = i + 1;
+		*o++ = '\\';
+		if (extra[c] == 5) {
+			o[0] = 'u';
+			o[1] = o[2] = '0';
+			o[3] = hex[c >> 4];
+			o[4] = hex[c & 15];
+			o += 5;
+			continue;
+		}
+		*o++ = c == '\b' ? 'b' : c == '\f' ? 'f' : c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't' : (char)c;
+	}
+	memcpy(o, s + run, len - run);
+	o += len - run;
+	*o++ = '"';
+	*o = '\0';
+	b->len += n;
+	assert(o == b->p + b->len);
+}
+
+/* v as jansson's json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) writes it,
+ * byte for byte (tests/unit/test_base.c compares them), without its
+ * callback per piece and its UTF-8 walk of every string: a search's 64
+ * hits cost 3.1 M instructions to dump (issue 19). Reals are jansson's own
+ * text; our trees hold no cycles (jansson would refuse one). */
+static void dump_to(struct zc_buf *b, const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: {
+		const char *k;
+		size_t klen;
+		json_t *x;
+		int first = 1;
+		zc_buf_addc(b, '{');
+		json_object_keylen_foreach((json_t *)v, k, klen, x) {
+			if (!first)
+				zc_buf_addc(b, ',');
+			first = 0;
+			buf_string(b, k, klen, 0);
+			zc_buf_addc(b, ':');
+			dump_to(b, x);
+		}
+		zc_buf_addc(b, '}');
+		break;
+	}
+	case JSON_ARRAY:
+		zc_buf_addc(b, '[');
+		for (size_t i = 0; i < json_array_size(v); i++) {
+			if (i)
+				zc_buf_addc(b, ',');
+			dump_to(b, json_array_get(v, i));
+		}
+		zc_buf_addc(b, ']');
+		break;
+	case JSON_STRING:
+		buf_string(b, json_string_value(v), json_string_length(v), 0);
+		break;
+	case JSON_INTEGER:
+		zc_buf_addf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		break;
+	case JSON_TRUE:
+		zc_buf_adds(b, "true");
+		break;
+	case JSON_FALSE:
+		zc_buf_adds(b, "false");
+		break;
+	case JSON_NULL:
+		zc_buf_adds(b, "null");
+		break;
+	default: { /* JSON_REAL */
+		char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+		if (!s) {
+			fputs("zcor: out of memory\n", stderr); /* the one policy: alloc.h */
+			abort();
+		}
+		zc_buf_adds(b, s);
+		zc_free(s);
+	}
+	}
+}
+
 char *zc_json_dump(const json_t *v)
 {
-	char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-	if (!s) {
-		fputs("zcor: out of memory\n", stderr); /* the one policy: alloc.h */
-		abort();
-	}
-	return s;
+	struct zc_buf b = ZC_BUF_INIT;
+	dump_to(&b, v);
+	return zc_buf_detach(&b);
 }
+
+void zc_json_buf_dump(struct zc_buf *b, const json_t *v) { dump_to(b, v); }
+
+void zc_json_buf_stringn(struct zc_buf *b, const char *s, size_t len) { buf_string(b, s, len, 0); }
 
 const char *zc_json_str(const json_t *obj, const char *key)
 {
@@ -125,35 +242,7 @@ json_t *zc_json_string_own(char *s)
 	return v ? v : json_string("");
 }
 
-void zc_json_buf_string(struct zc_buf *b, const char *s)
-{
-	/* measured first, then written in place: byte by byte through
-	 * zc_buf_addc, a 30 KB tool answer over MCP cost 2.5 M instructions
-	 * (issue 19) */
-	static const char hex[] = "0123456789abcdef";
-	size_t n = 2;
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		n += *p == '"' || *p == '\\' ? 2 : *p < 0x20 ? 6 : 1;
-	zc_buf_grow(b, n);
-	char *o = b->p + b->len;
-	*o++ = '"';
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\') {
-			*o++ = '\\';
-			*o++ = (char)*p;
-		} else if (*p < 0x20) {
-			memcpy(o, "\\u00", 4);
-			o[4] = hex[*p >> 4];
-			o[5] = hex[*p & 15];
-			o += 6;
-		} else {
-			*o++ = (char)*p;
-		}
-	}
-	*o++ = '"';
-	*o = '\0';
-	b->len += n;
-}
+void zc_json_buf_string(struct zc_buf *b, const char *s) { buf_string(b, s, strlen(s), 1); }
 
 long long zc_json_get_ms(const json_t *obj, const char *key, long long dflt)
 {

@@ -30,6 +30,11 @@ json_t *zc_json_string_own(char *s);
 /* Appends s to b as a JSON string literal (quotes and escapes). */
 struct zc_buf;
 void zc_json_buf_string(struct zc_buf *b, const char *s);
+/* Appends what zc_json_dump(v) returns (jansson's compact text) to b. */
+void zc_json_buf_dump(struct zc_buf *b, const json_t *v);
+/* Appends the len bytes at s (valid UTF-8) as the JSON string literal
+ * zc_json_dump writes for them (jansson's escapes: \n, \u001F). */
+void zc_json_buf_stringn(struct zc_buf *b, const char *s, size_t len);
 /* Sets e's detail (err.h) to the object d, taking it over. An array in d
  * loses its last elements until the text fits; the detail is the hint a
  * program acts on, the message keeps the whole story. */

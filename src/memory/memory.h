@@ -64,6 +64,11 @@ struct zc_op {
 	json_t *undo_unlink;
 	json_t *commit_unlink;
 	void *ud; /* what the caller of zc_mem_run_ud hands the body */
+	/* A body may answer with the result's JSON text instead of a tree
+	 * (zc_malloc'ed; its *out stays NULL, no receipt): zcor_memory_query's
+	 * hits written straight from their rows (issue 19). The runner hands
+	 * it on to zc_mem_run_text's caller, or parses it for a tree. */
+	char *text;
 	const struct zc_opdef *def;
 	/* What the operation changed, for the commit hooks (zc_mem_hook):
 	 * views (paths; filled by a precommit hook), messages logged to
@@ -159,6 +164,11 @@ int zc_mem_run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opd
 /* zc_mem_run with a pointer for the body (op->ud), never recorded. */
 int zc_mem_run_ud(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opdef *def,
 		  json_t *args, void *ud, json_t **out, struct zc_err *e);
+/* zc_mem_run_ud that can hand the result on as JSON text: when text is
+ * not NULL, either *text (a body's own text, op->text; caller frees) or
+ * *out is set on success. */
+int zc_mem_run_text(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opdef *def,
+		    json_t *args, void *ud, json_t **out, char **text, struct zc_err *e);
 /* 1 when ctx's call of an operation with these ZC_OP_* flags leaves no
  * history record: the operator's reads in the page (actor ui; issue 18),
  * which are browsing, not calls. Its changes and everyone else's calls
@@ -327,6 +337,10 @@ int zc_scope_may_inject(const char *conv, const char *scope);
 
 /* The JSON form of a row selected with ZC_NODE_COLS first. */
 json_t *zc_node_from_row(sqlite3_stmt *st);
+/* Appends the text zc_json_dump(zc_node_from_row(st)) would return, byte
+ * for byte, without the tree (a search's 64 hits, issue 19). */
+struct zc_buf;
+void zc_node_text_from_row(struct zc_buf *b, sqlite3_stmt *st);
 /* Loads a node visible to op->ctx; ZCOR_ENOTFOUND otherwise. */
 int zc_node_load(struct zc_op *op, const char *id, json_t **node, struct zc_err *e);
 /* Inserts or updates every stored column of node (not important/hits). */

@@ -17,6 +17,7 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/timeutil.h"
+#include "base/utf8.h"
 #include "memory/memory.h"
 #include "memory/node_int.h"
 #include "text/norm.h"
@@ -25,40 +26,118 @@
 /* ---- rows <-> JSON -------------------------------------------------- */
 
 
-static void set_col_str(json_t *o, const char *key, sqlite3_stmt *st, int i)
-{
-	zc_json_set_str(o, key, (const char *)sqlite3_column_text(st, i));
-}
+/* The JSON form of a ZC_NODE_COLS row, field by field in its order: one
+ * table for the tree (zc_node_from_row) and the text
+ * (zc_node_text_from_row), so the two cannot differ. */
+enum { F_STR, F_ARRAY, F_JSON, F_OBJECT, F_NOT_NULL, F_BOOL, F_TIME, F_INT };
+static const struct {
+	const char *key;
+	unsigned char kind;
+} NODE_FIELDS[] = {
+	{"id", F_STR}, {"title", F_STR}, {"content", F_STR}, {"keywords", F_ARRAY},
+	{"parentId", F_STR}, {"sourceMessage", F_STR}, {"important", F_NOT_NULL},
+	{"supersededBy", F_STR}, {"supersededReason", F_STR}, {"mergedFrom", F_JSON},
+	{"mergedReason", F_STR}, {"scope", F_STR}, {"kind", F_STR}, {"section", F_STR},
+	{"pinned", F_BOOL}, {"date", F_STR}, {"expires", F_STR}, {"confidence", F_STR},
+	{"tier", F_STR}, {"archiveMonth", F_STR}, {"attrs", F_OBJECT}, {"createdAt", F_TIME},
+	{"updatedAt", F_TIME}, {"hits", F_INT}, {"lastHitAt", F_TIME},
+};
+#define NODE_NFIELDS (sizeof(NODE_FIELDS) / sizeof(NODE_FIELDS[0]))
+static const char JSON_FALLBACK[] = {[F_ARRAY] = '[', [F_JSON] = 'n', [F_OBJECT] = '{'};
 
 json_t *zc_node_from_row(sqlite3_stmt *st)
 {
 	json_t *n = json_object();
-	set_col_str(n, "id", st, 0);
-	set_col_str(n, "title", st, 1);
-	set_col_str(n, "content", st, 2);
-	json_object_set_new(n, "keywords", zc_col_json(st, 3, '['));
-	set_col_str(n, "parentId", st, 4);
-	set_col_str(n, "sourceMessage", st, 5);
-	json_object_set_new(n, "important", json_boolean(sqlite3_column_type(st, 6) != SQLITE_NULL));
-	set_col_str(n, "supersededBy", st, 7);
-	set_col_str(n, "supersededReason", st, 8);
-	json_object_set_new(n, "mergedFrom", zc_col_json(st, 9, 'n'));
-	set_col_str(n, "mergedReason", st, 10);
-	set_col_str(n, "scope", st, 11);
-	set_col_str(n, "kind", st, 12);
-	set_col_str(n, "section", st, 13);
-	json_object_set_new(n, "pinned", json_boolean(sqlite3_column_int(st, 14)));
-	set_col_str(n, "date", st, 15);
-	set_col_str(n, "expires", st, 16);
-	set_col_str(n, "confidence", st, 17);
-	set_col_str(n, "tier", st, 18);
-	set_col_str(n, "archiveMonth", st, 19);
-	json_object_set_new(n, "attrs", zc_col_json(st, 20, '{'));
-	zc_col_time(n, "createdAt", st, 21);
-	zc_col_time(n, "updatedAt", st, 22);
-	json_object_set_new(n, "hits", json_integer(sqlite3_column_int64(st, 23)));
-	zc_col_time(n, "lastHitAt", st, 24);
+	for (int i = 0; i < (int)NODE_NFIELDS; i++) {
+		const char *key = NODE_FIELDS[i].key;
+		switch (NODE_FIELDS[i].kind) {
+		case F_STR:
+			zc_json_set_str(n, key, (const char *)sqlite3_column_text(st, i));
+			break;
+		case F_NOT_NULL:
+			json_object_set_new(n, key, json_boolean(sqlite3_column_type(st, i) != SQLITE_NULL));
+			break;
+		case F_BOOL:
+			json_object_set_new(n, key, json_boolean(sqlite3_column_int(st, i)));
+			break;
+		case F_TIME:
+			zc_col_time(n, key, st, i);
+			break;
+		case F_INT:
+			json_object_set_new(n, key, json_integer(sqlite3_column_int64(st, i)));
+			break;
+		default:
+			json_object_set_new(n, key, zc_col_json(st, i, JSON_FALLBACK[NODE_FIELDS[i].kind]));
+		}
+	}
 	return n;
+}
+
+void zc_node_text_from_row(struct zc_buf *b, sqlite3_stmt *st)
+{
+	zc_buf_addc(b, '{');
+	for (int i = 0; i < (int)NODE_NFIELDS; i++) {
+		if (i)
+			zc_buf_addc(b, ',');
+		zc_buf_addc(b, '"');
+		zc_buf_adds(b, NODE_FIELDS[i].key); /* ASCII letters: nothing to escape */
+		zc_buf_adds(b, "\":");
+		int null = sqlite3_column_type(st, i) == SQLITE_NULL;
+		switch (NODE_FIELDS[i].kind) {
+		case F_STR: {
+			const char *s = (const char *)sqlite3_column_text(st, i);
+			size_t len = s ? strlen(s) : 0;
+			if (!s)
+				zc_buf_adds(b, "null");
+			else if (zc_utf8_valid(s, len))
+				zc_json_buf_stringn(b, s, len);
+			else { /* as zc_json_set_str: U+FFFD, not dropped */
+				char *ok = zc_utf8_lossy(s);
+				zc_json_buf_stringn(b, ok, strlen(ok));
+				zc_free(ok);
+			}
+			break;
+		}
+		case F_NOT_NULL:
+			zc_buf_adds(b, null ? "false" : "true");
+			break;
+		case F_BOOL:
+			zc_buf_adds(b, sqlite3_column_int(st, i) ? "true" : "false");
+			break;
+		case F_TIME: {
+			char t[ZC_TIME_LEN];
+			if (null) {
+				zc_buf_adds(b, "null");
+				break;
+			}
+			zc_time_format(sqlite3_column_int64(st, i), t);
+			zc_json_buf_stringn(b, t, strlen(t));
+			break;
+		}
+		case F_INT:
+			zc_buf_addf(b, "%lld", (long long)sqlite3_column_int64(st, i));
+			break;
+		default: {
+			/* the common texts as they are (what parsing and dumping
+			 * them gives); any other through the tree */
+			const char *s = (const char *)sqlite3_column_text(st, i);
+			if (!s) { /* zc_col_json's fallback */
+				zc_buf_adds(b, NODE_FIELDS[i].kind == F_ARRAY    ? "[]"
+					       : NODE_FIELDS[i].kind == F_OBJECT ? "{}"
+										 : "null");
+				break;
+			}
+			if ((strcmp(s, "[]") == 0 || strcmp(s, "{}") == 0 || strcmp(s, "null") == 0)) {
+				zc_buf_adds(b, s);
+				break;
+			}
+			json_t *v = zc_col_json(st, i, JSON_FALLBACK[NODE_FIELDS[i].kind]);
+			zc_json_buf_dump(b, v);
+			json_decref(v);
+		}
+		}
+	}
+	zc_buf_addc(b, '}');
 }
 
 static int load_any(struct zc_op *op, const char *id, json_t **node, struct zc_err *e)

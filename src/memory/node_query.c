@@ -111,7 +111,6 @@ static int memory_query(struct zc_op *op, json_t *args, json_t **out, struct zc_
 	int superseded = json_is_true(json_object_get(args, "includeSuperseded"));
 	json_t *kwj = json_object_get(args, "keywords");
 	char *kw = kwj ? zc_norm_keywords(kwj) : zc_strdup("[]");
-	json_t *items = json_array();
 	long long total = 0;
 	/* with a CJK keyword the full-text index narrows the records to test;
 	 * the test itself (QUERY_WHERE) is the same either way */
@@ -145,13 +144,34 @@ static int memory_query(struct zc_op *op, json_t *args, json_t **out, struct zc_
 		sqlite3_bind_text(st, 7, pre, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 5, limit);
 	sqlite3_bind_int64(st, 6, offset);
-	if ((rc = zc_node_collect(op, st, items, e)))
+	/* the answer as text, each hit straight from its row: a tree per hit
+	 * built and dumped was 60% of a search's instructions (issue 19);
+	 * the same bytes as zc_page_result's tree dumped (test_nodes.c) */
+	struct zc_buf b = ZC_BUF_INIT;
+	long long n = 0;
+	zc_buf_adds(&b, "{\"items\":[");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n++)
+			zc_buf_addc(&b, ',');
+		zc_node_text_from_row(&b, st);
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		zc_buf_release(&b);
+		rc = zc_store_fail(&op->m->store, rc, e, "reading memories");
 		goto out;
-	*out = zc_page_result(items, total, offset);
+	}
+	rc = ZCOR_OK;
+	zc_buf_addf(&b, "],\"total\":%lld,\"nextOffset\":", total);
+	if (offset + n < total)
+		zc_buf_addf(&b, "%lld}", offset + n);
+	else
+		zc_buf_adds(&b, "null}");
+	op->text = zc_buf_detach(&b);
+	(void)out;
 out:
 	zc_free(kw);
 	zc_free(pre);
-	json_decref(items);
 	return rc;
 }
 

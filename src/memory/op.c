@@ -12,6 +12,7 @@
  * above it (views, mirror/, transcripts, state files): what happens
  * around a commit subscribes with zc_mem_hook, as sqlite3_commit_hook.
  */
+#include <assert.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -523,6 +524,27 @@ static void op_release(struct zc_op *op)
 	json_decref(op->state);
 	zc_free(op->log_conv);
 	json_decref(op->log_more);
+	zc_free(op->text);
+}
+
+/*
+ * The result of a body that answered in text (op->text, then *result is
+ * NULL): handed on as text when the caller takes text, else parsed into
+ * the tree the caller takes. Our own compact JSON: it parses.
+ */
+static void take_text(struct zc_op *op, json_t **result, char **text)
+{
+	if (!op->text)
+		return;
+	assert(!*result && !op->receipt);
+	if (text) {
+		*text = op->text;
+	} else {
+		*result = json_loads(op->text, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+		assert(*result);
+		zc_free(op->text);
+	}
+	op->text = NULL;
 }
 
 /* Appends the items of *from to *to (either may be NULL). */
@@ -601,13 +623,14 @@ static int run_joined(struct zc_mem *m, struct zc_op *op, json_t *args, json_t *
 	}
 	if (outer)
 		hand_on(outer, op);
+	take_text(op, &result, NULL);
 	*out = result;
 	op_release(op);
 	return ZCOR_OK;
 }
 
 static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opdef *def,
-	       json_t *args, void *ud, json_t **out, struct zc_err *e);
+	       json_t *args, void *ud, json_t **out, char **text, struct zc_err *e);
 
 /*
  * A read (ZC_OP_READ) changes nothing but the history, so its record
@@ -629,6 +652,14 @@ int zc_mem_run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opd
 int zc_mem_run_ud(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opdef *def,
 		  json_t *args, void *ud, json_t **out, struct zc_err *e)
 {
+	return zc_mem_run_text(m, ctx, def, args, ud, out, NULL, e);
+}
+
+int zc_mem_run_text(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opdef *def,
+		    json_t *args, void *ud, json_t **out, char **text, struct zc_err *e)
+{
+	if (text)
+		*text = NULL;
 	struct zc_err ignored = {0};
 	struct zc_op *outer = m->cur_op;
 	if (!(def->flags & ZC_OP_NO_HISTORY) && zc_mem_flush_due(m) == 0)
@@ -640,7 +671,7 @@ int zc_mem_run_ud(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_
 	int nosync = (def->flags & (ZC_OP_HISTORY | ZC_OP_NOSYNC)) != 0 && !m->store.in_tx;
 	if (nosync)
 		zc_store_sync(&m->store, 0);
-	int rc = run(m, ctx, def, args, ud, out, e);
+	int rc = run(m, ctx, def, args, ud, out, text, e);
 	if (nosync)
 		zc_store_sync(&m->store, 1);
 	m->cur_op = outer;
@@ -665,7 +696,7 @@ static int unrecorded(const struct zc_op *op)
 }
 
 static int run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_opdef *def,
-	       json_t *args, void *ud, json_t **out, struct zc_err *e)
+	       json_t *args, void *ud, json_t **out, char **text, struct zc_err *e)
 {
 	struct zc_op op = {.m = m, .ctx = ctx, .name = def->name, .now = zc_mem_now(m), .ud = ud,
 			   .def = def};
@@ -760,6 +791,7 @@ done:
 answer:
 	if (op.receipt && json_is_object(result))
 		json_object_set(result, "receipt", op.receipt);
+	take_text(&op, &result, text);
 	*out = result;
 	op_release(&op);
 	return ZCOR_OK;

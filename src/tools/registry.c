@@ -463,17 +463,26 @@ static int fn_body(struct zc_op *op, json_t *args, json_t **out, struct zc_err *
 	return zc_fail(e, ZCOR_EINTERNAL, "'%s' has no body to run", op->name);
 }
 
+/* zc_tool_run that may answer in text (zc_mem_run_text) */
+static int run_text(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
+		    const struct zcor_provider *provider, const struct zc_http_get *http,
+		    struct zc_skills *skills, json_t *args, json_t **out, char **text,
+		    struct zc_err *e)
+{
+	assert((t->op != NULL) != (t->fn != NULL));
+	if (t->op)
+		return zc_mem_run_text(m, ctx, t->op, args, (void *)provider, out, text, e);
+	struct fn_call c = {t, {m, ctx, provider, http, skills}};
+	const struct zc_opdef def = {t->name, fn_pre, fn_body, ZC_OP_READ};
+	return zc_mem_run_text(m, ctx, &def, args, &c, out, text, e);
+}
+
 int zc_tool_run(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
 		const struct zcor_provider *provider, const struct zc_http_get *http,
 		struct zc_skills *skills, json_t *args,
 		json_t **out, struct zc_err *e)
 {
-	assert((t->op != NULL) != (t->fn != NULL));
-	if (t->op)
-		return zc_mem_run_ud(m, ctx, t->op, args, (void *)provider, out, e);
-	struct fn_call c = {t, {m, ctx, provider, http, skills}};
-	const struct zc_opdef def = {t->name, fn_pre, fn_body, ZC_OP_READ};
-	return zc_mem_run_ud(m, ctx, &def, args, &c, out, e);
+	return run_text(m, ctx, t, provider, http, skills, args, out, NULL, e);
 }
 
 int zc_tool_call(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
@@ -481,8 +490,18 @@ int zc_tool_call(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_t
 		 struct zc_skills *skills,
 		 const char *args_text, json_t **out, struct zc_err *e)
 {
+	return zc_tool_call_text(m, ctx, t, provider, http, skills, args_text, out, NULL, e);
+}
+
+int zc_tool_call_text(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
+		      const struct zcor_provider *provider, const struct zc_http_get *http,
+		      struct zc_skills *skills, const char *args_text, json_t **out, char **text,
+		      struct zc_err *e)
+{
 	json_t *args = NULL;
 	*out = NULL;
+	if (text)
+		*text = NULL;
 	int rc;
 	if (!args_text || !*args_text)
 		args = json_object();
@@ -501,7 +520,7 @@ int zc_tool_call(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_t
 	if (!zc_tool_visible(t, audience, &m->conf.cfg, ctx->conversation))
 		rc = refuse(m, ctx, t, audience, args, e);
 	else
-		rc = zc_tool_run(m, ctx, t, provider, http, skills, args, out, e);
+		rc = run_text(m, ctx, t, provider, http, skills, args, out, text, e);
 	json_decref(args);
 	return rc;
 }

@@ -154,6 +154,12 @@ int zc_tool_call(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_t
 		 const struct zcor_provider *provider, const struct zc_http_get *http,
 		 struct zc_skills *skills,
 		 const char *args_text, json_t **out, struct zc_err *e);
+/* zc_tool_call that may answer in text: with text not NULL, on success
+ * either *text (the operation's own JSON text; caller frees) or *out. */
+int zc_tool_call_text(struct zc_mem *m, const struct zcor_ctx *ctx, const struct zc_tool *t,
+		      const struct zcor_provider *provider, const struct zc_http_get *http,
+		      struct zc_skills *skills, const char *args_text, json_t **out, char **text,
+		      struct zc_err *e);
 /*
  * The dispatch by handler kind, for arguments already checked: an `op`
  * row through the runner (a transaction, its history record), an `fn`

@@ -221,10 +221,60 @@ static void issue13_8_asserts_are_on(void)
 	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
 }
 
+/* issue 19: zc_json_dump writes our own text, not jansson's; it must be
+ * jansson's json_dumps(JSON_COMPACT | JSON_ENCODE_ANY) byte for byte
+ * (every answer of every tool goes through it): every escape, a NUL inside
+ * a string, CJK and emoji, integers at their ends, reals, nesting and the
+ * order of keys; then random byte strings (escaped as jansson does). */
+static void issue19_dump_is_janssons_byte_for_byte(void)
+{
+	const char *doc = "{\"s\":\"q\\\"b\\\\s/\\b\\f\\n\\r\\t\\u0001\\u001f\\u007f 猫咪🐱\","
+			  "\"nul\":\"a\\u0000b\",\"z\":1,\"a\":[],\"o\":{},\"n\":null,\"t\":true,"
+			  "\"f\":false,\"i\":[-9223372036854775808,9223372036854775807,0,-1],"
+			  "\"r\":[0.5,1e300,-2.25,3.0,1e-7,0.1],\"deep\":[[{\"k\\n\":[{}]}]],"
+			  "\"键\":\"值\"}";
+	json_t *v = NULL;
+	struct zc_err e = {0};
+	json_malloc_t jmalloc;
+	json_free_t jfree;
+	json_get_alloc_funcs(&jmalloc, &jfree);
+	CHECK_INT(zc_json_parse(doc, strlen(doc), "x", &v, &e), ZCOR_OK);
+	json_object_set_new(v, "late", json_string("after the others"));
+	json_object_del(v, "z");
+	json_object_set_new(v, "z", json_integer(2));
+	json_t *all[] = {v, json_object_get(v, "s"), json_object_get(v, "i"), json_object_get(v, "r")};
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		char *ours = zc_json_dump(all[i]), *theirs = json_dumps(all[i], JSON_COMPACT | JSON_ENCODE_ANY);
+		CHECK_STR(ours, theirs);
+		zc_free(ours);
+		jfree(theirs);
+	}
+	json_decref(v);
+	unsigned seed = 19;
+	for (int round = 0; round < 2000; round++) {
+		char raw[80];
+		size_t n = (size_t)(round % 80);
+		for (size_t i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			/* ASCII and controls only (every byte below 0x80 is UTF-8),
+			 * mostly plain so that whole words are plain too */
+			unsigned r = (seed >> 16) % 0x100;
+			raw[i] = (char)(r < 0x30 ? r : r < 0x60 ? r + 0x20 : 'a' + r % 26);
+		}
+		json_t *str = json_stringn(raw, n), *arr = json_pack("[o,{s:O}]", str, "k", str);
+		char *ours = zc_json_dump(arr), *theirs = json_dumps(arr, JSON_COMPACT | JSON_ENCODE_ANY);
+		CHECK_STR(ours, theirs);
+		zc_free(ours);
+		jfree(theirs);
+		json_decref(arr);
+	}
+}
+
 const struct t_case t_cases[] = {
 	{"issue13_8_asserts_are_on", issue13_8_asserts_are_on},
 	{"buf_grows_and_detaches", buf_grows_and_detaches},
 	{"json_helpers", json_helpers},
+	{"issue19_dump_is_janssons_byte_for_byte", issue19_dump_is_janssons_byte_for_byte},
 	{"time_format_and_parse", time_format_and_parse},
 	{"quote_cuts_on_characters", quote_cuts_on_characters},
 	{"messages_are_always_valid_utf8", messages_are_always_valid_utf8},

@@ -1,0 +1,109 @@
+/*
+ * test_query_text.c — issue 19: zcor_memory_query writes its answer as
+ * text straight from the rows (zc_node_text_from_row) instead of a tree
+ * per hit dumped. The answer must be what it was, byte for byte: the
+ * page of trees (zc_node_from_row, zc_page_result) as jansson dumps them,
+ * on a store whose rows hold every kind of value (escapes, NULLs, bad
+ * UTF-8 from an old import, merged and superseded rows, attrs, hits);
+ * and a caller that takes a tree (zc_mem_run) gets the same tree.
+ */
+#define _GNU_SOURCE
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/json.h"
+#include "memory/memory.h"
+#include "harness.h"
+
+struct zc_mem *zc_bench_mem(zcor *z);
+
+/* The answer as it was built before: a tree per row, the page, dumped by
+ * jansson itself. */
+static char *expected(zcor *z, const char *where, long long limit, long long offset)
+{
+	sqlite3 *db = zc_bench_mem(z)->store.db;
+	char *sql = NULL, *count = NULL;
+	CHECK(asprintf(&sql,
+		       "SELECT " ZC_NODE_COLS " FROM nodes WHERE %s ORDER BY updated_at DESC, seq DESC "
+		       "LIMIT %lld OFFSET %lld",
+		       where, limit, offset) > 0);
+	CHECK(asprintf(&count, "SELECT count(*) FROM nodes WHERE %s", where) > 0);
+	sqlite3_stmt *st = NULL;
+	CHECK_INT(sqlite3_prepare_v2(db, count, -1, &st, NULL), SQLITE_OK);
+	CHECK_INT(sqlite3_step(st), SQLITE_ROW);
+	long long total = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	CHECK_INT(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	json_t *items = json_array();
+	while (sqlite3_step(st) == SQLITE_ROW)
+		json_array_append_new(items, zc_node_from_row(st));
+	sqlite3_finalize(st);
+	json_t *page = zc_page_result(items, total, offset);
+	json_decref(items);
+	char *s = json_dumps(page, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_decref(page);
+	free(sql);
+	free(count);
+	return s;
+}
+
+static void same_answer(zcor *z, const char *args, const char *where, long long limit,
+			long long offset)
+{
+	char *text = NULL;
+	CHECK_INT(zcor_tool_call(z, NULL, "zcor_memory_query", args, &text), ZCOR_OK);
+	char *want = expected(z, where, limit, offset);
+	CHECK_STR(text, want);
+	/* a caller that takes a tree: the runner parses the text */
+	json_t *a = NULL, *out = NULL;
+	struct zc_err e = {0};
+	static const struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
+	CHECK_INT(zc_json_parse(args, strlen(args), "arguments", &a, &e), ZCOR_OK);
+	CHECK_INT(zc_mem_run(zc_bench_mem(z), &host, &zc_op_memory_query, a, &out, &e), ZCOR_OK);
+	json_t *w = json_loads(want, 0, NULL);
+	CHECK(out && w && json_equal(out, w));
+	json_decref(w);
+	json_decref(out);
+	json_decref(a);
+	zcor_free(text);
+	json_malloc_t jm;
+	json_free_t jf;
+	json_get_alloc_funcs(&jm, &jf);
+	jf(want);
+}
+
+static void issue19_query_text_is_the_trees_dump(void)
+{
+	zcor *z = t_open();
+	json_decref(t_call_ok(z, NULL, "zcor_memory_write",
+			      "{\"title\":\"猫咪 \\\"咪咪\\\"\",\"content\":\"第一行\\n第二行\\t\\\\ \\u0001 🐱\","
+			      "\"keywords\":[\"猫\",\"宠物\"]}"));
+	json_decref(t_call_ok(z, NULL, "zcor_memory_write",
+			      "{\"title\":\"猫的疫苗\",\"content\":\"十二月打疫苗\"}"));
+	json_decref(t_call_ok(z, NULL, "zcor_memory_write",
+			      "{\"title\":\"hiking club\",\"content\":\"Sunday 7am, 猫 stays home\"}"));
+	json_decref(t_call_ok(z, NULL, "zcor_memory_write",
+			      "{\"title\":\"火锅\",\"content\":\"重庆老火锅\"}"));
+	/* values the tools do not write this way: an old import's bytes, a
+	 * merge, a supersede, attrs, a mark, hits */
+	t_sql_exec(z, "UPDATE nodes SET content = CAST(X'e78cab20ff2041' AS TEXT), "
+		      "attrs = '{\"a\": [1, 2.5, null], \"b\": \"x\"}', merged_from = '[\"m9\"]', "
+		      "merged_reason = '同一件事', pinned = 1, hits = 7, last_hit_at = 1767225600123, "
+		      "expires = '2027-01-01', section = 'pets' WHERE title = '猫的疫苗'");
+	t_sql_exec(z, "UPDATE nodes SET superseded_by = (SELECT id FROM nodes WHERE title = '火锅'), "
+		      "superseded_reason = '新的', keywords = '[ \"hiking\" ]' WHERE title = 'hiking club'");
+	t_sql_exec(z, "UPDATE nodes SET important_seq = 3, keywords = 'not json' "
+		      "WHERE title = '火锅'");
+	same_answer(z, "{\"keywords\":[\"猫\"]}", "superseded_by IS NULL AND (instr(title, '猫') OR instr(content, '猫'))", 20, 0);
+	same_answer(z, "{\"keywords\":[\"猫\"],\"includeSuperseded\":true}", "instr(title, '猫') OR instr(content, '猫')", 20, 0);
+	same_answer(z, "{\"includeSuperseded\":true,\"limit\":2,\"offset\":1}", "1", 2, 1);
+	same_answer(z, "{}", "superseded_by IS NULL", 20, 0);
+	same_answer(z, "{\"keywords\":[\"没有这个\"]}", "0", 20, 0);
+	zcor_close(z);
+}
+
+const struct t_case t_cases[] = {
+	{"issue19_query_text_is_the_trees_dump", issue19_query_text_is_the_trees_dump},
+	{0},
+};
