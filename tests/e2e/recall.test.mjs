@@ -45,7 +45,7 @@ test('recall --explain: the formula, its weights, the lexical shape and the visi
   assert.match(f.score, /^score = [\d.]+·entity \+ [\d.]+·lexical \+ [\d.]+·feedback \+ [\d.]+·context \+ [\d.]+·recency \+ [\d.]+·salience \+ [\d.]+·sectionPrior \+ -?[\d.]+·expired$/);
   assert.match(f.lexical, /idf\(t\) = ln\(1 \+ \(N − df \+ 0\.5\)\/\(df \+ 0\.5\)\); k1 = [\d.]+, b = [\d.]+/);
   // issue 17 review: the postings rule — by term frequency, not the newest
-  assert.match(f.lexical, /postings are read by impact: .* of highest tf .* the newest among equal tf, found among its newest \d+ \(a record outside/);
+  assert.match(f.lexical, /postings are read by impact: .* of highest tf .* the newest among equal tf, found among its newest \d+ \(\d+ of a single CJK character; a record outside/);
   assert.equal(f.statistics.visibleRecords, 1); // the private record is not counted
   assert.ok(f.statistics.tokensUsed > 0 && f.statistics.queryMass > 0, JSON.stringify(f.statistics));
   const hit = j.explain.find((x) => x.title === '周五晚上固定开黑');
