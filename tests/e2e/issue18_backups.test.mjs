@@ -4,7 +4,7 @@
 // GET backups/{name} streams one as a download; a name that is a path
 // (..%2F, an absolute path, %2e%2e), a file zcor did not write, or a
 // symlink planted in backups/ (or backups/ itself a link) pointing outside
-// gets a clear 400/404 and reads nothing; a caller bound to a group gets
+// receives a clear 400/404 and reads nothing; a caller bound to a group receives
 // 403 (a backup holds every conversation's memory).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

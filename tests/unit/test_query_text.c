@@ -5,7 +5,7 @@
  * page of trees (zc_node_from_row, zc_page_result) as jansson dumps them,
  * on a store whose rows hold every kind of value (escapes, NULLs, bad
  * UTF-8 from an old import, merged and superseded rows, attrs, hits);
- * and a caller that takes a tree (zc_mem_run) gets the same tree.
+ * and a caller that takes a tree (zc_mem_run) receives the same tree.
  */
 #define _GNU_SOURCE
 #include <sqlite3.h>

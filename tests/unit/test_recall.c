@@ -502,7 +502,7 @@ static void issue17_zcor_profile_ties_by_id_not_creation(void)
 	char first[32], second[32];
 	mk(z, NULL, "北京的朋友", "老同学", NULL, first);
 	mk(z, NULL, "北京的天气", "很干", NULL, second);
-	/* the first created gets an id above the second's, as an import may */
+	/* the first created is given an id above the second's, as an import may */
 	t_sql_exec(z, "UPDATE nodes SET id = 'mzzzzz1', updated_at = %lld WHERE id = '%s'", (long long)T0, first);
 	t_sql_exec(z, "UPDATE nodes SET updated_at = %lld WHERE id = '%s'", (long long)T0, second);
 	CHECK(strcmp(second, "mzzzzz1") < 0);
