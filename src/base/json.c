@@ -256,3 +256,16 @@ long long zc_json_get_time(const json_t *obj, const char *key, long long dflt)
 	int64_t ms;
 	return s && zc_time_parse(s, key, &ms, NULL) == ZCOR_OK ? ms : dflt;
 }
+
+void zc_json_array_sort(json_t *arr, int (*cmp)(const void *, const void *))
+{
+	size_t n = json_array_size(arr);
+	json_t **v = zc_calloc(n + 1, sizeof(*v));
+	for (size_t i = 0; i < n; i++)
+		v[i] = json_incref(json_array_get(arr, i));
+	qsort(v, n, sizeof(*v), cmp);
+	json_array_clear(arr);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, v[i]);
+	zc_free(v);
+}

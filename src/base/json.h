@@ -41,5 +41,8 @@ void zc_json_buf_stringn(struct zc_buf *b, const char *s, size_t len);
 void zc_json_err_detail(struct zc_err *e, json_t *d);
 /* Depth of nesting (0 for a scalar). */
 int zc_json_depth(const json_t *v);
+/* Sorts the array's items in place by cmp, which is given two json_t **
+ * (qsort's way). */
+void zc_json_array_sort(json_t *arr, int (*cmp)(const void *, const void *));
 
 #endif

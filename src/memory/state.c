@@ -713,15 +713,7 @@ int zc_backups_list(struct zc_mem *m, json_t **out, struct zc_err *e)
 	if (d)
 		closedir(d);
 	/* newest first (the stamps are UTC ISO texts of one width) */
-	size_t cnt = json_array_size(items);
-	json_t **v = zc_calloc(cnt ? cnt : 1, sizeof(*v));
-	for (size_t i = 0; i < cnt; i++)
-		v[i] = json_incref(json_array_get(items, i));
-	qsort(v, cnt, sizeof(*v), newest_first);
-	json_array_clear(items);
-	for (size_t i = 0; i < cnt; i++)
-		json_array_append_new(items, v[i]);
-	zc_free(v);
+	zc_json_array_sort(items, newest_first);
 	*out = json_pack("{s:o, s:b}", "items", items, "truncated", n >= ZC_BACKUPS_MAX);
 	return ZCOR_OK;
 }

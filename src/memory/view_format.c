@@ -577,21 +577,6 @@ static int by_unparsed_pos(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The kept lines in the order they were written (a line demoted by a later
- * one of the same name was added to the list late). */
-static void sort_by_pos(json_t *arr)
-{
-	size_t n = json_array_size(arr);
-	json_t **v = zc_calloc(n + 1, sizeof(*v));
-	for (size_t i = 0; i < n; i++)
-		v[i] = json_incref(json_array_get(arr, i));
-	qsort(v, n, sizeof(*v), by_unparsed_pos);
-	json_array_clear(arr);
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, v[i]);
-	zc_free(v);
-}
-
 /* What zc_view_parse knows while it reads a text, line by line. */
 struct parse {
 	const struct zc_view *v;
@@ -743,7 +728,9 @@ json_t *zc_view_parse(const struct zc_view *v, const char *text)
 	}
 	zc_free(P.section);
 	zc_free(P.title);
-	sort_by_pos(P.unparsed);
+	/* the kept lines in the order they were written (a line demoted by a
+	 * later one of the same name was added to the list late) */
+	zc_json_array_sort(P.unparsed, by_unparsed_pos);
 	json_object_set_new(doc, "duplicates", json_integer(P.dups));
 	json_decref(P.seen);
 	json_decref(P.seen_lines);
