@@ -191,6 +191,9 @@ async function serveCalls(mem, t) {
     await hit('/api/v1/backup', { method: 'POST', body: {} });
     await hit('/api/v1/restore', { method: 'POST', body: { backupFile: t.backup } });
     await hit('/api/v1/restore', { method: 'POST', body: { backupFile: 'memory-state-outside.json' } });
+    // the Backups panel (issue 18): the listing and the download of a planted link, FIFO or outside name
+    await hit('/api/v1/backups');
+    for (const n of ['memory-state-planted.json', 'memory-state-fifo.json', 'memory-state-outside.json', encodeURIComponent(t.backup)]) await hit(`/api/v1/backups/${n}`);
     await hit('/api/v1/conversations/group%3A1/messages', { method: 'POST',
       body: { messages: [{ id: 's1', time: '2026-11-30T11:00:00Z', senderId: '7', text: '服务器收图', media: [{ type: 'image', data: t.image.toString('base64') }] }] } });
     await hit('/api/v1/nodes', { method: 'POST', body: { title: '网页写的', content: '镜像' } });
