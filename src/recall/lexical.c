@@ -282,16 +282,15 @@ static int by_impact(const void *a, const void *b)
 	return post_before(a, b) ? -1 : post_before(b, a) ? 1 : 0;
 }
 
-/* A token that is one CJK character (U+2E80 and above, three or four
- * bytes of UTF-8): its window is shape.scan_unigram. Decided by the
- * token, not by the use, so one cached read answers every use. */
+/* A token that is one CJK character (zc_is_cjk, the tokenizer's own
+ * test for a character it indexes alone): its window is
+ * shape.scan_unigram. Decided by the token, not by the use, so one
+ * cached read answers every use. */
 static int one_cjk_char(const char *tok)
 {
-	const unsigned char *p = (const unsigned char *)tok;
 	size_t n = strlen(tok);
-	if (n == 3)
-		return p[0] >= 0xE0 && p[0] < 0xF0 && (p[0] > 0xE2 || p[1] >= 0xBA);
-	return n == 4 && p[0] >= 0xF0;
+	unsigned cp = 0;
+	return n > 0 && zc_utf8_next(tok, n, &cp) == n && zc_is_cjk(cp);
 }
 
 /*
