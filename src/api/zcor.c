@@ -1100,6 +1100,15 @@ int zcor_log_batches(zcor *z, const struct zcor_ctx *ctx, const char *batches_js
 	return answer(z, rc, out, out_json);
 }
 
+int zcor_log_batches_c(zcor *z, const struct zcor_ctx *ctx, struct zcor_log_batch *batches, size_t n)
+{
+	HOLD(z);
+	int rc = begin(z);
+	if (rc || (rc = host_ctx(z, &ctx)))
+		return done(z, rc);
+	return done(z, zc_transcript_log_many_c(&z->mem, ctx, batches, n, &z->last.err));
+}
+
 int zcor_admission(zcor *z, const char *conversation, char **out_json)
 {
 	HOLD(z);

@@ -598,71 +598,106 @@ static int log_many_op(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 
 static const struct zc_opdef log_many_def = {"log", NULL, log_many_op, ZC_OP_NO_HISTORY};
 
+/* Checks batch i (key; one: {"messages", "recall"?}, as zc_transcript_log
+ * takes it) into lm->b[i]; *total counts the messages of the call. */
+static int many_prepare(struct zc_mem *m, const struct zcor_ctx *ctx, struct log_many *lm, size_t i,
+			const char *key, const json_t *one, size_t *total, struct zc_err *e)
+{
+	struct log_one *b = &lm->b[i];
+	b->c = (struct log_call){key, ctx->conversation, NULL, 0, 0, json_array(), json_array()};
+	char field[48];
+	snprintf(field, sizeof(field), "batches[%zu].conversation", i);
+	int rc = zc_log_check_key(key, field, e);
+	if (rc)
+		return rc;
+	if (ctx->conversation && strcmp(ctx->conversation, key) != 0)
+		return zc_fail(e, ZCOR_EFORBIDDEN,
+			       "this caller is bound to conversation '%s' and cannot log into '%s'",
+			       ctx->conversation, ZC_Q(key, 80));
+	*total += json_array_size(json_object_get(one, "messages"));
+	if (*total > ZC_LOG_MANY_MESSAGES_MAX)
+		return zc_fail(e, ZCOR_EINVAL, "batches hold more than %d messages in all: send fewer at once",
+			       ZC_LOG_MANY_MESSAGES_MAX);
+	if ((rc = parse_batch(m, one, !ctx->conversation, &b->c.v, &b->c.n, e)))
+		return zc_err_prefix(e, "batches[%zu]", i);
+	const char *refused = admission_refuses(m, key);
+	for (size_t j = 0; refused && j < b->c.n; j++)
+		b->c.v[j].skip = refused;
+	return ZCOR_OK;
+}
+
+/* The prepared batches in one transaction; on failure the media written
+ * are removed again. */
+static int many_run(struct zc_mem *m, const struct zcor_ctx *ctx, struct log_many *lm,
+		    struct zc_err *e)
+{
+	json_t *none = NULL;
+	int rc = zc_mem_run_ud(m, ctx, &log_many_def, NULL, lm, &none, e);
+	if (rc)
+		for (size_t i = 0; i < lm->n; i++)
+			zc_media_unlink(m, lm->b[i].c.written);
+	json_decref(none);
+	for (size_t i = 0; !rc && i < lm->n; i++)
+		zc_media_unlink(m, lm->b[i].c.evicted);
+	return rc;
+}
+
+static void many_release(struct log_many *lm)
+{
+	for (size_t i = 0; i < lm->n; i++) {
+		msgs_release(lm->b[i].c.v, lm->b[i].c.n);
+		json_decref(lm->b[i].c.evicted);
+		json_decref(lm->b[i].c.written);
+	}
+	zc_free(lm->b);
+}
+
+static int check_many(size_t n, struct zc_err *e)
+{
+	if (n == 0 || n > ZC_LOG_BATCHES_MAX)
+		return zc_fail(e, ZCOR_EINVAL,
+			       "batches must be an array of 1 to %d objects {\"conversation\", "
+			       "\"messages\": [...]}",
+			       ZC_LOG_BATCHES_MAX);
+	return ZCOR_OK;
+}
+
 int zc_transcript_log_many(struct zc_mem *m, const struct zcor_ctx *ctx, const json_t *batches,
 			   json_t **out, struct zc_err *e)
 {
 	*out = NULL;
 	zc_config_refresh(&m->conf);
-	if (!json_is_array(batches) || json_array_size(batches) == 0 ||
-	    json_array_size(batches) > ZC_LOG_BATCHES_MAX)
-		return zc_fail(e, ZCOR_EINVAL,
-			       "batches must be an array of 1 to %d objects {\"conversation\", "
-			       "\"messages\": [...]}",
-			       ZC_LOG_BATCHES_MAX);
+	if (!json_is_array(batches))
+		return check_many(0, e);
 	size_t n = json_array_size(batches), total = 0;
+	int rc = check_many(n, e);
+	if (rc)
+		return rc;
 	struct log_many lm = {zc_calloc(n, sizeof(struct log_one)), n};
-	int rc = ZCOR_OK;
-	for (size_t i = 0; i < n; i++) {
-		struct log_one *b = &lm.b[i];
-		json_t *x = json_array_get(batches, i), *msgs = NULL;
-		const char *key = json_string_value(json_object_get(x, "conversation"));
-		b->c = (struct log_call){key, ctx->conversation, NULL, 0, 0, json_array(), json_array()};
-		char field[48];
-		snprintf(field, sizeof(field), "batches[%zu].conversation", i);
+	for (size_t i = 0; i < n && !rc; i++) {
+		json_t *x = json_array_get(batches, i);
 		if (!json_is_object(x)) {
 			rc = zc_fail(e, ZCOR_EINVAL, "batches[%zu] must be an object {\"conversation\", "
 						     "\"messages\": [...]}", i);
 			break;
 		}
-		if ((rc = zc_log_check_key(key, field, e)))
-			break;
-		if (ctx->conversation && strcmp(ctx->conversation, key) != 0) {
-			rc = zc_fail(e, ZCOR_EFORBIDDEN,
-				     "this caller is bound to conversation '%s' and cannot log into '%s'",
-				     ctx->conversation, ZC_Q(key, 80));
-			break;
-		}
-		msgs = json_object_get(x, "messages");
-		total += json_array_size(msgs);
-		if (total > ZC_LOG_MANY_MESSAGES_MAX) {
-			rc = zc_fail(e, ZCOR_EINVAL, "batches hold more than %d messages in all: send fewer at once",
-				     ZC_LOG_MANY_MESSAGES_MAX);
-			break;
-		}
 		/* the batch as zc_transcript_log takes it: its messages (and
-		 * "recall", which the caller reads) */
-		json_t *one = json_deep_copy(x);
-		json_object_del(one, "conversation");
-		rc = parse_batch(m, one, !ctx->conversation, &b->c.v, &b->c.n, e);
+		 * "recall", which the caller reads); a shallow copy */
+		json_t *one = json_object(), *v;
+		const char *k;
+		json_object_foreach(x, k, v)
+			if (strcmp(k, "conversation") != 0)
+				json_object_set(one, k, v);
+		rc = many_prepare(m, ctx, &lm, i, json_string_value(json_object_get(x, "conversation")),
+				  one, &total, e);
 		json_decref(one);
-		if (rc) {
-			zc_err_prefix(e, "batches[%zu]", i);
-			break;
-		}
-		const char *refused = admission_refuses(m, key);
-		for (size_t j = 0; refused && j < b->c.n; j++)
-			b->c.v[j].skip = refused;
 	}
-	json_t *none = NULL;
-	if (!rc && (rc = zc_mem_run_ud(m, ctx, &log_many_def, NULL, &lm, &none, e)))
-		for (size_t i = 0; i < n; i++)
-			zc_media_unlink(m, lm.b[i].c.written);
-	json_decref(none);
+	if (!rc)
+		rc = many_run(m, ctx, &lm, e);
 	if (!rc) {
 		json_t *results = json_array();
 		for (size_t i = 0; i < n; i++) {
 			struct log_one *b = &lm.b[i];
-			zc_media_unlink(m, b->c.evicted);
 			if (b->rc) {
 				json_array_append_new(results,
 						      json_pack("{s:s, s:{s:s, s:s}}", "conversation", b->c.key,
@@ -683,12 +718,98 @@ int zc_transcript_log_many(struct zc_mem *m, const struct zcor_ctx *ctx, const j
 		}
 		*out = json_pack("{s:o}", "results", results);
 	}
-	for (size_t i = 0; i < n; i++) {
-		msgs_release(lm.b[i].c.v, lm.b[i].c.n);
-		json_decref(lm.b[i].c.evicted);
-		json_decref(lm.b[i].c.written);
+	many_release(&lm);
+	return rc;
+}
+
+/* A string field of a C message as JSON: NULL is not given; bytes that
+ * are not UTF-8 are refused, named as the JSON batch would name them. */
+static int c_str(json_t *msg, const char *key, const char *s, size_t bi, size_t i,
+		 struct zc_err *e)
+{
+	if (!s)
+		return ZCOR_OK;
+	json_t *v = json_string(s);
+	if (!v)
+		return zc_fail(e, ZCOR_EINVAL, "batches[%zu]: field 'messages[%zu].%s': is not valid UTF-8",
+			       bi, i, key);
+	json_object_set_new(msg, key, v);
+	return ZCOR_OK;
+}
+
+/* Message i of batch bi as the object zc_transcript_log checks. */
+static int c_message(const struct zcor_log_msg *cm, size_t bi, size_t i, json_t **out,
+		     struct zc_err *e)
+{
+	json_t *msg = json_object();
+	int rc = ZCOR_OK;
+	*out = NULL;
+	if (cm->time_ms < 0)
+		rc = zc_fail(e, ZCOR_EINVAL, "batches[%zu]: field 'messages[%zu].time': must be a time "
+					     "in ms since 1970 (0: now)", bi, i);
+	if (!rc && cm->time_ms > 0) {
+		char t[ZC_TIME_LEN];
+		zc_time_format(cm->time_ms, t);
+		json_object_set_new(msg, "time", json_string(t));
 	}
-	zc_free(lm.b);
+	if (!rc && !(rc = c_str(msg, "id", cm->id, bi, i, e)) &&
+	    !(rc = c_str(msg, "senderId", cm->sender_id, bi, i, e)) &&
+	    !(rc = c_str(msg, "senderName", cm->sender_name, bi, i, e)) &&
+	    !(rc = c_str(msg, "text", cm->text, bi, i, e)) &&
+	    !(rc = c_str(msg, "replyTo", cm->reply_to, bi, i, e)) && cm->n_mentions) {
+		json_t *mentions = json_array();
+		json_object_set_new(msg, "mentions", mentions);
+		for (size_t j = 0; j < cm->n_mentions && !rc; j++) {
+			json_t *x = cm->mentions[j] ? json_string(cm->mentions[j]) : NULL;
+			if (!x)
+				rc = zc_fail(e, ZCOR_EINVAL, "batches[%zu]: field 'messages[%zu].mentions[%zu]': "
+							     "must be a person id (UTF-8 text)", bi, i, j);
+			json_array_append_new(mentions, x);
+		}
+	}
+	if (!rc && cm->self)
+		json_object_set_new(msg, "self", json_true());
+	if (rc)
+		json_decref(msg);
+	else
+		*out = msg;
+	return rc;
+}
+
+int zc_transcript_log_many_c(struct zc_mem *m, const struct zcor_ctx *ctx,
+			     struct zcor_log_batch *batches, size_t n, struct zc_err *e)
+{
+	zc_config_refresh(&m->conf);
+	size_t total = 0;
+	int rc = check_many(n, e);
+	if (rc)
+		return rc;
+	struct log_many lm = {zc_calloc(n, sizeof(struct log_one)), n};
+	for (size_t i = 0; i < n && !rc; i++) {
+		struct zcor_log_batch *cb = &batches[i];
+		json_t *msgs = json_array(), *x;
+		/* one past a batch's limit is enough for the schema to refuse it */
+		size_t upto = cb->n > ZC_BATCH_MAX ? ZC_BATCH_MAX + 1 : cb->n;
+		for (size_t j = 0; j < upto && !rc; j++)
+			if (!(rc = c_message(&cb->messages[j], i, j, &x, e)))
+				json_array_append_new(msgs, x);
+		json_t *one = json_pack("{s:o}", "messages", msgs);
+		if (!rc)
+			rc = many_prepare(m, ctx, &lm, i, cb->conversation, one, &total, e);
+		json_decref(one);
+	}
+	if (!rc)
+		rc = many_run(m, ctx, &lm, e);
+	for (size_t i = 0; !rc && i < n; i++) {
+		struct log_one *b = &lm.b[i];
+		struct zcor_log_batch *cb = &batches[i];
+		cb->code = b->rc;
+		cb->logged = b->rc ? 0 : b->c.logged;
+		snprintf(cb->error, sizeof(cb->error), "%s", b->rc ? b->e.msg : "");
+		for (size_t j = 0; j < cb->n; j++)
+			cb->messages[j].skipped = b->rc ? NULL : b->c.v[j].skip;
+	}
+	many_release(&lm);
 	return rc;
 }
 

@@ -71,6 +71,11 @@ int zc_transcript_recalled(struct zc_mem *m, const struct zcor_ctx *ctx, const c
 #define ZC_LOG_MANY_MESSAGES_MAX 4096
 int zc_transcript_log_many(struct zc_mem *m, const struct zcor_ctx *ctx, const json_t *batches,
 			   json_t **out, struct zc_err *e);
+/* The same for C values (zcor_log_batches_c, zcor.h): each message made
+ * into the object zc_transcript_log checks (the same rules and messages),
+ * the results into the batches' out fields. */
+int zc_transcript_log_many_c(struct zc_mem *m, const struct zcor_ctx *ctx,
+			     struct zcor_log_batch *batches, size_t n, struct zc_err *e);
 
 /* Whether admission (admission.privateChats, .groups, .privates) lets
  * messages of conversation in: {"conversation", "admitted", "reason"

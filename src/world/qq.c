@@ -314,8 +314,9 @@ static int wakes(const struct qconv *c, const struct zc_qq_event *ev)
 	return reply_to && zc_qq_sent_has(c->sent, reply_to);
 }
 
-/* After a logged run: the wake rules, the timers, the counters. */
-static void after_logged(struct zc_qq *q, struct zc_qq_event *evs, size_t n, const json_t *answer)
+/* After a logged run: the wake rules, the timers, the counters. skip[i]:
+ * why evs[i] was not logged (NULL: it was). */
+static void after_logged(struct zc_qq *q, struct zc_qq_event *evs, size_t n, const char *const *skip)
 {
 	long long now = (long long)zc_time_mono_ms();
 	int minute = local_minute();
@@ -323,7 +324,7 @@ static void after_logged(struct zc_qq *q, struct zc_qq_event *evs, size_t n, con
 	struct qconv *c = zc_qq_conv(q, evs[0].conversation);
 	for (size_t i = 0; c && i < n; i++) {
 		struct zc_qq_event *ev = &evs[i];
-		if (skipped(answer, ev->message_id))
+		if (skip[i])
 			continue; /* refused by admission, or logged before: neither wakes nor counts */
 		q->events_logged++;
 		if (ev->temp_group[0])
@@ -362,7 +363,21 @@ static void keep_title(struct zc_qq *q, zcor *z, const struct zc_qq_event *ev)
 		zc_qq_complain(q, "the name of %s was not kept: %s", ev->conversation, zcor_errmsg(z));
 }
 
-/* One run of consecutive messages of one conversation. */
+/* After a logged run: the name of its group, from the first message logged. */
+static void after_run(struct zc_qq *q, zcor *z, struct zc_qq_event *evs, size_t n,
+		      const char *const *skip)
+{
+	after_logged(q, evs, n, skip);
+	for (size_t i = 0; i < n; i++) {
+		if (!skip[i]) {
+			keep_title(q, z, &evs[i]);
+			break;
+		}
+	}
+}
+
+/* One run of consecutive messages of one conversation, as JSON (a run
+ * with images, a run refused in a call of many, a media worker's). */
 static void log_run(struct zc_qq *q, zcor *z, struct zc_qq_event *evs, size_t n)
 {
 	const char *conv = evs[0].conversation;
@@ -381,13 +396,10 @@ static void log_run(struct zc_qq *q, zcor *z, struct zc_qq_event *evs, size_t n)
 	if (rc) {
 		zc_qq_complain(q, "%zu message(s) of %s not logged: %s", n, conv, zcor_errmsg(z));
 	} else {
-		after_logged(q, evs, n, answer);
-		for (size_t i = 0; i < n; i++) {
-			if (!skipped(answer, evs[i].message_id)) {
-				keep_title(q, z, &evs[i]);
-				break;
-			}
-		}
+		const char *skip[QQ_RUN_MAX];
+		for (size_t i = 0; i < n; i++)
+			skip[i] = skipped(answer, evs[i].message_id) ? "skipped" : NULL;
+		after_run(q, z, evs, n, skip);
 	}
 	json_decref(answer);
 	json_decref(msgs);
@@ -453,56 +465,87 @@ struct run {
 	size_t media; /* image bytes */
 };
 
-/* Logs runs (at most ZCOR's 256 batches and 4096 messages) in one
- * zcor_log_batches call; then what each logged run wakes. */
+/* ev's message as zcor_log_batches_c takes it: its fields point into
+ * ev->message; its mentions go to *men (room for them). */
+static void c_message(const struct zc_qq_event *ev, struct zcor_log_msg *cm, const char **men)
+{
+	const json_t *m = ev->message, *x;
+	size_t i;
+	*cm = (struct zcor_log_msg){.id = json_string_value(json_object_get(m, "id")),
+				    .time_ms = ev->time_ms,
+				    .sender_id = json_string_value(json_object_get(m, "senderId")),
+				    .sender_name = json_string_value(json_object_get(m, "senderName")),
+				    .text = json_string_value(json_object_get(m, "text")),
+				    .reply_to = json_string_value(json_object_get(m, "replyTo")),
+				    .mentions = men};
+	json_array_foreach(json_object_get(m, "mentions"), i, x)
+		men[cm->n_mentions++] = json_string_value(x);
+}
+
+/* Logs runs (at most ZCOR's 256 batches and 4096 messages, none with
+ * media) in one zcor_log_batches_c call — C values, no JSON text either
+ * way; then what each logged run wakes. */
 static void flush_runs(struct zc_qq *q, struct zc_qq_event *evs, const size_t *order,
 		       const struct run *runs, size_t nr)
 {
-	static struct zc_qq_event tmp[QQ_RUN_MAX]; /* a run's events side by side (shallow copies) */
-	json_t *batches = json_array();
+	struct zc_qq_event *tmp = q->run_evs; /* a run's events side by side (shallow copies) */
+	struct zcor_log_batch *bs = q->call_batches;
+	struct zcor_log_msg *ms = q->call_msgs;
+	size_t nm = 0, nmen = 0;
 	for (size_t r = 0; r < nr; r++) {
-		json_t *msgs = json_array();
-		for (size_t k = 0; k < runs[r].n; k++)
-			json_array_append(msgs, evs[order[runs[r].first + k]].message);
-		json_array_append_new(batches,
-				      json_pack("{s:s, s:o}", "conversation",
-						evs[order[runs[r].first]].conversation, "messages", msgs));
+		bs[r] = (struct zcor_log_batch){.conversation = evs[order[runs[r].first]].conversation,
+						.messages = ms + nm,
+						.n = runs[r].n};
+		for (size_t k = 0; k < runs[r].n; k++) {
+			const struct zc_qq_event *ev = &evs[order[runs[r].first + k]];
+			size_t want = json_array_size(json_object_get(ev->message, "mentions"));
+			if (nmen + want > q->n_call_mentions) {
+				q->n_call_mentions = 2 * (nmen + want);
+				q->call_mentions = zc_realloc(q->call_mentions,
+							      q->n_call_mentions * sizeof(*q->call_mentions));
+			}
+			/* (pointers into call_mentions are set after it stops moving) */
+			ms[nm].n_mentions = nmen;
+			nmen += want;
+			nm++;
+		}
 	}
-	json_t *doc = json_pack("{s:o}", "batches", batches);
-	char *body = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
-	json_decref(doc);
-	char *out = NULL;
-	int rc = body ? zcor_log_batches(q->zlog, NULL, body, &out) : ZCOR_EINTERNAL;
-	zc_free(body);
-	json_t *ans = rc ? NULL : json_loads(out, 0, NULL);
-	zcor_free(out);
-	if (rc && rc != ZCOR_EINVAL) {
+	nm = 0;
+	for (size_t r = 0; r < nr; r++)
+		for (size_t k = 0; k < runs[r].n; k++, nm++)
+			c_message(&evs[order[runs[r].first + k]], &ms[nm], q->call_mentions + ms[nm].n_mentions);
+	if (zcor_log_batches_c(q->zlog, NULL, bs, nr)) {
 		size_t msgs = 0;
 		for (size_t r = 0; r < nr; r++)
 			msgs += runs[r].n;
-		zc_qq_complain(q, "%zu message(s) of %zu conversation(s) not logged: %s", msgs, nr,
-			       zcor_errmsg(q->zlog));
+		if (zcor_errcode(q->zlog) != ZCOR_EINVAL) {
+			zc_qq_complain(q, "%zu message(s) of %zu conversation(s) not logged: %s", msgs, nr,
+				       zcor_errmsg(q->zlog));
+			return;
+		}
+		/* a malformed message refuses the call: each run on its own,
+		 * and message by message if need be */
+		for (size_t r = 0; r < nr; r++) {
+			for (size_t k = 0; k < runs[r].n; k++)
+				tmp[k] = evs[order[runs[r].first + k]];
+			log_run(q, q->zlog, tmp, runs[r].n);
+		}
 		return;
 	}
 	for (size_t r = 0; r < nr; r++) {
 		for (size_t k = 0; k < runs[r].n; k++)
 			tmp[k] = evs[order[runs[r].first + k]];
-		json_t *res = json_array_get(json_object_get(ans, "results"), r);
-		if (!res || json_object_get(res, "error")) {
-			/* refused (the call as a whole, or this run): on its own,
-			 * and message by message if need be */
+		if (bs[r].code) {
+			/* refused for what it holds: on its own, message by message
+			 * if need be */
 			log_run(q, q->zlog, tmp, runs[r].n);
 			continue;
 		}
-		after_logged(q, tmp, runs[r].n, res);
-		for (size_t k = 0; k < runs[r].n; k++) {
-			if (!skipped(res, tmp[k].message_id)) {
-				keep_title(q, q->zlog, &tmp[k]);
-				break;
-			}
-		}
+		const char *skip[QQ_RUN_MAX];
+		for (size_t k = 0; k < runs[r].n; k++)
+			skip[k] = bs[r].messages[k].skipped;
+		after_run(q, q->zlog, tmp, runs[r].n, skip);
 	}
-	json_decref(ans);
 }
 
 /*
@@ -537,12 +580,21 @@ static void log_chunk(struct zc_qq *q, struct zc_qq_event *evs, size_t n)
 		}
 		r->n = norder - r->first;
 	}
+	/* (images are downloaded here only when no media worker started: a
+	 * run with some is logged on its own, as JSON, in its place) */
 	for (size_t a = 0; a < nruns;) {
-		size_t b = a, msgs = 0, media = 0;
-		while (b < nruns && b - a < QQ_CALL_BATCHES && msgs + runs[b].n <= QQ_CALL_MESSAGES &&
-		       (b == a || media + runs[b].media <= QQ_BATCH_MEDIA)) {
+		if (runs[a].media) {
+			struct zc_qq_event *tmp = q->run_evs;
+			for (size_t k = 0; k < runs[a].n; k++)
+				tmp[k] = evs[order[runs[a].first + k]];
+			log_run(q, q->zlog, tmp, runs[a].n);
+			a++;
+			continue;
+		}
+		size_t b = a, msgs = 0;
+		while (b < nruns && !runs[b].media && b - a < QQ_CALL_BATCHES &&
+		       msgs + runs[b].n <= QQ_CALL_MESSAGES) {
 			msgs += runs[b].n;
-			media += runs[b].media;
 			b++;
 		}
 		flush_runs(q, evs, order, runs + a, b - a);
@@ -904,6 +956,9 @@ int zc_qq_open(const char *dir, struct zc_qq **out, char *err, size_t cap)
 	}
 	q->dir = zc_strdup(dir);
 	q->zlog = z;
+	q->run_evs = zc_calloc(QQ_RUN_MAX, sizeof(*q->run_evs));
+	q->call_batches = zc_calloc(QQ_CALL_BATCHES, sizeof(*q->call_batches));
+	q->call_msgs = zc_calloc(QQ_CALL_MESSAGES, sizeof(*q->call_msgs));
 	char *abs = realpath(zcor_dir(z), NULL);
 	snprintf(q->stickers_dir, sizeof(q->stickers_dir), "%s/stickers", abs ? abs : zcor_dir(z));
 	free(abs);
@@ -1116,6 +1171,10 @@ void zc_qq_stop(struct zc_qq *q)
 	pthread_cond_destroy(&q->media_wake);
 	pthread_mutex_destroy(&q->lock);
 	zcor_close(q->zlog);
+	zc_free(q->run_evs);
+	zc_free(q->call_batches);
+	zc_free(q->call_msgs);
+	zc_free(q->call_mentions);
 	zc_free(q->workers);
 	zc_free(q->token);
 	zc_free(q->dir);

@@ -88,6 +88,13 @@ struct zc_qq {
 
 	struct zc_ob *ob;
 	zcor *zlog; /* the logging thread's handle */
+	/* the logging thread's: one zcor_log_batches_c call's batches and
+	 * messages, their mentions, a run's events side by side */
+	struct zcor_log_batch *call_batches; /* QQ_CALL_BATCHES */
+	struct zcor_log_msg *call_msgs;      /* QQ_CALL_MESSAGES */
+	const char **call_mentions;
+	size_t n_call_mentions;
+	struct zc_qq_event *run_evs;         /* QQ_RUN_MAX */
 
 	pthread_mutex_t lock; /* everything below */
 	pthread_cond_t log_wake;  /* the logging thread: events, a turn ended, stop */
