@@ -819,7 +819,123 @@ static void s22_issue15_message_index_written_once_per_transaction(void)
 	zcor_close(z);
 }
 
+/* The JSON path's refusal of batches_json, as its message (caller frees). */
+static char *json_refusal(zcor *z, const char *batches_json)
+{
+	char *out = NULL;
+	int rc = zcor_log_batches(z, NULL, batches_json, &out);
+	zcor_free(out);
+	CHECK_INT(rc, ZCOR_EINVAL);
+	return strdup(zcor_errmsg(z));
+}
+
+/* issue 15 (the QQ world's logging CPU): zcor_log_batches_c takes the
+ * batches as C values and applies every rule of the JSON batch — the
+ * same messages for the same mistakes, nothing logged when one is
+ * refused, admission, the bot's own, duplicates, the call's limits. */
+static void issue15_log_batches_c_applies_the_batch_rules(void)
+{
+	zcor *z = t_open();
+	set_config(z, "{\"botId\": \"999\", \"admission\": {\"groups\": [\"100\"]}}");
+	const char *men[] = {"5", "all"};
+	struct zcor_log_msg a[] = {
+		{.id = "m1", .time_ms = 1764583200123LL, .sender_id = "7", .sender_name = "小明",
+		 .text = "打本去", .mentions = men, .n_mentions = 2, .reply_to = "m0"},
+		{.id = "m2", .sender_id = "8", .text = "x", .self = 1},
+		{.id = "m3", .sender_id = "999", .text = "bot"},
+	};
+	struct zcor_log_msg b[] = {{.id = "m4", .sender_id = "7", .text = "elsewhere"}};
+	struct zcor_log_batch bs[] = {{.conversation = "group:100", .messages = a, .n = 3},
+				      {.conversation = "group:200", .messages = b, .n = 1}};
+	CHECK_INT(zcor_log_batches_c(z, NULL, bs, 2), ZCOR_OK);
+	CHECK_INT(bs[0].code, ZCOR_OK);
+	CHECK_INT(bs[0].logged, 1);
+	CHECK(a[0].skipped == NULL);
+	CHECK_STR(a[1].skipped, "self");
+	CHECK_STR(a[2].skipped, "self");
+	CHECK_INT(bs[1].logged, 0);
+	CHECK_STR(b[0].skipped, "group_not_allowed");
+	json_t *r = t_call(z, NULL, "qq_transcript", "{\"action\":\"read\",\"conversation\":\"group:100\"}");
+	CHECK_INT(json_array_size(json_object_get(r, "items")), 1);
+	CHECK_STR(t_str(r, "items.0.id"), "m1");
+	CHECK_STR(t_str(r, "items.0.time"), "2025-12-01T10:00:00.123Z");
+	CHECK_STR(t_str(r, "items.0.senderName"), "小明");
+	CHECK_STR(t_str(r, "items.0.text"), "打本去");
+	CHECK_STR(t_str(r, "items.0.mentions.1"), "all");
+	CHECK_STR(t_str(r, "items.0.replyTo"), "m0");
+	json_decref(r);
+	/* logged before: a duplicate */
+	CHECK_INT(zcor_log_batches_c(z, NULL, bs, 1), ZCOR_OK);
+	CHECK_STR(a[0].skipped, "duplicate");
+	CHECK_INT(bs[0].logged, 0);
+
+	/* a mistake refuses the call, names the field as the JSON path does,
+	 * and logs nothing (not even the other batch's good message) */
+	long long before = t_sql_int(zcor_dir(z), "SELECT count(*) FROM messages");
+	struct zcor_log_msg good[] = {{.id = "g1", .sender_id = "7", .text = "fine"}};
+	char long_name[700];
+	for (int i = 0; i < 201; i++)
+		memcpy(long_name + 3 * i, "名", 3);
+	long_name[3 * 201] = '\0';
+	struct {
+		struct zcor_log_msg m;
+		const char *json; /* the same message in the JSON batch, or NULL */
+		const char *says;
+	} bad[] = {
+		{{.id = "b1", .sender_id = "7", .text = "\xff\xfe"}, NULL,
+		 "batches[1]: field 'messages[0].text': is not valid UTF-8"},
+		{{.id = "b1", .sender_id = "7", .sender_name = long_name}, "{\"id\":\"b1\",\"senderId\":\"7\",\"senderName\":\"%s\"}", NULL},
+		{{.sender_id = "7", .text = "no id"}, "{\"senderId\":\"7\",\"text\":\"no id\"}", NULL},
+		{{.id = "b1", .text = "no sender"}, "{\"id\":\"b1\",\"text\":\"no sender\"}", NULL},
+		{{.id = "b\x01", .sender_id = "7"}, "{\"id\":\"b\\u0001\",\"senderId\":\"7\"}", NULL},
+		{{.id = "b1", .sender_id = "7", .reply_to = ""}, "{\"id\":\"b1\",\"senderId\":\"7\",\"replyTo\":\"\"}", NULL},
+		{{.id = "b1", .sender_id = "7", .time_ms = -5}, NULL,
+		 "batches[1]: field 'messages[0].time': must be a time in ms since 1970 (0: now)"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct zcor_log_batch two[] = {{.conversation = "group:100", .messages = good, .n = 1},
+					       {.conversation = "group:100", .messages = &bad[i].m, .n = 1}};
+		CHECK_INT(zcor_log_batches_c(z, NULL, two, 2), ZCOR_EINVAL);
+		char *said = strdup(zcor_errmsg(z));
+		if (bad[i].says) {
+			CHECK_STR(said, bad[i].says);
+		} else {
+			char msg[1200], doc[1600];
+			snprintf(msg, sizeof(msg), bad[i].json, long_name);
+			snprintf(doc, sizeof(doc),
+				 "{\"batches\":[{\"conversation\":\"group:100\",\"messages\":[{\"id\":\"g1\","
+				 "\"senderId\":\"7\",\"text\":\"fine\"}]},{\"conversation\":\"group:100\","
+				 "\"messages\":[%s]}]}",
+				 msg);
+			char *want = json_refusal(z, doc);
+			CHECK_STR(said, want);
+			CHECK_HAS(said, "batches[1]");
+			free(want);
+		}
+		free(said);
+		CHECK_INT(t_sql_int(zcor_dir(z), "SELECT count(*) FROM messages"), before);
+	}
+	/* the limits: 101 messages in a batch, a conversation key */
+	struct zcor_log_msg many[101];
+	for (int i = 0; i < 101; i++)
+		many[i] = (struct zcor_log_msg){.id = "x", .sender_id = "7"};
+	struct zcor_log_batch big = {.conversation = "group:100", .messages = many, .n = 101};
+	CHECK_INT(zcor_log_batches_c(z, NULL, &big, 1), ZCOR_EINVAL);
+	CHECK_HAS(zcor_errmsg(z), "must be an array of 1 to 100 messages");
+	struct zcor_log_batch nokey = {.conversation = "nowhere", .messages = good, .n = 1};
+	CHECK_INT(zcor_log_batches_c(z, NULL, &nokey, 1), ZCOR_EINVAL);
+	CHECK_HAS(zcor_errmsg(z), "batches[0].conversation");
+	CHECK_INT(zcor_log_batches_c(z, NULL, &nokey, 0), ZCOR_EINVAL);
+	/* a caller bound to one conversation logs only there */
+	struct zcor_ctx bound = {ZCOR_ACTOR_MODEL, "group:300"};
+	struct zcor_log_batch other = {.conversation = "group:100", .messages = good, .n = 1};
+	CHECK_INT(zcor_log_batches_c(z, &bound, &other, 1), ZCOR_EFORBIDDEN);
+	CHECK_INT(t_sql_int(zcor_dir(z), "SELECT count(*) FROM messages"), before);
+	zcor_close(z);
+}
+
 const struct t_case t_cases[] = {
+	{"issue15_log_batches_c_applies_the_batch_rules", issue15_log_batches_c_applies_the_batch_rules},
 	{"issue18_transcript_sender_filter_across_conversations", issue18_transcript_sender_filter_across_conversations},
 	{"s22_issue15_message_index_written_once_per_transaction", s22_issue15_message_index_written_once_per_transaction},
 	{"Q_LOG_admission_private_switch_and_allow_lists", Q_LOG_admission_private_switch_and_allow_lists},
