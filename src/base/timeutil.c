@@ -68,12 +68,40 @@ static void split(int64_t ms, struct parts *p)
 	p->ms = (unsigned)(rem % 1000);
 }
 
+/* n decimal digits of v at out (v < 10^n). */
+static char *put_digits(char *out, unsigned v, int n)
+{
+	for (int i = n - 1; i >= 0; i--, v /= 10)
+		out[i] = (char)('0' + v % 10);
+	return out + n;
+}
+
 void zc_time_format(int64_t ms, char out[ZC_TIME_LEN])
 {
 	struct parts p;
 	split(ms, &p);
-	snprintf(out, ZC_TIME_LEN, "%04lld-%02u-%02uT%02u:%02u:%02u.%03uZ", (long long)p.y, p.mo, p.d,
-		 p.h, p.mi, p.s, p.ms);
+	if (p.y < 0 || p.y > 9999) { /* (what snprintf's %04lld writes there) */
+		snprintf(out, ZC_TIME_LEN, "%04lld-%02u-%02uT%02u:%02u:%02u.%03uZ", (long long)p.y, p.mo,
+			 p.d, p.h, p.mi, p.s, p.ms);
+		return;
+	}
+	/* by hand: snprintf was 3,500 instructions of every logged message's
+	 * 170,000 (callgrind, issue 15) */
+	char *o = put_digits(out, (unsigned)p.y, 4);
+	*o++ = '-';
+	o = put_digits(o, p.mo, 2);
+	*o++ = '-';
+	o = put_digits(o, p.d, 2);
+	*o++ = 'T';
+	o = put_digits(o, p.h, 2);
+	*o++ = ':';
+	o = put_digits(o, p.mi, 2);
+	*o++ = ':';
+	o = put_digits(o, p.s, 2);
+	*o++ = '.';
+	o = put_digits(o, p.ms, 3);
+	*o++ = 'Z';
+	*o = '\0';
 }
 
 void zc_time_stamp(int64_t ms, char out[ZC_TIME_LEN])
