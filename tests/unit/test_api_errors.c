@@ -175,7 +175,40 @@ static void failed_open_gives_a_handle_that_says_why(void)
 	zcor_close(z);
 }
 
+/* issue 15: the schema check joins a value's path by hand (no snprintf
+ * per value): the paths its refusals name, at the root, in an array
+ * (one and two digits) and below an object's key */
+static void issue15_schema_paths_joined_by_hand(void)
+{
+	zcor *z = t_open();
+	static const struct {
+		const char *args, *says;
+	} cases[] = {
+		{"{\"keywords\":[5]}", "argument 'keywords[0]': must be a string"},
+		{"{\"keywords\":[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\",\"i\",\"j\",\"k\",5]}",
+		 "argument 'keywords[11]': must be a string"},
+		{"{\"keywords\":\"x\"}", "argument 'keywords': must be an array"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = 0;
+		json_t *v = t_call_raw(z, NULL, &rc, "zcor_memory_query", cases[i].args);
+		CHECK_INT(rc, ZCOR_EINVAL);
+		CHECK_STR(t_errmsg(v), cases[i].says);
+		json_decref(v);
+	}
+	char *out = NULL;
+	CHECK_INT(zcor_log_messages(z, NULL, "group:1",
+				    "{\"messages\":[{\"id\":\"1\",\"senderId\":\"2\"},{\"id\":\"2\","
+				    "\"senderId\":\"2\",\"senderName\":7}]}",
+				    &out),
+		  ZCOR_EINVAL);
+	CHECK_STR(zcor_errmsg(z), "field 'messages[1].senderName': must be a string of at most 200 characters");
+	zcor_free(out);
+	zcor_close(z);
+}
+
 const struct t_case t_cases[] = {
+	{"issue15_schema_paths_joined_by_hand", issue15_schema_paths_joined_by_hand},
 	{"each_family_fails_the_same_way", each_family_fails_the_same_way},
 	{"handle_less_errors_are_the_threads", handle_less_errors_are_the_threads},
 	{"failed_open_gives_a_handle_that_says_why", failed_open_gives_a_handle_that_says_why},
