@@ -205,6 +205,40 @@ static void issue15_time_format_by_hand_matches_printf(void)
 	}
 }
 
+/* The byte-by-byte rule zc_utf8_valid keeps (zc_utf8_seq over the whole). */
+static int utf8_valid_ref(const char *s, size_t len)
+{
+	for (size_t i = 0, n; i < len; i += n)
+		if (!(n = zc_utf8_seq(s + i, len - i)))
+			return 0;
+	return 1;
+}
+
+/* issue 15: zc_utf8_valid reads runs of ASCII 8 bytes at a time; the
+ * same answer as byte by byte for a NUL, a high byte, a bad or cut
+ * sequence and a good one at every offset of every length to 40 */
+static void issue15_utf8_valid_ascii_runs(void)
+{
+	static const char *const odd[] = {"\0", "\x80", "\xff", "\xc3", "\xe4\xb8", "\xc3\xa9", "名",
+					  "\xf0\x9f\x98\x80", "\xed\xa0\x80", "\x7f", "\x01"};
+	static const size_t odd_len[] = {1, 1, 1, 1, 2, 2, 3, 4, 3, 1, 1};
+	long bad = 0;
+	for (size_t k = 0; k < sizeof(odd) / sizeof(odd[0]); k++)
+		for (size_t len = 0; len <= 40; len++)
+			for (size_t at = 0; at + odd_len[k] <= len; at++) {
+				char b[48];
+				memset(b, 'a', sizeof(b));
+				memcpy(b + at, odd[k], odd_len[k]);
+				int want = utf8_valid_ref(b, len), got = zc_utf8_valid(b, len);
+				if (got != want && bad++ < 5)
+					fprintf(stderr, "odd %zu at %zu of %zu: %d, expected %d\n", k, at, len, got, want);
+			}
+	CHECK_INT(bad, 0);
+	CHECK_INT(zc_utf8_valid("abcdefgh\0abcdefg", 17), 0);
+	CHECK_INT(zc_utf8_valid("abcdefghijklmnop", 16), 1);
+	CHECK_INT(zc_utf8_valid("abcdefghijklmno\x80", 16), 0);
+}
+
 static void time_format_and_parse(void)
 {
 	char t[ZC_TIME_LEN];
@@ -310,6 +344,7 @@ const struct t_case t_cases[] = {
 	{"json_helpers", json_helpers},
 	{"issue19_dump_is_janssons_byte_for_byte", issue19_dump_is_janssons_byte_for_byte},
 	{"issue15_time_format_by_hand_matches_printf", issue15_time_format_by_hand_matches_printf},
+	{"issue15_utf8_valid_ascii_runs", issue15_utf8_valid_ascii_runs},
 	{"time_format_and_parse", time_format_and_parse},
 	{"quote_cuts_on_characters", quote_cuts_on_characters},
 	{"messages_are_always_valid_utf8", messages_are_always_valid_utf8},
