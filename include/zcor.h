@@ -373,7 +373,19 @@ struct zcor_log_batch {
 	long long logged;     /* out */
 	char error[1024];     /* out: code's message */
 };
-int zcor_log_batches_c(zcor *z, const struct zcor_ctx *ctx, struct zcor_log_batch *batches, size_t n);
+/* flags: ZCOR_LOG_NO_FSYNC commits without waiting for the disk — safe
+ * from a crash of the process, not yet from a power cut — for a caller
+ * that goes on with its next batch meanwhile and makes this one durable
+ * with zcor_sync before it acts on it (the QQ world's logging thread). */
+#define ZCOR_LOG_NO_FSYNC 1u
+int zcor_log_batches_c(zcor *z, const struct zcor_ctx *ctx, struct zcor_log_batch *batches, size_t n,
+		       unsigned flags);
+
+/* Makes every change this process committed to z's memory directory
+ * before the call durable (a fsync of its write-ahead log, shared with
+ * the commits of other handles meanwhile): the end of ZCOR_LOG_NO_FSYNC.
+ * ZCOR_EIO when the disk fails. */
+int zcor_sync(zcor *z);
 
 /* The conversations with a log, for hosts, without history: {"items":
  * [{"key", "slug", "createdAt", "lastMessageAt", "messages",

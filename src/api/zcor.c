@@ -1100,13 +1100,24 @@ int zcor_log_batches(zcor *z, const struct zcor_ctx *ctx, const char *batches_js
 	return answer(z, rc, out, out_json);
 }
 
-int zcor_log_batches_c(zcor *z, const struct zcor_ctx *ctx, struct zcor_log_batch *batches, size_t n)
+int zcor_log_batches_c(zcor *z, const struct zcor_ctx *ctx, struct zcor_log_batch *batches, size_t n,
+		       unsigned flags)
 {
 	HOLD(z);
 	int rc = begin(z);
 	if (rc || (rc = host_ctx(z, &ctx)))
 		return done(z, rc);
-	return done(z, zc_transcript_log_many_c(&z->mem, ctx, batches, n, &z->last.err));
+	return done(z, zc_transcript_log_many_c(&z->mem, ctx, batches, n,
+						(flags & ZCOR_LOG_NO_FSYNC) != 0, &z->last.err));
+}
+
+int zcor_sync(zcor *z)
+{
+	HOLD(z);
+	int rc = begin(z);
+	if (rc)
+		return done(z, rc);
+	return done(z, zc_store_flush(&z->mem.store, &z->last.err));
 }
 
 int zcor_admission(zcor *z, const char *conversation, char **out_json)

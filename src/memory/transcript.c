@@ -597,6 +597,8 @@ static int log_many_op(struct zc_op *op, json_t *args, json_t **out, struct zc_e
 }
 
 static const struct zc_opdef log_many_def = {"log", NULL, log_many_op, ZC_OP_NO_HISTORY};
+static const struct zc_opdef log_many_nosync_def = {"log", NULL, log_many_op,
+						    ZC_OP_NO_HISTORY | ZC_OP_NOSYNC};
 
 /* Checks batch i (key; one: {"messages", "recall"?}, as zc_transcript_log
  * takes it) into lm->b[i]; *total counts the messages of the call. */
@@ -628,11 +630,11 @@ static int many_prepare(struct zc_mem *m, const struct zcor_ctx *ctx, struct log
 
 /* The prepared batches in one transaction; on failure the media written
  * are removed again. */
-static int many_run(struct zc_mem *m, const struct zcor_ctx *ctx, struct log_many *lm,
+static int many_run(struct zc_mem *m, const struct zcor_ctx *ctx, struct log_many *lm, int nosync,
 		    struct zc_err *e)
 {
 	json_t *none = NULL;
-	int rc = zc_mem_run_ud(m, ctx, &log_many_def, NULL, lm, &none, e);
+	int rc = zc_mem_run_ud(m, ctx, nosync ? &log_many_nosync_def : &log_many_def, NULL, lm, &none, e);
 	if (rc)
 		for (size_t i = 0; i < lm->n; i++)
 			zc_media_unlink(m, lm->b[i].c.written);
@@ -693,7 +695,7 @@ int zc_transcript_log_many(struct zc_mem *m, const struct zcor_ctx *ctx, const j
 		json_decref(one);
 	}
 	if (!rc)
-		rc = many_run(m, ctx, &lm, e);
+		rc = many_run(m, ctx, &lm, 0, e);
 	if (!rc) {
 		json_t *results = json_array();
 		for (size_t i = 0; i < n; i++) {
@@ -777,7 +779,7 @@ static int c_message(const struct zcor_log_msg *cm, size_t bi, size_t i, json_t 
 }
 
 int zc_transcript_log_many_c(struct zc_mem *m, const struct zcor_ctx *ctx,
-			     struct zcor_log_batch *batches, size_t n, struct zc_err *e)
+			     struct zcor_log_batch *batches, size_t n, int nosync, struct zc_err *e)
 {
 	zc_config_refresh(&m->conf);
 	size_t total = 0;
@@ -799,7 +801,7 @@ int zc_transcript_log_many_c(struct zc_mem *m, const struct zcor_ctx *ctx,
 		json_decref(one);
 	}
 	if (!rc)
-		rc = many_run(m, ctx, &lm, e);
+		rc = many_run(m, ctx, &lm, nosync, e);
 	for (size_t i = 0; !rc && i < n; i++) {
 		struct log_one *b = &lm.b[i];
 		struct zcor_log_batch *cb = &batches[i];

@@ -73,9 +73,10 @@ int zc_transcript_log_many(struct zc_mem *m, const struct zcor_ctx *ctx, const j
 			   json_t **out, struct zc_err *e);
 /* The same for C values (zcor_log_batches_c, zcor.h): each message made
  * into the object zc_transcript_log checks (the same rules and messages),
- * the results into the batches' out fields. */
+ * the results into the batches' out fields. nosync: the commit does not
+ * wait for the disk (the caller's zc_store_flush does). */
 int zc_transcript_log_many_c(struct zc_mem *m, const struct zcor_ctx *ctx,
-			     struct zcor_log_batch *batches, size_t n, struct zc_err *e);
+			     struct zcor_log_batch *batches, size_t n, int nosync, struct zc_err *e);
 
 /* Whether admission (admission.privateChats, .groups, .privates) lets
  * messages of conversation in: {"conversation", "admitted", "reason"

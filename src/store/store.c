@@ -1539,6 +1539,17 @@ int zc_store_commit(struct zc_store *s, struct zc_err *e)
 	return ZCOR_OK;
 }
 
+int zc_store_flush(struct zc_store *s, struct zc_err *e)
+{
+	assert(s && s->db && s->group);
+	int rc = group_sync(s);
+	if (rc != SQLITE_OK)
+		return zc_fail(e, ZCOR_EIO, "flushing memory.db's write-ahead log to the disk failed (%s); "
+					    "the last changes may not survive a power cut",
+			       sqlite3_errstr(rc));
+	return ZCOR_OK;
+}
+
 void zc_store_rollback(struct zc_store *s)
 {
 	if (s->db && !sqlite3_get_autocommit(s->db))

@@ -62,6 +62,11 @@ int zc_store_begin(struct zc_store *s, int write, struct zc_err *e);
  * ZCOR_EIO (the change is committed, its durability unknown).
  */
 int zc_store_commit(struct zc_store *s, struct zc_err *e);
+/* Makes every commit this process made to the file before the call
+ * durable: waits for an fdatasync of the WAL that begins after it (the
+ * group's, shared with the commits meanwhile), for a commit made without
+ * one (zc_store_sync(s, 0)). ZCOR_EIO when it fails. */
+int zc_store_flush(struct zc_store *s, struct zc_err *e);
 /* The group commit's counts for this process (the benchmarks'): durable
  * commits, and the WAL fsyncs they took. */
 void zc_store_sync_counts(long long *commits, long long *fsyncs);

@@ -215,6 +215,8 @@ static void on_down(void *ud, const char *why)
 	(void)ud, (void)why;
 }
 
+static long long dispatch(struct zc_qq *q, long long now);
+
 /* ---- logging: one conversation's run of messages ---------------------- */
 
 /* The image bytes as a media item, or NULL. */
@@ -376,9 +378,28 @@ static void after_run(struct zc_qq *q, zcor *z, struct zc_qq_event *evs, size_t 
 	}
 }
 
-/* One run of consecutive messages of one conversation, as JSON (a run
- * with images, a run refused in a call of many, a media worker's). */
-static void log_run(struct zc_qq *q, zcor *z, struct zc_qq_event *evs, size_t n)
+/* A logged run's effects (its wakes, counts, the group's name): now (a
+ * media worker's, ch NULL), or noted in the chunk for the syncer, which
+ * runs them once the chunk is durable (idx: the events' indexes in it). */
+static void logged_run(struct zc_qq *q, zcor *z, struct qchunk *ch, const size_t *idx,
+		       struct zc_qq_event *evs, size_t n, const char *const *skip)
+{
+	if (!ch) {
+		after_run(q, z, evs, n, skip);
+		return;
+	}
+	for (size_t k = 0; k < n; k++) {
+		ch->ev[ch->nev] = idx[k];
+		ch->skip[ch->nev++] = skip[k];
+	}
+	ch->run_end[ch->nruns++] = ch->nev;
+}
+
+/* One run of consecutive messages of one conversation, as JSON and
+ * durable before it returns (a run with images, a run refused in a call
+ * of many, a media worker's). ch, idx: as logged_run's. */
+static void log_run(struct zc_qq *q, zcor *z, struct qchunk *ch, const size_t *idx,
+		    struct zc_qq_event *evs, size_t n)
 {
 	const char *conv = evs[0].conversation;
 	json_t *msgs = json_array();
@@ -389,7 +410,7 @@ static void log_run(struct zc_qq *q, zcor *z, struct zc_qq_event *evs, size_t n)
 	if (rc == ZCOR_EINVAL && n > 1) {
 		/* one bad message refuses the batch: log the others one by one */
 		for (size_t i = 0; i < n; i++)
-			log_run(q, z, evs + i, 1);
+			log_run(q, z, ch, idx ? idx + i : NULL, evs + i, 1);
 		json_decref(msgs);
 		return;
 	}
@@ -399,7 +420,7 @@ static void log_run(struct zc_qq *q, zcor *z, struct zc_qq_event *evs, size_t n)
 		const char *skip[QQ_RUN_MAX];
 		for (size_t i = 0; i < n; i++)
 			skip[i] = skipped(answer, evs[i].message_id) ? "skipped" : NULL;
-		after_run(q, z, evs, n, skip);
+		logged_run(q, z, ch, idx, evs, n, skip);
 	}
 	json_decref(answer);
 	json_decref(msgs);
@@ -485,9 +506,10 @@ static void c_message(const struct zc_qq_event *ev, struct zcor_log_msg *cm, con
 /* Logs runs (at most ZCOR's 256 batches and 4096 messages, none with
  * media) in one zcor_log_batches_c call — C values, no JSON text either
  * way; then what each logged run wakes. */
-static void flush_runs(struct zc_qq *q, struct zc_qq_event *evs, const size_t *order,
-		       const struct run *runs, size_t nr)
+static void flush_runs(struct zc_qq *q, struct qchunk *ch, const size_t *order, const struct run *runs,
+		       size_t nr)
 {
+	struct zc_qq_event *evs = ch->evs;
 	struct zc_qq_event *tmp = q->run_evs; /* a run's events side by side (shallow copies) */
 	struct zcor_log_batch *bs = q->call_batches;
 	struct zcor_log_msg *ms = q->call_msgs;
@@ -514,7 +536,9 @@ static void flush_runs(struct zc_qq *q, struct zc_qq_event *evs, const size_t *o
 	for (size_t r = 0; r < nr; r++)
 		for (size_t k = 0; k < runs[r].n; k++, nm++)
 			c_message(&evs[order[runs[r].first + k]], &ms[nm], q->call_mentions + ms[nm].n_mentions);
-	if (zcor_log_batches_c(q->zlog, NULL, bs, nr)) {
+	/* without its fsync: the syncer waits for the disk while this thread
+	 * goes on with the next chunk (q->syncer) */
+	if (zcor_log_batches_c(q->zlog, NULL, bs, nr, q->syncer_started ? ZCOR_LOG_NO_FSYNC : 0)) {
 		size_t msgs = 0;
 		for (size_t r = 0; r < nr; r++)
 			msgs += runs[r].n;
@@ -528,23 +552,24 @@ static void flush_runs(struct zc_qq *q, struct zc_qq_event *evs, const size_t *o
 		for (size_t r = 0; r < nr; r++) {
 			for (size_t k = 0; k < runs[r].n; k++)
 				tmp[k] = evs[order[runs[r].first + k]];
-			log_run(q, q->zlog, tmp, runs[r].n);
+			log_run(q, q->zlog, ch, order + runs[r].first, tmp, runs[r].n);
 		}
 		return;
 	}
+	ch->deferred = q->syncer_started;
 	for (size_t r = 0; r < nr; r++) {
 		for (size_t k = 0; k < runs[r].n; k++)
 			tmp[k] = evs[order[runs[r].first + k]];
 		if (bs[r].code) {
 			/* refused for what it holds: on its own, message by message
 			 * if need be */
-			log_run(q, q->zlog, tmp, runs[r].n);
+			log_run(q, q->zlog, ch, order + runs[r].first, tmp, runs[r].n);
 			continue;
 		}
 		const char *skip[QQ_RUN_MAX];
 		for (size_t k = 0; k < runs[r].n; k++)
 			skip[k] = bs[r].messages[k].skipped;
-		after_run(q, q->zlog, tmp, runs[r].n, skip);
+		logged_run(q, q->zlog, ch, order + runs[r].first, tmp, runs[r].n, skip);
 	}
 }
 
@@ -555,8 +580,10 @@ static void flush_runs(struct zc_qq *q, struct zc_qq_event *evs, const size_t *o
  * messages and QQ_BATCH_MEDIA image bytes; the rest of its conversation
  * makes the next run, logged after it.
  */
-static void log_chunk(struct zc_qq *q, struct zc_qq_event *evs, size_t n)
+static void log_chunk(struct zc_qq *q, struct qchunk *ch)
 {
+	struct zc_qq_event *evs = ch->evs;
+	size_t n = ch->n;
 	static size_t order[QQ_CHUNK];
 	static struct run runs[QQ_CHUNK];
 	static char done[QQ_CHUNK];
@@ -587,7 +614,7 @@ static void log_chunk(struct zc_qq *q, struct zc_qq_event *evs, size_t n)
 			struct zc_qq_event *tmp = q->run_evs;
 			for (size_t k = 0; k < runs[a].n; k++)
 				tmp[k] = evs[order[runs[a].first + k]];
-			log_run(q, q->zlog, tmp, runs[a].n);
+			log_run(q, q->zlog, ch, order + runs[a].first, tmp, runs[a].n);
 			a++;
 			continue;
 		}
@@ -597,7 +624,7 @@ static void log_chunk(struct zc_qq *q, struct zc_qq_event *evs, size_t n)
 			msgs += runs[b].n;
 			b++;
 		}
-		flush_runs(q, evs, order, runs + a, b - a);
+		flush_runs(q, ch, order, runs + a, b - a);
 		a = b;
 	}
 }
@@ -681,7 +708,7 @@ static void media_job(struct zc_qq *q, zcor *z, struct qheld *list)
 				attach_images(q, &h->ev, &bytes, deadline);
 				run[n++] = h->ev; /* shallow: the list keeps them */
 			}
-			log_run(q, z, run, n);
+			log_run(q, z, NULL, NULL, run, n);
 		}
 		struct qheld *end = h == list ? h->next : h;
 		while (list != end) {
@@ -724,15 +751,18 @@ static void *media_main(void *arg)
 	return NULL;
 }
 
-/* A chunk of events, in order. */
-static void process(struct zc_qq *q, json_t **raw, size_t n)
+/* A chunk of events, in order (the logging thread): parsed, the bot's
+ * own noted, the images handed over, the messages logged; then the
+ * chunk goes to the syncer. */
+static void process(struct zc_qq *q, struct qchunk *ch)
 {
-	static struct zc_qq_event evs[QQ_CHUNK]; /* the logging thread's alone */
+	struct zc_qq_event *evs = ch->evs;
+	size_t n = ch->n;
 	char self[QQ_ID_MAX];
 	zc_qq_self(q, self, sizeof(self));
 	for (size_t i = 0; i < n; i++) {
 		char err[300];
-		if (zc_qq_event_parse(raw[i], self, q->name_ptrs, q->n_names, &evs[i], err, sizeof(err))) {
+		if (zc_qq_event_parse(ch->raw[i], self, q->name_ptrs, q->n_names, &evs[i], err, sizeof(err))) {
 			zc_qq_complain(q, "an event was dropped: %s", err);
 			zc_qq_event_release(&evs[i]);
 			memset(&evs[i], 0, sizeof(evs[i]));
@@ -746,18 +776,77 @@ static void process(struct zc_qq *q, json_t **raw, size_t n)
 		if (evs[i].kind == ZC_QQ_SELF)
 			on_self(q, &evs[i]); /* never logged */
 	hand_over(q, evs, n);
-	log_chunk(q, evs, n);
-	/* after the messages they name */
-	for (size_t i = 0; i < n; i++) {
-		if (evs[i].kind == ZC_QQ_RECALL)
-			on_recall(q, q->zlog, &evs[i]);
-		else if (evs[i].kind == ZC_QQ_POKE && evs[i].poke_at_bot)
-			on_poke(q, q->zlog, &evs[i]);
+	ch->nruns = ch->nev = 0;
+	ch->deferred = 0;
+	log_chunk(q, ch);
+}
+
+/* ---- the syncer: a logged chunk made durable, then acted on ---------- */
+
+/* A logged chunk (the syncer, or the logging thread when no syncer runs):
+ * the disk first (its messages were committed without their fsync),
+ * then what they wake and count (a message is acknowledged — counted,
+ * able to wake the bot — once it is durable), the due turns queued at
+ * once, then its recalls and pokes (after the messages they name); its
+ * events released. */
+static void finish_chunk(struct zc_qq *q, struct qchunk *ch)
+{
+	zcor *z = q->zsync ? q->zsync : q->zlog;
+	int durable = 1;
+	if (ch->deferred && zcor_sync(z)) {
+		zc_qq_complain(q, "%zu message(s) were logged but may not be on the disk: %s; they wake "
+			       "nothing", ch->nev, zcor_errmsg(z));
+		durable = 0;
 	}
-	for (size_t i = 0; i < n; i++) {
-		zc_qq_event_release(&evs[i]);
-		json_decref(raw[i]);
+	for (size_t r = 0, at = 0; durable && r < ch->nruns; r++) {
+		size_t n = ch->run_end[r] - at;
+		for (size_t k = 0; k < n; k++)
+			q->sync_evs[k] = ch->evs[ch->ev[at + k]]; /* shallow */
+		after_run(q, z, q->sync_evs, n, ch->skip + at);
+		at = ch->run_end[r];
 	}
+	if (ch->nruns) {
+		pthread_mutex_lock(&q->lock);
+		if (!q->stopping)
+			dispatch(q, (long long)zc_time_mono_ms());
+		pthread_mutex_unlock(&q->lock);
+	}
+	for (size_t i = 0; i < ch->n; i++) {
+		if (ch->evs[i].kind == ZC_QQ_RECALL)
+			on_recall(q, z, &ch->evs[i]);
+		else if (ch->evs[i].kind == ZC_QQ_POKE && ch->evs[i].poke_at_bot)
+			on_poke(q, z, &ch->evs[i]);
+	}
+	for (size_t i = 0; i < ch->n; i++) {
+		zc_qq_event_release(&ch->evs[i]);
+		json_decref(ch->raw[i]);
+	}
+	ch->n = 0;
+}
+
+/* The chunks the logging thread logged, in order: while one waits here
+ * for its fsync the logging thread parses and writes the next. */
+static void *syncer_main(void *arg)
+{
+	struct zc_qq *q = arg;
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		struct qchunk *ch = &q->chunks[q->sync_next];
+		if (ch->state != QQ_CHUNK_LOGGED) {
+			if (q->logger_done)
+				break;
+			pthread_cond_wait(&q->sync_wake, &q->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&q->lock);
+		finish_chunk(q, ch);
+		pthread_mutex_lock(&q->lock);
+		ch->state = QQ_CHUNK_FREE;
+		q->sync_next ^= 1;
+		pthread_cond_signal(&q->log_wake); /* its buffer is free again */
+	}
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
 }
 
 /* ---- the timers -------------------------------------------------------- */
@@ -811,13 +900,13 @@ static long long dispatch(struct zc_qq *q, long long now)
 static void *logger_main(void *arg)
 {
 	struct zc_qq *q = arg;
-	static json_t *chunk[QQ_CHUNK];
 	pthread_mutex_lock(&q->lock);
 	for (;;) {
 		long long now = (long long)zc_time_mono_ms();
 		long long next = q->stopping ? 0 : dispatch(q, now);
-		if (q->evn == 0) {
-			if (q->stopping && q->ob_closed)
+		struct qchunk *ch = &q->chunks[q->fill_next];
+		if (q->evn == 0 || ch->state != QQ_CHUNK_FREE) { /* (a full pipeline: the syncer frees one) */
+			if (q->evn == 0 && q->stopping && q->ob_closed)
 				break;
 			if (next) {
 				struct timespec ts;
@@ -837,15 +926,28 @@ static void *logger_main(void *arg)
 		}
 		size_t n = 0;
 		while (q->evn && n < QQ_CHUNK) {
-			chunk[n++] = q->evq[q->evhead];
+			ch->raw[n++] = q->evq[q->evhead];
 			q->evhead = (q->evhead + 1) % QQ_QUEUE_MAX;
 			q->evn--;
 		}
+		ch->n = n;
+		ch->state = QQ_CHUNK_FILLING;
 		pthread_cond_broadcast(&q->room);
 		pthread_mutex_unlock(&q->lock);
-		process(q, chunk, n);
+		process(q, ch);
+		if (!q->syncer_started)
+			finish_chunk(q, ch);
 		pthread_mutex_lock(&q->lock);
+		if (q->syncer_started) {
+			ch->state = QQ_CHUNK_LOGGED;
+			q->fill_next ^= 1;
+			pthread_cond_signal(&q->sync_wake);
+		} else {
+			ch->state = QQ_CHUNK_FREE;
+		}
 	}
+	q->logger_done = 1;
+	pthread_cond_signal(&q->sync_wake);
 	pthread_mutex_unlock(&q->lock);
 	return NULL;
 }
@@ -957,6 +1059,8 @@ int zc_qq_open(const char *dir, struct zc_qq **out, char *err, size_t cap)
 	q->dir = zc_strdup(dir);
 	q->zlog = z;
 	q->run_evs = zc_calloc(QQ_RUN_MAX, sizeof(*q->run_evs));
+	q->sync_evs = zc_calloc(QQ_RUN_MAX, sizeof(*q->sync_evs));
+	q->chunks = zc_calloc(2, sizeof(*q->chunks));
 	q->call_batches = zc_calloc(QQ_CALL_BATCHES, sizeof(*q->call_batches));
 	q->call_msgs = zc_calloc(QQ_CALL_MESSAGES, sizeof(*q->call_msgs));
 	char *abs = realpath(zcor_dir(z), NULL);
@@ -972,6 +1076,7 @@ int zc_qq_open(const char *dir, struct zc_qq **out, char *err, size_t cap)
 	pthread_cond_init(&q->work_wake, &mono);
 	pthread_cond_init(&q->room, &mono);
 	pthread_cond_init(&q->media_wake, &mono);
+	pthread_cond_init(&q->sync_wake, &mono);
 	pthread_condattr_destroy(&mono);
 	struct zc_ob_opts oo = {.mode = q->reverse ? ZC_OB_REVERSE : ZC_OB_FORWARD,
 				.url = q->url,
@@ -1026,6 +1131,16 @@ int zc_qq_start(struct zc_qq *q, char *err, size_t cap)
 			break;
 		}
 		q->nmedia++;
+	}
+	/* the syncer (its own handle: it flushes, and notes the groups' names,
+	 * while the logging thread writes); without it the logging thread
+	 * waits for each chunk's fsync itself */
+	if (zcor_open(&q->zsync, q->dir) != ZCOR_OK) {
+		fprintf(stderr, "qq: the logging syncer cannot open '%s': %s\n", q->dir, zcor_errmsg(q->zsync));
+		zcor_close(q->zsync);
+		q->zsync = NULL;
+	} else if (pthread_create(&q->syncer, NULL, syncer_main, q) == 0) {
+		q->syncer_started = 1;
 	}
 	if (pthread_create(&q->logger, NULL, logger_main, q) != 0) {
 		snprintf(err, cap, "cannot start the QQ world's logging thread: %s", strerror(errno));
@@ -1142,6 +1257,16 @@ void zc_qq_stop(struct zc_qq *q)
 		pthread_mutex_unlock(&q->lock);
 		pthread_join(q->logger, NULL); /* it logs what was queued, then ends */
 	}
+	if (q->syncer_started) {
+		if (!q->logger_started) { /* (it never started: nothing to wait for) */
+			pthread_mutex_lock(&q->lock);
+			q->logger_done = 1;
+			pthread_cond_signal(&q->sync_wake);
+			pthread_mutex_unlock(&q->lock);
+		}
+		pthread_join(q->syncer, NULL); /* it finishes what was logged, then ends */
+	}
+	zcor_close(q->zsync);
 	/* then the media workers log what the logging thread handed them */
 	pthread_mutex_lock(&q->lock);
 	q->media_closing = 1;
@@ -1169,9 +1294,12 @@ void zc_qq_stop(struct zc_qq *q)
 	pthread_cond_destroy(&q->work_wake);
 	pthread_cond_destroy(&q->room);
 	pthread_cond_destroy(&q->media_wake);
+	pthread_cond_destroy(&q->sync_wake);
 	pthread_mutex_destroy(&q->lock);
 	zcor_close(q->zlog);
 	zc_free(q->run_evs);
+	zc_free(q->sync_evs);
+	zc_free(q->chunks);
 	zc_free(q->call_batches);
 	zc_free(q->call_msgs);
 	zc_free(q->call_mentions);

@@ -60,6 +60,25 @@ struct qconv {
 	struct qconv *mnext;        /* the media queue */
 };
 
+/* A chunk of events between the logging thread and the syncer (qq.c):
+ * two of them, so that one is parsed and written while the other waits
+ * for its fsync. */
+enum { QQ_CHUNK_FREE, QQ_CHUNK_FILLING, QQ_CHUNK_LOGGED };
+struct qchunk {
+	json_t *raw[QQ_CHUNK]; /* the events as they came (owned) */
+	struct zc_qq_event evs[QQ_CHUNK];
+	size_t n;
+	/* the runs logged, in the order they were: run r is the events
+	 * ev[run_end[r - 1] .. run_end[r]) (indexes in evs), skip[k] why
+	 * event ev[k] was not logged (NULL: it was) */
+	size_t ev[QQ_CHUNK];
+	const char *skip[QQ_CHUNK];
+	size_t run_end[QQ_CHUNK];
+	size_t nev, nruns;
+	int deferred; /* some were committed without their fsync (ZCOR_LOG_NO_FSYNC) */
+	int state;    /* QQ_CHUNK_*, under q->lock */
+};
+
 /* A media worker (qq.c). */
 struct qmedia {
 	struct zc_qq *q;
@@ -95,12 +114,17 @@ struct zc_qq {
 	const char **call_mentions;
 	size_t n_call_mentions;
 	struct zc_qq_event *run_evs;         /* QQ_RUN_MAX */
+	struct zc_qq_event *sync_evs;        /* QQ_RUN_MAX, the syncer's */
+	struct qchunk *chunks;               /* 2: the pipeline */
+	int fill_next, sync_next;            /* the chunk the logging thread fills next, the syncer's next (under the lock) */
+	zcor *zsync;                         /* the syncer's handle, or NULL */
 
 	pthread_mutex_t lock; /* everything below */
 	pthread_cond_t log_wake;  /* the logging thread: events, a turn ended, stop */
 	pthread_cond_t work_wake; /* the workers: a turn queued, stop */
 	pthread_cond_t room;      /* the connection's thread: the event queue has room again */
 	pthread_cond_t media_wake; /* the media workers: a conversation has images to fetch, or closing */
+	pthread_cond_t sync_wake;  /* the syncer: a chunk was logged, or the logging thread ended */
 	char self_id[QQ_ID_MAX];  /* learned from get_login_info when botId is not set */
 	json_t *evq[QQ_QUEUE_MAX];
 	size_t evhead, evn;
@@ -124,7 +148,8 @@ struct zc_qq {
 	zc_qq_probe_fn probe; /* zc_qq_set_probe (the benchmark's), or NULL */
 	void *probe_ud;
 
-	pthread_t logger;
+	pthread_t logger, syncer;
+	int syncer_started, logger_done;
 	pthread_t *workers;
 	int nworkers, logger_started;
 	struct qmedia media[QQ_MEDIA_WORKERS];

@@ -847,7 +847,7 @@ static void issue15_log_batches_c_applies_the_batch_rules(void)
 	struct zcor_log_msg b[] = {{.id = "m4", .sender_id = "7", .text = "elsewhere"}};
 	struct zcor_log_batch bs[] = {{.conversation = "group:100", .messages = a, .n = 3},
 				      {.conversation = "group:200", .messages = b, .n = 1}};
-	CHECK_INT(zcor_log_batches_c(z, NULL, bs, 2), ZCOR_OK);
+	CHECK_INT(zcor_log_batches_c(z, NULL, bs, 2, 0), ZCOR_OK);
 	CHECK_INT(bs[0].code, ZCOR_OK);
 	CHECK_INT(bs[0].logged, 1);
 	CHECK(a[0].skipped == NULL);
@@ -865,7 +865,7 @@ static void issue15_log_batches_c_applies_the_batch_rules(void)
 	CHECK_STR(t_str(r, "items.0.replyTo"), "m0");
 	json_decref(r);
 	/* logged before: a duplicate */
-	CHECK_INT(zcor_log_batches_c(z, NULL, bs, 1), ZCOR_OK);
+	CHECK_INT(zcor_log_batches_c(z, NULL, bs, 1, 0), ZCOR_OK);
 	CHECK_STR(a[0].skipped, "duplicate");
 	CHECK_INT(bs[0].logged, 0);
 
@@ -895,7 +895,7 @@ static void issue15_log_batches_c_applies_the_batch_rules(void)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct zcor_log_batch two[] = {{.conversation = "group:100", .messages = good, .n = 1},
 					       {.conversation = "group:100", .messages = &bad[i].m, .n = 1}};
-		CHECK_INT(zcor_log_batches_c(z, NULL, two, 2), ZCOR_EINVAL);
+		CHECK_INT(zcor_log_batches_c(z, NULL, two, 2, 0), ZCOR_EINVAL);
 		char *said = strdup(zcor_errmsg(z));
 		if (bad[i].says) {
 			CHECK_STR(said, bad[i].says);
@@ -920,16 +920,16 @@ static void issue15_log_batches_c_applies_the_batch_rules(void)
 	for (int i = 0; i < 101; i++)
 		many[i] = (struct zcor_log_msg){.id = "x", .sender_id = "7"};
 	struct zcor_log_batch big = {.conversation = "group:100", .messages = many, .n = 101};
-	CHECK_INT(zcor_log_batches_c(z, NULL, &big, 1), ZCOR_EINVAL);
+	CHECK_INT(zcor_log_batches_c(z, NULL, &big, 1, 0), ZCOR_EINVAL);
 	CHECK_HAS(zcor_errmsg(z), "must be an array of 1 to 100 messages");
 	struct zcor_log_batch nokey = {.conversation = "nowhere", .messages = good, .n = 1};
-	CHECK_INT(zcor_log_batches_c(z, NULL, &nokey, 1), ZCOR_EINVAL);
+	CHECK_INT(zcor_log_batches_c(z, NULL, &nokey, 1, 0), ZCOR_EINVAL);
 	CHECK_HAS(zcor_errmsg(z), "batches[0].conversation");
-	CHECK_INT(zcor_log_batches_c(z, NULL, &nokey, 0), ZCOR_EINVAL);
+	CHECK_INT(zcor_log_batches_c(z, NULL, &nokey, 0, 0), ZCOR_EINVAL);
 	/* a caller bound to one conversation logs only there */
 	struct zcor_ctx bound = {ZCOR_ACTOR_MODEL, "group:300"};
 	struct zcor_log_batch other = {.conversation = "group:100", .messages = good, .n = 1};
-	CHECK_INT(zcor_log_batches_c(z, &bound, &other, 1), ZCOR_EFORBIDDEN);
+	CHECK_INT(zcor_log_batches_c(z, &bound, &other, 1, 0), ZCOR_EFORBIDDEN);
 	CHECK_INT(t_sql_int(zcor_dir(z), "SELECT count(*) FROM messages"), before);
 	zcor_close(z);
 }
