@@ -56,6 +56,7 @@ export const QQ_BASE = {
 //   config    other config.json keys (admission, botId, …)
 //   napcat    startFakeNapCat options (token defaults to TOKEN)
 //   envToken  NAPCAT_TOKEN given to zcor (default TOKEN; null: unset)
+//   env       more environment for zcor serve
 //   model     (req) => step for every model request (default: answers 好的)
 //   ready     wait for the connection and get_login_info's answer (default
 //             true in forward mode)
@@ -72,7 +73,7 @@ export async function startWorld(opts = {}) {
     worlds: { qq },
   }, null, 2));
   const envToken = opts.envToken === undefined ? TOKEN : opts.envToken;
-  const srv = await startServe(BIN, dir, cleanEnv(envToken === null ? {} : { NAPCAT_TOKEN: envToken }));
+  const srv = await startServe(BIN, dir, cleanEnv({ ...(envToken === null ? {} : { NAPCAT_TOKEN: envToken }), ...(opts.env || {}) }));
   const w = {
     nc, fake, srv, dir,
     async stop() {
