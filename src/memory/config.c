@@ -729,6 +729,12 @@ const struct zc_conf_row zc_conf_rows[] = {
 	{.name = "worlds.qq.mediaTimeoutMs", .type = ZC_CONF_INT, .layer = "world",
 	 F(qq.media_timeout_ms), .lo = 500, .hi = 120000, .def = 10000, .unit = "milliseconds",
 	 .flags = ZC_CONF_SAY_DEFAULT, .help = "同一批事件里图片下载合计的时限 / the time the image downloads of one batch of events take together"},
+	{.name = "worlds.qq.pipelineLogging", .type = ZC_CONF_BOOL, .layer = "world",
+	 F(qq.pipeline_logging), .def = 0,
+	 .unit = "the logging thread writes the next chunk while the last one waits for the disk",
+	 .help = "落盘流水线：上一批等磁盘时下一批已在写（默认关：每批落盘后才取下一批） / the logging "
+		 "thread writes the next chunk of events while the last one waits for its fsync (off: "
+		 "each chunk is durable before the next is taken)"},
 	{.name = "worlds.qq.proactive", .type = ZC_CONF_SECTION, .layer = "world", NOFIELD,
 	 .example = "'worlds.qq.proactive' must be an object such as {\"probability\": 0.05, "
 		    "\"cooldownS\": 600, \"quietHours\": \"00:00-08:00\"}",

@@ -87,6 +87,7 @@ struct zc_qq_config {
 	long replies_per_minute, max_concurrent_turns, reply_max_chars;
 	int image_mode;                       /* imageMode: enum zc_qq_image_mode */
 	long media_max_bytes, media_timeout_ms;
+	int pipeline_logging;                 /* pipelineLogging */
 	double probability;                   /* proactive.probability */
 	long cooldown_s;                      /* proactive.cooldownS */
 	char quiet_hours[12];                 /* proactive.quietHours "HH:MM-HH:MM", "" none */

@@ -1033,6 +1033,7 @@ static int read_settings(struct zc_qq *q, zcor *z, char *err, size_t cap)
 	q->image_file = strcmp(str_of(o, "imageMode", "base64"), "file") == 0;
 	q->media_max_bytes = int_of(o, "mediaMaxBytes", 10L << 20);
 	q->media_timeout_ms = (int)int_of(o, "mediaTimeoutMs", 10000);
+	q->pipeline = json_is_true(json_object_get(o, "pipelineLogging"));
 	rc = 0;
 out:
 	json_decref(cfg);
@@ -1132,10 +1133,14 @@ int zc_qq_start(struct zc_qq *q, char *err, size_t cap)
 		}
 		q->nmedia++;
 	}
-	/* the syncer (its own handle: it flushes, and notes the groups' names,
-	 * while the logging thread writes); without it the logging thread
-	 * waits for each chunk's fsync itself */
-	if (zcor_open(&q->zsync, q->dir) != ZCOR_OK) {
+	/* worlds.qq.pipelineLogging: the syncer (its own handle: it flushes,
+	 * and notes the groups' names, while the logging thread writes);
+	 * without it the logging thread waits for each chunk's fsync itself
+	 * (the default: on this 2-core machine the pipeline's extra thread
+	 * made a mention's p99 worse, docs/PERFORMANCE.md) */
+	if (!q->pipeline) {
+		/* (no syncer) */
+	} else if (zcor_open(&q->zsync, q->dir) != ZCOR_OK) {
 		fprintf(stderr, "qq: the logging syncer cannot open '%s': %s\n", q->dir, zcor_errmsg(q->zsync));
 		zcor_close(q->zsync);
 		q->zsync = NULL;

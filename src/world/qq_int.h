@@ -101,6 +101,7 @@ struct zc_qq {
 	struct zc_qq_sched_opts so;
 	int action_timeout_ms, reconnect_min_ms, reconnect_max_ms;
 	int max_turns, reply_max_chars, image_file;
+	int pipeline; /* worlds.qq.pipelineLogging */
 	long media_max_bytes;
 	int media_timeout_ms;
 	char stickers_dir[4096];

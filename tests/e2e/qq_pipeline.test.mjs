@@ -28,7 +28,7 @@ test('[issue15] pipelined logging: the next chunk is written while the last one 
     const holdDir = (await import('../tmpdir.mjs')).mkTmp('zcor-hold-');
     const hold = join(holdDir, 'hold');
     const w = await startWorld({
-      qq: { quietMs: 0 },
+      qq: { quietMs: 0, pipelineLogging: true },
       env: { LD_PRELOAD: SHIM, ZCOR_FSYNC_HOLD: hold },
       model: () => ({ content: '收到' }),
     });

@@ -165,7 +165,7 @@ static void config_table_rows(void)
 		     "\"qq\":{\"enabled\":false,\"mode\":\"forward\",\"url\":\"ws://127.0.0.1:3001/\",\"path\":\"/onebot/v11/ws\","
 		     "\"accessTokenEnv\":\"NAPCAT_TOKEN\",\"names\":[],\"quietMs\":1500,\"maxWaitMs\":6000,\"actionTimeoutMs\":10000,"
 		     "\"reconnectMinMs\":1000,\"reconnectMaxMs\":60000,\"repliesPerMinute\":6,\"maxConcurrentTurns\":4,"
-		     "\"replyMaxChars\":1500,\"imageMode\":\"base64\",\"mediaMaxBytes\":10485760,\"mediaTimeoutMs\":10000,"
+		     "\"replyMaxChars\":1500,\"imageMode\":\"base64\",\"mediaMaxBytes\":10485760,\"mediaTimeoutMs\":10000,\"pipelineLogging\":false,"
 		     "\"proactive\":{\"probability\":0.0,\"cooldownS\":600,\"quietHours\":\"\"},\"apology\":\"\"}},"
 		     "\"memoryFileMaxBytes\":32768,\"memoryArchiveRatio\":0.75,"
 		     "\"viewMaxBytes\":262144,\"mirror\":false,"

@@ -353,6 +353,7 @@ static void config_qq_invalid(void)
 		{QQ("\"imageMode\": \"url\""), "'worlds.qq.imageMode' must be \"base64\""},
 		{QQ("\"mediaMaxBytes\": 1023"), "'worlds.qq.mediaMaxBytes'"},
 		{QQ("\"mediaTimeoutMs\": 100"), "'worlds.qq.mediaTimeoutMs'"},
+		{QQ("\"pipelineLogging\": 1"), "'worlds.qq.pipelineLogging'"},
 		{QQ("\"proactive\": 0.5"), "'worlds.qq.proactive' must be an object"},
 		{QQ("\"proactive\": {\"probability\": 1.5}"), "'worlds.qq.proactive.probability'"},
 		{QQ("\"proactive\": {\"probability\": -0.1}"), "'worlds.qq.proactive.probability'"},
