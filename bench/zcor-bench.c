@@ -480,7 +480,7 @@ int main(int argc, char **argv)
 			"       zcor-bench turn [--memories N[,N…]] [--conversations C] [--turns K] [--warmup W] "
 			"[--dir D] [--json] [--callgrind]\n"
 			"       zcor-bench qq [--events N] [--groups G] [--mentions P] [--rate R] [--quiet-ms Q] "
-			"[--json]\n"
+			"[--pipeline] [--json]\n"
 			"       zcor-bench digest [--lines N] [--runs R] [--upserts K] [--json]\n");
 	return 2;
 }
