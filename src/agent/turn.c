@@ -306,9 +306,7 @@ static int record(struct turn *t, json_t **out, struct zc_err *e)
 		rc = zc_fail(e, t->s.fail.code == ZCOR_OK ? ZCOR_EPROVIDER : t->s.fail.code,
 			     "the turn failed (recorded as turn %lld; its batch will not be retried): %s",
 			     (long long)id, t->s.fail.msg);
-		json_t *d = json_pack("{s:I, s:s?}", "turn", id, "apology", apology);
-		zc_json_err_detail(e, d);
-		json_decref(d);
+		zc_json_err_detail(e, json_pack("{s:I, s:s?}", "turn", id, "apology", apology)); /* takes it over */
 	} else {
 		*out = json_pack("{s:O, s:s, s:s?, s:O, s:O, s:O, s:O, s:O, s:I, s:O}", "turn",
 				 json_object_get(done, "id"), "conversation", t->s.conv, "reply", t->s.reply,
