@@ -152,9 +152,7 @@ static int record(struct zc_session *s, const char *conv, const char *owner, con
 			     "the digest of '%s' %s (recorded as digest %lld; its lines stay for the next "
 			     "run): %s",
 			     conv, s->timed_out ? "timed out" : "failed", (long long)id, s->fail.msg);
-		json_t *d = json_pack("{s:I, s:s}", "digest", id, "status", status);
-		zc_json_err_detail(e, d);
-		json_decref(d);
+		zc_json_err_detail(e, json_pack("{s:I, s:s}", "digest", id, "status", status)); /* takes it over */
 	} else {
 		*out = json_pack("{s:O, s:s, s:s, s:O, s:O, s:O, s:O, s:O, s:O, s:I, s:s?, s:O}", "digest",
 				 json_object_get(done, "id"), "conversation", conv, "status", status,

@@ -5,11 +5,14 @@
 #define _GNU_SOURCE
 #include "harness.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <ftw.h>
+#include <netinet/in.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -368,4 +371,44 @@ void t_fixture_copy(const char *name, const char *to)
 		fprintf(stderr, "cannot copy fixture %s to %s\n", from, to);
 		exit(2);
 	}
+}
+
+static void *refusing_model(void *ud)
+{
+	int fd = *(int *)ud;
+	for (int c; (c = accept(fd, NULL, NULL)) >= 0; close(c)) {
+		char buf[65536];
+		(void)!read(c, buf, sizeof(buf)); /* the request (one read is enough here) */
+		static const char reply[] = "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\n"
+					    "Content-Length: 37\r\nConnection: close\r\n\r\n"
+					    "{\"error\":{\"message\":\"refused here\"}}";
+		(void)!write(c, reply, sizeof(reply) - 1);
+	}
+	return NULL;
+}
+
+int t_refusing_model_start(struct t_refusing_model *m)
+{
+	m->fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	if (m->fd < 0 || bind(m->fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(m->fd, 4) != 0 ||
+	    getsockname(m->fd, (struct sockaddr *)&a, &al) != 0 ||
+	    pthread_create(&m->th, NULL, refusing_model, &m->fd) != 0) {
+		if (m->fd >= 0)
+			close(m->fd);
+		m->fd = -1;
+		return 0;
+	}
+	return ntohs(a.sin_port);
+}
+
+void t_refusing_model_stop(struct t_refusing_model *m)
+{
+	if (m->fd < 0)
+		return;
+	shutdown(m->fd, SHUT_RDWR);
+	close(m->fd);
+	pthread_join(m->th, NULL);
+	m->fd = -1;
 }

@@ -7,6 +7,7 @@
 #ifndef ZC_HARNESS_H
 #define ZC_HARNESS_H
 
+#include <pthread.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -118,5 +119,17 @@ void t_sql_exec(zcor *z, const char *fmt, ...) __attribute__((format(printf, 2, 
 
 /* fmt with ap as new text (free it); exits 2 when out of memory. */
 char *t_vformat(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
+
+/* A model server on 127.0.0.1 that refuses every request (HTTP 400 with
+ * an OpenAI-shaped error), one connection at a time, on a thread of its
+ * own: t_refusing_model_start returns its port (0 on failure), and
+ * t_refusing_model_stop shuts it down and joins the thread. */
+struct t_refusing_model {
+	int fd;
+	pthread_t th;
+};
+int t_refusing_model_start(struct t_refusing_model *m);
+void t_refusing_model_stop(struct t_refusing_model *m);
 
 #endif

@@ -4,6 +4,7 @@
  * due rule (today's date, digestMinLines). The run and the schedule are
  * tested through the CLI and serve (tests/e2e/digest*.test.mjs).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -242,7 +243,40 @@ static void issue16_migration_14_to_15(void)
 	zcor_close(z);
 }
 
+/* A failed digest's refusal carries {digest, status} in its details, and
+ * the detail object is released once: zc_json_err_detail takes it over,
+ * and digest.c released it a second time (the same defect as issue 15's
+ * failed turn; a use-after-free that ASan reports here). */
+static void issue16_failed_digest_details_released_once(void)
+{
+	struct t_refusing_model rm;
+	int port = t_refusing_model_start(&rm);
+	CHECK(port > 0);
+	zcor *z = t_open();
+	char cfg[200];
+	snprintf(cfg, sizeof(cfg),
+		 "{\"provider\": {\"baseUrl\": \"http://127.0.0.1:%d/v1\", \"model\": \"m\", "
+		 "\"maxRetries\": 0}}",
+		 port);
+	CHECK_INT(zcor_config_set(z, cfg), ZCOR_OK);
+	char *out = NULL;
+	CHECK_INT(zcor_log_messages(z, NULL, "group:5",
+				    "{\"messages\": [{\"id\": \"1\", \"senderId\": \"7\", \"text\": \"明天开会\"}]}",
+				    &out),
+		  ZCOR_OK);
+	zcor_free(out);
+	out = NULL;
+	CHECK_INT(zcor_digest(z, "group:5", NULL, &out), ZCOR_EPROVIDER);
+	CHECK_HAS(zcor_errmsg(z), "(recorded as digest");
+	CHECK_HAS(zcor_errjson(z), "\"status\":\"error\"");
+	CHECK_HAS(zcor_errjson(z), "\"digest\":");
+	zcor_free(out);
+	zcor_close(z);
+	t_refusing_model_stop(&rm);
+}
+
 const struct t_case t_cases[] = {
+	{"issue16_failed_digest_details_released_once", issue16_failed_digest_details_released_once},
 	{"issue16_migration_14_to_15", issue16_migration_14_to_15},
 	{"issue16_migration_15_to_16", issue16_migration_15_to_16},
 	{"issue16_migration_16_to_17", issue16_migration_16_to_17},

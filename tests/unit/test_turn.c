@@ -5,13 +5,8 @@
  * (whole turns, characters, ambient messages) through the operations of
  * memory/dialogue.c.
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "agent/turn.h"
 #include "base/alloc.h"
@@ -319,41 +314,21 @@ static void issue14_dialogue_bad_row_ends_reading(void)
 	zc_mem_close(&m);
 }
 
-/* A model that refuses every request (400): one connection at a time,
- * until its socket is shut down. */
-static void *refusing_model(void *ud)
-{
-	int fd = *(int *)ud;
-	for (int c; (c = accept(fd, NULL, NULL)) >= 0; close(c)) {
-		char buf[65536];
-		(void)!read(c, buf, sizeof(buf)); /* the request (one read is enough here) */
-		static const char reply[] = "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\n"
-					    "Content-Length: 37\r\nConnection: close\r\n\r\n"
-					    "{\"error\":{\"message\":\"refused here\"}}";
-		(void)!write(c, reply, sizeof(reply) - 1);
-	}
-	return NULL;
-}
-
 /* issue 15 (found by the QQ world's apology test under ASan): a failed
  * turn's refusal carries {turn, apology} in its details, and the detail
  * object is released once — zc_json_err_detail takes it over; turn.c
  * released it a second time. */
 static void issue15_failed_turn_details_released_once(void)
 {
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t al = sizeof(a);
-	CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(fd, 4) == 0 &&
-	      getsockname(fd, (struct sockaddr *)&a, &al) == 0);
-	pthread_t th;
-	CHECK(pthread_create(&th, NULL, refusing_model, &fd) == 0);
+	struct t_refusing_model rm;
+	int port = t_refusing_model_start(&rm);
+	CHECK(port > 0);
 	zcor *z = t_open();
 	char cfg[300];
 	snprintf(cfg, sizeof(cfg),
 		 "{\"provider\": {\"baseUrl\": \"http://127.0.0.1:%d/v1\", \"model\": \"m\", "
 		 "\"maxRetries\": 0}, \"worlds\": {\"console\": {\"apology\": \"抱歉\"}}}",
-		 ntohs(a.sin_port));
+		 port);
 	CHECK_INT(zcor_config_set(z, cfg), ZCOR_OK);
 	char *out = NULL;
 	CHECK_INT(zcor_log_messages(z, NULL, "console:t",
@@ -368,9 +343,7 @@ static void issue15_failed_turn_details_released_once(void)
 	CHECK_HAS(zcor_errjson(z), "\"turn\":");
 	zcor_free(out);
 	zcor_close(z);
-	shutdown(fd, SHUT_RDWR);
-	close(fd);
-	pthread_join(th, NULL);
+	t_refusing_model_stop(&rm);
 }
 
 const struct t_case t_cases[] = {
