@@ -72,6 +72,11 @@ struct zc_lex_shape {
 	int feedback_terms;     /*   at most this many new tokens, */
 	int feedback_min;       /*   each in at least this many of them */
 	double context_ms;      /* dialogue context: neighbours written within this many ms */
+	/* how, not what: 1 reads postings through an FTS5 cursor (zc_postings)
+	 * instead of from the index's tables (store/fts_raw.c): the same
+	 * answer, ~10 times the instructions a row — for the test that
+	 * compares the two, and the bench */
+	int fts5_cursor;
 };
 
 extern const struct zc_lex_shape zc_lex_shape_default;
