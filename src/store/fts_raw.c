@@ -32,7 +32,7 @@
 /* FTS5's limits: segment ids are 16 bits, levels at most 64 */
 #define RAW_SEGS_MAX 256
 #define RAW_PAGE_MAX 65536 /* a leaf's size field is 16 bits */
-#define RAW_TERM_MAX 1024
+#define RAW_TERM_MAX 1024 /* a recall_fts term: scope (128) + \x1F + token, and FTS5's prefix */
 
 /* id of leaf pgno of segment segid in recall_fts_data (FTS5_SEGMENT_ROWID) */
 static sqlite3_int64 leaf_id(int segid, int pgno)
@@ -119,13 +119,16 @@ static int load_leaf(struct zc_store *st, struct seg *s, int pgno, int *rc)
 }
 
 /* The term on s's leaf (loaded): 1 and s->off at its doclist, s->end at
- * its end on this leaf; 0 when the leaf does not hold it; -1: a bad leaf. */
+ * its end on this leaf; 0 when the leaf does not hold it; -1: a bad leaf.
+ * The leaf's terms are in order, each but the first sharing `keep`
+ * bytes with the one before: with m, how much of the term the one before
+ * matched, a term keeping more than m is still before it, one keeping
+ * less is past it, and only one keeping m is compared — no copy. */
 static int leaf_seek(struct seg *s, const unsigned char *term, size_t len)
 {
-	unsigned char cur[RAW_TERM_MAX];
-	size_t curn = 0;
 	const unsigned char *fp = s->p + s->szleaf, *fend = s->p + s->nn;
-	unsigned long long at = 0;
+	unsigned long long at = 0, prevn = 0;
+	size_t m = 0;
 	int first = 1;
 	while (fp < fend) {
 		unsigned long long d = 0;
@@ -139,21 +142,25 @@ static int leaf_seek(struct seg *s, const unsigned char *term, size_t len)
 		const unsigned char *p = s->p + at, *end = s->p + s->szleaf;
 		unsigned long long keep = 0, nnew = 0;
 		if (!first) {
-			if (!(k = varint(p, end, &keep)) || keep > curn)
+			if (!(k = varint(p, end, &keep)) || keep > prevn)
 				return -1;
 			p += k;
 		}
-		if (!(k = varint(p, end, &nnew)) || keep + nnew > sizeof(cur) || p + k + nnew > end)
+		if (!(k = varint(p, end, &nnew)) || nnew > (unsigned long long)(end - p - k))
 			return -1;
 		p += k;
-		memcpy(cur + keep, p, (size_t)nnew);
-		curn = (size_t)(keep + nnew);
-		p += nnew;
 		first = 0;
-		size_t m = curn < len ? curn : len;
-		int c = memcmp(cur, term, m);
-		if (c == 0 && curn == len) {
-			s->off = (int)(p - s->p);
+		prevn = keep + nnew;
+		if (keep > m)
+			continue; /* as far before it as the one before */
+		if (keep < m)
+			return 0; /* past it */
+		size_t j = 0;
+		while (j < nnew && m + j < len && p[j] == term[m + j])
+			j++;
+		m += j;
+		if (j == nnew && m == len) {
+			s->off = (int)(p + nnew - s->p);
 			/* its doclist ends at the next term, or with the leaf */
 			s->end = s->szleaf;
 			if (fp < fend) {
@@ -164,8 +171,8 @@ static int leaf_seek(struct seg *s, const unsigned char *term, size_t len)
 			}
 			return 1;
 		}
-		if (c > 0 || (c == 0 && curn > len))
-			return 0; /* the leaf's terms are in order: past it */
+		if (j < nnew && (m == len || p[j] > term[m]))
+			return 0; /* longer than it, or greater: past it */
 	}
 	return 0;
 }
@@ -232,7 +239,36 @@ static int read_entry(struct zc_store *st, struct seg *s, int *rc)
 static int seg_next(struct zc_store *st, struct seg *s, int literal, int *rc)
 {
 	unsigned long long v = 0;
-	int k, r;
+	int k, r, o = s->off;
+	/* most entries: a delta of one to three bytes, a one-byte size, a
+	 * short poslist, on this leaf (not a leaf's literal first rowid: o
+	 * is never 0) */
+	if (!literal && o + 4 <= s->end && o != s->first_rowid) {
+		const unsigned char *p = s->p + o;
+		unsigned d = p[0];
+		int h = 1;
+		if (d & 0x80) {
+			d = (d & 0x7f) << 7 | (p[1] & 0x7f);
+			h = 2;
+			if (p[1] & 0x80) {
+				d = d << 7 | p[2];
+				h = 3;
+			}
+		}
+		int nsz = p[h] >> 1, tf = 0, start = 1;
+		if (!(p[h - 1] & 0x80) && !(p[h] & 0x80) && o + h + 1 + nsz <= s->end) {
+			for (int i = h + 1; i < h + 1 + nsz; i++) {
+				if (start && p[i] == 0x01)
+					return -1; /* a column marker: recall_fts has one column */
+				start = !(p[i] & 0x80);
+				tf += start;
+			}
+			s->rowid += d;
+			s->tf = tf;
+			s->off = o + h + 1 + nsz;
+			return 0;
+		}
+	}
 	if (s->off > s->end)
 		return -1;
 	if (s->off == s->end) {
@@ -341,6 +377,19 @@ static int seg_seek(struct zc_store *st, struct seg *s, const unsigned char *key
 	return seg_next(st, s, 1, rc);
 }
 
+/* zc_postings_sel_add for a live row (tf > 0); 1 when no further row can
+ * change the choice. The rows come in rowid order, so a row no better
+ * than the worst of a full by_tf choice (tf no higher) is passed over
+ * here, as the call would. */
+static inline int keep_row(struct zc_postings_sel *sel, sqlite3_int64 rowid, int tf)
+{
+	if (tf <= 0)
+		return 0; /* a deleted row */
+	if (sel->by_tf && sel->n == sel->cap && tf <= sel->rows[0].tf)
+		return sel->left > 0 && --sel->left == 0;
+	return zc_postings_sel_add(sel, rowid, tf);
+}
+
 int zc_fts_raw_postings(struct zc_store *st, const char *term, size_t len, int n, long long scan,
 			struct zc_posting *out, int *got, int *done, struct zc_err *e)
 {
@@ -373,9 +422,15 @@ int zc_fts_raw_postings(struct zc_store *st, const char *term, size_t len, int n
 		for (int i = 0; i < nseg; i++)
 			if (!segs[i].eof && (w < 0 || segs[i].rowid < segs[w].rowid))
 				w = i;
+		if (live == 1) { /* the last segment left: its entries in turn */
+			int r = 0;
+			while (!keep_row(&sel, segs[w].rowid, segs[w].tf) && (r = seg_next(st, &segs[w], 0, &rc)) == 0)
+				;
+			bad = r < 0;
+			break;
+		}
 		sqlite3_int64 rowid = segs[w].rowid;
-		int tf = segs[w].tf, stop = tf > 0 && zc_postings_sel_add(&sel, rowid, tf);
-		if (stop)
+		if (keep_row(&sel, rowid, segs[w].tf))
 			break;
 		for (int i = w; i < nseg && !bad; i++) {
 			if (segs[i].eof || segs[i].rowid != rowid)

@@ -2406,6 +2406,18 @@ static int raw_same_as_fts5(zcor *z, const char *when)
 		}
 	}
 	sqlite3_finalize(st);
+	/* terms no record holds: between two, before all, after all, a
+	 * prefix of one, one with a held term as its prefix */
+	static const char *const absent[] = {"global\x1f" "kayaj", "\x01", "\xff\xff", "group:1", "global\x1f",
+					     "global\x1f" "kaya", "global\x1f" "kayakk", "private:7\x1f" "riverz"};
+	for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]); i++) {
+		int got = -1, done = 0;
+		struct zc_err e = {0};
+		CHECK_INT(zc_fts_raw_postings(s, absent[i], strlen(absent[i]), 16, 0, a, &got, &done, &e), ZCOR_OK);
+		CHECK_INT(done, 1);
+		CHECK_INT(got, 0);
+		CHECK_INT(fts5_postings(s->db, absent[i], 16, 0, b), 0);
+	}
 	CHECK_INT(sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
 	return lists;
 }
