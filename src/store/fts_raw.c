@@ -236,10 +236,11 @@ static int read_entry(struct zc_store *st, struct seg *s, int *rc)
 /* Moves s to its next entry: 0 on it, 1 at the end, -1 bad. The first
  * rowid of a doclist, and of each leaf it continues on, is a literal;
  * the others are deltas. */
-static int seg_next(struct zc_store *st, struct seg *s, int literal, int *rc)
+static int seg_next_slow(struct zc_store *st, struct seg *s, int literal, int *rc);
+
+static inline int seg_next(struct zc_store *st, struct seg *s, int literal, int *rc)
 {
-	unsigned long long v = 0;
-	int k, r, o = s->off;
+	int o = s->off;
 	/* most entries: a delta of one to three bytes, a one-byte size, a
 	 * short poslist, on this leaf (not a leaf's literal first rowid: o
 	 * is never 0) */
@@ -269,6 +270,15 @@ static int seg_next(struct zc_store *st, struct seg *s, int literal, int *rc)
 			return 0;
 		}
 	}
+	return seg_next_slow(st, s, literal, rc);
+}
+
+/* seg_next for the rest: a leaf's literal first rowid, longer varints, a
+ * poslist that goes on on the next leaf, the doclist's end */
+static int seg_next_slow(struct zc_store *st, struct seg *s, int literal, int *rc)
+{
+	unsigned long long v = 0;
+	int k, r;
 	if (s->off > s->end)
 		return -1;
 	if (s->off == s->end) {
