@@ -30,13 +30,14 @@
  * recency only breaks ties there (issue 17 review: the newest 128 once
  * decided which records could be candidates; the window bounds the walk,
  * measured in docs/PERFORMANCE.md); at most ZC_LEX_QUERY_TOKENS distinct
- * tokens a batch, the heaviest first. A list is read from recall_fts's
- * own tables (zc_fts_raw_postings, store/fts_raw.c: the segments' doclists
+ * tokens a batch, the heaviest first. A list of more than `postings`
+ * rows, or of 24 or more, is read in one walk from recall_fts's own
+ * tables (zc_fts_raw_postings, store/fts_raw.c: the segments' doclists
  * walked in the window, the best kept, ~8 times fewer instructions a row
- * than an FTS5 cursor); where that cannot answer exactly, through FTS5: a
- * list of more than `postings` rows, or of 24 or more, in one call
- * (zc_postings, store/fts.c, the same choice), a shorter one a statement
- * row each. Postings and df are kept per recall handle (struct
+ * than an FTS5 cursor), or where that cannot answer exactly in one call
+ * to FTS5 (zc_postings, store/fts.c, the same choice); a shorter one is
+ * FTS5's rows, a statement row each (for a few rows the tables' seek in
+ * every segment costs more than the query). Postings and df are kept per recall handle (struct
  * zc_recall) in a 4-way set-associative cache of 8,192 (scope, token)
  * entries, each valid while its scope's generation (recall_gen) stays.
  */
