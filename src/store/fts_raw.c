@@ -20,9 +20,9 @@
  *
  * It never answers what it cannot read exactly: outside a transaction
  * (its pages must be of one snapshot), inside a write transaction (FTS5
- * keeps a transaction's new rows in memory until the commit), a V2 structure (contentless_delete), a column other than the
- * first, or any page that does not parse; the caller then asks FTS5.
- * It only reads.
+ * keeps a transaction's new rows in memory until the commit), a V2
+ * structure (contentless_delete), a column other than the first, or any
+ * page that does not parse; the caller then asks FTS5. It only reads.
  */
 #include <string.h>
 

@@ -174,12 +174,12 @@ void zc_postings_sel_finish(struct zc_postings_sel *r);
  * zc_postings(t, n, scan) for one recall_fts token (term: "<scope>\x1F<token>",
  * len bytes), read from recall_fts's segments in the store's tables
  * (recall_fts_data, recall_fts_idx: FTS5's file format, fts_raw.c)
- * instead of through an FTS5 cursor, ~15 times fewer instructions a row
+ * instead of through an FTS5 cursor, ~8 times fewer instructions a row
  * (issue 14). The same rows in the same order, into out (n of them, n at
  * most ZC_POSTINGS_MAX): *got their count. *done is 0 when it could not
  * answer — outside a transaction, inside a write transaction (FTS5 may
- * hold rows not yet in its tables), a structure or page it does not know — and the caller then
- * asks FTS5; an error of SQLite is an error.
+ * hold rows not yet in its tables), a structure or page it does not
+ * know — and the caller then asks FTS5; an error of SQLite is an error.
  */
 int zc_fts_raw_postings(struct zc_store *s, const char *term, size_t len, int n, long long scan,
 			struct zc_posting *out, int *got, int *done, struct zc_err *e);
