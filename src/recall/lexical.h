@@ -30,10 +30,14 @@
  * recency only breaks ties there (issue 17 review: the newest 128 once
  * decided which records could be candidates; the window bounds the walk,
  * measured in docs/PERFORMANCE.md); at most ZC_LEX_QUERY_TOKENS distinct
- * tokens a batch, the heaviest first. A list of more than `postings` rows,
- * or of 24 or more, is read in one call (zc_postings, store/fts.c, which
- * walks the window and keeps the best), a shorter one a statement row
- * each. Postings and df are kept per recall handle (struct
+ * tokens a batch, the heaviest first. A list of more than `postings`
+ * rows, or of 24 or more, is read in one walk from recall_fts's own
+ * tables (zc_fts_raw_postings, store/fts_raw.c: the segments' doclists
+ * walked in the window, the best kept, ~8 times fewer instructions a row
+ * than an FTS5 cursor), or where that cannot answer exactly in one call
+ * to FTS5 (zc_postings, store/fts.c, the same choice); a shorter one is
+ * FTS5's rows, a statement row each (for a few rows the tables' seek in
+ * every segment costs more than the query). Postings and df are kept per recall handle (struct
  * zc_recall) in a 4-way set-associative cache of 8,192 (scope, token)
  * entries, each valid while its scope's generation (recall_gen) stays.
  */
@@ -72,6 +76,11 @@ struct zc_lex_shape {
 	int feedback_terms;     /*   at most this many new tokens, */
 	int feedback_min;       /*   each in at least this many of them */
 	double context_ms;      /* dialogue context: neighbours written within this many ms */
+	/* how, not what: 1 reads postings through an FTS5 cursor (zc_postings)
+	 * instead of from the index's tables (store/fts_raw.c): the same
+	 * answer, ~10 times the instructions a row — for the test that
+	 * compares the two, and the bench */
+	int fts5_cursor;
 };
 
 extern const struct zc_lex_shape zc_lex_shape_default;

@@ -145,13 +145,6 @@ static void aux_tf(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_contex
 	sqlite3_result_int(ctx, inst);
 }
 
-struct postings_read {
-	struct zc_posting *rows;
-	int n, cap;
-	int by_tf;      /* rows: a heap of the best cap so far, its root the worst */
-	long long left; /* by_tf: rows still to walk (< 0: all) */
-};
-
 /* a before b in by_tf order: more instances, then the smaller rowid */
 static int posting_better(const struct zc_posting *a, const struct zc_posting *b)
 {
@@ -175,25 +168,21 @@ static void posting_down(struct zc_posting *h, int n, int i)
 	}
 }
 
-static int postings_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ud)
+void zc_postings_sel_init(struct zc_postings_sel *r, struct zc_posting *rows, int cap, long long scan)
 {
-	struct postings_read *r = ud;
-	/* the phrase's instances in this row: its positions, walked
-	 * (xPhraseFirst reads them where they are; xInstCount first builds
-	 * the array of every phrase's, twice the instructions) */
-	int inst = 0;
-	Fts5PhraseIter it;
-	int col = 0, off = 0;
-	if (api->xPhraseFirst(fts, 0, &it, &col, &off) == SQLITE_OK)
-		for (; col >= 0; api->xPhraseNext(fts, &it, &col, &off))
-			inst++;
+	memset(rows, 0, (size_t)cap * sizeof(*rows)); /* no uninitialised padding in a blob */
+	*r = (struct zc_postings_sel){rows, 0, cap, scan != 0, scan};
+}
+
+int zc_postings_sel_add(struct zc_postings_sel *r, sqlite3_int64 rowid, int tf)
+{
 	struct zc_posting one;
 	memset(&one, 0, sizeof(one)); /* no uninitialised padding in the blob */
-	one.rowid = api->xRowid(fts);
-	one.tf = inst;
+	one.rowid = rowid;
+	one.tf = tf;
 	if (!r->by_tf) {
 		r->rows[r->n++] = one;
-		return r->n < r->cap ? SQLITE_OK : SQLITE_DONE;
+		return r->n >= r->cap;
 	}
 	if (r->left > 0)
 		r->left--;
@@ -208,7 +197,32 @@ static int postings_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ud)
 		r->rows[0] = one;
 		posting_down(r->rows, r->n, 0);
 	}
-	return r->left == 0 ? SQLITE_DONE : SQLITE_OK;
+	return r->left == 0;
+}
+
+void zc_postings_sel_finish(struct zc_postings_sel *r)
+{
+	if (r->by_tf) /* the heap's worst goes behind the rest, one at a time: best first */
+		for (int k = r->n - 1; k > 0; k--) {
+			struct zc_posting t = r->rows[0];
+			r->rows[0] = r->rows[k];
+			r->rows[k] = t;
+			posting_down(r->rows, k, 0);
+		}
+}
+
+static int postings_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ud)
+{
+	/* the phrase's instances in this row: its positions, walked
+	 * (xPhraseFirst reads them where they are; xInstCount first builds
+	 * the array of every phrase's, twice the instructions) */
+	int inst = 0;
+	Fts5PhraseIter it;
+	int col = 0, off = 0;
+	if (api->xPhraseFirst(fts, 0, &it, &col, &off) == SQLITE_OK)
+		for (; col >= 0; api->xPhraseNext(fts, &it, &col, &off))
+			inst++;
+	return zc_postings_sel_add(ud, api->xRowid(fts), inst) ? SQLITE_DONE : SQLITE_OK;
 }
 
 static void aux_postings(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int n,
@@ -221,26 +235,20 @@ static void aux_postings(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_
 		return;
 	}
 	long long scan = n >= 2 ? sqlite3_value_int64(v[1]) : 0;
-	struct postings_read r = {sqlite3_malloc64((sqlite3_uint64)cap * sizeof(*r.rows)), 0, cap, scan != 0,
-				  scan};
-	if (!r.rows) {
+	struct zc_posting *rows = sqlite3_malloc64((sqlite3_uint64)cap * sizeof(*rows));
+	if (!rows) {
 		sqlite3_result_error_nomem(ctx);
 		return;
 	}
-	memset(r.rows, 0, (size_t)cap * sizeof(*r.rows)); /* no uninitialised padding in the blob */
+	struct zc_postings_sel r;
+	zc_postings_sel_init(&r, rows, cap, scan);
 	int rc = api->xQueryPhrase(fts, 0, &r, postings_row);
 	if (rc != SQLITE_OK) {
 		sqlite3_free(r.rows);
 		sqlite3_result_error_code(ctx, rc);
 		return;
 	}
-	if (r.by_tf) /* the heap's worst goes behind the rest, one at a time: best first */
-		for (int k = r.n - 1; k > 0; k--) {
-			struct zc_posting t = r.rows[0];
-			r.rows[0] = r.rows[k];
-			r.rows[k] = t;
-			posting_down(r.rows, k, 0);
-		}
+	zc_postings_sel_finish(&r);
 	sqlite3_result_blob64(ctx, r.rows, (sqlite3_uint64)r.n * sizeof(*r.rows), sqlite3_free);
 }
 

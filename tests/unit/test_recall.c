@@ -2261,11 +2261,14 @@ static void issue17_recall_cache_keeps_a_conversations_tokens(void)
 	for (int i = 0; i < NMSG; i++)
 		cjk_text(&rng, 6, msg[i], sizeof(msg[i]));
 	long long post0 = 0, df0 = 0;
+	/* a list read: through FTS5, or from its tables (one structure read each, store/fts_raw.c) */
+#define LIST_READS(z) (stmt_runs(z, "FROM recall_fts WHERE recall_fts MATCH") + \
+		       stmt_runs(z, "FROM recall_fts_data WHERE id = 10"))
 	for (int pass = 0; pass < 2; pass++) {
-		long long post = stmt_runs(z, "FROM recall_fts WHERE recall_fts MATCH"), df = stmt_runs(z, "FROM recall_df WHERE");
+		long long post = LIST_READS(z), df = stmt_runs(z, "FROM recall_df WHERE");
 		for (int i = 0; i < NMSG; i++)
 			json_decref(recall1(z, "group:1", msg[i]));
-		post = stmt_runs(z, "FROM recall_fts WHERE recall_fts MATCH") - post;
+		post = LIST_READS(z) - post;
 		df = stmt_runs(z, "FROM recall_df WHERE") - df;
 		if (pass == 0) {
 			post0 = post;
@@ -2279,6 +2282,7 @@ static void issue17_recall_cache_keeps_a_conversations_tokens(void)
 		CHECK_INT(post, 0);
 		CHECK_INT(df, 0);
 	}
+#undef LIST_READS
 	zcor_close(z);
 }
 
@@ -2324,6 +2328,202 @@ static void issue14_recall_cache_per_scope_never_stale(void)
 	same_as_cold(w, "group:2", msg, b1, "reindex");
 	zcor_close(o);
 	zcor_close(w);
+}
+
+/* ---- issue 14: recall_fts's postings read from its tables ---------------- */
+
+/* FTS5's answer for one (term, n, scan): zc_postings through a cursor. */
+static int fts5_postings(sqlite3 *db, const char *term, int n, long long scan, struct zc_posting *out)
+{
+	struct zc_buf q = ZC_BUF_INIT;
+	zc_buf_addc(&q, '"');
+	for (const char *p = term; *p; p++) {
+		if (*p == '"')
+			zc_buf_addc(&q, '"');
+		zc_buf_addc(&q, *p);
+	}
+	zc_buf_addc(&q, '"');
+	sqlite3_stmt *st = NULL;
+	int got = 0;
+	CHECK_INT(sqlite3_prepare_v2(db,
+				     "SELECT zc_postings(recall_fts, ?2, ?3) FROM recall_fts WHERE recall_fts "
+				     "MATCH ?1 LIMIT 1",
+				     -1, &st, NULL),
+		  SQLITE_OK);
+	sqlite3_bind_text(st, 1, q.p, (int)q.len, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, n);
+	sqlite3_bind_int64(st, 3, scan);
+	int step = sqlite3_step(st);
+	if (step == SQLITE_ROW) {
+		got = sqlite3_column_bytes(st, 0) / (int)sizeof(struct zc_posting);
+		memcpy(out, sqlite3_column_blob(st, 0), (size_t)got * sizeof(*out));
+	} else {
+		CHECK_INT(step, SQLITE_DONE);
+	}
+	sqlite3_finalize(st);
+	zc_buf_release(&q);
+	return got;
+}
+
+/* Every (token, scope) of recall_df, several (n, scan): the rows read
+ * from the tables are FTS5's, in its order; all of them with scan 0 are
+ * as many as recall_df counts. Returns how many lists were compared. */
+static int raw_same_as_fts5(zcor *z, const char *when)
+{
+	struct zc_store *s = &zc_bench_mem(z)->store;
+	static const struct {
+		int n;
+		long long scan;
+	} use[] = {{4096, 0}, {1, 0}, {5, 0}, {16, 0}, {8, -1}, {8, 20}, {3, 7}, {128, 1024}, {40, 41}};
+	static struct zc_posting a[4096], b[4096];
+	sqlite3_stmt *st = NULL;
+	int lists = 0, bad = 0;
+	CHECK_INT(sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL), SQLITE_OK);
+	CHECK_INT(sqlite3_prepare_v2(s->db, "SELECT scope || char(31) || token, df FROM recall_df ORDER BY 1", -1,
+				     &st, NULL),
+		  SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW && bad < 5) {
+		const char *term = (const char *)sqlite3_column_text(st, 0);
+		int df = sqlite3_column_int(st, 1);
+		for (size_t u = 0; u < sizeof(use) / sizeof(use[0]); u++) {
+			int got = -1, done = 0;
+			struct zc_err e = {0};
+			CHECK_INT(zc_fts_raw_postings(s, term, strlen(term), use[u].n, use[u].scan, a, &got, &done, &e),
+				  ZCOR_OK);
+			int want = fts5_postings(s->db, term, use[u].n, use[u].scan, b);
+			int same = done && got == want;
+			for (int i = 0; same && i < got; i++)
+				same = a[i].rowid == b[i].rowid && a[i].tf == b[i].tf;
+			if (use[u].n == 4096 && use[u].scan == 0 && df <= 4096)
+				same = same && got == df;
+			if (!same) {
+				fprintf(stderr, "  %s: '%s' (df %d) n %d scan %lld: done %d, %d rows, FTS5 %d\n", when,
+					term, df, use[u].n, use[u].scan, done, got, want);
+				t_failures++;
+				bad++;
+			}
+			lists++;
+		}
+	}
+	sqlite3_finalize(st);
+	/* terms no record holds: between two, before all, after all, a
+	 * prefix of one, one with a held term as its prefix */
+	static const char *const absent[] = {"global\x1f" "kayaj", "\x01", "\xff\xff", "group:1", "global\x1f",
+					     "global\x1f" "kaya", "global\x1f" "kayakk", "private:7\x1f" "riverz"};
+	for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]); i++) {
+		int got = -1, done = 0;
+		struct zc_err e = {0};
+		CHECK_INT(zc_fts_raw_postings(s, absent[i], strlen(absent[i]), 16, 0, a, &got, &done, &e), ZCOR_OK);
+		CHECK_INT(done, 1);
+		CHECK_INT(got, 0);
+		CHECK_INT(fts5_postings(s->db, absent[i], 16, 0, b), 0);
+	}
+	CHECK_INT(sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+	return lists;
+}
+
+static int fts_segments(zcor *z)
+{
+	sqlite3_stmt *st = NULL;
+	int n = 0;
+	sqlite3 *db = zc_bench_mem(z)->store.db;
+	/* the structure record: cookie, then varints (levels, segments, ...) */
+	if (sqlite3_prepare_v2(db, "SELECT block FROM recall_fts_data WHERE id = 10", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW && sqlite3_column_bytes(st, 0) > 6) {
+		const unsigned char *p = sqlite3_column_blob(st, 0);
+		int i = 4;
+		while (p[i] & 0x80)
+			i++; /* levels */
+		i++;
+		n = p[i] & 0x7f; /* segments (< 128 here) */
+	}
+	sqlite3_finalize(st);
+	return n;
+}
+
+/* The postings recall reads from recall_fts's tables (store/fts_raw.c)
+ * are the ones FTS5 hands over, for every token of a store written in
+ * small batches on small leaves — doclists and poslists across leaves,
+ * several segments, rows updated and deleted, merges part done — and it
+ * declines, for FTS5 to answer, where it cannot be exact. */
+static void issue14_raw_postings_same_as_fts5(void)
+{
+	zcor *z = open_clocked();
+	struct zc_mem *m = zc_bench_mem(z);
+	zc_mem_set_fts_batch(m, 9);
+	t_sql_exec(z, "INSERT INTO recall_fts(recall_fts, rank) VALUES('pgsz', 64)");
+	t_sql_exec(z, "INSERT INTO recall_fts(recall_fts, rank) VALUES('automerge', 0)");
+	static const char *const words[] = {"潜水艇", "模型", "胶水", "周末", "拼", "kayak", "river", "paddle",
+					    "the", "蓝色", "群", "展览", "水"};
+	const char *scopes[] = {NULL, "group:1", "group:2", "private:7"};
+	char ids[240][32];
+	unsigned r = 7;
+	for (int i = 0; i < 240; i++) {
+		char title[64], content[512];
+		size_t at = 0;
+		r = r * 1103515245u + 12345u;
+		snprintf(title, sizeof(title), "记录%d %s", i, words[(r >> 8) % 13]);
+		int nw = 3 + (int)((r >> 16) % 12);
+		for (int k = 0; k < nw && at < sizeof(content) - 40; k++) {
+			r = r * 1103515245u + 12345u;
+			int rep = 1 + (int)((r >> 20) % 4 == 0 ? (r >> 24) % 5 : 0); /* tf 1, sometimes up to 5 */
+			for (int j = 0; j < rep && at < sizeof(content) - 40; j++)
+				at += (size_t)snprintf(content + at, sizeof(content) - at, "%s ", words[(r >> 8) % 13]);
+		}
+		mk(z, scopes[i % 4], title, content, NULL, ids[i]);
+		now_ms += 1000;
+		if (i % 40 == 39) { /* a recall: the batch so far into the index */
+			char *out = NULL;
+			zcor_recall(z, "{\"conversation\":\"group:1\",\"messages\":[{\"text\":\"潜水艇模型\"}]}", &out);
+			zcor_free(out);
+		}
+	}
+	char *out = NULL;
+	zcor_recall(z, "{\"conversation\":\"group:1\",\"messages\":[{\"text\":\"潜水艇模型\"}]}", &out);
+	zcor_free(out);
+	CHECK(fts_segments(z) >= 4);
+	/* recall itself reads them so: no FTS5 query for a list read in one
+	 * call (24 rows or more; a shorter one stays FTS5's rows, lexical.c) */
+	long long fts5 = stmt_runs(z, "SELECT zc_postings(recall_fts"),
+		  raw = stmt_runs(z, "FROM recall_fts_data WHERE id = 10");
+	json_decref(recall1(z, "group:2", "kayak river paddle 潜水艇模型 蓝色的胶水"));
+	CHECK_INT(stmt_runs(z, "SELECT zc_postings(recall_fts") - fts5, 0);
+	CHECK(stmt_runs(z, "FROM recall_fts_data WHERE id = 10") - raw > 5);
+	int lists = raw_same_as_fts5(z, "written");
+	CHECK(lists > 200);
+	/* changed and removed rows: newer segments hold their new entries */
+	for (int i = 0; i < 240; i += 7) {
+		json_t *x = t_call_ok(z, scopes[i % 4], "zcor_memory_write",
+				      "{\"id\":\"%s\",\"title\":\"改过%d\",\"content\":\"river river 模型 改过\"}", ids[i], i);
+		json_decref(x);
+	}
+	for (int i = 3; i < 240; i += 11) {
+		json_t *x = t_call_ok(z, scopes[i % 4], "zcor_memory_delete", "{\"id\":\"%s\"}", ids[i]);
+		json_decref(x);
+	}
+	zcor_recall(z, "{\"conversation\":\"group:2\",\"messages\":[{\"text\":\"river\"}]}", &out);
+	zcor_free(out);
+	raw_same_as_fts5(z, "updated and deleted");
+	/* a merge part done (input segments trimmed, an output segment being written) */
+	t_sql_exec(z, "INSERT INTO recall_fts(recall_fts, rank) VALUES('merge', 3)");
+	raw_same_as_fts5(z, "merging");
+	t_sql_exec(z, "INSERT INTO recall_fts(recall_fts) VALUES('optimize')");
+	CHECK_INT(fts_segments(z), 1);
+	raw_same_as_fts5(z, "optimized");
+	/* where it cannot be exact it declines: no transaction, a write transaction */
+	struct zc_posting a[8];
+	int got = -1, done = 1;
+	struct zc_err e = {0};
+	CHECK_INT(zc_fts_raw_postings(&m->store, "global\x1f" "river", 12, 8, 0, a, &got, &done, &e), ZCOR_OK);
+	CHECK_INT(done, 0);
+	CHECK_INT(sqlite3_exec(m->store.db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	CHECK_INT(sqlite3_exec(m->store.db, "INSERT INTO meta(key, value) VALUES('t', '1')", NULL, NULL, NULL),
+		  SQLITE_OK);
+	done = 1;
+	CHECK_INT(zc_fts_raw_postings(&m->store, "global\x1f" "river", 12, 8, 0, a, &got, &done, &e), ZCOR_OK);
+	CHECK_INT(done, 0);
+	CHECK_INT(sqlite3_exec(m->store.db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+	zcor_close(z);
 }
 
 /* Schema 14 from 13 (and on to 15): a store without the generations gets them, and a
@@ -3069,6 +3269,7 @@ const struct t_case t_cases[] = {
 	{"Q_RECALL_archive_line_months_constant_length", Q_RECALL_archive_line_months_constant_length},
 	{"Q_RECALL_cached_lookups_see_new_records", Q_RECALL_cached_lookups_see_new_records},
 	{"issue14_recall_cache_per_scope_never_stale", issue14_recall_cache_per_scope_never_stale},
+	{"issue14_raw_postings_same_as_fts5", issue14_raw_postings_same_as_fts5},
 	{"issue17_recall_cache_keeps_a_conversations_tokens", issue17_recall_cache_keeps_a_conversations_tokens},
 	{"issue14_migration_13_to_14", issue14_migration_13_to_14},
 	{"X_REINDEX_rebuilds_derived_indexes", X_REINDEX_rebuilds_derived_indexes},
