@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,7 +104,67 @@ static void issue19_query_text_is_the_trees_dump(void)
 	zcor_close(z);
 }
 
+
+/* How many times the query's count statement has run (0 before its
+ * first): sqlite's own counter of the cached statement. */
+static int count_runs(zcor *z, int with_prefilter)
+{
+	sqlite3 *db = zc_bench_mem(z)->store.db;
+	int runs = 0;
+	for (sqlite3_stmt *st = sqlite3_next_stmt(db, NULL); st; st = sqlite3_next_stmt(db, st)) {
+		const char *sql = sqlite3_sql(st);
+		if (strncmp(sql, "SELECT count(*) FROM nodes WHERE (?1 OR superseded_by IS NULL)", 62) == 0 &&
+		    (strstr(sql, "nodes_fts MATCH") != NULL) == with_prefilter)
+			runs += sqlite3_stmt_status(st, SQLITE_STMTSTATUS_RUN, 0);
+	}
+	return runs;
+}
+
+/* A page that ends short of its limit ends the matches: its total is
+ * offset + hits, the count is not run (half a search's statements); a
+ * full page, or one past the end, still counts. Every answer is the
+ * trees' page with its own count. */
+static void issue19_query_counts_only_a_full_page(void)
+{
+	zcor *z = t_open();
+	for (int i = 0; i < 5; i++) {
+		char args[160];
+		snprintf(args, sizeof(args), "{\"title\":\"王子涵的口味%d\",\"content\":\"喜欢火锅 hotpot %d\"}", i, i);
+		json_decref(t_call_ok(z, NULL, "zcor_memory_write", args));
+	}
+	json_decref(t_call_ok(z, NULL, "zcor_memory_write", "{\"title\":\"别的\",\"content\":\"无关\"}"));
+	static const char *const KW[2][2] = {
+		{"\"keywords\":[\"hotpot\"]", "instr(content, 'hotpot')"},  /* no prefilter */
+		{"\"keywords\":[\"王子涵\"]", "instr(title, '王子涵')"}, /* the FTS5 prefilter */
+	};
+	static const struct {
+		long long limit, offset;
+		int counts; /* the count statement runs */
+	} PAGES[] = {
+		{10, 0, 0}, {5, 0, 1}, {4, 0, 1}, {2, 4, 0}, {3, 3, 0}, {2, 5, 1}, {2, 9, 1}, {1, 4, 1}, {6, 0, 0},
+	};
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < sizeof(PAGES) / sizeof(PAGES[0]); i++) {
+			char args[200], where[120];
+			snprintf(args, sizeof(args), "{%s,\"limit\":%lld,\"offset\":%lld}", KW[k][0], PAGES[i].limit,
+				 PAGES[i].offset);
+			snprintf(where, sizeof(where), "superseded_by IS NULL AND %s", KW[k][1]);
+			int before = count_runs(z, k);
+			char *text = NULL;
+			CHECK_INT(zcor_tool_call(z, NULL, "zcor_memory_query", args, &text), ZCOR_OK);
+			zcor_free(text);
+			CHECK_INT(count_runs(z, k) - before, PAGES[i].counts);
+			same_answer(z, args, where, PAGES[i].limit, PAGES[i].offset);
+		}
+	/* no match at all: total 0 without a count */
+	int before = count_runs(z, 0);
+	same_answer(z, "{\"keywords\":[\"nothing\"]}", "0", 20, 0);
+	CHECK_INT(count_runs(z, 0) - before, 0);
+	zcor_close(z);
+}
+
 const struct t_case t_cases[] = {
 	{"issue19_query_text_is_the_trees_dump", issue19_query_text_is_the_trees_dump},
+	{"issue19_query_counts_only_a_full_page", issue19_query_counts_only_a_full_page},
 	{0},
 };
