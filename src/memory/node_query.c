@@ -58,23 +58,45 @@ int zc_page_args(json_t *args, long long *limit, long long *offset, struct zc_er
 	return ZCOR_OK;
 }
 
-#define QUERY_WHERE                                                                       \
-	" FROM nodes WHERE (?1 OR superseded_by IS NULL) AND " ZC_SCOPE_VISIBLE_SQL           \
-	" AND (?2 IS NULL OR updated_at >= ?2) AND (?3 IS NULL OR updated_at <= ?3)"        \
+/* The query's statements: its filters, then the keyword test by how
+ * many keywords there are. Every keyword must be in the title or the
+ * content (normalised): with none there is no test; one is bound as ?4
+ * itself; more are ?4 as a JSON array, walked by json_each for every
+ * row. The one-keyword form is the json_each form's own truth table
+ * (CASE takes a NULL condition as false, as NOT EXISTS does), without a
+ * table-valued cursor per row (issue 19). */
+#define QUERY_FROM                                                                  \
+	" FROM nodes WHERE (?1 OR superseded_by IS NULL) AND " ZC_SCOPE_VISIBLE_SQL     \
+	" AND (?2 IS NULL OR updated_at >= ?2) AND (?3 IS NULL OR updated_at <= ?3)"
+#define KW_ONE                                                                      \
+	" AND CASE WHEN instr(title_norm, ?4) = 0 AND instr(zc_norm(content), ?4) = 0" \
+	" THEN 0 ELSE 1 END"
+#define KW_ANY                                                                      \
 	" AND NOT EXISTS (SELECT 1 FROM json_each(?4) k WHERE instr(title_norm, k.value) = 0" \
 	" AND instr(zc_norm(content), k.value) = 0)"
-
 #define PREFILTER " AND seq IN (SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?7)"
+#define PAGE " ORDER BY updated_at DESC, seq DESC LIMIT ?5 OFFSET ?6"
+#define PAGE_AND_COUNT(where) {"SELECT " ZC_NODE_COLS where PAGE, "SELECT count(*)" where}
+
+/* [keywords: none, one, more][with the prefilter][the page, the count] */
+static const char *const QUERY_SQL[3][2][2] = {
+	{PAGE_AND_COUNT(QUERY_FROM), {NULL, NULL}},
+	{PAGE_AND_COUNT(QUERY_FROM KW_ONE), PAGE_AND_COUNT(QUERY_FROM KW_ONE PREFILTER)},
+	{PAGE_AND_COUNT(QUERY_FROM KW_ANY), PAGE_AND_COUNT(QUERY_FROM KW_ANY PREFILTER)},
+};
 
 static void bind_query(struct zc_op *op, sqlite3_stmt *st, int superseded, int64_t from, int64_t to,
-		       const char *kw)
+		       const char *kw, const char *pre)
 {
 	sqlite3_bind_int(st, 1, superseded);
 	if (from >= 0)
 		sqlite3_bind_int64(st, 2, from);
 	if (to >= 0)
 		sqlite3_bind_int64(st, 3, to);
-	sqlite3_bind_text(st, 4, kw, -1, SQLITE_TRANSIENT);
+	if (kw)
+		sqlite3_bind_text(st, 4, kw, -1, SQLITE_TRANSIENT);
+	if (pre)
+		sqlite3_bind_text(st, 7, pre, -1, SQLITE_TRANSIENT);
 	zc_bind_scope(op, st);
 }
 
@@ -110,26 +132,21 @@ static int memory_query(struct zc_op *op, json_t *args, json_t **out, struct zc_
 		return rc;
 	int superseded = json_is_true(json_object_get(args, "includeSuperseded"));
 	json_t *kwj = json_object_get(args, "keywords");
-	char *kw = kwj ? zc_norm_keywords(kwj) : zc_strdup("[]");
+	size_t nkw = json_array_size(kwj);
+	int form = nkw == 0 ? 0 : nkw == 1 ? 1 : 2;
+	char *kw = form == 1 ? zc_norm(json_string_value(json_array_get(kwj, 0)))
+		 : form == 2 ? zc_norm_keywords(kwj) : NULL;
 	long long total = 0;
 	/* with a CJK keyword the full-text index narrows the records to test;
-	 * the test itself (QUERY_WHERE) is the same either way */
-	char *pre = kwj ? zc_fts_keywords_prefilter(kwj, "{title content}") : NULL;
-	sqlite3_stmt *st = pre ? zc_stmt(&op->m->store,
-					 "SELECT " ZC_NODE_COLS QUERY_WHERE PREFILTER
-					 " ORDER BY updated_at DESC, seq DESC LIMIT ?5 OFFSET ?6",
-					 e)
-			       : zc_stmt(&op->m->store,
-					 "SELECT " ZC_NODE_COLS QUERY_WHERE " ORDER BY updated_at DESC, seq DESC "
-					 "LIMIT ?5 OFFSET ?6",
-					 e);
+	 * the test itself is the same either way */
+	char *pre = form ? zc_fts_keywords_prefilter(kwj, "{title content}") : NULL;
+	const char *const *sql = QUERY_SQL[form][pre != NULL];
+	sqlite3_stmt *st = zc_stmt(&op->m->store, sql[0], e);
 	if (!st) {
 		rc = e->code;
 		goto out;
 	}
-	bind_query(op, st, superseded, from, to, kw);
-	if (pre)
-		sqlite3_bind_text(st, 7, pre, -1, SQLITE_TRANSIENT);
+	bind_query(op, st, superseded, from, to, kw, pre);
 	sqlite3_bind_int64(st, 5, limit);
 	sqlite3_bind_int64(st, 6, offset);
 	/* the answer as text, each hit straight from its row: a tree per hit
@@ -155,16 +172,12 @@ static int memory_query(struct zc_op *op, json_t *args, json_t **out, struct zc_
 	 * or starts past the end (issue 19: half a search's statements). One
 	 * read transaction holds both, so they see the same rows. */
 	if (n == limit || (n == 0 && offset > 0)) {
-		st = pre ? zc_stmt(&op->m->store, "SELECT count(*)" QUERY_WHERE PREFILTER, e)
-			 : zc_stmt(&op->m->store, "SELECT count(*)" QUERY_WHERE, e);
-		if (!st) {
+		if (!(st = zc_stmt(&op->m->store, sql[1], e))) {
 			zc_buf_release(&b);
 			rc = e->code;
 			goto out;
 		}
-		bind_query(op, st, superseded, from, to, kw);
-		if (pre)
-			sqlite3_bind_text(st, 7, pre, -1, SQLITE_TRANSIENT);
+		bind_query(op, st, superseded, from, to, kw, pre);
 		rc = sqlite3_step(st);
 		if (rc == SQLITE_ROW)
 			total = sqlite3_column_int64(st, 0);

@@ -74,7 +74,8 @@ static void same_answer(zcor *z, const char *args, const char *where, long long 
 	jf(want);
 }
 
-static void issue19_query_text_is_the_trees_dump(void)
+/* A store whose rows hold every kind of value. */
+static zcor *open_rows(void)
 {
 	zcor *z = t_open();
 	json_decref(t_call_ok(z, NULL, "zcor_memory_write",
@@ -96,6 +97,12 @@ static void issue19_query_text_is_the_trees_dump(void)
 		      "superseded_reason = '新的', keywords = '[ \"hiking\" ]' WHERE title = 'hiking club'");
 	t_sql_exec(z, "UPDATE nodes SET important_seq = 3, keywords = 'not json' "
 		      "WHERE title = '火锅'");
+	return z;
+}
+
+static void issue19_query_text_is_the_trees_dump(void)
+{
+	zcor *z = open_rows();
 	same_answer(z, "{\"keywords\":[\"猫\"]}", "superseded_by IS NULL AND (instr(title, '猫') OR instr(content, '猫'))", 20, 0);
 	same_answer(z, "{\"keywords\":[\"猫\"],\"includeSuperseded\":true}", "instr(title, '猫') OR instr(content, '猫')", 20, 0);
 	same_answer(z, "{\"includeSuperseded\":true,\"limit\":2,\"offset\":1}", "1", 2, 1);
@@ -163,8 +170,42 @@ static void issue19_query_counts_only_a_full_page(void)
 	zcor_close(z);
 }
 
+/* One keyword is tested without json_each (bound as itself): the same
+ * answer as the json_each test gives it, which it still gets as two
+ * copies of itself, for a keyword in the title only, the content only,
+ * both, neither, Latin folded, and a row whose content is
+ * not UTF-8. */
+static void issue19_query_one_keyword_is_the_json_each_test(void)
+{
+	zcor *z = open_rows();
+	static const char *const KW[] = {"猫", "疫苗", "十二月", "Sunday", "SUNDAY", "猫咪 \\\"咪", "行\\n第",
+					 "没有", "A", "\\u00ff", "hiking club", "老火锅"};
+	for (size_t i = 0; i < sizeof(KW) / sizeof(KW[0]); i++)
+		for (int sup = 0; sup < 2; sup++) {
+			char one[200], two[240], *a = NULL, *b = NULL;
+			const char *s = sup ? ",\"includeSuperseded\":true" : "";
+			snprintf(one, sizeof(one), "{\"keywords\":[\"%s\"]%s}", KW[i], s);
+			snprintf(two, sizeof(two), "{\"keywords\":[\"%s\",\"%s\"]%s}", KW[i], KW[i], s);
+			CHECK_INT(zcor_tool_call(z, NULL, "zcor_memory_query", one, &a), ZCOR_OK);
+			CHECK_INT(zcor_tool_call(z, NULL, "zcor_memory_query", two, &b), ZCOR_OK);
+			CHECK_STR(a, b);
+			zcor_free(a);
+			zcor_free(b);
+		}
+	/* and the forms differ in what they find, not only in how */
+	char *a = NULL;
+	CHECK_INT(zcor_tool_call(z, NULL, "zcor_memory_query", "{\"keywords\":[\"老火锅\"]}", &a), ZCOR_OK);
+	CHECK(strstr(a, "\"total\":1,"));
+	zcor_free(a);
+	CHECK_INT(zcor_tool_call(z, NULL, "zcor_memory_query", "{\"keywords\":[\"sunday\"],\"includeSuperseded\":true}", &a), ZCOR_OK);
+	CHECK(strstr(a, "\"total\":1,"));
+	zcor_free(a);
+	zcor_close(z);
+}
+
 const struct t_case t_cases[] = {
 	{"issue19_query_text_is_the_trees_dump", issue19_query_text_is_the_trees_dump},
 	{"issue19_query_counts_only_a_full_page", issue19_query_counts_only_a_full_page},
+	{"issue19_query_one_keyword_is_the_json_each_test", issue19_query_one_keyword_is_the_json_each_test},
 	{0},
 };
