@@ -116,7 +116,7 @@ static void dump_to(struct zc_buf *b, const json_t *v)
 		buf_string(b, json_string_value(v), json_string_length(v), 0);
 		break;
 	case JSON_INTEGER:
-		zc_buf_addf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		zc_buf_addll(b, (long long)json_integer_value(v));
 		break;
 	case JSON_TRUE:
 		zc_buf_adds(b, "true");

@@ -68,12 +68,42 @@ static void split(int64_t ms, struct parts *p)
 	p->ms = (unsigned)(rem % 1000);
 }
 
+/* Writes v as exactly n decimal digits (v < 10^n). */
+static char *put_digits(char *o, unsigned v, int n)
+{
+	for (int i = n - 1; i >= 0; i--) {
+		o[i] = (char)('0' + v % 10);
+		v /= 10;
+	}
+	return o + n;
+}
+
 void zc_time_format(int64_t ms, char out[ZC_TIME_LEN])
 {
 	struct parts p;
 	split(ms, &p);
-	snprintf(out, ZC_TIME_LEN, "%04lld-%02u-%02uT%02u:%02u:%02u.%03uZ", (long long)p.y, p.mo, p.d,
-		 p.h, p.mi, p.s, p.ms);
+	if (p.y < 0 || p.y > 9999) { /* what %04lld makes of any other year */
+		snprintf(out, ZC_TIME_LEN, "%04lld-%02u-%02uT%02u:%02u:%02u.%03uZ", (long long)p.y, p.mo,
+			 p.d, p.h, p.mi, p.s, p.ms);
+		return;
+	}
+	/* the same text without snprintf: three in every search hit, where
+	 * snprintf was 3,500 instructions each (issue 19) */
+	char *o = put_digits(out, (unsigned)p.y, 4);
+	*o++ = '-';
+	o = put_digits(o, p.mo, 2);
+	*o++ = '-';
+	o = put_digits(o, p.d, 2);
+	*o++ = 'T';
+	o = put_digits(o, p.h, 2);
+	*o++ = ':';
+	o = put_digits(o, p.mi, 2);
+	*o++ = ':';
+	o = put_digits(o, p.s, 2);
+	*o++ = '.';
+	o = put_digits(o, p.ms, 3);
+	*o++ = 'Z';
+	*o = '\0';
 }
 
 void zc_time_stamp(int64_t ms, char out[ZC_TIME_LEN])
