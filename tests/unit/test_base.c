@@ -325,11 +325,85 @@ static void issue19_time_and_integers_without_printf(void)
 	zc_buf_release(&b);
 }
 
+/* The escape byte by byte, as it was written before it went eight at a
+ * time: jansson's form (low 0) or zc_json_buf_string's (every byte below
+ * 0x20 as \u00xx). */
+static void escape_slowly(struct zc_buf *b, const unsigned char *s, size_t len, int low)
+{
+	zc_buf_addc(b, '"');
+	for (size_t i = 0; i < len; i++) {
+		unsigned c = s[i];
+		char t[8];
+		if (c == '"' || c == '\\') {
+			zc_buf_addc(b, '\\');
+			zc_buf_addc(b, (char)c);
+		} else if (c >= 0x20) {
+			zc_buf_addc(b, (char)c);
+		} else if (!low && c && strchr("\b\f\n\r\t", (int)c)) {
+			zc_buf_addc(b, '\\');
+			zc_buf_addc(b, "btnvfr"[c == '\b' ? 0 : c == '\t' ? 1 : c == '\n' ? 2 : c == '\f' ? 4 : 5]);
+		} else {
+			snprintf(t, sizeof(t), low ? "\\u%04x" : "\\u%04X", c);
+			zc_buf_adds(b, t);
+		}
+	}
+	zc_buf_addc(b, '"');
+}
+
+/* JSON string escapes eight bytes at a time (issue 19) write what the
+ * byte loop wrote: every length to 70 at every offset in the buffer, with
+ * the escaped bytes dense, sparse, at chunk ends, runs of them, bytes
+ * above 0x7F and NUL (zc_json_buf_stringn), in both forms. */
+static void issue19_escape_eight_at_a_time(void)
+{
+	static const unsigned char SPECIAL[] = {'"', '\\', 0, 1, '\b', '\t', '\n', 0x0b, '\f', '\r', 0x1f, 0x20,
+						0x21, 0x23, 0x5b, 0x5d, 0x5c, 0x7f, 0x80, 0xa2, 0xdc, 0xe0, 0xff};
+	unsigned seed = 8;
+	struct zc_buf got = ZC_BUF_INIT, want = ZC_BUF_INIT;
+	for (int round = 0; round < 20000; round++) {
+		unsigned char raw[72];
+		size_t n = (size_t)(round % 71);
+		int density = round / 71 % 4; /* none, 1 in 16, 1 in 3, all */
+		for (size_t i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			unsigned r = seed >> 8;
+			int special = density == 3 || (density == 1 && r % 16 == 0) || (density == 2 && r % 3 == 0);
+			raw[i] = special ? SPECIAL[(r >> 8) % sizeof(SPECIAL)] : (unsigned char)('a' + r % 26);
+		}
+		for (int low = 0; low < 2; low++) {
+			size_t lead = (size_t)(round % 9);
+			zc_buf_reset(&got);
+			zc_buf_reset(&want);
+			for (size_t i = 0; i < lead; i++) {
+				zc_buf_addc(&got, 'x');
+				zc_buf_addc(&want, 'x');
+			}
+			if (low) { /* a C string: to its first NUL */
+				raw[n] = 0;
+				size_t len = strlen((const char *)raw);
+				zc_json_buf_string(&got, (const char *)raw);
+				escape_slowly(&want, raw, len, 1);
+			} else {
+				zc_json_buf_stringn(&got, (const char *)raw, n);
+				escape_slowly(&want, raw, n, 0);
+			}
+			CHECK_INT(got.len, want.len);
+			CHECK_STR(got.p, want.p);
+			if (got.len != want.len || strcmp(got.p, want.p) != 0)
+				goto done;
+		}
+	}
+done:
+	zc_buf_release(&got);
+	zc_buf_release(&want);
+}
+
 const struct t_case t_cases[] = {
 	{"issue13_8_asserts_are_on", issue13_8_asserts_are_on},
 	{"buf_grows_and_detaches", buf_grows_and_detaches},
 	{"json_helpers", json_helpers},
 	{"issue19_dump_is_janssons_byte_for_byte", issue19_dump_is_janssons_byte_for_byte},
+	{"issue19_escape_eight_at_a_time", issue19_escape_eight_at_a_time},
 	{"time_format_and_parse", time_format_and_parse},
 	{"issue19_time_and_integers_without_printf", issue19_time_and_integers_without_printf},
 	{"quote_cuts_on_characters", quote_cuts_on_characters},
