@@ -398,12 +398,50 @@ done:
 	zc_buf_release(&want);
 }
 
+/* zc_utf8_valid checks ASCII and three-byte characters inline (issue
+ * 19): the same answer as walking zc_utf8_seq, on random bytes weighted
+ * to the edges (NUL, 0x7F/0x80, overlong E0 80, surrogates ED A0, EF BF
+ * BF, truncated sequences, four bytes, F4 90) at every length to 12. */
+static void issue19_utf8_valid_is_the_seq_walk(void)
+{
+	static const unsigned char B[] = {0x00, 0x01, 'a', 0x7f, 0x80, 0x9f, 0xa0, 0xbf, 0xc0, 0xc2, 0xdf,
+					  0xe0, 0xe1, 0xe7, 0xed, 0xee, 0xef, 0xf0, 0xf4, 0xf5, 0xff, 0x8c, 0xab};
+	unsigned seed = 7;
+	for (int round = 0; round < 300000; round++) {
+		unsigned char t[12];
+		size_t n = (size_t)(round % 13);
+		for (size_t i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			t[i] = B[(seed >> 12) % sizeof(B)];
+		}
+		int want = 1;
+		for (size_t i = 0; i < n;) {
+			size_t k = zc_utf8_seq((const char *)t + i, n - i);
+			if (!k) {
+				want = 0;
+				break;
+			}
+			i += k;
+		}
+		if (zc_utf8_valid((const char *)t, n) != want) {
+			CHECK_INT(zc_utf8_valid((const char *)t, n), want);
+			break;
+		}
+	}
+	CHECK(zc_utf8_valid("猫咪 a", strlen("猫咪 a")));
+	CHECK(!zc_utf8_valid("\xe7\x8c", 2));
+	CHECK(!zc_utf8_valid("\xed\xa0\x80", 3));
+	CHECK(!zc_utf8_valid("\xe0\x9f\xbf", 3));
+	CHECK(!zc_utf8_valid("a\0b", 3));
+}
+
 const struct t_case t_cases[] = {
 	{"issue13_8_asserts_are_on", issue13_8_asserts_are_on},
 	{"buf_grows_and_detaches", buf_grows_and_detaches},
 	{"json_helpers", json_helpers},
 	{"issue19_dump_is_janssons_byte_for_byte", issue19_dump_is_janssons_byte_for_byte},
 	{"issue19_escape_eight_at_a_time", issue19_escape_eight_at_a_time},
+	{"issue19_utf8_valid_is_the_seq_walk", issue19_utf8_valid_is_the_seq_walk},
 	{"time_format_and_parse", time_format_and_parse},
 	{"issue19_time_and_integers_without_printf", issue19_time_and_integers_without_printf},
 	{"quote_cuts_on_characters", quote_cuts_on_characters},
