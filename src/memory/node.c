@@ -91,11 +91,11 @@ void zc_node_text_from_row(struct zc_buf *b, sqlite3_stmt *st)
 		int null = sqlite3_column_type(st, i) == SQLITE_NULL;
 		switch (NODE_FIELDS[i].kind) {
 		case F_STR: {
-			if (null) {
+			const char *s = null ? NULL : (const char *)sqlite3_column_text(st, i);
+			if (!s) { /* NULL, or what sqlite gives no text for */
 				ADD_LIT(b, "null");
 				break;
 			}
-			const char *s = (const char *)sqlite3_column_text(st, i);
 			size_t len = strlen(s); /* as the tree's: to a NUL inside */
 			if (zc_utf8_valid(s, len))
 				zc_json_buf_stringn(b, s, len);
