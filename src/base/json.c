@@ -69,31 +69,27 @@ static inline char *put_escaped(char *o, unsigned char c, const unsigned char *e
 	return o;
 }
 
-/* Appends the len bytes at s as a JSON string literal: measured first,
- * then written in place, eight plain bytes copied at once. */
+/* Appends the len bytes at s as a JSON string literal in one pass, eight
+ * plain bytes copied at once. Room is made for twice what is left plus a
+ * margin (a quote or backslash doubles; a control byte, rare, becomes
+ * six), checked before each chunk of eight. */
 static void buf_string(struct zc_buf *b, const char *s, size_t len, int low)
 {
+	enum { MARGIN = 8 * 6 + 8 }; /* a chunk all controls, and a store of 8 past it */
 	static const char hex_low[] = "0123456789abcdef", hex_up[] = "0123456789ABCDEF";
 	const unsigned char *u = (const unsigned char *)s, *extra = EXTRA[low != 0];
 	const char *hex = low ? hex_low : hex_up;
-	size_t n = 2 + len, i = 0;
-	for (; i + 8 <= len; i += 8) {
-		uint64_t x;
-		memcpy(&x, u + i, 8);
-		/* one added byte per quote or backslash: their marks summed */
-		n += (size_t)((((quote_bytes(x) >> 7) * ONES) >> 56));
-		if (control_bytes(x))
-			for (size_t j = i; j < i + 8; j++)
-				n += u[j] < 0x20 ? extra[u[j]] : 0;
-	}
-	for (; i < len; i++)
-		n += extra[u[i]];
-	/* 8 bytes of slack: a chunk's plain bytes are stored 8 at a time,
-	 * past where the next write lands */
-	zc_buf_grow(b, n + 8);
-	char *o = b->p + b->len;
+	zc_buf_grow(b, 2 * len + MARGIN);
+	char *o = b->p + b->len, *end = b->p + b->cap;
 	*o++ = '"';
-	for (i = 0; i + 8 <= len; i += 8) {
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		if ((size_t)(end - o) < MARGIN) {
+			b->len = (size_t)(o - b->p);
+			zc_buf_grow(b, 2 * (len - i) + MARGIN);
+			o = b->p + b->len;
+			end = b->p + b->cap;
+		}
 		uint64_t x;
 		memcpy(&x, u + i, 8);
 		uint64_t m = quote_bytes(x) | control_bytes(x);
@@ -125,12 +121,18 @@ static void buf_string(struct zc_buf *b, const char *s, size_t len, int low)
 			o = put_escaped(o, u[j], extra, hex);
 #endif
 	}
+	/* fewer than 8 left: at most 7 * 6 + 2 bytes, inside the margin */
+	if ((size_t)(end - o) < MARGIN) {
+		b->len = (size_t)(o - b->p);
+		zc_buf_grow(b, MARGIN);
+		o = b->p + b->len;
+	}
 	for (; i < len; i++)
 		o = put_escaped(o, u[i], extra, hex);
 	*o++ = '"';
 	*o = '\0';
-	b->len += n;
-	assert(o == b->p + b->len);
+	b->len = (size_t)(o - b->p);
+	assert(b->len < b->cap);
 }
 
 /* v as jansson's json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) writes it,
