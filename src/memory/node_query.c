@@ -222,6 +222,7 @@ static int page_ordered_here(struct zc_op *op, sqlite3_stmt *st, long long limit
 				 ZC_BUF_INIT};
 		if (n < keep) {
 			h[n] = k;
+			zc_buf_grow(&h[n].text, 1024); /* a hit's text, most of the time */
 			zc_node_text_from_row(&h[n].text, st);
 			sift_up(h, n++);
 		} else if (after(&h[0], &k)) { /* it enters, the last leaves */
@@ -236,6 +237,10 @@ static int page_ordered_here(struct zc_op *op, sqlite3_stmt *st, long long limit
 	if (rc == SQLITE_DONE) {
 		rc = ZCOR_OK;
 		qsort(h, n, sizeof(*h), page_order);
+		size_t bytes = 0;
+		for (size_t i = (size_t)offset; i < n; i++)
+			bytes += h[i].text.len + 1;
+		zc_buf_grow(b, bytes + 96); /* the answer at once, its end included */
 		zc_buf_adds(b, "{\"items\":[");
 		for (size_t i = (size_t)offset; i < n; i++) {
 			if (i > (size_t)offset)
