@@ -78,22 +78,34 @@ json_t *zc_node_from_row(sqlite3_stmt *st)
 	return n;
 }
 
-#define ADD_LIT(b, s) zc_buf_add((b), (s), sizeof(s) - 1)
+/* Appends n bytes where zc_buf_grow made room (FIELD_ROOM each field). */
+static inline void put(struct zc_buf *b, const char *s, size_t n)
+{
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+#define PUT_LIT(b, s) put((b), (s), sizeof(s) - 1)
+/* the longest lead (,"supersededReason": 20) and a quoted time (26) */
+enum { FIELD_ROOM = 20 + 2 + ZC_TIME_LEN };
 
 void zc_node_text_from_row(struct zc_buf *b, sqlite3_stmt *st)
 {
 	for (int i = 0; i < (int)NODE_NFIELDS; i++) {
+		/* one check for the room of the lead and a value of its own:
+		 * a search writes 25 of each per hit (issue 19) */
+		zc_buf_grow(b, FIELD_ROOM);
 		/* ASCII letters: nothing to escape; the row's '{' in place of
 		 * the first field's comma */
-		zc_buf_add(b, NODE_FIELDS[i].lead, NODE_FIELDS[i].lead_len);
+		put(b, NODE_FIELDS[i].lead, NODE_FIELDS[i].lead_len);
 		if (!i)
 			b->p[b->len - NODE_FIELDS[i].lead_len] = '{';
-		int null = sqlite3_column_type(st, i) == SQLITE_NULL;
 		switch (NODE_FIELDS[i].kind) {
 		case F_STR: {
-			const char *s = null ? NULL : (const char *)sqlite3_column_text(st, i);
-			if (!s) { /* NULL, or what sqlite gives no text for */
-				ADD_LIT(b, "null");
+			/* NULL for a NULL column (or what sqlite gives no text for) */
+			const char *s = (const char *)sqlite3_column_text(st, i);
+			if (!s) {
+				PUT_LIT(b, "null");
 				break;
 			}
 			size_t len = strlen(s); /* as the tree's: to a NUL inside */
@@ -107,29 +119,30 @@ void zc_node_text_from_row(struct zc_buf *b, sqlite3_stmt *st)
 			break;
 		}
 		case F_NOT_NULL:
-			if (null)
-				ADD_LIT(b, "false");
+			if (sqlite3_column_type(st, i) == SQLITE_NULL)
+				PUT_LIT(b, "false");
 			else
-				ADD_LIT(b, "true");
+				PUT_LIT(b, "true");
 			break;
 		case F_BOOL:
 			if (sqlite3_column_int(st, i))
-				ADD_LIT(b, "true");
+				PUT_LIT(b, "true");
 			else
-				ADD_LIT(b, "false");
+				PUT_LIT(b, "false");
 			break;
 		case F_TIME: {
-			if (null) {
-				ADD_LIT(b, "null");
+			if (sqlite3_column_type(st, i) == SQLITE_NULL) {
+				PUT_LIT(b, "null");
 				break;
 			}
 			/* digits, '-', ':', 'T', '.', 'Z': nothing to escape */
-			char t[ZC_TIME_LEN + 2];
+			char *t = b->p + b->len;
 			t[0] = '"';
 			zc_time_format(sqlite3_column_int64(st, i), t + 1);
 			size_t n = strlen(t);
 			t[n] = '"';
-			zc_buf_add(b, t, n + 1);
+			t[n + 1] = '\0';
+			b->len += n + 1;
 			break;
 		}
 		case F_INT:
@@ -140,13 +153,16 @@ void zc_node_text_from_row(struct zc_buf *b, sqlite3_stmt *st)
 			 * them gives); any other through the tree */
 			const char *s = (const char *)sqlite3_column_text(st, i);
 			if (!s) { /* zc_col_json's fallback */
-				zc_buf_adds(b, NODE_FIELDS[i].kind == F_ARRAY    ? "[]"
-					       : NODE_FIELDS[i].kind == F_OBJECT ? "{}"
-										 : "null");
+				if (NODE_FIELDS[i].kind == F_ARRAY)
+					PUT_LIT(b, "[]");
+				else if (NODE_FIELDS[i].kind == F_OBJECT)
+					PUT_LIT(b, "{}");
+				else
+					PUT_LIT(b, "null");
 				break;
 			}
 			if ((strcmp(s, "[]") == 0 || strcmp(s, "{}") == 0 || strcmp(s, "null") == 0)) {
-				zc_buf_adds(b, s);
+				put(b, s, strlen(s));
 				break;
 			}
 			json_t *v = zc_col_json(st, i, JSON_FALLBACK[NODE_FIELDS[i].kind]);
