@@ -125,7 +125,8 @@ char *zc_fts_keywords_prefilter(json_t *keywords, const char *columns)
 	json_array_foreach(keywords, i, k) {
 		char *n = zc_norm(json_string_value(k));
 		if (zc_is_cjk_run(n, 2))
-			zc_buf_addf(&q, "%s%s : \"%s\"", q.len ? " AND " : "", columns, n);
+			zc_buf_addf(&q, "%s%s%s\"%s\"", q.len ? " AND " : "", columns ? columns : "",
+				    columns ? " : " : "", n);
 		zc_free(n);
 	}
 	return q.len ? zc_buf_detach(&q) : NULL;
@@ -273,8 +274,11 @@ static int memory_query(struct zc_op *op, json_t *args, json_t **out, struct zc_
 		 : form == 2 ? zc_norm_keywords(kwj) : NULL;
 	long long total = 0;
 	/* with a CJK keyword the full-text index narrows the records to test;
-	 * the test itself is the same either way */
-	char *pre = form ? zc_fts_keywords_prefilter(kwj, "{title content}") : NULL;
+	 * the test itself is the same either way. Over every column of
+	 * nodes_fts: a few more candidates (a keyword only in keywords), no
+	 * column filter to apply to every posting (a fifth of the index's
+	 * part of a search, issue 19) */
+	char *pre = form ? zc_fts_keywords_prefilter(kwj, NULL) : NULL;
 	const char *const *sql = QUERY_SQL[form][pre != NULL];
 	if (pre && offset + limit <= ORDER_HERE_MAX) {
 		sqlite3_stmt *all = zc_stmt(&op->m->store, sql[2], e);

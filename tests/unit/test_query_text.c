@@ -266,10 +266,35 @@ static void issue19_query_orders_an_indexed_page_itself(void)
 	zcor_close(z);
 }
 
+/* The prefilter runs over every column of nodes_fts (no column filter on
+ * each posting, issue 19): a record that has the keyword only in its
+ * keywords is a candidate, and the substring test on the title and the
+ * content still leaves it out. */
+static void issue19_query_prefilter_over_every_column_still_tests_title_and_content(void)
+{
+	zcor *z = t_open();
+	json_decref(t_call_ok(z, NULL, "zcor_memory_write",
+			      "{\"title\":\"周末聚餐\",\"content\":\"去吃火锅\",\"keywords\":[\"张三丰\",\"张三丰的店\"]}"));
+	json_decref(t_call_ok(z, NULL, "zcor_memory_write",
+			      "{\"title\":\"武当\",\"content\":\"张三丰说太极\"}"));
+	json_decref(t_call_ok(z, NULL, "zcor_memory_write",
+			      "{\"title\":\"张三丰的店\",\"content\":\"开在山下\"}"));
+	same_answer(z, "{\"keywords\":[\"张三丰\"]}", "title <> '周末聚餐'", 20, 0);
+	same_answer(z, "{\"keywords\":[\"张三丰的店\"]}", "title = '张三丰的店'", 20, 0);
+	same_answer(z, "{\"keywords\":[\"张三丰\",\"太极\"]}", "title = '武当'", 20, 0);
+	char *text = NULL;
+	CHECK_INT(zcor_tool_call(z, NULL, "zcor_memory_query", "{\"keywords\":[\"张三丰\"]}", &text), ZCOR_OK);
+	CHECK(strstr(text, "\"total\":2,") && !strstr(text, "周末聚餐"));
+	zcor_free(text);
+	zcor_close(z);
+}
+
 const struct t_case t_cases[] = {
 	{"issue19_query_text_is_the_trees_dump", issue19_query_text_is_the_trees_dump},
 	{"issue19_query_counts_only_a_full_page", issue19_query_counts_only_a_full_page},
 	{"issue19_query_one_keyword_is_the_json_each_test", issue19_query_one_keyword_is_the_json_each_test},
 	{"issue19_query_orders_an_indexed_page_itself", issue19_query_orders_an_indexed_page_itself},
+	{"issue19_query_prefilter_over_every_column_still_tests_title_and_content",
+	 issue19_query_prefilter_over_every_column_still_tests_title_and_content},
 	{0},
 };
