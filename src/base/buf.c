@@ -45,6 +45,19 @@ void zc_buf_adds(struct zc_buf *b, const char *s) { zc_buf_add(b, s, strlen(s));
 
 void zc_buf_addc(struct zc_buf *b, char c) { zc_buf_add(b, &c, 1); }
 
+void zc_buf_addll(struct zc_buf *b, long long v)
+{
+	char t[24], *o = t + sizeof(t);
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+	do {
+		*--o = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*--o = '-';
+	zc_buf_add(b, o, (size_t)(t + sizeof(t) - o));
+}
+
 void zc_buf_vaddf(struct zc_buf *b, const char *fmt, va_list ap)
 {
 	assert(BUF_OK(b) && fmt);

@@ -20,6 +20,8 @@ void zc_buf_grow(struct zc_buf *b, size_t extra);
 void zc_buf_add(struct zc_buf *b, const void *data, size_t n);
 void zc_buf_adds(struct zc_buf *b, const char *s);
 void zc_buf_addc(struct zc_buf *b, char c);
+/* v in decimal, as "%lld" writes it (without printf's cost). */
+void zc_buf_addll(struct zc_buf *b, long long v);
 void zc_buf_addf(struct zc_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void zc_buf_vaddf(struct zc_buf *b, const char *fmt, va_list ap);
 void zc_buf_reset(struct zc_buf *b);

@@ -5,6 +5,7 @@
 #include "base/json.h"
 
 #include <assert.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,45 +38,101 @@ static const unsigned char EXTRA[2][256] = {
 };
 #undef CTL5
 
-/* Appends the len bytes at s as a JSON string literal: measured first,
- * then written in place, runs of plain bytes copied whole (a 30 KB tool
- * answer over MCP: 1.2 M instructions byte by byte, issue 19). */
+/* Eight bytes at a time (issue 19: a 64-hit answer escaped into MCP's
+ * text was 0.75 M instructions a byte at a time): 0x80 in exactly the
+ * bytes of y that are zero, and in exactly those of x that are escaped in
+ * both forms (below 0x20, '"', '\\'), with no carry between bytes. */
+#define ONES 0x0101010101010101ULL
+#define LOW7 0x7F7F7F7F7F7F7F7FULL
+static inline uint64_t zero_bytes(uint64_t y) { return ~(((y & LOW7) + LOW7) | y | LOW7); }
+static inline uint64_t quote_bytes(uint64_t x)
+{
+	return zero_bytes(x ^ (ONES * '"')) | zero_bytes(x ^ (ONES * '\\'));
+}
+static inline uint64_t control_bytes(uint64_t x) { return zero_bytes(x & (ONES * 0xE0)); }
+
+static inline char *put_escaped(char *o, unsigned char c, const unsigned char *extra, const char *hex)
+{
+	if (!extra[c]) {
+		*o++ = (char)c;
+		return o;
+	}
+	*o++ = '\\';
+	if (extra[c] == 5) {
+		o[0] = 'u';
+		o[1] = o[2] = '0';
+		o[3] = hex[c >> 4];
+		o[4] = hex[c & 15];
+		return o + 5;
+	}
+	*o++ = c == '\b' ? 'b' : c == '\f' ? 'f' : c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't' : (char)c;
+	return o;
+}
+
+/* Appends the len bytes at s as a JSON string literal in one pass, eight
+ * plain bytes copied at once. Room is made for twice what is left plus a
+ * margin (a quote or backslash doubles; a control byte, rare, becomes
+ * six), checked before each chunk of eight. */
 static void buf_string(struct zc_buf *b, const char *s, size_t len, int low)
 {
+	enum { MARGIN = 8 * 6 + 8 }; /* a chunk all controls, and a store of 8 past it */
 	static const char hex_low[] = "0123456789abcdef", hex_up[] = "0123456789ABCDEF";
 	const unsigned char *u = (const unsigned char *)s, *extra = EXTRA[low != 0];
 	const char *hex = low ? hex_low : hex_up;
-	size_t n = 2 + len;
-	for (size_t i = 0; i < len; i++)
-		n += extra[u[i]];
-	zc_buf_grow(b, n);
-	char *o = b->p + b->len;
+	zc_buf_grow(b, 2 * len + MARGIN);
+	char *o = b->p + b->len, *end = b->p + b->cap;
 	*o++ = '"';
-	size_t run = 0;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = u[i];
-		if (!extra[c])
-			continue;
-		memcpy(o, s + run, i - run);
-		o += i - run;
-		run = i + 1;
-		*o++ = '\\';
-		if (extra[c] == 5) {
-			o[0] = 'u';
-			o[1] = o[2] = '0';
-			o[3] = hex[c >> 4];
-			o[4] = hex[c & 15];
-			o += 5;
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		if ((size_t)(end - o) < MARGIN) {
+			b->len = (size_t)(o - b->p);
+			zc_buf_grow(b, 2 * (len - i) + MARGIN);
+			o = b->p + b->len;
+			end = b->p + b->cap;
+		}
+		uint64_t x;
+		memcpy(&x, u + i, 8);
+		uint64_t m = quote_bytes(x) | control_bytes(x);
+		if (!m) {
+			memcpy(o, u + i, 8);
+			o += 8;
 			continue;
 		}
-		*o++ = c == '\b' ? 'b' : c == '\f' ? 'f' : c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't' : (char)c;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		/* the marks in byte order: the plain bytes before each, then
+		 * its escape */
+		size_t at = 0;
+		do {
+			size_t k = (size_t)__builtin_ctzll(m) >> 3;
+			uint64_t rest = x >> (8 * at); /* at < 8: the chunk from at on */
+			memcpy(o, &rest, 8);
+			o += k - at;
+			o = put_escaped(o, u[i + k], extra, hex);
+			at = k + 1;
+			m &= m - 1;
+		} while (m);
+		if (at < 8) {
+			uint64_t rest = x >> (8 * at);
+			memcpy(o, &rest, 8);
+			o += 8 - at;
+		}
+#else
+		for (size_t j = i; j < i + 8; j++)
+			o = put_escaped(o, u[j], extra, hex);
+#endif
 	}
-	memcpy(o, s + run, len - run);
-	o += len - run;
+	/* fewer than 8 left: at most 7 * 6 + 2 bytes, inside the margin */
+	if ((size_t)(end - o) < MARGIN) {
+		b->len = (size_t)(o - b->p);
+		zc_buf_grow(b, MARGIN);
+		o = b->p + b->len;
+	}
+	for (; i < len; i++)
+		o = put_escaped(o, u[i], extra, hex);
 	*o++ = '"';
 	*o = '\0';
-	b->len += n;
-	assert(o == b->p + b->len);
+	b->len = (size_t)(o - b->p);
+	assert(b->len < b->cap);
 }
 
 /* v as jansson's json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) writes it,
@@ -116,7 +173,7 @@ static void dump_to(struct zc_buf *b, const json_t *v)
 		buf_string(b, json_string_value(v), json_string_length(v), 0);
 		break;
 	case JSON_INTEGER:
-		zc_buf_addf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		zc_buf_addll(b, (long long)json_integer_value(v));
 		break;
 	case JSON_TRUE:
 		zc_buf_adds(b, "true");

@@ -45,6 +45,7 @@ size_t zc_utf8_seq(const char *str, size_t len)
 
 int zc_utf8_valid(const char *s, size_t len)
 {
+	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0;
 	while (i < len) {
 		/* a run of ASCII (no NUL) 8 bytes at a time: a WebSocket text
@@ -60,6 +61,21 @@ int zc_utf8_valid(const char *s, size_t len)
 		}
 		if (i >= len)
 			break;
+		unsigned c = p[i];
+		/* the common characters inline (every string of a search hit is
+		 * checked: issue 19): ASCII but NUL, and three bytes (CJK) that
+		 * are not overlong and not a surrogate; the rest as zc_utf8_seq */
+		if (c - 1u < 0x7Fu) {
+			i++;
+			continue;
+		}
+		if ((c & 0xF0) == 0xE0 && len - i > 2 && (p[i + 1] & 0xC0) == 0x80 && (p[i + 2] & 0xC0) == 0x80) {
+			unsigned cp = (c & 0x0Fu) << 12 | (p[i + 1] & 0x3Fu) << 6 | (p[i + 2] & 0x3Fu);
+			if (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))
+				return 0;
+			i += 3;
+			continue;
+		}
 		size_t n = zc_utf8_seq(s + i, len - i);
 		if (!n)
 			return 0;

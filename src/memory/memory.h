@@ -394,7 +394,8 @@ json_t *zc_page_result(json_t *items, long long total, long long offset);
 int zc_time_arg(json_t *args, const char *key, int64_t *ms, struct zc_err *e);
 /* An FTS5 expression that every text containing all the keywords also
  * matches (each keyword that is one run of 2+ CJK characters as a phrase
- * over `columns`, e.g. "{title content}"), or NULL when none is: the
+ * over `columns`, e.g. "{title content}", or every column when columns
+ * is NULL), or NULL when none is: the
  * exact substring test must still follow. Caller frees. */
 char *zc_fts_keywords_prefilter(json_t *keywords, const char *columns);
 /* A JSON array text of the NFKC + case-folded keywords (caller frees). */

@@ -30,18 +30,23 @@
  * table for the tree (zc_node_from_row) and the text
  * (zc_node_text_from_row), so the two cannot differ. */
 enum { F_STR, F_ARRAY, F_JSON, F_OBJECT, F_NOT_NULL, F_BOOL, F_TIME, F_INT };
+/* key, and the text before its value: ,"key": (the first without the comma) */
+#define FIELD(k, kind) {k, ",\"" k "\":", sizeof(",\"" k "\":") - 1, kind}
 static const struct {
 	const char *key;
+	const char *lead;
+	unsigned char lead_len;
 	unsigned char kind;
 } NODE_FIELDS[] = {
-	{"id", F_STR}, {"title", F_STR}, {"content", F_STR}, {"keywords", F_ARRAY},
-	{"parentId", F_STR}, {"sourceMessage", F_STR}, {"important", F_NOT_NULL},
-	{"supersededBy", F_STR}, {"supersededReason", F_STR}, {"mergedFrom", F_JSON},
-	{"mergedReason", F_STR}, {"scope", F_STR}, {"kind", F_STR}, {"section", F_STR},
-	{"pinned", F_BOOL}, {"date", F_STR}, {"expires", F_STR}, {"confidence", F_STR},
-	{"tier", F_STR}, {"archiveMonth", F_STR}, {"attrs", F_OBJECT}, {"createdAt", F_TIME},
-	{"updatedAt", F_TIME}, {"hits", F_INT}, {"lastHitAt", F_TIME},
+	FIELD("id", F_STR), FIELD("title", F_STR), FIELD("content", F_STR), FIELD("keywords", F_ARRAY),
+	FIELD("parentId", F_STR), FIELD("sourceMessage", F_STR), FIELD("important", F_NOT_NULL),
+	FIELD("supersededBy", F_STR), FIELD("supersededReason", F_STR), FIELD("mergedFrom", F_JSON),
+	FIELD("mergedReason", F_STR), FIELD("scope", F_STR), FIELD("kind", F_STR), FIELD("section", F_STR),
+	FIELD("pinned", F_BOOL), FIELD("date", F_STR), FIELD("expires", F_STR), FIELD("confidence", F_STR),
+	FIELD("tier", F_STR), FIELD("archiveMonth", F_STR), FIELD("attrs", F_OBJECT), FIELD("createdAt", F_TIME),
+	FIELD("updatedAt", F_TIME), FIELD("hits", F_INT), FIELD("lastHitAt", F_TIME),
 };
+#undef FIELD
 #define NODE_NFIELDS (sizeof(NODE_FIELDS) / sizeof(NODE_FIELDS[0]))
 static const char JSON_FALLBACK[] = {[F_ARRAY] = '[', [F_JSON] = 'n', [F_OBJECT] = '{'};
 
@@ -73,23 +78,38 @@ json_t *zc_node_from_row(sqlite3_stmt *st)
 	return n;
 }
 
+/* Appends n bytes where zc_buf_grow made room (FIELD_ROOM each field). */
+static inline void put(struct zc_buf *b, const char *s, size_t n)
+{
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+#define PUT_LIT(b, s) put((b), (s), sizeof(s) - 1)
+/* the longest lead (,"supersededReason": 20) and a quoted time (26) */
+enum { FIELD_ROOM = 20 + 2 + ZC_TIME_LEN };
+
 void zc_node_text_from_row(struct zc_buf *b, sqlite3_stmt *st)
 {
-	zc_buf_addc(b, '{');
 	for (int i = 0; i < (int)NODE_NFIELDS; i++) {
-		if (i)
-			zc_buf_addc(b, ',');
-		zc_buf_addc(b, '"');
-		zc_buf_adds(b, NODE_FIELDS[i].key); /* ASCII letters: nothing to escape */
-		zc_buf_adds(b, "\":");
-		int null = sqlite3_column_type(st, i) == SQLITE_NULL;
+		/* one check for the room of the lead and a value of its own:
+		 * a search writes 25 of each per hit (issue 19) */
+		zc_buf_grow(b, FIELD_ROOM);
+		/* ASCII letters: nothing to escape; the row's '{' in place of
+		 * the first field's comma */
+		put(b, NODE_FIELDS[i].lead, NODE_FIELDS[i].lead_len);
+		if (!i)
+			b->p[b->len - NODE_FIELDS[i].lead_len] = '{';
 		switch (NODE_FIELDS[i].kind) {
 		case F_STR: {
+			/* NULL for a NULL column (or what sqlite gives no text for) */
 			const char *s = (const char *)sqlite3_column_text(st, i);
-			size_t len = s ? strlen(s) : 0;
-			if (!s)
-				zc_buf_adds(b, "null");
-			else if (zc_utf8_valid(s, len))
+			if (!s) {
+				PUT_LIT(b, "null");
+				break;
+			}
+			size_t len = strlen(s); /* as the tree's: to a NUL inside */
+			if (zc_utf8_valid(s, len))
 				zc_json_buf_stringn(b, s, len);
 			else { /* as zc_json_set_str: U+FFFD, not dropped */
 				char *ok = zc_utf8_lossy(s);
@@ -99,36 +119,50 @@ void zc_node_text_from_row(struct zc_buf *b, sqlite3_stmt *st)
 			break;
 		}
 		case F_NOT_NULL:
-			zc_buf_adds(b, null ? "false" : "true");
+			if (sqlite3_column_type(st, i) == SQLITE_NULL)
+				PUT_LIT(b, "false");
+			else
+				PUT_LIT(b, "true");
 			break;
 		case F_BOOL:
-			zc_buf_adds(b, sqlite3_column_int(st, i) ? "true" : "false");
+			if (sqlite3_column_int(st, i))
+				PUT_LIT(b, "true");
+			else
+				PUT_LIT(b, "false");
 			break;
 		case F_TIME: {
-			char t[ZC_TIME_LEN];
-			if (null) {
-				zc_buf_adds(b, "null");
+			if (sqlite3_column_type(st, i) == SQLITE_NULL) {
+				PUT_LIT(b, "null");
 				break;
 			}
-			zc_time_format(sqlite3_column_int64(st, i), t);
-			zc_json_buf_stringn(b, t, strlen(t));
+			/* digits, '-', ':', 'T', '.', 'Z': nothing to escape */
+			char *t = b->p + b->len;
+			t[0] = '"';
+			zc_time_format(sqlite3_column_int64(st, i), t + 1);
+			size_t n = strlen(t);
+			t[n] = '"';
+			t[n + 1] = '\0';
+			b->len += n + 1;
 			break;
 		}
 		case F_INT:
-			zc_buf_addf(b, "%lld", (long long)sqlite3_column_int64(st, i));
+			zc_buf_addll(b, (long long)sqlite3_column_int64(st, i));
 			break;
 		default: {
 			/* the common texts as they are (what parsing and dumping
 			 * them gives); any other through the tree */
 			const char *s = (const char *)sqlite3_column_text(st, i);
 			if (!s) { /* zc_col_json's fallback */
-				zc_buf_adds(b, NODE_FIELDS[i].kind == F_ARRAY    ? "[]"
-					       : NODE_FIELDS[i].kind == F_OBJECT ? "{}"
-										 : "null");
+				if (NODE_FIELDS[i].kind == F_ARRAY)
+					PUT_LIT(b, "[]");
+				else if (NODE_FIELDS[i].kind == F_OBJECT)
+					PUT_LIT(b, "{}");
+				else
+					PUT_LIT(b, "null");
 				break;
 			}
 			if ((strcmp(s, "[]") == 0 || strcmp(s, "{}") == 0 || strcmp(s, "null") == 0)) {
-				zc_buf_adds(b, s);
+				put(b, s, strlen(s));
 				break;
 			}
 			json_t *v = zc_col_json(st, i, JSON_FALLBACK[NODE_FIELDS[i].kind]);

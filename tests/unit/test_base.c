@@ -4,6 +4,8 @@
  * the JSON helpers and time (issue 13, item 9).
  */
 #include <fcntl.h>
+#include <stdio.h>
+#include <time.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -170,41 +172,6 @@ static void json_helpers(void)
 	json_decref(dj);
 }
 
-/* ISO-8601 out and in: a zone is required, offsets count, nonsense is
- * refused naming the field. */
-/* issue 15: zc_time_format writes its digits by hand (snprintf was a
- * logged message's 3,500 instructions): the same text as the printf
- * format for every field's edges, leap days, and years outside 0..9999 */
-static void issue15_time_format_by_hand_matches_printf(void)
-{
-	static const long long at[] = {0, 1, 999, 86399999, 951782400000LL /* 2000-02-29 */,
-				       1767323045123LL, 253402300799999LL /* 9999-12-31T23:59:59.999 */,
-				       253402300800000LL /* year 10000 */, -1, -62167219200000LL /* year 0 */,
-				       -62167219200001LL};
-	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
-		char t[ZC_TIME_LEN], want[ZC_TIME_LEN];
-		zc_time_format(at[i], t);
-		long long ms = at[i], days = ms >= 0 ? ms / 86400000 : -((-ms + 86399999) / 86400000);
-		long long rem = ms - days * 86400000;
-		time_t secs = (time_t)(days * 86400);
-		struct tm tm;
-		gmtime_r(&secs, &tm);
-		snprintf(want, sizeof(want), "%04lld-%02u-%02uT%02u:%02u:%02u.%03uZ",
-			 (long long)tm.tm_year + 1900, (unsigned)tm.tm_mon + 1, (unsigned)tm.tm_mday,
-			 (unsigned)(rem / 3600000), (unsigned)(rem / 60000 % 60), (unsigned)(rem / 1000 % 60),
-			 (unsigned)(rem % 1000));
-		CHECK_STR(t, want);
-	}
-	for (long long ms = 0; ms < 4000LL * 86400000; ms += 86400000LL * 7 + 3723456) {
-		char t[ZC_TIME_LEN];
-		int64_t back = -1;
-		struct zc_err e = {0};
-		zc_time_format(ms, t);
-		CHECK_INT(zc_time_parse(t, "at", &back, &e), ZCOR_OK);
-		CHECK_INT(back, ms);
-	}
-}
-
 /* The byte-by-byte rule zc_utf8_valid keeps (zc_utf8_seq over the whole). */
 static int utf8_valid_ref(const char *s, size_t len)
 {
@@ -239,6 +206,8 @@ static void issue15_utf8_valid_ascii_runs(void)
 	CHECK_INT(zc_utf8_valid("abcdefghijklmno\x80", 16), 0);
 }
 
+/* ISO-8601 out and in: a zone is required, offsets count, nonsense is
+ * refused naming the field. */
 static void time_format_and_parse(void)
 {
 	char t[ZC_TIME_LEN];
@@ -338,14 +307,171 @@ static void issue19_dump_is_janssons_byte_for_byte(void)
 	}
 }
 
+/* zc_time_format and zc_buf_addll write their digits themselves (issue
+ * 19: snprintf was 3,500 instructions a time, three in every search
+ * hit): the same text as the C library's gmtime_r and "%lld", over every
+ * millisecond of a day, its ends, a century of random instants, years
+ * 0..9999 and beyond (the printf form), and the integer ends. */
+static void issue19_time_and_integers_without_printf(void)
+{
+	unsigned long long seed = 19;
+	for (int round = 0; round < 200000; round++) {
+		long long ms;
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		if (round < 86400)
+			ms = 1767225600000LL + round * 1000LL + round % 1000;
+		else if (round < 100000)
+			ms = (long long)(seed >> 20) % 4102444800000LL; /* 1970..2100 */
+		else if (round < 150000) /* years -20000..40000, negative instants */
+			ms = (long long)(seed >> 1) % 1900000000000000LL - 693000000000000LL;
+		else {
+			static const long long ENDS[] = {0, -1, 1, 999, -999, -1000, -1001, 86399999,
+							 -62167219200000LL, -62167219200001LL,
+							 253402300799999LL, 253402300800000LL};
+			ms = ENDS[round % (sizeof(ENDS) / sizeof(ENDS[0]))];
+		}
+		long long secs = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
+		time_t tt = (time_t)secs;
+		struct tm tm;
+		CHECK(gmtime_r(&tt, &tm) != NULL);
+		char want[64], got[ZC_TIME_LEN];
+		snprintf(want, sizeof(want), "%04lld-%02d-%02dT%02d:%02d:%02d.%03dZ", (long long)tm.tm_year + 1900,
+			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms - secs * 1000));
+		zc_time_format(ms, got);
+		if (strcmp(got, want) != 0) {
+			CHECK_STR(got, want);
+			break;
+		}
+	}
+	static const long long INTS[] = {0, 1, -1, 9, 10, -10, 99, 100, 1234567890123LL, -987654321,
+					 9223372036854775807LL, -9223372036854775807LL - 1};
+	struct zc_buf b = ZC_BUF_INIT;
+	for (size_t i = 0; i < sizeof(INTS) / sizeof(INTS[0]) + 1000; i++) {
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		long long v = i < sizeof(INTS) / sizeof(INTS[0]) ? INTS[i] : (long long)seed >> (seed % 63);
+		char want[32];
+		snprintf(want, sizeof(want), "%lld", v);
+		zc_buf_reset(&b);
+		zc_buf_adds(&b, "x");
+		zc_buf_addll(&b, v);
+		CHECK_STR(b.p + 1, want);
+		CHECK_INT(b.len, strlen(want) + 1);
+	}
+	zc_buf_release(&b);
+}
+
+/* The escape byte by byte, as it was written before it went eight at a
+ * time: jansson's form (low 0) or zc_json_buf_string's (every byte below
+ * 0x20 as \u00xx). */
+static void escape_slowly(struct zc_buf *b, const unsigned char *s, size_t len, int low)
+{
+	zc_buf_addc(b, '"');
+	for (size_t i = 0; i < len; i++) {
+		unsigned c = s[i];
+		char t[8];
+		if (c == '"' || c == '\\') {
+			zc_buf_addc(b, '\\');
+			zc_buf_addc(b, (char)c);
+		} else if (c >= 0x20) {
+			zc_buf_addc(b, (char)c);
+		} else if (!low && c && strchr("\b\f\n\r\t", (int)c)) {
+			zc_buf_addc(b, '\\');
+			zc_buf_addc(b, "btnvfr"[c == '\b' ? 0 : c == '\t' ? 1 : c == '\n' ? 2 : c == '\f' ? 4 : 5]);
+		} else {
+			snprintf(t, sizeof(t), low ? "\\u%04x" : "\\u%04X", c);
+			zc_buf_adds(b, t);
+		}
+	}
+	zc_buf_addc(b, '"');
+}
+
+/* JSON string escapes eight bytes at a time (issue 19) write what the
+ * byte loop wrote: every length to 70 at every offset in the buffer, with
+ * the escaped bytes dense, sparse, at chunk ends, runs of them, bytes
+ * above 0x7F and NUL (zc_json_buf_stringn), in both forms. */
+static void issue19_escape_eight_at_a_time(void)
+{
+	static const unsigned char SPECIAL[] = {'"', '\\', 0, 1, '\b', '\t', '\n', 0x0b, '\f', '\r', 0x1f, 0x20,
+						0x21, 0x23, 0x5b, 0x5d, 0x5c, 0x7f, 0x80, 0xa2, 0xdc, 0xe0, 0xff};
+	unsigned seed = 8;
+	struct zc_buf got = ZC_BUF_INIT, want = ZC_BUF_INIT;
+	for (int round = 0; round < 20000; round++) {
+		unsigned char raw[72];
+		size_t n = (size_t)(round % 71);
+		int density = round / 71 % 4; /* none, 1 in 16, 1 in 3, all */
+		for (size_t i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			unsigned r = seed >> 8;
+			int special = density == 3 || (density == 1 && r % 16 == 0) || (density == 2 && r % 3 == 0);
+			raw[i] = special ? SPECIAL[(r >> 8) % sizeof(SPECIAL)] : (unsigned char)('a' + r % 26);
+		}
+		for (int low = 0; low < 2; low++) {
+			size_t lead = (size_t)(round % 9);
+			zc_buf_reset(&got);
+			zc_buf_reset(&want);
+			for (size_t i = 0; i < lead; i++) {
+				zc_buf_addc(&got, 'x');
+				zc_buf_addc(&want, 'x');
+			}
+			if (low) { /* a C string: to its first NUL */
+				raw[n] = 0;
+				size_t len = strlen((const char *)raw);
+				zc_json_buf_string(&got, (const char *)raw);
+				escape_slowly(&want, raw, len, 1);
+			} else {
+				zc_json_buf_stringn(&got, (const char *)raw, n);
+				escape_slowly(&want, raw, n, 0);
+			}
+			CHECK_INT(got.len, want.len);
+			CHECK_STR(got.p, want.p);
+			if (got.len != want.len || strcmp(got.p, want.p) != 0)
+				goto done;
+		}
+	}
+done:
+	zc_buf_release(&got);
+	zc_buf_release(&want);
+}
+
+/* zc_utf8_valid checks ASCII and three-byte characters inline (issue
+ * 19): the same answer as walking zc_utf8_seq, on random bytes weighted
+ * to the edges (NUL, 0x7F/0x80, overlong E0 80, surrogates ED A0, EF BF
+ * BF, truncated sequences, four bytes, F4 90) at every length to 12. */
+static void issue19_utf8_valid_is_the_seq_walk(void)
+{
+	static const unsigned char B[] = {0x00, 0x01, 'a', 0x7f, 0x80, 0x9f, 0xa0, 0xbf, 0xc0, 0xc2, 0xdf,
+					  0xe0, 0xe1, 0xe7, 0xed, 0xee, 0xef, 0xf0, 0xf4, 0xf5, 0xff, 0x8c, 0xab};
+	unsigned seed = 7;
+	for (int round = 0; round < 300000; round++) {
+		unsigned char t[12];
+		size_t n = (size_t)(round % 13);
+		for (size_t i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			t[i] = B[(seed >> 12) % sizeof(B)];
+		}
+		int want = utf8_valid_ref((const char *)t, n);
+		if (zc_utf8_valid((const char *)t, n) != want) {
+			CHECK_INT(zc_utf8_valid((const char *)t, n), want);
+			break;
+		}
+	}
+	CHECK(zc_utf8_valid("猫咪 a", strlen("猫咪 a")));
+	CHECK(!zc_utf8_valid("\xe7\x8c", 2));
+	CHECK(!zc_utf8_valid("\xed\xa0\x80", 3));
+	CHECK(!zc_utf8_valid("\xe0\x9f\xbf", 3));
+	CHECK(!zc_utf8_valid("a\0b", 3));
+}
+
 const struct t_case t_cases[] = {
 	{"issue13_8_asserts_are_on", issue13_8_asserts_are_on},
 	{"buf_grows_and_detaches", buf_grows_and_detaches},
 	{"json_helpers", json_helpers},
 	{"issue19_dump_is_janssons_byte_for_byte", issue19_dump_is_janssons_byte_for_byte},
-	{"issue15_time_format_by_hand_matches_printf", issue15_time_format_by_hand_matches_printf},
 	{"issue15_utf8_valid_ascii_runs", issue15_utf8_valid_ascii_runs},
+	{"issue19_escape_eight_at_a_time", issue19_escape_eight_at_a_time},
+	{"issue19_utf8_valid_is_the_seq_walk", issue19_utf8_valid_is_the_seq_walk},
 	{"time_format_and_parse", time_format_and_parse},
+	{"issue19_time_and_integers_without_printf", issue19_time_and_integers_without_printf},
 	{"quote_cuts_on_characters", quote_cuts_on_characters},
 	{"messages_are_always_valid_utf8", messages_are_always_valid_utf8},
 	{"lossy_and_scrub", lossy_and_scrub},
