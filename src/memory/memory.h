@@ -81,6 +81,10 @@ struct zc_op {
 	json_t *log_more; /* other conversations' logs: [[conv, from, to]…] (joined batches), or NULL */
 	int digest_changed;
 	int all_changed;
+	/* The counters zc_node_new_id gave in this operation (0: none): a
+	 * node saved with one of their ids takes its counter as its seq
+	 * (schema 22), so a delete's floor (meta.next_node) covers it. */
+	long long id_lo, id_hi;
 };
 
 typedef int (*zc_op_fn)(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e);
@@ -379,7 +383,8 @@ int zc_node_check_parent(struct zc_op *op, const char *id, const char *scope, co
  * and, with ZC_IMPORTANT_MAX marked already, is ZCOR_ECONFLICT (details
  * reason "important_full") instead of replacing the earliest. */
 int zc_node_set_mark(struct zc_op *op, const char *id, int want, struct zc_err *e);
-/* A new id in creation order. */
+/* A new id in creation order: 'm' + six base-36 digits of a counter above
+ * every seq the store has had (its node takes the counter as its seq). */
 int zc_node_new_id(struct zc_op *op, char out[16], struct zc_err *e);
 /* Moves the important mark of `from` to `to` (keeping its order). */
 int zc_node_move_important(struct zc_op *op, const char *from, const char *to, struct zc_err *e);

@@ -37,9 +37,9 @@
  * The full-text rows of new nodes (schema 10; recall_fts and its counts:
  * schema 12; their dictionary terms: issue 19, schema 19): nodes_fts holds every node
  * up to meta.fts_upto (the triggers keep those in step as they change);
- * the ones above it, up to meta.nodes_top (the newest seq inserted), are
- * written here, together, inside the caller's transaction. Whoever reads
- * nodes_fts calls this first (zc_mem_fts_catch_up: zcor_recall, queries
+ * the ones above it, up to the newest seq (max(seq): the end of nodes;
+ * meta.nodes_top until schema 22), are written here, together, inside
+ * the caller's transaction. Whoever reads nodes_fts calls this first (zc_mem_fts_catch_up: zcor_recall, queries
  * and searches, the doctor), so a node is found the moment it is written;
  * in between, up to ZC_FTS_BATCH new nodes share one FTS5 segment instead
  * of writing one each.
@@ -48,9 +48,16 @@ int zc_node_fts_catch_up(struct zc_store *s, struct zc_err *e)
 {
 	long long upto = 0, top = 0;
 	int rc;
-	if ((rc = zc_meta_get_int(s, "fts_upto", &upto, e)) ||
-	    (rc = zc_meta_get_int(s, "nodes_top", &top, e)))
+	if ((rc = zc_meta_get_int(s, "fts_upto", &upto, e)))
 		return rc;
+	sqlite3_stmt *mx = zc_stmt(s, "SELECT coalesce(max(seq), 0) FROM nodes", e);
+	if (!mx)
+		return e->code;
+	if ((rc = sqlite3_step(mx)) == SQLITE_ROW)
+		top = sqlite3_column_int64(mx, 0);
+	sqlite3_reset(mx);
+	if (rc != SQLITE_ROW)
+		return zc_store_fail(s, rc, e, "reading the newest memory");
 	if (top <= upto)
 		return ZCOR_OK;
 	sqlite3_stmt *st = zc_stmt(s,
@@ -76,10 +83,7 @@ int zc_node_fts_catch_up(struct zc_store *s, struct zc_err *e)
 	if ((rc = zc_exec(s, "INSERT INTO nodes_fts(nodes_fts, rank) VALUES('merge', 16)", e)) ||
 	    (rc = zc_exec(s, "INSERT INTO recall_fts(recall_fts, rank) VALUES('merge', 16)", e)))
 		return rc;
-	if ((rc = zc_meta_set_int(s, "fts_upto", top, e)) ||
-	    (rc = zc_exec(s, "UPDATE meta SET value = value + 1 WHERE key = 'nodes_gen'", e)))
-		return rc;
-	return ZCOR_OK;
+	return zc_meta_set_int(s, "fts_upto", top, e);
 }
 
 void zc_mem_set_fts_batch(struct zc_mem *m, long n) { m->fts_batch = n > 0 ? n : 0; }
@@ -87,8 +91,8 @@ void zc_mem_set_fts_batch(struct zc_mem *m, long n) { m->fts_batch = n > 0 ? n :
 int zc_node_fts_pending(struct zc_store *s)
 {
 	sqlite3_stmt *st = zc_stmt(s,
-				   "SELECT CAST(t.value AS INTEGER) > CAST(u.value AS INTEGER) FROM meta t, "
-				   "meta u WHERE t.key = 'nodes_top' AND u.key = 'fts_upto'",
+				   "SELECT (SELECT coalesce(max(seq), 0) FROM nodes) > CAST(value AS INTEGER) "
+				   "FROM meta WHERE key = 'fts_upto'",
 				   NULL);
 	int pending = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
 	if (st)

@@ -190,10 +190,11 @@ static void issue19_migration_from_a_real_schema_16_store(void)
 	CHECK_STR(again, history);
 	free(again);
 	/* every index and trigger of nodes is back (schema 16 had 25 with a
-	 * text of their own), and the references hold */
+	 * text of their own; schema 22 drops the four counter triggers of
+	 * meta and adds nodes_floor_ad), and the references hold */
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE tbl_name = 'nodes' AND type IN "
 				 "('index', 'trigger') AND sql IS NOT NULL"),
-		  26);
+		  23);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 	CHECK_INT(query_total(z, "咪咪"), 2);
 	CHECK_INT(query_total(z, "hiking"), 1);
@@ -235,7 +236,7 @@ static void issue19_migration_from_a_real_schema_16_store(void)
 	free(again);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE tbl_name = 'nodes' AND type IN "
 				 "('index', 'trigger') AND sql IS NOT NULL"),
-		  26);
+		  23);
 	free(nodes);
 	free(people);
 	free(history);
@@ -458,6 +459,98 @@ static void issue19_schema21_history_without_a_time_index(void)
 	free(nodes);
 }
 
+/* Schema 22: a plain write writes no row of meta (its counters were a page
+ * of every write's WAL): a store made by main's code at schema 21
+ * (tests/fixtures/schema21, whose newest record, seq 9 and id m00000a, was
+ * deleted) opens with every record as it was, without nodes_gen and
+ * nodes_top, and its next id is m00000b: neither the deleted one nor one
+ * below it. */
+static void issue19_schema22_no_counter_row_per_write(void)
+{
+	const char *dir = t_tmpdir();
+	char db[4200];
+	snprintf(db, sizeof(db), "%s/memory.db", dir);
+	t_fixture_copy("schema21/memory.db", db);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 21);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM meta WHERE key IN ('nodes_gen', 'nodes_top')"), 2);
+	const char *rows = "SELECT group_concat(seq || at || operation || actor || coalesce(conversation, '') || "
+			   "arguments || status || coalesce(before, '') || coalesce(after, '') || "
+			   "coalesce(receipt, ''), '|') FROM (SELECT * FROM history ORDER BY seq)";
+	char *history = t_sql_str(dir, rows);
+	char *nodes = t_sql_str(dir, NODE_ROWS);
+	zcor *z = t_open_dir(dir);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), T_SCHEMA);
+	char *again = t_sql_str(dir, rows);
+	CHECK_STR(again, history);
+	free(again);
+	again = t_sql_str(dir, NODE_ROWS);
+	CHECK_STR(again, nodes);
+	free(again);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM meta WHERE key IN ('nodes_gen', 'nodes_top')"), 0);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE name IN ('nodes_gen_ai', "
+				 "'nodes_gen_ad', 'nodes_gen_au', 'nodes_top_ai')"),
+		  0);
+	CHECK_INT(query_total(z, "咪咪"), 1); /* (m000004 is superseded) */
+	/* a plain write leaves meta as it was (no batch falls due here) */
+	const char *meta = "SELECT group_concat(key || '=' || value, ',') FROM (SELECT * FROM meta ORDER BY key)";
+	char *before = t_sql_str(dir, meta);
+	json_t *w = t_call_ok(z, NULL, "zcor_memory_write", "{\"title\":\"新的\",\"content\":\"迁移后的第一条\"}");
+	CHECK_STR(t_str(w, "node.id"), "m00000b");
+	json_decref(w);
+	again = t_sql_str(dir, meta);
+	CHECK_STR(again, before);
+	free(again);
+	free(before);
+	CHECK_INT(t_sql_int(dir, "SELECT seq FROM nodes WHERE id = 'm00000b'"), 11);
+	/* found at once, by another handle too */
+	zcor *z2 = t_open_dir(dir);
+	CHECK_INT(query_total(z2, "迁移"), 1);
+	zcor_close(z2);
+	zcor_close(z);
+	free(history);
+	free(nodes);
+}
+
+/* Schema 22: a new id's counter is one more than the newest seq and than
+ * the floor a delete leaves (meta.next_node, trigger nodes_floor_ad), and
+ * the node takes it as its seq; so the newest memory deleted, its id is
+ * never given again, by this handle or another, even when the store then
+ * has fewer records than before; several ids given in one operation
+ * (a view written with new entries) differ, each its own seq. */
+static void issue19_ids_never_given_twice_without_a_counter_row(void)
+{
+	zcor *z = t_open();
+	const char *dir = zcor_dir(z);
+	json_decref(t_call_ok(z, NULL, "zcor_memory_write", "{\"title\":\"一\",\"content\":\"c\"}"));
+	json_t *b = t_call_ok(z, NULL, "zcor_memory_write", "{\"title\":\"二\",\"content\":\"c\"}");
+	char gone[32];
+	snprintf(gone, sizeof(gone), "%s", t_str(b, "node.id"));
+	json_decref(b);
+	CHECK_STR(gone, "m000002");
+	json_decref(t_call_ok(z, NULL, "zcor_memory_delete", "{\"id\":\"%s\"}", gone));
+	json_t *c = t_call_ok(z, NULL, "zcor_memory_write", "{\"title\":\"三\",\"content\":\"c\"}");
+	CHECK_STR(t_str(c, "node.id"), "m000003");
+	json_decref(c);
+	CHECK_INT(t_sql_int(dir, "SELECT seq FROM nodes WHERE id = 'm000003'"), 3);
+	/* the newest deleted again, then another handle writes */
+	json_decref(t_call_ok(z, NULL, "zcor_memory_delete", "{\"id\":\"m000003\"}"));
+	zcor *z2 = t_open_dir(dir);
+	json_t *d = t_call_ok(z2, NULL, "zcor_memory_write", "{\"title\":\"四\",\"content\":\"c\"}");
+	CHECK_STR(t_str(d, "node.id"), "m000004");
+	json_decref(d);
+	zcor_close(z2);
+	/* two entries of one view written at once: two new records */
+	json_t *v = t_call_ok(z, NULL, "qq_memory",
+			      "{\"action\":\"write\",\"path\":\"COGNITION.md\",\"content\":\"## 谐音\\n"
+			      "- 蚌埠住了｜忍不住笑了\\n- 绷不住｜也是忍不住\\n\"}");
+	json_decref(v);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM nodes WHERE kind = 'cognition'"), 2);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM nodes WHERE kind = 'cognition' AND seq > 4 AND "
+				 "id = printf('m%06d', seq)"),
+		  2);
+	zcor_close(z);
+}
+
 /* Schema 21: nodes_view keeps only what a view can list, not the plain
  * memories of global (the typical new memory: one page less of its WAL);
  * the views read from it as before: a conversation's MEMORY.md and its
@@ -583,6 +676,8 @@ const struct t_case t_cases[] = {
 	{"issue19_plain_memories_stay_out_of_nodes_kind", issue19_plain_memories_stay_out_of_nodes_kind},
 	{"issue19_schema21_history_without_a_time_index", issue19_schema21_history_without_a_time_index},
 	{"issue19_global_memories_stay_out_of_nodes_view", issue19_global_memories_stay_out_of_nodes_view},
+	{"issue19_schema22_no_counter_row_per_write", issue19_schema22_no_counter_row_per_write},
+	{"issue19_ids_never_given_twice_without_a_counter_row", issue19_ids_never_given_twice_without_a_counter_row},
 	{"issue19_wal_pages_per_write_at_most_8_6", issue19_wal_pages_per_write_at_most_8_6},
 	{"issue19_recall_counts_of_a_batch_match_the_sql_functions",
 	 issue19_recall_counts_of_a_batch_match_the_sql_functions},
