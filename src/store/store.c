@@ -675,6 +675,7 @@ static const char *const migrations[] = {
 	"DROP TRIGGER IF EXISTS nodes_top_ai;\n"
 	"DELETE FROM meta WHERE key IN ('nodes_gen', 'nodes_top');\n"
 	"INSERT OR IGNORE INTO meta(key, value) VALUES('next_node', '0');\n"
+	"DROP INDEX IF EXISTS nodes_recall;\n"
 	"DROP TRIGGER IF EXISTS nodes_floor_ad;\n"
 	"CREATE TRIGGER nodes_floor_ad AFTER DELETE ON nodes\n"
 	"  WHEN old.seq > CAST((SELECT value FROM meta WHERE key = 'next_node') AS INTEGER) BEGIN\n"

@@ -191,10 +191,11 @@ static void issue19_migration_from_a_real_schema_16_store(void)
 	free(again);
 	/* every index and trigger of nodes is back (schema 16 had 25 with a
 	 * text of their own; schema 22 drops the four counter triggers of
-	 * meta and adds nodes_floor_ad), and the references hold */
+	 * meta and nodes_recall, and adds nodes_floor_ad), and the
+	 * references hold */
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE tbl_name = 'nodes' AND type IN "
 				 "('index', 'trigger') AND sql IS NOT NULL"),
-		  23);
+		  22);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 	CHECK_INT(query_total(z, "咪咪"), 2);
 	CHECK_INT(query_total(z, "hiking"), 1);
@@ -236,7 +237,7 @@ static void issue19_migration_from_a_real_schema_16_store(void)
 	free(again);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE tbl_name = 'nodes' AND type IN "
 				 "('index', 'trigger') AND sql IS NOT NULL"),
-		  23);
+		  22);
 	free(nodes);
 	free(people);
 	free(history);
@@ -589,14 +590,46 @@ static void issue19_global_memories_stay_out_of_nodes_view(void)
 	zcor_close(z);
 }
 
+/* Schema 22: a plain memory of global enters three indexes of nodes, each
+ * read by a query (docs/PERFORMANCE.md lists their plans): its id
+ * (sqlite_autoindex_nodes_1), nodes_updated (zcor_memory_query's newest
+ * first) and nodes_scope_recent (recall's fallback and neighbours).
+ * nodes_recall, a copy of recall's score columns in seq order (the table's
+ * own order), is gone: recall reads them from the row (one page per write
+ * less); the candidates and their scores are the same (test_recall, the
+ * quality sets). */
+static void issue19_plain_memory_enters_three_indexes(void)
+{
+	zcor *z = t_open();
+	const char *dir = zcor_dir(z);
+	for (int i = 0; i < 40; i++)
+		write_hotpot(z, i);
+	CHECK_INT(zcor_flush(z), ZCOR_OK);
+	char *held = t_sql_str(dir, "SELECT group_concat(name, ',') FROM (SELECT name FROM dbstat WHERE "
+				    "pagetype = 'leaf' AND name IN (SELECT name FROM pragma_index_list('nodes')) "
+				    "GROUP BY name HAVING sum(ncell) > 0 ORDER BY name)");
+	CHECK_STR(held, "nodes_scope_recent,nodes_updated,sqlite_autoindex_nodes_1");
+	free(held);
+	/* recall still finds and scores them (scored profile, by content) */
+	char *out = NULL;
+	CHECK_INT(zcor_recall(z, "{\"conversation\":\"group:1\",\"messages\":[{\"text\":\"重庆火锅拼桌吗\","
+				 "\"sender\":{\"id\":\"42\",\"name\":\"小红\"}}]}",
+			      &out),
+		  ZCOR_OK);
+	CHECK_HAS(out, "火锅");
+	zcor_free(out);
+	zcor_close(z);
+}
+
 /* The pages a typical write appends to the WAL, counted as zcor-bench
  * write counts them (SQLITE_DBSTATUS_CACHE_WRITE of the handle's
  * connection) over 256 writes of a plain memory of global, two batches of
  * derived rows among them: 8.1 at this size after the third pass of
- * issue 19; each of its three changes undone alone gives 9.1 to 9.3
- * (batches of 32, history_at kept, nodes_view of every record). */
+ * issue 19, 5.9 after schema 22; each of its two changes undone alone
+ * gives 6.9 or more (a counter row of meta written by every write;
+ * nodes_recall kept). */
 struct zc_mem *zc_bench_mem(zcor *z); /* api/zcor.c, for zcor-bench */
-static void issue19_wal_pages_per_write_at_most_8_6(void)
+static void issue19_wal_pages_per_write_at_most_6_3(void)
 {
 	zcor *z = t_open();
 	struct zcor_ctx ctx = {ZCOR_ACTOR_MODEL, NULL};
@@ -614,9 +647,9 @@ static void issue19_wal_pages_per_write_at_most_8_6(void)
 	}
 	sqlite3_db_status(zc_bench_mem(z)->store.db, SQLITE_DBSTATUS_CACHE_WRITE, &cur, &hi, 0);
 	double per_write = (double)cur / 256.0;
-	if (per_write > 8.6)
-		fprintf(stderr, "  WAL pages per write: %.2f, more than 8.6\n", per_write);
-	CHECK(per_write <= 8.6);
+	if (per_write > 6.3)
+		fprintf(stderr, "  WAL pages per write: %.2f, more than 6.3\n", per_write);
+	CHECK(per_write <= 6.3);
 	zcor_close(z);
 }
 
@@ -678,7 +711,8 @@ const struct t_case t_cases[] = {
 	{"issue19_global_memories_stay_out_of_nodes_view", issue19_global_memories_stay_out_of_nodes_view},
 	{"issue19_schema22_no_counter_row_per_write", issue19_schema22_no_counter_row_per_write},
 	{"issue19_ids_never_given_twice_without_a_counter_row", issue19_ids_never_given_twice_without_a_counter_row},
-	{"issue19_wal_pages_per_write_at_most_8_6", issue19_wal_pages_per_write_at_most_8_6},
+	{"issue19_plain_memory_enters_three_indexes", issue19_plain_memory_enters_three_indexes},
+	{"issue19_wal_pages_per_write_at_most_6_3", issue19_wal_pages_per_write_at_most_6_3},
 	{"issue19_recall_counts_of_a_batch_match_the_sql_functions",
 	 issue19_recall_counts_of_a_batch_match_the_sql_functions},
 	{"X_TERMS_old_terms_removed_by_their_keys", X_TERMS_old_terms_removed_by_their_keys},
