@@ -256,7 +256,20 @@ void zc_mem_on_deferred(struct zc_mem *m, void (*fn)(void *ud), void *ud);
  * far fewer than four times the pages (docs/PERFORMANCE.md, third pass);
  * the first reader after it writes up to 127 records' rows at once. */
 #define ZC_FTS_BATCH 128
+/* Their dictionary terms wait for batches of their own, eight times as
+ * large (schema 22): a batch's titles land at random pages of terms, one
+ * page each until the batch nears the table's page count, while writing
+ * them is cheap next to the full-text rows' tokenising (1.60 -> 0.84
+ * pages of terms per write at 100,000 memories; docs/PERFORMANCE.md, the
+ * fifth pass); the first reader after them writes up to 1,023 records'
+ * terms at once. */
+#define ZC_TERMS_BATCH 1024
 int zc_node_fts_catch_up(struct zc_store *s, struct zc_err *e);
+/* What a writer of the node seq (a new one: the newest) owes: the
+ * full-text rows once ZC_FTS_BATCH nodes wait for them, the terms once
+ * ZC_TERMS_BATCH do (a bulk import's batch for both when it sets a larger
+ * one: zc_mem_set_fts_batch). */
+int zc_node_catch_up_due(struct zc_store *s, long long seq, long bulk, struct zc_err *e);
 int zc_node_fts_pending(struct zc_store *s);
 /* A bulk import (zcor-bench's stores) writes its new nodes' full-text
  * rows in batches of n instead (0: back to ZC_FTS_BATCH): the same rows,

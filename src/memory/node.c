@@ -273,16 +273,15 @@ int zc_node_save(struct zc_op *op, const json_t *n, struct zc_err *e)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return zc_store_fail(&op->m->store, rc, e, "saving a memory");
-	/* a new node's terms and full-text rows wait for its batch
-	 * (zc_node_fts_catch_up): three terms at random places of the
+	/* a new node's terms and full-text rows wait for their batches
+	 * (zc_node_catch_up_due): three terms at random places of the
 	 * dictionary were three or four pages of every write's WAL */
 	long long upto = 0;
-	if ((rc = zc_meta_get_int(&op->m->store, "fts_upto", &upto, e)))
+	if ((rc = zc_meta_get_int(&op->m->store, "terms_upto", &upto, e)))
 		return rc;
 	if (seq <= upto && (rc = zc_node_index_terms(&op->m->store, seq, e)))
 		return rc;
-	long batch = op->m->fts_batch > 0 ? op->m->fts_batch : ZC_FTS_BATCH;
-	return seq - upto >= batch ? zc_node_fts_catch_up(&op->m->store, e) : ZCOR_OK;
+	return zc_node_catch_up_due(&op->m->store, seq, op->m->fts_batch, e);
 }
 
 int zc_may_inject(const char *superseded_by, const char *tier, const char *confidence,

@@ -23,7 +23,7 @@ static int reindex_op(struct zc_op *op, json_t *args, json_t **out, struct zc_er
 	int rc, step = SQLITE_DONE;
 	if ((rc = zc_exec(s, "INSERT INTO nodes_fts(nodes_fts) VALUES('rebuild')", e)) ||
 	    (rc = zc_exec(s, "UPDATE meta SET value = (SELECT coalesce(max(seq), 0) FROM nodes) "
-			     "WHERE key = 'fts_upto'", e)) ||
+			     "WHERE key IN ('fts_upto', 'terms_upto')", e)) ||
 	    (rc = zc_exec(s, "INSERT INTO nodes_fts(nodes_fts) VALUES('optimize')", e)) ||
 	    (rc = zc_store_rebuild_recall(s, e)) ||
 	    (rc = zc_exec(s, "DELETE FROM terms", e)) ||

@@ -675,6 +675,10 @@ static const char *const migrations[] = {
 	"DROP TRIGGER IF EXISTS nodes_top_ai;\n"
 	"DELETE FROM meta WHERE key IN ('nodes_gen', 'nodes_top');\n"
 	"INSERT OR IGNORE INTO meta(key, value) VALUES('next_node', '0');\n"
+	/* the terms of new nodes wait for batches of their own (op.c): up to
+	 * terms_upto every node has them, which is where fts_upto is now */
+	"INSERT OR REPLACE INTO meta(key, value) SELECT 'terms_upto', value FROM meta\n"
+	"  WHERE key = 'fts_upto';\n"
 	"DROP INDEX IF EXISTS nodes_recall;\n"
 	"DROP TRIGGER IF EXISTS nodes_floor_ad;\n"
 	"CREATE TRIGGER nodes_floor_ad AFTER DELETE ON nodes\n"

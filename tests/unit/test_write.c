@@ -147,6 +147,40 @@ static void issue19_terms_wait_for_their_batch(void)
 	zcor_close(z);
 }
 
+/* Schema 22: new memories' dictionary terms wait for a batch of their own,
+ * ZC_TERMS_BATCH (1,024), eight times the full-text rows' (a batch's
+ * titles land at random pages of terms: 1.60 -> 0.84 pages per write at
+ * 100,000 memories); a reader of terms (recall's title hits, here through
+ * another handle) still finds them at once. */
+static void issue19_terms_wait_for_a_batch_of_their_own(void)
+{
+	zcor *z = t_open();
+	const char *dir = zcor_dir(z);
+	for (int i = 0; i < ZC_FTS_BATCH; i++)
+		write_hotpot(z, i);
+	CHECK_INT(fts_rows(dir), ZC_FTS_BATCH); /* the full-text rows' batch came */
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM terms WHERE kind = 'node'"), 0);
+	json_decref(t_call_ok(z, NULL, "zcor_memory_write", "{\"title\":\"泰山日出\",\"content\":\"五岳之首\"}"));
+	zcor *z2 = t_open_dir(dir);
+	char *out = NULL;
+	CHECK_INT(zcor_recall(z2, "{\"conversation\":\"group:1\",\"messages\":[{\"text\":\"谁看过泰山日出\","
+				  "\"sender\":{\"id\":\"42\",\"name\":\"小红\"}}]}",
+			      &out),
+		  ZCOR_OK);
+	CHECK_HAS(out, "五岳之首");
+	zcor_free(out);
+	zcor_close(z2);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM terms WHERE kind = 'node'"), ZC_FTS_BATCH + 1);
+	/* the writer alone: nothing until ZC_TERMS_BATCH wait, then all */
+	long long have = ZC_FTS_BATCH + 1;
+	for (int i = 0; i < ZC_TERMS_BATCH - 1; i++)
+		write_hotpot(z, 1000 + i);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM terms WHERE kind = 'node'"), have);
+	write_hotpot(z, 5000);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM terms WHERE kind = 'node'"), have + ZC_TERMS_BATCH);
+	zcor_close(z);
+}
+
 /* issue 19, schema 18: a real schema-16 store (tests/fixtures/schema16,
  * made by the code before it) opens with every node, person and history
  * record as it was; nodes is rebuilt without content_norm and without
@@ -623,18 +657,20 @@ static void issue19_plain_memory_enters_three_indexes(void)
 
 /* The pages a typical write appends to the WAL, counted as zcor-bench
  * write counts them (SQLITE_DBSTATUS_CACHE_WRITE of the handle's
- * connection) over 256 writes of a plain memory of global, two batches of
- * derived rows among them: 8.1 at this size after the third pass of
- * issue 19, 5.9 after schema 22; each of its two changes undone alone
- * gives 6.9 or more (a counter row of meta written by every write;
- * nodes_recall kept). */
+ * connection) over 1,024 writes of a plain memory of global into a store
+ * of 200: eight batches of full-text rows and one of terms among them.
+ * 6.26 after schema 22; a counter row of meta written by every write
+ * gives 7.25, nodes_recall kept 7.49 (the terms' own batch moves it to
+ * 6.33 only, the dictionary being small here: test
+ * issue19_terms_wait_for_a_batch_of_their_own pins that one). Before
+ * schema 22 this test counted 256 writes (8.1, limit 8.6). */
 struct zc_mem *zc_bench_mem(zcor *z); /* api/zcor.c, for zcor-bench */
-static void issue19_wal_pages_per_write_at_most_6_3(void)
+static void issue19_wal_pages_per_write_at_most_6_6(void)
 {
 	zcor *z = t_open();
 	struct zcor_ctx ctx = {ZCOR_ACTOR_MODEL, NULL};
 	int cur = 0, hi = 0;
-	for (int i = 0; i < 200 + 256; i++) {
+	for (int i = 0; i < 200 + 1024; i++) {
 		if (i == 200)
 			sqlite3_db_status(zc_bench_mem(z)->store.db, SQLITE_DBSTATUS_CACHE_WRITE, &cur, &hi, 1);
 		char args[512], *out = NULL;
@@ -646,10 +682,10 @@ static void issue19_wal_pages_per_write_at_most_6_3(void)
 		zcor_free(out);
 	}
 	sqlite3_db_status(zc_bench_mem(z)->store.db, SQLITE_DBSTATUS_CACHE_WRITE, &cur, &hi, 0);
-	double per_write = (double)cur / 256.0;
-	if (per_write > 6.3)
-		fprintf(stderr, "  WAL pages per write: %.2f, more than 6.3\n", per_write);
-	CHECK(per_write <= 6.3);
+	double per_write = (double)cur / 1024.0;
+	if (per_write > 6.6)
+		fprintf(stderr, "  WAL pages per write: %.2f, more than 6.6\n", per_write);
+	CHECK(per_write <= 6.6);
 	zcor_close(z);
 }
 
@@ -705,6 +741,7 @@ const struct t_case t_cases[] = {
 	{"X_FTS_waiting_rows_change_and_go", X_FTS_waiting_rows_change_and_go},
 	{"X_FTS_kill9_with_rows_waiting", X_FTS_kill9_with_rows_waiting},
 	{"issue19_terms_wait_for_their_batch", issue19_terms_wait_for_their_batch},
+	{"issue19_terms_wait_for_a_batch_of_their_own", issue19_terms_wait_for_a_batch_of_their_own},
 	{"issue19_migration_from_a_real_schema_16_store", issue19_migration_from_a_real_schema_16_store},
 	{"issue19_plain_memories_stay_out_of_nodes_kind", issue19_plain_memories_stay_out_of_nodes_kind},
 	{"issue19_schema21_history_without_a_time_index", issue19_schema21_history_without_a_time_index},
@@ -712,7 +749,7 @@ const struct t_case t_cases[] = {
 	{"issue19_schema22_no_counter_row_per_write", issue19_schema22_no_counter_row_per_write},
 	{"issue19_ids_never_given_twice_without_a_counter_row", issue19_ids_never_given_twice_without_a_counter_row},
 	{"issue19_plain_memory_enters_three_indexes", issue19_plain_memory_enters_three_indexes},
-	{"issue19_wal_pages_per_write_at_most_6_3", issue19_wal_pages_per_write_at_most_6_3},
+	{"issue19_wal_pages_per_write_at_most_6_6", issue19_wal_pages_per_write_at_most_6_6},
 	{"issue19_recall_counts_of_a_batch_match_the_sql_functions",
 	 issue19_recall_counts_of_a_batch_match_the_sql_functions},
 	{"X_TERMS_old_terms_removed_by_their_keys", X_TERMS_old_terms_removed_by_their_keys},
