@@ -81,6 +81,10 @@ struct zc_op {
 	json_t *log_more; /* other conversations' logs: [[conv, from, to]…] (joined batches), or NULL */
 	int digest_changed;
 	int all_changed;
+	/* The counters zc_node_new_id gave in this operation (0: none): a
+	 * node saved with one of their ids takes its counter as its seq
+	 * (schema 22), so a delete's floor (meta.next_node) covers it. */
+	long long id_lo, id_hi;
 };
 
 typedef int (*zc_op_fn)(struct zc_op *op, json_t *args, json_t **out, struct zc_err *e);
@@ -252,7 +256,20 @@ void zc_mem_on_deferred(struct zc_mem *m, void (*fn)(void *ud), void *ud);
  * far fewer than four times the pages (docs/PERFORMANCE.md, third pass);
  * the first reader after it writes up to 127 records' rows at once. */
 #define ZC_FTS_BATCH 128
+/* Their dictionary terms wait for batches of their own, eight times as
+ * large (schema 22): a batch's titles land at random pages of terms, one
+ * page each until the batch nears the table's page count, while writing
+ * them is cheap next to the full-text rows' tokenising (1.60 -> 0.84
+ * pages of terms per write at 100,000 memories; docs/PERFORMANCE.md, the
+ * fifth pass); the first reader after them writes up to 1,023 records'
+ * terms at once. */
+#define ZC_TERMS_BATCH 1024
 int zc_node_fts_catch_up(struct zc_store *s, struct zc_err *e);
+/* What a writer of the node seq (a new one: the newest) owes: the
+ * full-text rows once ZC_FTS_BATCH nodes wait for them, the terms once
+ * ZC_TERMS_BATCH do (a bulk import's batch for both when it sets a larger
+ * one: zc_mem_set_fts_batch). */
+int zc_node_catch_up_due(struct zc_store *s, long long seq, long bulk, struct zc_err *e);
 int zc_node_fts_pending(struct zc_store *s);
 /* A bulk import (zcor-bench's stores) writes its new nodes' full-text
  * rows in batches of n instead (0: back to ZC_FTS_BATCH): the same rows,
@@ -379,7 +396,8 @@ int zc_node_check_parent(struct zc_op *op, const char *id, const char *scope, co
  * and, with ZC_IMPORTANT_MAX marked already, is ZCOR_ECONFLICT (details
  * reason "important_full") instead of replacing the earliest. */
 int zc_node_set_mark(struct zc_op *op, const char *id, int want, struct zc_err *e);
-/* A new id in creation order. */
+/* A new id in creation order: 'm' + six base-36 digits of a counter above
+ * every seq the store has had (its node takes the counter as its seq). */
 int zc_node_new_id(struct zc_op *op, char out[16], struct zc_err *e);
 /* Moves the important mark of `from` to `to` (keeping its order). */
 int zc_node_move_important(struct zc_op *op, const char *from, const char *to, struct zc_err *e);

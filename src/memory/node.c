@@ -244,14 +244,16 @@ static void bind_json_col(sqlite3_stmt *st, int i, const json_t *v, const char *
 	sqlite3_bind_text(st, i, zc_json_dump(v), -1, zc_free);
 }
 
+static long long id_counter(const char *id); /* below, with zc_node_new_id */
+
 int zc_node_save(struct zc_op *op, const json_t *n, struct zc_err *e)
 {
 	sqlite3_stmt *st = zc_stmt(
 		&op->m->store,
-		"INSERT INTO nodes(id, title, content, keywords, parent_id, source_message, "
+		"INSERT INTO nodes(seq, id, title, content, keywords, parent_id, source_message, "
 		"superseded_by, superseded_reason, merged_from, merged_reason, scope, kind, section, "
 		"pinned, date, expires, confidence, tier, archive_month, attrs, created_at, updated_at, "
-		"title_norm) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?10, ?11, ?12, ?13, "
+		"title_norm) VALUES(?25, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?10, ?11, ?12, ?13, "
 		"?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24) "
 		"ON CONFLICT(id) DO UPDATE SET title = excluded.title, content = excluded.content, "
 		"keywords = excluded.keywords, parent_id = excluded.parent_id, "
@@ -291,6 +293,13 @@ int zc_node_save(struct zc_op *op, const json_t *n, struct zc_err *e)
 	sqlite3_bind_int64(st, 22, zc_json_get_time(n, "createdAt", op->now));
 	sqlite3_bind_int64(st, 23, zc_json_get_time(n, "updatedAt", op->now));
 	sqlite3_bind_text(st, 24, zc_norm(title), -1, zc_free);
+	/* an id this operation generated: its counter is its seq (a record
+	 * that has one keeps it: the upsert does not set seq) */
+	long long counter = id_counter(zc_json_str(n, "id"));
+	if (op->id_lo && counter >= op->id_lo && counter <= op->id_hi)
+		sqlite3_bind_int64(st, 25, counter);
+	else
+		sqlite3_bind_null(st, 25);
 	int rc = sqlite3_step(st);
 	sqlite3_int64 seq = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 	if (rc == SQLITE_ROW)
@@ -298,16 +307,15 @@ int zc_node_save(struct zc_op *op, const json_t *n, struct zc_err *e)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return zc_store_fail(&op->m->store, rc, e, "saving a memory");
-	/* a new node's terms and full-text rows wait for its batch
-	 * (zc_node_fts_catch_up): three terms at random places of the
+	/* a new node's terms and full-text rows wait for their batches
+	 * (zc_node_catch_up_due): three terms at random places of the
 	 * dictionary were three or four pages of every write's WAL */
 	long long upto = 0;
-	if ((rc = zc_meta_get_int(&op->m->store, "fts_upto", &upto, e)))
+	if ((rc = zc_meta_get_int(&op->m->store, "terms_upto", &upto, e)))
 		return rc;
 	if (seq <= upto && (rc = zc_node_index_terms(&op->m->store, seq, e)))
 		return rc;
-	long batch = op->m->fts_batch > 0 ? op->m->fts_batch : ZC_FTS_BATCH;
-	return seq - upto >= batch ? zc_node_fts_catch_up(&op->m->store, e) : ZCOR_OK;
+	return zc_node_catch_up_due(&op->m->store, seq, op->m->fts_batch, e);
 }
 
 int zc_may_inject(const char *superseded_by, const char *tier, const char *confidence,
@@ -332,20 +340,53 @@ int zc_node_index_terms(struct zc_store *s, sqlite3_int64 seq, struct zc_err *e)
 }
 
 /* Ids: 'm' + 6 base-36 digits from a counter, so generated ids sort in
- * creation order as strings too; an id taken by an import is skipped. */
+ * creation order as strings too; an id taken by an import is skipped.
+ * The counter is one more than the newest seq, than meta.next_node (the
+ * highest seq a delete removed: trigger nodes_floor_ad, schema 22; before
+ * it, the counter itself) and than what this operation gave already; the
+ * node takes it as its seq (zc_node_save), so no plain write writes a
+ * row of meta (a page of its WAL) and no id is given twice. */
+static const char id_digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+
+/* The counter of a generated id, or -1. */
+static long long id_counter(const char *id)
+{
+	if (!id || id[0] != 'm' || strlen(id) != 7)
+		return -1;
+	long long v = 0;
+	for (int i = 1; i < 7; i++) {
+		const char *d = id[i] ? strchr(id_digits, id[i]) : NULL;
+		if (!d)
+			return -1;
+		v = v * 36 + (d - id_digits);
+	}
+	return v;
+}
+
 int zc_node_new_id(struct zc_op *op, char out[16], struct zc_err *e)
 {
-	static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
-	long long next;
+	long long next, top = 0;
 	int rc = zc_meta_get_int(&op->m->store, "next_node", &next, e);
 	if (rc)
 		return rc;
+	sqlite3_stmt *st = zc_stmt(&op->m->store, "SELECT coalesce(max(seq), 0) FROM nodes", e);
+	if (!st)
+		return e->code;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		top = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW)
+		return zc_store_fail(&op->m->store, rc, e, "reading the newest memory");
+	if (top > next)
+		next = top;
+	if (op->id_hi > next)
+		next = op->id_hi;
 	for (;;) {
 		next++;
 		unsigned long long v = (unsigned long long)next;
 		char d[7];
 		for (int i = 5; i >= 0; i--) {
-			d[i] = digits[v % 36];
+			d[i] = id_digits[v % 36];
 			v /= 36;
 		}
 		d[6] = '\0';
@@ -357,7 +398,10 @@ int zc_node_new_id(struct zc_op *op, char out[16], struct zc_err *e)
 			break;
 		json_decref(n);
 	}
-	return zc_meta_set_int(&op->m->store, "next_node", next, e);
+	if (!op->id_lo)
+		op->id_lo = next;
+	op->id_hi = next;
+	return ZCOR_OK;
 }
 
 static int step_done(struct zc_op *op, sqlite3_stmt *st, struct zc_err *e, const char *what)

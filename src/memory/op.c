@@ -35,21 +35,36 @@
 
 /*
  * The full-text rows of new nodes (schema 10; recall_fts and its counts:
- * schema 12; their dictionary terms: issue 19, schema 19): nodes_fts holds every node
- * up to meta.fts_upto (the triggers keep those in step as they change);
- * the ones above it, up to meta.nodes_top (the newest seq inserted), are
- * written here, together, inside the caller's transaction. Whoever reads
- * nodes_fts calls this first (zc_mem_fts_catch_up: zcor_recall, queries
+ * schema 12) and their dictionary terms (issue 19, schema 19): nodes_fts
+ * holds every node up to meta.fts_upto, terms every node up to
+ * meta.terms_upto (schema 22; the triggers keep those in step as they
+ * change); the ones above them, up to the newest seq (max(seq), the end
+ * of nodes; meta.nodes_top until schema 22), are written here, inside the
+ * caller's transaction. Whoever reads nodes_fts or terms calls
+ * zc_node_fts_catch_up first (zc_mem_fts_catch_up: zcor_recall, queries
  * and searches, the doctor), so a node is found the moment it is written;
- * in between, up to ZC_FTS_BATCH new nodes share one FTS5 segment instead
- * of writing one each.
+ * in between, a writer writes them when ZC_FTS_BATCH new nodes wait for
+ * their full-text rows and ZC_TERMS_BATCH for their terms
+ * (zc_node_catch_up_due): one FTS5 segment for many nodes, and a batch's
+ * titles, which land at random pages of terms, sharing pages.
  */
-int zc_node_fts_catch_up(struct zc_store *s, struct zc_err *e)
+static int newest_seq(struct zc_store *s, long long *top, struct zc_err *e)
 {
-	long long upto = 0, top = 0;
+	sqlite3_stmt *mx = zc_stmt(s, "SELECT coalesce(max(seq), 0) FROM nodes", e);
+	if (!mx)
+		return e->code;
+	int rc = sqlite3_step(mx);
+	*top = rc == SQLITE_ROW ? sqlite3_column_int64(mx, 0) : 0;
+	sqlite3_reset(mx);
+	return rc == SQLITE_ROW ? ZCOR_OK : zc_store_fail(s, rc, e, "reading the newest memory");
+}
+
+/* nodes_fts and recall's lexical index, for the nodes above fts_upto */
+static int fts_rows_catch_up(struct zc_store *s, long long top, struct zc_err *e)
+{
+	long long upto = 0;
 	int rc;
-	if ((rc = zc_meta_get_int(s, "fts_upto", &upto, e)) ||
-	    (rc = zc_meta_get_int(s, "nodes_top", &top, e)))
+	if ((rc = zc_meta_get_int(s, "fts_upto", &upto, e)))
 		return rc;
 	if (top <= upto)
 		return ZCOR_OK;
@@ -65,9 +80,8 @@ int zc_node_fts_catch_up(struct zc_store *s, struct zc_err *e)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return zc_store_fail(s, rc, e, "writing the full-text index");
-	/* recall's lexical index (schema 12) and the term dictionary wait
-	 * for the same batch */
-	if ((rc = zc_store_recall_catch_up(s, upto, e)) || (rc = zc_store_node_terms(s, upto, top, e)))
+	/* recall's lexical index (schema 12) waits for the same batch */
+	if ((rc = zc_store_recall_catch_up(s, upto, e)))
 		return rc;
 	/* (recall's token lookups are kept per scope by recall_gen: schema 14) */
 	/* and some merging: FTS5's automerge does less of it for one batch
@@ -76,8 +90,44 @@ int zc_node_fts_catch_up(struct zc_store *s, struct zc_err *e)
 	if ((rc = zc_exec(s, "INSERT INTO nodes_fts(nodes_fts, rank) VALUES('merge', 16)", e)) ||
 	    (rc = zc_exec(s, "INSERT INTO recall_fts(recall_fts, rank) VALUES('merge', 16)", e)))
 		return rc;
-	if ((rc = zc_meta_set_int(s, "fts_upto", top, e)) ||
-	    (rc = zc_exec(s, "UPDATE meta SET value = value + 1 WHERE key = 'nodes_gen'", e)))
+	return zc_meta_set_int(s, "fts_upto", top, e);
+}
+
+/* the dictionary terms of the nodes above terms_upto (schema 22) */
+static int terms_catch_up(struct zc_store *s, long long top, struct zc_err *e)
+{
+	long long upto = 0;
+	int rc;
+	if ((rc = zc_meta_get_int(s, "terms_upto", &upto, e)))
+		return rc;
+	if (top <= upto)
+		return ZCOR_OK;
+	if ((rc = zc_store_node_terms(s, upto, top, e)))
+		return rc;
+	return zc_meta_set_int(s, "terms_upto", top, e);
+}
+
+int zc_node_fts_catch_up(struct zc_store *s, struct zc_err *e)
+{
+	long long top = 0;
+	int rc;
+	if ((rc = newest_seq(s, &top, e)) || (rc = fts_rows_catch_up(s, top, e)))
+		return rc;
+	return terms_catch_up(s, top, e);
+}
+
+int zc_node_catch_up_due(struct zc_store *s, long long seq, long bulk, struct zc_err *e)
+{
+	long long upto = 0, tupto = 0;
+	int rc;
+	if ((rc = zc_meta_get_int(s, "fts_upto", &upto, e)) ||
+	    (rc = zc_meta_get_int(s, "terms_upto", &tupto, e)))
+		return rc;
+	long fts_batch = bulk > 0 ? bulk : ZC_FTS_BATCH;
+	long terms_batch = bulk > ZC_TERMS_BATCH ? bulk : ZC_TERMS_BATCH;
+	if (seq - upto >= fts_batch && (rc = fts_rows_catch_up(s, seq, e)))
+		return rc;
+	if (seq - tupto >= terms_batch && (rc = terms_catch_up(s, seq, e)))
 		return rc;
 	return ZCOR_OK;
 }
@@ -87,8 +137,8 @@ void zc_mem_set_fts_batch(struct zc_mem *m, long n) { m->fts_batch = n > 0 ? n :
 int zc_node_fts_pending(struct zc_store *s)
 {
 	sqlite3_stmt *st = zc_stmt(s,
-				   "SELECT CAST(t.value AS INTEGER) > CAST(u.value AS INTEGER) FROM meta t, "
-				   "meta u WHERE t.key = 'nodes_top' AND u.key = 'fts_upto'",
+				   "SELECT (SELECT coalesce(max(seq), 0) FROM nodes) > min(CAST(value AS INTEGER)) "
+				   "FROM meta WHERE key IN ('fts_upto', 'terms_upto')",
 				   NULL);
 	int pending = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
 	if (st)

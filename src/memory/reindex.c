@@ -22,8 +22,8 @@ static int reindex_op(struct zc_op *op, json_t *args, json_t **out, struct zc_er
 	long long nodes = 0, people = 0, messages = 0, views = 0;
 	int rc, step = SQLITE_DONE;
 	if ((rc = zc_exec(s, "INSERT INTO nodes_fts(nodes_fts) VALUES('rebuild')", e)) ||
-	    (rc = zc_exec(s, "UPDATE meta SET value = (SELECT value FROM meta WHERE key = "
-			     "'nodes_top') WHERE key = 'fts_upto'", e)) ||
+	    (rc = zc_exec(s, "UPDATE meta SET value = (SELECT coalesce(max(seq), 0) FROM nodes) "
+			     "WHERE key IN ('fts_upto', 'terms_upto')", e)) ||
 	    (rc = zc_exec(s, "INSERT INTO nodes_fts(nodes_fts) VALUES('optimize')", e)) ||
 	    (rc = zc_store_rebuild_recall(s, e)) ||
 	    (rc = zc_exec(s, "DELETE FROM terms", e)) ||

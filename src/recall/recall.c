@@ -168,7 +168,6 @@ static const char *const warm_sql[] = {
 	"tier = 'hot' ORDER BY updated_at DESC LIMIT 256",
 	"SELECT seq FROM nodes INDEXED BY nodes_scope_recent WHERE scope = 'global' AND tier = 'hot' "
 	"ORDER BY updated_at DESC LIMIT 256",
-	"SELECT seq FROM nodes INDEXED BY nodes_recall ORDER BY seq DESC",
 	/* (ORDER BY the key: a WITHOUT ROWID table's own b-tree, not an index) */
 	"SELECT ref FROM terms ORDER BY term, scope, kind, ref",
 	"SELECT df FROM recall_df ORDER BY token, scope",

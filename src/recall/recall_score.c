@@ -165,7 +165,7 @@ int zc_recall_load_items(struct recall *r)
 				   by_title ? "SELECT " LIGHT_COLS " FROM json_each(?1) j CROSS JOIN nodes n "
 					  "ON n.seq = j.value WHERE " CURRENT_SQL
 					: "SELECT " SCORE_COLS " FROM json_each(?1) j CROSS JOIN nodes n "
-					  "INDEXED BY nodes_recall ON n.seq = j.value WHERE " CURRENT_INDEXED_SQL,
+					  "ON n.seq = j.value WHERE " CURRENT_SQL,
 				   r->e);
 	if (!st) {
 		rc = r->e->code;

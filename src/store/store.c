@@ -658,6 +658,33 @@ static const char *const migrations[] = {
 	"DROP INDEX IF EXISTS nodes_view;\n"
 	"CREATE INDEX nodes_view ON nodes(scope, kind, tier, archive_month)\n"
 	"  WHERE kind <> 'memory' OR scope <> 'global';\n",
+	/* 21 -> 22 (issue 19: pages per write): no row of meta is written by
+	 * a plain write any more, which was a page of every write's WAL (its
+	 * three counters share one page). nodes_gen goes: nothing reads it
+	 * since recall's cache follows recall_gen (schema 14). nodes_top
+	 * goes: "anything to catch up?" is max(seq) > fts_upto, the newest
+	 * end of nodes, which a write has just written anyway. next_node
+	 * stays as a floor: a new generated id's counter is one more than
+	 * both the newest seq and this floor, and the node takes that counter
+	 * as its seq (memory/node.c, zc_node_new_id), so a record's counter
+	 * is its seq; a delete raises the floor to the seq it removes, so no
+	 * id (and no seq) is ever given twice. */
+	"DROP TRIGGER IF EXISTS nodes_gen_ai;\n"
+	"DROP TRIGGER IF EXISTS nodes_gen_ad;\n"
+	"DROP TRIGGER IF EXISTS nodes_gen_au;\n"
+	"DROP TRIGGER IF EXISTS nodes_top_ai;\n"
+	"DELETE FROM meta WHERE key IN ('nodes_gen', 'nodes_top');\n"
+	"INSERT OR IGNORE INTO meta(key, value) VALUES('next_node', '0');\n"
+	/* the terms of new nodes wait for batches of their own (op.c): up to
+	 * terms_upto every node has them, which is where fts_upto is now */
+	"INSERT OR REPLACE INTO meta(key, value) SELECT 'terms_upto', value FROM meta\n"
+	"  WHERE key = 'fts_upto';\n"
+	"DROP INDEX IF EXISTS nodes_recall;\n"
+	"DROP TRIGGER IF EXISTS nodes_floor_ad;\n"
+	"CREATE TRIGGER nodes_floor_ad AFTER DELETE ON nodes\n"
+	"  WHEN old.seq > CAST((SELECT value FROM meta WHERE key = 'next_node') AS INTEGER) BEGIN\n"
+	"  UPDATE meta SET value = old.seq WHERE key = 'next_node';\n"
+	"END;\n",
 };
 
 /* The schema whose migration adds messages.imported (add_column). */

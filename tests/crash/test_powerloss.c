@@ -399,8 +399,7 @@ static char *dump_db(const char *dir, char *why, size_t cap)
 		 * and by whoever reads the index first), and the generations
 		 * recall's cache follows */
 		if (strcmp(t, "meta") == 0)
-			bytes_adds(&q, " WHERE key NOT IN ('migrated', 'fts_upto', 'nodes_top', 'nodes_gen', "
-				       "'recall_gen')");
+			bytes_adds(&q, " WHERE key NOT IN ('migrated', 'fts_upto', 'terms_upto', 'recall_gen')");
 		bytes_adds(&q, " ORDER BY 1");
 		bytes_adds(&out, "[");
 		bytes_adds(&out, t);

@@ -62,7 +62,7 @@ static void dump(struct zc_mem *m, struct zc_buf *out)
 		"SELECT token, scope, df FROM recall_df ORDER BY token, scope",
 		"SELECT scope, docs, tokens FROM recall_stats ORDER BY scope",
 		"SELECT * FROM terms ORDER BY 1, 2, 3",
-		"SELECT key, value FROM meta WHERE key IN ('fts_upto', 'nodes_top')",
+		"SELECT key, value FROM meta WHERE key = 'fts_upto' UNION ALL SELECT 'top', max(seq) FROM nodes",
 		"SELECT term, doc, col, offset FROM temp.rv ORDER BY 1, 2, 3, 4",
 		"SELECT term, doc, col, offset FROM temp.nv ORDER BY 1, 2, 3, 4",
 	};

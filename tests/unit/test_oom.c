@@ -122,8 +122,8 @@ static void add_file(FILE *m, const char *path)
  * counts beside recall_fts, and recall_gen, their generations; the term
  * dictionary, terms and term_prefix, whose rows of new memories wait for
  * the same batch since issue 19), meta's
- * fts_upto (how far they are caught up), nodes_gen and recall_gen
- * (recall's cache generations) and recall's hit
+ * fts_upto and terms_upto (how far they are caught up), recall_gen
+ * (recall's cache generation) and recall's hit
  * counts (hits, last_hit_at, hit_batch: written after the call, by the
  * flusher or at close) may lag a
  * committed change when the process ends right after its commit, and the
@@ -152,7 +152,7 @@ static char *dump(const char *dir)
 		const char *t = (const char *)sqlite3_column_text(tabs, 0);
 		char *sql = strcmp(t, "meta") == 0
 				    ? sqlite3_mprintf("SELECT * FROM meta WHERE key NOT IN ('fts_upto', "
-						      "'nodes_gen', 'recall_gen') ORDER BY key")
+						      "'terms_upto', 'recall_gen') ORDER BY key")
 				    : sqlite3_mprintf("SELECT * FROM \"%w\"", t);
 		sqlite3_stmt *rows = NULL;
 		if (sqlite3_prepare_v2(db, sql, -1, &rows, NULL) != SQLITE_OK) {

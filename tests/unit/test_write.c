@@ -147,6 +147,40 @@ static void issue19_terms_wait_for_their_batch(void)
 	zcor_close(z);
 }
 
+/* Schema 22: new memories' dictionary terms wait for a batch of their own,
+ * ZC_TERMS_BATCH (1,024), eight times the full-text rows' (a batch's
+ * titles land at random pages of terms: 1.60 -> 0.84 pages per write at
+ * 100,000 memories); a reader of terms (recall's title hits, here through
+ * another handle) still finds them at once. */
+static void issue19_terms_wait_for_a_batch_of_their_own(void)
+{
+	zcor *z = t_open();
+	const char *dir = zcor_dir(z);
+	for (int i = 0; i < ZC_FTS_BATCH; i++)
+		write_hotpot(z, i);
+	CHECK_INT(fts_rows(dir), ZC_FTS_BATCH); /* the full-text rows' batch came */
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM terms WHERE kind = 'node'"), 0);
+	json_decref(t_call_ok(z, NULL, "zcor_memory_write", "{\"title\":\"泰山日出\",\"content\":\"五岳之首\"}"));
+	zcor *z2 = t_open_dir(dir);
+	char *out = NULL;
+	CHECK_INT(zcor_recall(z2, "{\"conversation\":\"group:1\",\"messages\":[{\"text\":\"谁看过泰山日出\","
+				  "\"sender\":{\"id\":\"42\",\"name\":\"小红\"}}]}",
+			      &out),
+		  ZCOR_OK);
+	CHECK_HAS(out, "五岳之首");
+	zcor_free(out);
+	zcor_close(z2);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM terms WHERE kind = 'node'"), ZC_FTS_BATCH + 1);
+	/* the writer alone: nothing until ZC_TERMS_BATCH wait, then all */
+	long long have = ZC_FTS_BATCH + 1;
+	for (int i = 0; i < ZC_TERMS_BATCH - 1; i++)
+		write_hotpot(z, 1000 + i);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM terms WHERE kind = 'node'"), have);
+	write_hotpot(z, 5000);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM terms WHERE kind = 'node'"), have + ZC_TERMS_BATCH);
+	zcor_close(z);
+}
+
 /* issue 19, schema 18: a real schema-16 store (tests/fixtures/schema16,
  * made by the code before it) opens with every node, person and history
  * record as it was; nodes is rebuilt without content_norm and without
@@ -190,10 +224,12 @@ static void issue19_migration_from_a_real_schema_16_store(void)
 	CHECK_STR(again, history);
 	free(again);
 	/* every index and trigger of nodes is back (schema 16 had 25 with a
-	 * text of their own), and the references hold */
+	 * text of their own; schema 22 drops the four counter triggers of
+	 * meta and nodes_recall, and adds nodes_floor_ad), and the
+	 * references hold */
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE tbl_name = 'nodes' AND type IN "
 				 "('index', 'trigger') AND sql IS NOT NULL"),
-		  26);
+		  22);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 	CHECK_INT(query_total(z, "咪咪"), 2);
 	CHECK_INT(query_total(z, "hiking"), 1);
@@ -235,7 +271,7 @@ static void issue19_migration_from_a_real_schema_16_store(void)
 	free(again);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE tbl_name = 'nodes' AND type IN "
 				 "('index', 'trigger') AND sql IS NOT NULL"),
-		  26);
+		  22);
 	free(nodes);
 	free(people);
 	free(history);
@@ -458,6 +494,98 @@ static void issue19_schema21_history_without_a_time_index(void)
 	free(nodes);
 }
 
+/* Schema 22: a plain write writes no row of meta (its counters were a page
+ * of every write's WAL): a store made by main's code at schema 21
+ * (tests/fixtures/schema21, whose newest record, seq 9 and id m00000a, was
+ * deleted) opens with every record as it was, without nodes_gen and
+ * nodes_top, and its next id is m00000b: neither the deleted one nor one
+ * below it. */
+static void issue19_schema22_no_counter_row_per_write(void)
+{
+	const char *dir = t_tmpdir();
+	char db[4200];
+	snprintf(db, sizeof(db), "%s/memory.db", dir);
+	t_fixture_copy("schema21/memory.db", db);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 21);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM meta WHERE key IN ('nodes_gen', 'nodes_top')"), 2);
+	const char *rows = "SELECT group_concat(seq || at || operation || actor || coalesce(conversation, '') || "
+			   "arguments || status || coalesce(before, '') || coalesce(after, '') || "
+			   "coalesce(receipt, ''), '|') FROM (SELECT * FROM history ORDER BY seq)";
+	char *history = t_sql_str(dir, rows);
+	char *nodes = t_sql_str(dir, NODE_ROWS);
+	zcor *z = t_open_dir(dir);
+	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), T_SCHEMA);
+	char *again = t_sql_str(dir, rows);
+	CHECK_STR(again, history);
+	free(again);
+	again = t_sql_str(dir, NODE_ROWS);
+	CHECK_STR(again, nodes);
+	free(again);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM meta WHERE key IN ('nodes_gen', 'nodes_top')"), 0);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE name IN ('nodes_gen_ai', "
+				 "'nodes_gen_ad', 'nodes_gen_au', 'nodes_top_ai')"),
+		  0);
+	CHECK_INT(query_total(z, "咪咪"), 1); /* (m000004 is superseded) */
+	/* a plain write leaves meta as it was (no batch falls due here) */
+	const char *meta = "SELECT group_concat(key || '=' || value, ',') FROM (SELECT * FROM meta ORDER BY key)";
+	char *before = t_sql_str(dir, meta);
+	json_t *w = t_call_ok(z, NULL, "zcor_memory_write", "{\"title\":\"新的\",\"content\":\"迁移后的第一条\"}");
+	CHECK_STR(t_str(w, "node.id"), "m00000b");
+	json_decref(w);
+	again = t_sql_str(dir, meta);
+	CHECK_STR(again, before);
+	free(again);
+	free(before);
+	CHECK_INT(t_sql_int(dir, "SELECT seq FROM nodes WHERE id = 'm00000b'"), 11);
+	/* found at once, by another handle too */
+	zcor *z2 = t_open_dir(dir);
+	CHECK_INT(query_total(z2, "迁移"), 1);
+	zcor_close(z2);
+	zcor_close(z);
+	free(history);
+	free(nodes);
+}
+
+/* Schema 22: a new id's counter is one more than the newest seq and than
+ * the floor a delete leaves (meta.next_node, trigger nodes_floor_ad), and
+ * the node takes it as its seq; so the newest memory deleted, its id is
+ * never given again, by this handle or another, even when the store then
+ * has fewer records than before; several ids given in one operation
+ * (a view written with new entries) differ, each its own seq. */
+static void issue19_ids_never_given_twice_without_a_counter_row(void)
+{
+	zcor *z = t_open();
+	const char *dir = zcor_dir(z);
+	json_decref(t_call_ok(z, NULL, "zcor_memory_write", "{\"title\":\"一\",\"content\":\"c\"}"));
+	json_t *b = t_call_ok(z, NULL, "zcor_memory_write", "{\"title\":\"二\",\"content\":\"c\"}");
+	char gone[32];
+	snprintf(gone, sizeof(gone), "%s", t_str(b, "node.id"));
+	json_decref(b);
+	CHECK_STR(gone, "m000002");
+	json_decref(t_call_ok(z, NULL, "zcor_memory_delete", "{\"id\":\"%s\"}", gone));
+	json_t *c = t_call_ok(z, NULL, "zcor_memory_write", "{\"title\":\"三\",\"content\":\"c\"}");
+	CHECK_STR(t_str(c, "node.id"), "m000003");
+	json_decref(c);
+	CHECK_INT(t_sql_int(dir, "SELECT seq FROM nodes WHERE id = 'm000003'"), 3);
+	/* the newest deleted again, then another handle writes */
+	json_decref(t_call_ok(z, NULL, "zcor_memory_delete", "{\"id\":\"m000003\"}"));
+	zcor *z2 = t_open_dir(dir);
+	json_t *d = t_call_ok(z2, NULL, "zcor_memory_write", "{\"title\":\"四\",\"content\":\"c\"}");
+	CHECK_STR(t_str(d, "node.id"), "m000004");
+	json_decref(d);
+	zcor_close(z2);
+	/* two entries of one view written at once: two new records */
+	json_t *v = t_call_ok(z, NULL, "qq_memory",
+			      "{\"action\":\"write\",\"path\":\"COGNITION.md\",\"content\":\"## 谐音\\n"
+			      "- 蚌埠住了｜忍不住笑了\\n- 绷不住｜也是忍不住\\n\"}");
+	json_decref(v);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM nodes WHERE kind = 'cognition'"), 2);
+	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM nodes WHERE kind = 'cognition' AND seq > 4 AND "
+				 "id = printf('m%06d', seq)"),
+		  2);
+	zcor_close(z);
+}
+
 /* Schema 21: nodes_view keeps only what a view can list, not the plain
  * memories of global (the typical new memory: one page less of its WAL);
  * the views read from it as before: a conversation's MEMORY.md and its
@@ -496,19 +624,53 @@ static void issue19_global_memories_stay_out_of_nodes_view(void)
 	zcor_close(z);
 }
 
+/* Schema 22: a plain memory of global enters three indexes of nodes, each
+ * read by a query (docs/PERFORMANCE.md lists their plans): its id
+ * (sqlite_autoindex_nodes_1), nodes_updated (zcor_memory_query's newest
+ * first) and nodes_scope_recent (recall's fallback and neighbours).
+ * nodes_recall, a copy of recall's score columns in seq order (the table's
+ * own order), is gone: recall reads them from the row (one page per write
+ * less); the candidates and their scores are the same (test_recall, the
+ * quality sets). */
+static void issue19_plain_memory_enters_three_indexes(void)
+{
+	zcor *z = t_open();
+	const char *dir = zcor_dir(z);
+	for (int i = 0; i < 40; i++)
+		write_hotpot(z, i);
+	CHECK_INT(zcor_flush(z), ZCOR_OK);
+	char *held = t_sql_str(dir, "SELECT group_concat(name, ',') FROM (SELECT name FROM dbstat WHERE "
+				    "pagetype = 'leaf' AND name IN (SELECT name FROM pragma_index_list('nodes')) "
+				    "GROUP BY name HAVING sum(ncell) > 0 ORDER BY name)");
+	CHECK_STR(held, "nodes_scope_recent,nodes_updated,sqlite_autoindex_nodes_1");
+	free(held);
+	/* recall still finds and scores them (scored profile, by content) */
+	char *out = NULL;
+	CHECK_INT(zcor_recall(z, "{\"conversation\":\"group:1\",\"messages\":[{\"text\":\"重庆火锅拼桌吗\","
+				 "\"sender\":{\"id\":\"42\",\"name\":\"小红\"}}]}",
+			      &out),
+		  ZCOR_OK);
+	CHECK_HAS(out, "火锅");
+	zcor_free(out);
+	zcor_close(z);
+}
+
 /* The pages a typical write appends to the WAL, counted as zcor-bench
  * write counts them (SQLITE_DBSTATUS_CACHE_WRITE of the handle's
- * connection) over 256 writes of a plain memory of global, two batches of
- * derived rows among them: 8.1 at this size after the third pass of
- * issue 19; each of its three changes undone alone gives 9.1 to 9.3
- * (batches of 32, history_at kept, nodes_view of every record). */
+ * connection) over 1,024 writes of a plain memory of global into a store
+ * of 200: eight batches of full-text rows and one of terms among them.
+ * 6.26 after schema 22; a counter row of meta written by every write
+ * gives 7.25, nodes_recall kept 7.49 (the terms' own batch moves it to
+ * 6.33 only, the dictionary being small here: test
+ * issue19_terms_wait_for_a_batch_of_their_own pins that one). Before
+ * schema 22 this test counted 256 writes (8.1, limit 8.6). */
 struct zc_mem *zc_bench_mem(zcor *z); /* api/zcor.c, for zcor-bench */
-static void issue19_wal_pages_per_write_at_most_8_6(void)
+static void issue19_wal_pages_per_write_at_most_6_6(void)
 {
 	zcor *z = t_open();
 	struct zcor_ctx ctx = {ZCOR_ACTOR_MODEL, NULL};
 	int cur = 0, hi = 0;
-	for (int i = 0; i < 200 + 256; i++) {
+	for (int i = 0; i < 200 + 1024; i++) {
 		if (i == 200)
 			sqlite3_db_status(zc_bench_mem(z)->store.db, SQLITE_DBSTATUS_CACHE_WRITE, &cur, &hi, 1);
 		char args[512], *out = NULL;
@@ -520,10 +682,10 @@ static void issue19_wal_pages_per_write_at_most_8_6(void)
 		zcor_free(out);
 	}
 	sqlite3_db_status(zc_bench_mem(z)->store.db, SQLITE_DBSTATUS_CACHE_WRITE, &cur, &hi, 0);
-	double per_write = (double)cur / 256.0;
-	if (per_write > 8.6)
-		fprintf(stderr, "  WAL pages per write: %.2f, more than 8.6\n", per_write);
-	CHECK(per_write <= 8.6);
+	double per_write = (double)cur / 1024.0;
+	if (per_write > 6.6)
+		fprintf(stderr, "  WAL pages per write: %.2f, more than 6.6\n", per_write);
+	CHECK(per_write <= 6.6);
 	zcor_close(z);
 }
 
@@ -579,11 +741,15 @@ const struct t_case t_cases[] = {
 	{"X_FTS_waiting_rows_change_and_go", X_FTS_waiting_rows_change_and_go},
 	{"X_FTS_kill9_with_rows_waiting", X_FTS_kill9_with_rows_waiting},
 	{"issue19_terms_wait_for_their_batch", issue19_terms_wait_for_their_batch},
+	{"issue19_terms_wait_for_a_batch_of_their_own", issue19_terms_wait_for_a_batch_of_their_own},
 	{"issue19_migration_from_a_real_schema_16_store", issue19_migration_from_a_real_schema_16_store},
 	{"issue19_plain_memories_stay_out_of_nodes_kind", issue19_plain_memories_stay_out_of_nodes_kind},
 	{"issue19_schema21_history_without_a_time_index", issue19_schema21_history_without_a_time_index},
 	{"issue19_global_memories_stay_out_of_nodes_view", issue19_global_memories_stay_out_of_nodes_view},
-	{"issue19_wal_pages_per_write_at_most_8_6", issue19_wal_pages_per_write_at_most_8_6},
+	{"issue19_schema22_no_counter_row_per_write", issue19_schema22_no_counter_row_per_write},
+	{"issue19_ids_never_given_twice_without_a_counter_row", issue19_ids_never_given_twice_without_a_counter_row},
+	{"issue19_plain_memory_enters_three_indexes", issue19_plain_memory_enters_three_indexes},
+	{"issue19_wal_pages_per_write_at_most_6_6", issue19_wal_pages_per_write_at_most_6_6},
 	{"issue19_recall_counts_of_a_batch_match_the_sql_functions",
 	 issue19_recall_counts_of_a_batch_match_the_sql_functions},
 	{"X_TERMS_old_terms_removed_by_their_keys", X_TERMS_old_terms_removed_by_their_keys},
