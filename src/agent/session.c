@@ -137,9 +137,10 @@ static int capped_get(void *ud, const char *url, long timeout_ms, long max_bytes
  * array and its JSON text depend only on which rows the list holds (a
  * row's name and schema are constant) and on the skills in effect (the
  * `skill` row's description lists them: zc_skills_key), so both are built
- * once per distinct (list, skills) and kept for the process (at most
- * TOOLS_CACHE of them; the oldest gives way to a new one): a turn takes
- * references, and its requests splice the text (zc_chat_req.tools_text). */
+ * once per distinct (list, skills), checked once (zc_chat_tools_check)
+ * and kept for the process (at most TOOLS_CACHE of them; the oldest gives
+ * way to a new one): a turn takes references, and its requests splice
+ * the text (zc_chat_req.tools_text), which is not checked again. */
 #define TOOLS_CACHE 32
 static struct {
 	uint64_t rows;  /* bit i: zc_tools[i] */
@@ -187,6 +188,12 @@ void zc_session_tools(struct zc_session *t)
 		zc_free(desc);
 		json_array_append_new(t->declared, json_string(x->name));
 	}
+	/* checked here once (the requests splicing the text are not checked
+	 * again: zc_chat_req.tools_text); a list that fails goes uncached and
+	 * without its text, so that every request refuses it by name */
+	struct zc_err ce = {0};
+	if (zc_chat_tools_check(t->tools, &ce))
+		return;
 	char *text = zc_json_dump(t->tools);
 	t->tools_text = json_string(text);
 	zc_free(text);

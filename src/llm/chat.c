@@ -120,7 +120,7 @@ static int has_tool(const json_t *tools, const char *name)
 	return 0;
 }
 
-static int check_tools(const json_t *tools, struct zc_err *e)
+int zc_chat_tools_check(const json_t *tools, struct zc_err *e)
 {
 	size_t i;
 	json_t *t;
@@ -181,7 +181,9 @@ static int check_req(const struct zc_chat_req *r, struct zc_err *e)
 	if (!r)
 		return zc_fail(e, ZCOR_EINVAL, "no chat request");
 	size_t n_text = r->messages_text && *r->messages_text ? r->messages_count : 0;
-	if (check_messages(r->messages, r->messages_text_at, n_text, e) || check_tools(r->tools, e) ||
+	/* tools given with their text were checked when the text was made */
+	if (check_messages(r->messages, r->messages_text_at, n_text, e) ||
+	    (!r->tools_text && zc_chat_tools_check(r->tools, e)) ||
 	    check_tool_choice(r->tool_choice, r->tools, e))
 		return ZCOR_EINVAL;
 	if (!isnan(r->temperature) && !(r->temperature >= 0 && r->temperature <= 2))

@@ -66,7 +66,9 @@ struct zc_chat_req {
 	const json_t *tools;
 	/* NULL, or tools already as compact JSON text (zc_json_dump of the
 	 * same array): spliced into the request instead of dumping tools
-	 * again. Borrowed. */
+	 * again. With it the caller vouches that tools passed
+	 * zc_chat_tools_check when the text was made, and tools is not
+	 * checked again (only tool_choice against it). Borrowed. */
 	const char *tools_text;
 	/* NULL (not sent), "auto", "none", "required", or {type: "function",
 	 * function: {name}} naming one of tools. Borrowed. */
@@ -129,6 +131,12 @@ void zc_chat_reply_release(struct zc_chat_reply *out);
  * ZCOR_EINVAL and *body NULL for a request it refuses); *body is new
  * text the caller frees with zc_free.
  */
+/* The checks a request's tools array passes (NULL: none given) before
+ * anything is sent; a caller keeping the array and its text for many
+ * requests (zc_chat_req.tools_text) runs them once. ZCOR_EINVAL naming
+ * the entry and what to do. */
+int zc_chat_tools_check(const json_t *tools, struct zc_err *e);
+
 int zc_llm_chat_body(const struct zc_provider_config *cfg, const struct zc_chat_req *req,
 		     char **body, struct zc_err *e);
 

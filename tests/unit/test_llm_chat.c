@@ -1091,7 +1091,50 @@ static void issue14_messages_text_spliced(void)
 	json_decref(t);
 }
 
+/* Issue 14 (the turn's base cost): a tools array given with its text
+ * (zc_chat_req.tools_text: the session's cached list, checked once when
+ * it was built, zc_session_tools) is not checked again for every request;
+ * given alone it is, and zc_chat_tools_check names the entry. The array
+ * below has a name declared twice: only its text's absence makes the
+ * request refuse it, and tool_choice is still checked against it. */
+static void issue14_tools_text_checked_once(void)
+{
+	struct zc_provider_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.enabled = 1;
+	snprintf(cfg.model, sizeof(cfg.model), "test-model");
+	json_t *m = json_loads("[{\"role\":\"user\",\"content\":\"a\"}]", 0, NULL);
+	json_t *t = json_loads("[{\"type\":\"function\",\"function\":{\"name\":\"a\"}},"
+			       "{\"type\":\"function\",\"function\":{\"name\":\"a\"}}]",
+			       0, NULL);
+	CHECK(m && t);
+	struct zc_err e = {0};
+	CHECK_INT(zc_chat_tools_check(t, &e), ZCOR_EINVAL);
+	CHECK_HAS(e.msg, "'tools[1]': the name 'a' is declared twice");
+	CHECK_INT(zc_chat_tools_check(NULL, &e), ZCOR_OK);
+	struct zc_chat_req r = base_req(m, t);
+	char *body = NULL;
+	CHECK_INT(zc_llm_chat_body(&cfg, &r, &body, &e), ZCOR_EINVAL);
+	CHECK(body == NULL);
+	CHECK_HAS(e.msg, "declared twice");
+	char *tt = zc_json_dump(t);
+	r.tools_text = tt;
+	CHECK_INT(zc_llm_chat_body(&cfg, &r, &body, &e), ZCOR_OK);
+	CHECK(body && strstr(body, tt));
+	zc_free(body);
+	body = NULL;
+	json_t *choice = json_loads("{\"type\":\"function\",\"function\":{\"name\":\"b\"}}", 0, NULL);
+	r.tool_choice = choice;
+	CHECK_INT(zc_llm_chat_body(&cfg, &r, &body, &e), ZCOR_EINVAL);
+	CHECK_HAS(e.msg, "'tool_choice' names the function 'b'");
+	json_decref(choice);
+	zc_free(tt);
+	json_decref(t);
+	json_decref(m);
+}
+
 const struct t_case t_cases[] = {
+	{"issue14_tools_text_checked_once", issue14_tools_text_checked_once},
 	{"issue14_messages_text_spliced", issue14_messages_text_spliced},
 	{"connection_reused", connection_reused},
 	{"request_sent", request_sent},
