@@ -861,6 +861,10 @@ struct lex_batch {
 /* Pairs held before they are written out (a rebuild of a large store
  * goes in several rounds; the counts add up the same). */
 #define LEX_PAIRS_MAX (1u << 18)
+/* The table's first size: a catch-up of one turn's record holds ~50
+ * pairs, and 4,096 slots (229 KB, zeroed at the start and again at the
+ * write) were a fifth of that catch-up's instructions (issue 14) */
+#define LEX_PAIRS_FIRST 128
 
 static unsigned long long lex_hash(const char *t, size_t n, unsigned scope)
 {
@@ -874,7 +878,7 @@ static void lex_grow(struct lex_batch *b)
 {
 	struct lex_pair *old = b->pairs;
 	size_t ocap = b->cap;
-	b->cap = ocap ? ocap * 2 : 4096;
+	b->cap = ocap ? ocap * 2 : LEX_PAIRS_FIRST;
 	b->pairs = zc_calloc(b->cap, sizeof(*b->pairs));
 	for (size_t i = 0; i < ocap; i++) {
 		if (!old[i].hash)
