@@ -69,8 +69,9 @@ struct zc_session {
 	double t0, deadline;           /* monotonic ms */
 	/* the session's state */
 	json_t *messages;              /* what the next request sends, but for… */
-	char *earlier;                 /* …a stored dialogue, as JSON text (spliced after the
-					* system message: zc_chat_req.messages_text), or NULL */
+	char *earlier;                 /* …a stored dialogue and the turn's frame, as JSON
+					* text (spliced after the system message:
+					* zc_chat_req.messages_text), or NULL */
 	size_t n_earlier;              /* how many messages earlier holds */
 	json_t *dialogue;              /* what the session adds to a stored dialogue */
 	json_t *tools, *declared;      /* this request's tools and their names (shared: read only) */

@@ -243,7 +243,28 @@ static void prepare(struct turn *t)
 	char frame_id[48];
 	snprintf(frame_id, sizeof(frame_id), "frame_%lld",
 		 (long long)json_integer_value(json_object_get(t->batch, "upto")));
-	zc_turn_frame(t->s.messages, frame_id, delivered, t->event, t->header);
+	/* the frame (the recall header and the batch: most of a request's
+	 * text) follows the stored dialogue, so it joins that text, dumped
+	 * once for the turn's requests instead of once per request; the
+	 * body is the same, byte for byte (zc_chat_req.messages_text) */
+	json_t *frame = json_array();
+	zc_turn_frame(frame, frame_id, delivered, t->event, t->header);
+	struct zc_buf text = ZC_BUF_INIT;
+	if (t->s.earlier)
+		zc_buf_adds(&text, t->s.earlier);
+	size_t i;
+	json_t *msg;
+	json_array_foreach(frame, i, msg) {
+		char *one = zc_json_dump(msg);
+		if (text.len)
+			zc_buf_addc(&text, ',');
+		zc_buf_adds(&text, one);
+		zc_free(one);
+	}
+	t->s.n_earlier += json_array_size(frame);
+	json_decref(frame);
+	zc_free(t->s.earlier);
+	t->s.earlier = zc_buf_detach(&text);
 	zc_turn_frame(t->s.dialogue, frame_id, delivered, t->event, NULL);
 	json_object_set_new(json_array_get(t->s.dialogue, json_array_size(t->s.dialogue) - 1), "_messages",
 			    json_integer((json_int_t)json_array_size(delivered)));
