@@ -515,6 +515,12 @@ int zcor_turn_stream(zcor *z, const char *conversation, const char *opts_json,
  * record already has other than "delivery".
  */
 int zcor_turn_note(zcor *z, long long turn_id, const char *note_json);
+/* The same; flags ZCOR_NOTE_NO_FSYNC: commits without waiting for the
+ * disk, for a caller that makes it durable with zcor_sync right after
+ * (the QQ world's noter thread writes the notes that queued and then
+ * waits for one fsync). */
+#define ZCOR_NOTE_NO_FSYNC 1u
+int zcor_turn_note_flags(zcor *z, long long turn_id, const char *note_json, unsigned flags);
 
 /*
  * Turn records, newest first, without history. query_json: NULL or

@@ -1401,7 +1401,17 @@ int zcor_turn_note(zcor *z, long long turn_id, const char *note_json)
 	int rc = begin(z);
 	if (rc)
 		return done(z, rc);
-	return done(z, zc_turn_note(&z->mem, turn_id, note_json, &z->last.err));
+	return done(z, zc_turn_note(&z->mem, turn_id, note_json, 0, &z->last.err));
+}
+
+int zcor_turn_note_flags(zcor *z, long long turn_id, const char *note_json, unsigned flags)
+{
+	HOLD(z);
+	int rc = begin(z);
+	if (rc)
+		return done(z, rc);
+	return done(z, zc_turn_note(&z->mem, turn_id, note_json, (flags & ZCOR_NOTE_NO_FSYNC) != 0,
+				    &z->last.err));
 }
 
 /* ---- the Memory page's Backups and Stats panels (issue 18) ------------- */

@@ -320,8 +320,12 @@ const struct zc_opdef zc_op_turn_release = {"turn_release", NULL, turn_release, 
 /* A world's bookkeeping on a record that is not a call: no history
  * record (the turn record is the trace). */
 static const struct zc_opdef turn_note_def = {"turn_note", NULL, turn_note, ZC_OP_NO_HISTORY};
+/* ZCOR_NOTE_NO_FSYNC: the caller's zcor_sync right after makes it durable */
+static const struct zc_opdef turn_note_nosync_def = {"turn_note", NULL, turn_note,
+						     ZC_OP_NO_HISTORY | ZC_OP_NOSYNC};
 
-int zc_turn_note(struct zc_mem *m, long long turn_id, const char *note_json, struct zc_err *e)
+int zc_turn_note(struct zc_mem *m, long long turn_id, const char *note_json, int nosync,
+		 struct zc_err *e)
 {
 	static const struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
 	size_t len = note_json ? strlen(note_json) : 0;
@@ -349,7 +353,7 @@ int zc_turn_note(struct zc_mem *m, long long turn_id, const char *note_json, str
 		}
 	}
 	args = json_pack("{s:I, s:O}", "turn", (json_int_t)turn_id, "note", note);
-	rc = zc_mem_run(m, &host, &turn_note_def, args, &out, e);
+	rc = zc_mem_run(m, &host, nosync ? &turn_note_nosync_def : &turn_note_def, args, &out, e);
 out:
 	json_decref(out);
 	json_decref(args);

@@ -57,10 +57,12 @@ extern const struct zc_opdef zc_op_turn_begin, zc_op_turn_finish, zc_op_turn_fin
  * note that is not such an object, or a key the record (or the columns
  * zc_turns_list shows: id, conversation, startedAt, endedAt, status,
  * reply, error) has already, except "delivery", which is replaced.
+ * nosync: committed without waiting for its fsync (ZCOR_NOTE_NO_FSYNC).
  */
 #define ZC_TURN_NOTE_MAX 16384
 #define ZC_TURN_NOTE_KEY_MAX 64
-int zc_turn_note(struct zc_mem *m, long long turn_id, const char *note_json, struct zc_err *e);
+int zc_turn_note(struct zc_mem *m, long long turn_id, const char *note_json, int nosync,
+		 struct zc_err *e);
 
 /*
  * The stored dialogue of conversation, oldest first: whole turns, the

@@ -829,6 +829,7 @@ static void finish_chunk(struct zc_qq *q, struct qchunk *ch)
 static void *syncer_main(void *arg)
 {
 	struct zc_qq *q = arg;
+	zc_qq_thread_name("zc-qq-sync");
 	pthread_mutex_lock(&q->lock);
 	for (;;) {
 		struct qchunk *ch = &q->chunks[q->sync_next];
@@ -900,6 +901,7 @@ static long long dispatch(struct zc_qq *q, long long now)
 static void *logger_main(void *arg)
 {
 	struct zc_qq *q = arg;
+	zc_qq_thread_name("zc-qq-log");
 	pthread_mutex_lock(&q->lock);
 	for (;;) {
 		long long now = (long long)zc_time_mono_ms();
@@ -1078,6 +1080,7 @@ int zc_qq_open(const char *dir, struct zc_qq **out, char *err, size_t cap)
 	pthread_cond_init(&q->room, &mono);
 	pthread_cond_init(&q->media_wake, &mono);
 	pthread_cond_init(&q->sync_wake, &mono);
+	pthread_cond_init(&q->note_wake, &mono);
 	pthread_condattr_destroy(&mono);
 	struct zc_ob_opts oo = {.mode = q->reverse ? ZC_OB_REVERSE : ZC_OB_FORWARD,
 				.url = q->url,
@@ -1106,6 +1109,16 @@ int zc_qq_start(struct zc_qq *q, char *err, size_t cap)
 		fprintf(stderr, "qq: no provider in config.json: messages are logged but the bot does not "
 				"answer (docs/PROVIDERS.md)\n");
 	zcor_free(out);
+	/* the noter (its own handle): the workers hand it their delivery notes
+	 * and take the next turn while it writes them and waits for the disk;
+	 * without it each worker notes its own deliveries */
+	if (zcor_open(&q->znote, q->dir) != ZCOR_OK) {
+		fprintf(stderr, "qq: the delivery noter cannot open '%s': %s\n", q->dir, zcor_errmsg(q->znote));
+		zcor_close(q->znote);
+		q->znote = NULL;
+	} else if (pthread_create(&q->noter, NULL, zc_qq_noter, q) == 0) {
+		q->noter_started = 1;
+	}
 	q->workers = zc_calloc((size_t)q->max_turns, sizeof(*q->workers));
 	for (int i = 0; i < q->max_turns; i++) {
 		if (pthread_create(&q->workers[i], NULL, zc_qq_worker, q) != 0) {
@@ -1253,6 +1266,14 @@ void zc_qq_stop(struct zc_qq *q)
 	/* running turns finish and send (their sends need the connection) */
 	for (int i = 0; i < q->nworkers; i++)
 		pthread_join(q->workers[i], NULL);
+	if (q->noter_started) { /* it writes and syncs what the workers queued, then ends */
+		pthread_mutex_lock(&q->lock);
+		q->notes_closing = 1;
+		pthread_cond_broadcast(&q->note_wake);
+		pthread_mutex_unlock(&q->lock);
+		pthread_join(q->noter, NULL);
+	}
+	zcor_close(q->znote);
 	if (q->ob)
 		zc_ob_free(q->ob); /* no event comes after this */
 	if (q->logger_started) {
@@ -1300,6 +1321,7 @@ void zc_qq_stop(struct zc_qq *q)
 	pthread_cond_destroy(&q->room);
 	pthread_cond_destroy(&q->media_wake);
 	pthread_cond_destroy(&q->sync_wake);
+	pthread_cond_destroy(&q->note_wake);
 	pthread_mutex_destroy(&q->lock);
 	zcor_close(q->zlog);
 	zc_free(q->run_evs);

@@ -79,6 +79,15 @@ struct qchunk {
 	int state;    /* QQ_CHUNK_*, under q->lock */
 };
 
+/* A delivery note waiting for the noter (qq_turns.c). */
+struct qnote {
+	struct qnote *next;
+	long long turn;
+	char *body;      /* the note's JSON (owned) */
+	char quote[24];  /* the mention it answered (the probe's) */
+};
+#define QQ_NOTES_MAX 1024 /* notes waiting for the noter; beyond: the worker waits */
+
 /* A media worker (qq.c). */
 struct qmedia {
 	struct zc_qq *q;
@@ -126,6 +135,13 @@ struct zc_qq {
 	pthread_cond_t room;      /* the connection's thread: the event queue has room again */
 	pthread_cond_t media_wake; /* the media workers: a conversation has images to fetch, or closing */
 	pthread_cond_t sync_wake;  /* the syncer: a chunk was logged, or the logging thread ended */
+	pthread_cond_t note_wake;  /* the noter: a note queued, or closing; a worker: room for a note */
+	/* the noter (qq_turns.c): delivery notes written and synced off the
+	 * turn workers, which take the next turn at once */
+	struct qnote *note_head, *note_tail;
+	int nnotes, notes_closing, noter_started;
+	zcor *znote; /* its handle */
+	pthread_t noter;
 	char self_id[QQ_ID_MAX];  /* learned from get_login_info when botId is not set */
 	json_t *evq[QQ_QUEUE_MAX];
 	size_t evhead, evn;
@@ -171,5 +187,12 @@ void zc_qq_probe(struct zc_qq *q, enum zc_qq_stage stage, const char *id);
 
 /* qq_turns.c: the turn workers. */
 void *zc_qq_worker(void *arg);
+/* qq_turns.c: the noter (q->znote open): writes the queued delivery notes
+ * without their fsync, then waits for one (zcor_sync); ends when
+ * q->notes_closing is set and nothing is queued. */
+void *zc_qq_noter(void *arg);
+/* The calling thread's name (at most 15 bytes; what tests/crash/fsynchold.c
+ * tells threads apart by). */
+void zc_qq_thread_name(const char *name);
 
 #endif

@@ -4,8 +4,9 @@
  * take due conversations off the run queue (one turn at a time per
  * conversation: qq.c never queues a running one), run zcor_turn, turn the
  * reply into OneBot messages (zc_qq_reply_segments), send them, remember
- * their message ids (a reply to one wakes the bot) and note the delivery
- * on the turn's record (zcor_turn_note).
+ * their message ids (a reply to one wakes the bot) and hand the delivery
+ * note to the noter, which writes it on the turn's record and waits for
+ * its fsync off the workers (zcor_turn_note_flags, zcor_sync).
  *
  * A send that never left (ZC_OB_NOT_SENT) is tried once more after the
  * connection is back; one that may have run (ZC_OB_LOST, ZC_OB_TIMEOUT)
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "base/alloc.h"
 
@@ -74,9 +76,78 @@ static int stopping(struct zc_qq *q)
 	return s;
 }
 
+/* ---- the delivery notes: written and synced off the workers ---------- */
+
+void zc_qq_thread_name(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
+
+/* Hands body (owned) to the noter; waits while QQ_NOTES_MAX are queued
+ * (a disk that does not answer holds the workers then, not memory). */
+static void queue_note(struct zc_qq *q, long long turn, char *body, const char *quote)
+{
+	struct qnote *n = zc_calloc(1, sizeof(*n));
+	n->turn = turn;
+	n->body = body;
+	snprintf(n->quote, sizeof(n->quote), "%s", quote ? quote : "");
+	pthread_mutex_lock(&q->lock);
+	while (q->nnotes >= QQ_NOTES_MAX)
+		pthread_cond_wait(&q->note_wake, &q->lock);
+	if (q->note_tail)
+		q->note_tail->next = n;
+	else
+		q->note_head = n;
+	q->note_tail = n;
+	q->nnotes++;
+	pthread_cond_broadcast(&q->note_wake);
+	pthread_mutex_unlock(&q->lock);
+}
+
+/*
+ * The noter: takes every note queued, writes each without its fsync, then
+ * waits for one fsync (zcor_sync) that makes them — and the records
+ * their turns committed before the reply went out (deferSync) — durable
+ * (docs/FORMATS.md, "A QQ turn's record"). The workers meanwhile take
+ * the next turns.
+ */
+void *zc_qq_noter(void *arg)
+{
+	struct zc_qq *q = arg;
+	zcor *z = q->znote;
+	zc_qq_thread_name("zc-qq-note");
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		if (!q->note_head) {
+			if (q->notes_closing)
+				break;
+			pthread_cond_wait(&q->note_wake, &q->lock);
+			continue;
+		}
+		struct qnote *list = q->note_head;
+		q->note_head = q->note_tail = NULL;
+		q->nnotes = 0;
+		pthread_cond_broadcast(&q->note_wake); /* room for the workers' notes */
+		pthread_mutex_unlock(&q->lock);
+		for (struct qnote *n = list; n; n = n->next)
+			if (zcor_turn_note_flags(z, n->turn, n->body, ZCOR_NOTE_NO_FSYNC))
+				zc_qq_complain(q, "the delivery of turn %lld was not recorded: %s", n->turn,
+					       zcor_errmsg(z));
+		if (zcor_sync(z))
+			zc_qq_complain(q, "the delivery notes (and their turns' records) may not be on the disk: %s",
+				       zcor_errmsg(z));
+		for (struct qnote *n = list, *nx; n; n = nx) {
+			nx = n->next;
+			zc_qq_probe(q, ZC_QQ_STAGE_NOTED, n->quote);
+			zc_free(n->body);
+			zc_free(n);
+		}
+		pthread_mutex_lock(&q->lock);
+	}
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
+
 /*
  * Sends text (a reply or an apology) in conv and notes how it went on
- * turn_id's record (0: none).
+ * turn_id's record (0: none): by the noter when it runs, else here.
  */
 static void deliver(struct zc_qq *q, zcor *z, const char *conv, const char *temp_group,
 		    const char *quote, long long turn_id, const char *text)
@@ -151,9 +222,15 @@ static void deliver(struct zc_qq *q, zcor *z, const char *conv, const char *temp
 		json_object_set(d, "problems", problems);
 	json_t *note = json_pack("{s:o}", "delivery", d);
 	char *body = note ? json_dumps(note, JSON_COMPACT) : NULL;
-	if (turn_id > 0 && body && zcor_turn_note(z, turn_id, body))
-		zc_qq_complain(q, "the delivery of turn %lld was not recorded: %s", turn_id, zcor_errmsg(z));
-	zc_qq_probe(q, ZC_QQ_STAGE_NOTED, quote);
+	if (turn_id > 0 && body && q->noter_started) {
+		queue_note(q, turn_id, body, quote); /* the noter writes and syncs it */
+		body = NULL;
+	} else {
+		if (turn_id > 0 && body && zcor_turn_note(z, turn_id, body))
+			zc_qq_complain(q, "the delivery of turn %lld was not recorded: %s", turn_id,
+				       zcor_errmsg(z));
+		zc_qq_probe(q, ZC_QQ_STAGE_NOTED, quote);
+	}
 	zc_free(body);
 	json_decref(note);
 	json_decref(ids);
@@ -233,6 +310,7 @@ void *zc_qq_worker(void *arg)
 {
 	struct zc_qq *q = arg;
 	zcor *z = NULL;
+	zc_qq_thread_name("zc-qq-turn");
 	if (zcor_open(&z, q->dir) != ZCOR_OK) {
 		fprintf(stderr, "qq: a turn worker cannot open '%s': %s\n", q->dir, zcor_errmsg(z));
 		zcor_close(z);
