@@ -3,6 +3,7 @@
  * passes or fails; it prints numbers to record in docs/PERFORMANCE.md.
  *
  *   zcor-bench write [--nodes N[,N…]] [--samples K] [--json] [--explain]
+ *                    [--fts automerge=8,crisismerge=16,…] [--fts-batch N] [--keep DIR]
  *
  * write: creates memories through the same entry point the tools use
  * (zcor_tool_call "zcor_memory_write"), filling a fresh store up to each
@@ -233,8 +234,42 @@ static double bare_sync_us(int fd)
 	return now_us() - a;
 }
 
-/* zcor: fill to n, then time k writes, each followed by a bare fdatasync. */
-static void bench_zcor(long n, long k, int explain, struct write_run *r)
+/* --fts "automerge=8,crisismerge=16": FTS5 settings (persistent in the
+ * store) applied to nodes_fts and recall_fts before the fill, to measure
+ * a merge policy before making it the schema's */
+static void fts_settings(sqlite3 *db, const char *spec)
+{
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *p = buf; p && *p;) {
+		char *next = strchr(p, ',');
+		if (next)
+			*next++ = 0;
+		char *eq = strchr(p, '=');
+		if (eq) {
+			*eq = 0;
+			const char *tabs[] = {"nodes_fts", "recall_fts"};
+			for (int t = 0; t < 2; t++) {
+				char sql[400];
+				snprintf(sql, sizeof(sql), "INSERT INTO %s(%s, rank) VALUES('%s', %ld)", tabs[t],
+					 tabs[t], p, strtol(eq + 1, NULL, 10));
+				if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+					fprintf(stderr, "zcor-bench: %s: %s\n", sql, sqlite3_errmsg(db));
+					exit(3);
+				}
+			}
+		}
+		p = next;
+	}
+}
+
+/* zcor: fill to n, then time k writes, each followed by a bare fdatasync;
+ * keep: a directory the store is moved to (as write-N), for the readers'
+ * benchmarks on a store written one memory at a time. */
+static long fts_batch; /* --fts-batch N: nodes per full-text batch (0: ZC_FTS_BATCH) */
+
+static void bench_zcor(long n, long k, int explain, const char *fts, const char *keep,
+		       struct write_run *r)
 {
 	char *dir = tmpdir();
 	zcor *z = NULL;
@@ -243,6 +278,10 @@ static void bench_zcor(long n, long k, int explain, struct write_run *r)
 		exit(3);
 	}
 	sqlite3 *db = zc_bench_mem(z)->store.db;
+	if (fts)
+		fts_settings(db, fts);
+	if (fts_batch > 0)
+		zc_mem_set_fts_batch(zc_bench_mem(z), fts_batch);
 	char path[600], wal[640], probe[640];
 	snprintf(path, sizeof(path), "%s/memory.db", dir);
 	snprintf(wal, sizeof(wal), "%s-wal", path);
@@ -303,7 +342,18 @@ static void bench_zcor(long n, long k, int explain, struct write_run *r)
 	free(sync);
 	close(fd);
 	zcor_close(z);
-	rm_rf(dir);
+	if (keep) {
+		char to[700];
+		unlink(probe);
+		snprintf(to, sizeof(to), "%s/write-%ld", keep, n);
+		rm_rf(to);
+		if (rename(dir, to) != 0) {
+			perror("zcor-bench: --keep");
+			exit(3);
+		}
+	} else {
+		rm_rf(dir);
+	}
 	free(dir);
 }
 
@@ -368,8 +418,15 @@ static int cmd_write(int argc, char **argv)
 	long sizes[16] = {1000, 10000, 100000};
 	int nsizes = 3, as_json = 0, explain = 0;
 	long k = 200, kfile = 0;
+	const char *fts = NULL, *keep = NULL;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
+		if (!strcmp(argv[i], "--fts") && i + 1 < argc) {
+			fts = argv[++i];
+		} else if (!strcmp(argv[i], "--fts-batch") && i + 1 < argc) {
+			fts_batch = strtol(argv[++i], NULL, 10);
+		} else if (!strcmp(argv[i], "--keep") && i + 1 < argc) {
+			keep = argv[++i];
+		} else if (!strcmp(argv[i], "--json")) {
 			as_json = 1;
 		} else if (!strcmp(argv[i], "--explain")) {
 			explain = 1;
@@ -386,7 +443,7 @@ static int cmd_write(int argc, char **argv)
 			kfile = strtol(argv[++i], NULL, 10);
 		} else {
 			fprintf(stderr, "usage: zcor-bench write [--nodes N[,N…]] [--samples K] "
-					"[--file-samples K] [--json] [--explain]\n");
+					"[--file-samples K] [--json] [--explain] [--fts automerge=8,…] [--fts-batch N] [--keep DIR]\n");
 			return 2;
 		}
 	}
@@ -405,7 +462,7 @@ static int cmd_write(int argc, char **argv)
 		double fp50, fp99;
 		long kf = kfile ? kfile : (n >= 100000 ? 30 : n >= 10000 ? 100 : k);
 		rng = 0x2545F4914F6CDD1DULL;
-		bench_zcor(n, k, explain, &w);
+		bench_zcor(n, k, explain, fts, keep, &w);
 		rng = 0x2545F4914F6CDD1DULL;
 		bench_whole_file(n, kf, &fp50, &fp99);
 		if (i == 0)

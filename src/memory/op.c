@@ -84,9 +84,11 @@ static int fts_rows_catch_up(struct zc_store *s, long long top, struct zc_err *e
 	if ((rc = zc_store_recall_catch_up(s, upto, e)))
 		return rc;
 	/* (recall's token lookups are kept per scope by recall_gen: schema 14) */
-	/* and some merging: FTS5's automerge does less of it for one batch
-	 * than for its nodes one by one, and every segment left is one more
-	 * page a fresh recall reads per token (test_recall counts them) */
+	/* and some merging: FTS5's automerge (8 a level since schema 23)
+	 * does less of it for one batch than for its nodes one by one, and
+	 * every segment left is one more page a fresh recall reads per token
+	 * (test_recall counts them); this bounded merge folds a level once
+	 * usermerge (4) segments wait there */
 	if ((rc = zc_exec(s, "INSERT INTO nodes_fts(nodes_fts, rank) VALUES('merge', 16)", e)) ||
 	    (rc = zc_exec(s, "INSERT INTO recall_fts(recall_fts, rank) VALUES('merge', 16)", e)))
 		return rc;

@@ -685,6 +685,17 @@ static const char *const migrations[] = {
 	"  WHEN old.seq > CAST((SELECT value FROM meta WHERE key = 'next_node') AS INTEGER) BEGIN\n"
 	"  UPDATE meta SET value = old.seq WHERE key = 'next_node';\n"
 	"END;\n",
+	/* 22 -> 23 (issue 19: pages per write): FTS5 merges a level of both
+	 * full-text indexes when 8 segments wait there, not 4 (its settings
+	 * live in each index's _config table; 'rebuild' and 'delete-all'
+	 * keep them). Each record's postings are rewritten at fewer levels:
+	 * at 100,000 memories written one at a time nodes_fts's frames per
+	 * write fall 0.98 -> 0.24, and readers pay no more (the catch-up's
+	 * 'merge' still folds any level of usermerge, 4, segments; the
+	 * segments at 100,000: 13 -> 15 in nodes_fts, 12 -> 10 in
+	 * recall_fts; docs/PERFORMANCE.md, seventh pass). */
+	"INSERT INTO nodes_fts(nodes_fts, rank) VALUES('automerge', 8);\n"
+	"INSERT INTO recall_fts(recall_fts, rank) VALUES('automerge', 8);\n",
 };
 
 /* The schema whose migration adds messages.imported (add_column). */
