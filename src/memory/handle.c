@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/alloc.h"
@@ -131,37 +132,54 @@ int zc_mem_check_db(const char *dir, const char **code, struct zc_err *e)
 	/* through SQLite: an open()/close() of our own here would drop the
 	 * locks of this process's other connections (serve opens handles
 	 * while others run) */
-	long n = zc_store_read_header(db, h, sizeof(h));
-	if (n < 0) {
-		rc = zc_fail(e, ZCOR_EIO, "cannot read memory.db; check its permissions");
-		goto out;
-	}
-	/* while a WAL has frames, page 1 may be torn in the file (a power cut
-	 * during a checkpoint) and whole in the WAL, which SQLite reads
-	 * first: only without one is a bad header a damaged file */
-	int wal_pending = lstat(wal, &wst) == 0 && wst.st_size > 0;
-	if (!wal_pending && (n < (long)sizeof(h) || memcmp(h, "SQLite format 3", 16) != 0)) {
+	/* Another process may be checkpointing meanwhile (a CLI call closing
+	 * folds its WAL in): page 1 with the new size is written before the
+	 * pages after it, and the WAL is gone once the checkpoint ends. So
+	 * the header, the file's size and the WAL are read in that order, and
+	 * a header that looks damaged is read again for up to half a second
+	 * before the file is called damaged: a checkpoint ends, a damaged
+	 * file stays damaged. */
+	for (int attempt = 0;; attempt++) {
+		long n = zc_store_read_header(db, h, sizeof(h));
+		if (n < 0) {
+			rc = zc_fail(e, ZCOR_EIO, "cannot read memory.db; check its permissions");
+			goto out;
+		}
+		if (lstat(db, &st) != 0)
+			goto out; /* removed meanwhile: a new store, as above */
+		/* while a WAL has frames, page 1 may be torn in the file (a power
+		 * cut during a checkpoint) and whole in the WAL, which SQLite
+		 * reads first: only without one is a bad header a damaged file */
+		int wal_pending = lstat(wal, &wst) == 0 && wst.st_size > 0;
+		int not_sqlite = !wal_pending && (n < (long)sizeof(h) || memcmp(h, "SQLite format 3", 16) != 0);
+		unsigned psize = (unsigned)h[16] << 8 | h[17];
+		psize = psize == 1 ? 65536 : psize;
+		unsigned long long pages = be32(h + 28), want = pages * psize;
+		/* the same for the size: the file may lag its header (a
+		 * checkpoint stopped half-way is finished from the WAL) */
+		int cut = !not_sqlite && !wal_pending && pages > 0 && be32(h + 24) == be32(h + 92) &&
+			  (unsigned long long)st.st_size < want;
+		if (!not_sqlite && !cut)
+			break;
+		if (attempt < 25) {
+			struct timespec pause = {0, 20 * 1000 * 1000};
+			nanosleep(&pause, NULL);
+			continue;
+		}
 		found = "MEMORY_DB_DAMAGED";
-		rc = zc_fail(e, ZCOR_EIO,
-			     "memory.db is not a SQLite database (%lld bytes that do not start with its "
-			     "header); it was left as it is: move it aside and restore the newest backup "
-			     "(`zcor restore backups/<newest>.json`)",
-			     (long long)st.st_size);
-		goto out;
-	}
-	unsigned psize = (unsigned)h[16] << 8 | h[17];
-	psize = psize == 1 ? 65536 : psize;
-	unsigned long long pages = be32(h + 28), want = pages * psize;
-	/* the same for the size: the file may lag its header (a checkpoint
-	 * stopped half-way is finished from the WAL) */
-	if (!wal_pending && pages > 0 && be32(h + 24) == be32(h + 92) &&
-	    (unsigned long long)st.st_size < want) {
-		found = "MEMORY_DB_DAMAGED";
-		rc = zc_fail(e, ZCOR_EIO,
-			     "memory.db is cut off: %lld bytes of the %llu its header says; it was left as "
-			     "it is: move it aside and restore the newest backup (`zcor restore "
-			     "backups/<newest>.json`)",
-			     (long long)st.st_size, want);
+		if (not_sqlite)
+			rc = zc_fail(e, ZCOR_EIO,
+				     "memory.db is not a SQLite database (%lld bytes that do not start with "
+				     "its header); it was left as it is: move it aside and restore the newest "
+				     "backup (`zcor restore backups/<newest>.json`)",
+				     (long long)st.st_size);
+		else
+			rc = zc_fail(e, ZCOR_EIO,
+				     "memory.db is cut off: %lld bytes of the %llu its header says; it was "
+				     "left as it is: move it aside and restore the newest backup (`zcor "
+				     "restore backups/<newest>.json`)",
+				     (long long)st.st_size, want);
+		break;
 	}
 out:
 	if (code)
