@@ -466,6 +466,32 @@ static void describe_end(struct zc_ws *w, char *err, size_t cap)
 		set_err(err, cap, "the connection ended");
 }
 
+/* A close frame sent while the peer still sends (wslay's own close on a
+ * message over the cap or a protocol error, which ends the loop at once):
+ * closing the socket with the peer's bytes unread resets the connection,
+ * and the reset can discard the close frame before the peer has read it
+ * (test_ws ws_message_over_cap_1009 saw no code under load). So the
+ * sending side is shut first and what the peer still sends is read and
+ * dropped, until it closes too or CLOSE_WAIT_MS pass (RFC 6455 7.1.1). */
+static void linger_after_close(struct zc_ws *w)
+{
+	if (w->close_queued || !wslay_event_get_close_sent(w->ctx) ||
+	    wslay_event_get_close_received(w->ctx) || w->peer_eof || w->io_errno)
+		return; /* (our own close waited for the reply in the loop already) */
+	shutdown(w->fd, SHUT_WR);
+	double end = zc_time_mono_ms() + CLOSE_WAIT_MS;
+	for (;;) {
+		int left = (int)(end - zc_time_mono_ms()) + 1;
+		struct pollfd p = {.fd = w->fd, .events = POLLIN};
+		if (left <= 0 || poll(&p, 1, left) <= 0)
+			return;
+		char junk[16384];
+		ssize_t r = recv(w->fd, junk, sizeof(junk), MSG_DONTWAIT);
+		if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK))
+			return;
+	}
+}
+
 int zc_ws_run(struct zc_ws *w, const struct zc_ws_cb *cb, int idle_ms, char *err, size_t cap)
 {
 	w->cb = cb;
@@ -540,6 +566,7 @@ int zc_ws_run(struct zc_ws *w, const struct zc_ws_cb *cb, int idle_ms, char *err
 	pthread_mutex_lock(&w->lock);
 	w->dead = 1;
 	pthread_mutex_unlock(&w->lock);
+	linger_after_close(w);
 	shutdown(w->fd, SHUT_RDWR);
 	w->cb = NULL;
 	return 0;
