@@ -274,6 +274,17 @@ struct zc_mem *zc_bench_mem(zcor *z);
 struct zc_mem *zc_bench_mem(zcor *z) { return &z->mem; }
 struct zc_recall *zc_bench_recall(zcor *z);
 struct zc_recall *zc_bench_recall(zcor *z) { return &z->recall; }
+/* A test that uses the handle's connection itself takes the handle's
+ * lock around it, as every call does: the read-record flusher thread
+ * shares the connection (opened without SQLite's own mutex). */
+void zc_bench_lock(zcor *z, int on);
+void zc_bench_lock(zcor *z, int on)
+{
+	if (on)
+		pthread_mutex_lock(&z->lock);
+	else
+		pthread_mutex_unlock(&z->lock);
+}
 
 int zcor_open(zcor **out, const char *dir)
 {

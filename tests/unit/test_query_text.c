@@ -18,11 +18,15 @@
 #include "harness.h"
 
 struct zc_mem *zc_bench_mem(zcor *z);
+/* zcor.c: the handle's lock, held while this file uses its connection
+ * itself (the read-record flusher thread shares it) */
+void zc_bench_lock(zcor *z, int on);
 
 /* The answer as it was built before: a tree per row, the page, dumped by
  * jansson itself. */
 static char *expected(zcor *z, const char *where, long long limit, long long offset)
 {
+	zc_bench_lock(z, 1);
 	sqlite3 *db = zc_bench_mem(z)->store.db;
 	char *sql = NULL, *count = NULL;
 	CHECK(asprintf(&sql,
@@ -46,6 +50,7 @@ static char *expected(zcor *z, const char *where, long long limit, long long off
 	json_decref(page);
 	free(sql);
 	free(count);
+	zc_bench_lock(z, 0);
 	return s;
 }
 
@@ -61,7 +66,10 @@ static void same_answer(zcor *z, const char *args, const char *where, long long 
 	struct zc_err e = {0};
 	static const struct zcor_ctx host = {ZCOR_ACTOR_CLI, NULL};
 	CHECK_INT(zc_json_parse(args, strlen(args), "arguments", &a, &e), ZCOR_OK);
-	CHECK_INT(zc_mem_run(zc_bench_mem(z), &host, &zc_op_memory_query, a, &out, &e), ZCOR_OK);
+	zc_bench_lock(z, 1);
+	int rc = zc_mem_run(zc_bench_mem(z), &host, &zc_op_memory_query, a, &out, &e);
+	zc_bench_lock(z, 0);
+	CHECK_INT(rc, ZCOR_OK);
 	json_t *w = json_loads(want, 0, NULL);
 	CHECK(out && w && json_equal(out, w));
 	json_decref(w);
@@ -116,6 +124,7 @@ static void issue19_query_text_is_the_trees_dump(void)
  * first): sqlite's own counter of the cached statement. */
 static int count_runs(zcor *z, int with_prefilter)
 {
+	zc_bench_lock(z, 1);
 	sqlite3 *db = zc_bench_mem(z)->store.db;
 	int runs = 0;
 	for (sqlite3_stmt *st = sqlite3_next_stmt(db, NULL); st; st = sqlite3_next_stmt(db, st)) {
@@ -124,6 +133,7 @@ static int count_runs(zcor *z, int with_prefilter)
 		    (strstr(sql, "nodes_fts MATCH") != NULL) == with_prefilter)
 			runs += sqlite3_stmt_status(st, SQLITE_STMTSTATUS_RUN, 0);
 	}
+	zc_bench_lock(z, 0);
 	return runs;
 }
 
@@ -209,6 +219,7 @@ static void issue19_query_one_keyword_is_the_json_each_test(void)
  * LIMIT), with the prefilter or without. */
 static int page_runs(zcor *z, int with_prefilter)
 {
+	zc_bench_lock(z, 1);
 	sqlite3 *db = zc_bench_mem(z)->store.db;
 	int runs = 0;
 	for (sqlite3_stmt *st = sqlite3_next_stmt(db, NULL); st; st = sqlite3_next_stmt(db, st)) {
@@ -217,6 +228,7 @@ static int page_runs(zcor *z, int with_prefilter)
 		    strstr(sql, "LIMIT ?5 OFFSET ?6") && (strstr(sql, "nodes_fts MATCH") != NULL) == with_prefilter)
 			runs += sqlite3_stmt_status(st, SQLITE_STMTSTATUS_RUN, 0);
 	}
+	zc_bench_lock(z, 0);
 	return runs;
 }
 

@@ -1502,6 +1502,7 @@ static void Z_RECALL_each_record_once_latest_content(void)
  * (a fresh handle without it does), and answers the same. The budget is
  * checked and named. */
 struct zc_mem *zc_bench_mem(zcor *z); /* zcor.c: the handle's memory layer */
+void zc_bench_lock(zcor *z, int on);   /* zcor.c: its lock (the read-record flusher shares the connection) */
 
 static int page_reads(zcor *z)
 {
@@ -2213,10 +2214,12 @@ static void same_as_cold(zcor *w, const char *conv, const char *msg, const char 
 static long long stmt_runs(zcor *z, const char *part)
 {
 	long long n = 0;
+	zc_bench_lock(z, 1);
 	sqlite3 *db = zc_bench_mem(z)->store.db;
 	for (sqlite3_stmt *st = sqlite3_next_stmt(db, NULL); st; st = sqlite3_next_stmt(db, st))
 		if (strstr(sqlite3_sql(st), part))
 			n += sqlite3_stmt_status(st, SQLITE_STMTSTATUS_RUN, 0);
+	zc_bench_lock(z, 0);
 	return n;
 }
 
