@@ -120,21 +120,30 @@ static void issue19_query_text_is_the_trees_dump(void)
 }
 
 
-/* How many times the query's count statement has run (0 before its
- * first): sqlite's own counter of the cached statement. */
-static int count_runs(zcor *z, int with_prefilter)
+/* How many times the statements of z's connection that begin with head,
+ * hold every part (NULL: none) and test the full-text index or not
+ * (with_prefilter) have run: sqlite's own counter of cached statements. */
+static int stmt_runs(zcor *z, const char *head, const char *p1, const char *p2, int with_prefilter)
 {
 	zc_bench_lock(z, 1);
 	sqlite3 *db = zc_bench_mem(z)->store.db;
 	int runs = 0;
 	for (sqlite3_stmt *st = sqlite3_next_stmt(db, NULL); st; st = sqlite3_next_stmt(db, st)) {
 		const char *sql = sqlite3_sql(st);
-		if (strncmp(sql, "SELECT count(*) FROM nodes WHERE (?1 OR superseded_by IS NULL)", 62) == 0 &&
+		if (strncmp(sql, head, strlen(head)) == 0 && (!p1 || strstr(sql, p1)) && (!p2 || strstr(sql, p2)) &&
 		    (strstr(sql, "nodes_fts MATCH") != NULL) == with_prefilter)
 			runs += sqlite3_stmt_status(st, SQLITE_STMTSTATUS_RUN, 0);
 	}
 	zc_bench_lock(z, 0);
 	return runs;
+}
+
+/* How many times the query's count statement has run (0 before its
+ * first). */
+static int count_runs(zcor *z, int with_prefilter)
+{
+	return stmt_runs(z, "SELECT count(*) FROM nodes WHERE (?1 OR superseded_by IS NULL)", NULL, NULL,
+			 with_prefilter);
 }
 
 /* A page that ends short of its limit ends the matches: its total is
@@ -219,17 +228,8 @@ static void issue19_query_one_keyword_is_the_json_each_test(void)
  * LIMIT), with the prefilter or without. */
 static int page_runs(zcor *z, int with_prefilter)
 {
-	zc_bench_lock(z, 1);
-	sqlite3 *db = zc_bench_mem(z)->store.db;
-	int runs = 0;
-	for (sqlite3_stmt *st = sqlite3_next_stmt(db, NULL); st; st = sqlite3_next_stmt(db, st)) {
-		const char *sql = sqlite3_sql(st);
-		if (strncmp(sql, "SELECT id, title, content,", 26) == 0 && strstr(sql, " FROM nodes WHERE (?1 OR") &&
-		    strstr(sql, "LIMIT ?5 OFFSET ?6") && (strstr(sql, "nodes_fts MATCH") != NULL) == with_prefilter)
-			runs += sqlite3_stmt_status(st, SQLITE_STMTSTATUS_RUN, 0);
-	}
-	zc_bench_lock(z, 0);
-	return runs;
+	return stmt_runs(z, "SELECT id, title, content,", " FROM nodes WHERE (?1 OR", "LIMIT ?5 OFFSET ?6",
+			 with_prefilter);
 }
 
 /* A query the full-text index narrows is read unordered and its page

@@ -195,6 +195,12 @@ static const char NODE_ROWS[] =
 	" attrs || '|' || created_at || '|' || updated_at || '|' || hits || '|' || title_norm || '|' ||"
 	" recall_tag, char(10)) FROM (SELECT * FROM nodes ORDER BY seq)";
 
+/* every history record, field by field, in order (a migration keeps them) */
+static const char HISTORY_ROWS[] =
+	"SELECT group_concat(seq || at || operation || actor || coalesce(conversation, '') || arguments || "
+	"status || coalesce(before, '') || coalesce(after, '') || coalesce(receipt, ''), '|') "
+	"FROM (SELECT * FROM history ORDER BY seq)";
+
 static void issue19_migration_from_a_real_schema_16_store(void)
 {
 	const char *dir = t_tmpdir();
@@ -460,9 +466,7 @@ static void issue19_schema21_history_without_a_time_index(void)
 	t_fixture_copy("schema20/memory.db", db);
 	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 20);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM sqlite_schema WHERE name = 'history_at'"), 1);
-	const char *rows = "SELECT group_concat(seq || at || operation || actor || coalesce(conversation, '') || "
-			   "arguments || status || coalesce(before, '') || coalesce(after, '') || "
-			   "coalesce(receipt, ''), '|') FROM (SELECT * FROM history ORDER BY seq)";
+	const char *rows = HISTORY_ROWS;
 	char *history = t_sql_str(dir, rows);
 	char *nodes = t_sql_str(dir, NODE_ROWS);
 	long long mid = t_sql_int(dir, "SELECT at FROM history WHERE seq = 6");
@@ -508,9 +512,7 @@ static void issue19_schema22_no_counter_row_per_write(void)
 	t_fixture_copy("schema21/memory.db", db);
 	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 21);
 	CHECK_INT(t_sql_int(dir, "SELECT count(*) FROM meta WHERE key IN ('nodes_gen', 'nodes_top')"), 2);
-	const char *rows = "SELECT group_concat(seq || at || operation || actor || coalesce(conversation, '') || "
-			   "arguments || status || coalesce(before, '') || coalesce(after, '') || "
-			   "coalesce(receipt, ''), '|') FROM (SELECT * FROM history ORDER BY seq)";
+	const char *rows = HISTORY_ROWS;
 	char *history = t_sql_str(dir, rows);
 	char *nodes = t_sql_str(dir, NODE_ROWS);
 	zcor *z = t_open_dir(dir);
@@ -570,9 +572,7 @@ static void issue19_schema23_fts_merges_at_8_segments(void)
 	CHECK_INT(t_sql_int(dir, "PRAGMA user_version"), 22);
 	CHECK_INT(fts_automerge(dir, "nodes_fts"), 4);
 	CHECK_INT(fts_automerge(dir, "recall_fts"), 4);
-	const char *rows = "SELECT group_concat(seq || at || operation || actor || coalesce(conversation, '') || "
-			   "arguments || status || coalesce(before, '') || coalesce(after, '') || "
-			   "coalesce(receipt, ''), '|') FROM (SELECT * FROM history ORDER BY seq)";
+	const char *rows = HISTORY_ROWS;
 	char *history = t_sql_str(dir, rows);
 	char *nodes = t_sql_str(dir, NODE_ROWS);
 	zcor *z = t_open_dir(dir);
